@@ -1,0 +1,57 @@
+"""A notifier that remembers what it was asked to tell, instead of telling anyone."""
+
+from __future__ import annotations
+
+import attrs
+
+from transcriber_core.entities import Job, Origin, OriginKind
+from transcriber_core.ports import Event
+
+
+@attrs.frozen
+class Notice:
+    """One notification: which job, where it would go, and what."""
+
+    job_id: str
+    origin: Origin
+    event: Event
+    #: The message a real notifier would send: the event, then the text or the reason.
+    body: str
+
+
+class MemoryNotifier:
+    """Delivers to Telegram origins in memory; HTTP origins are ignored like a real notifier would.
+
+    ``fail_next`` makes one call raise.
+    """
+
+    def __init__(self) -> None:
+        self.notices: list[Notice] = []
+        self._failures: list[Exception] = []
+
+    def reset(self) -> None:
+        """Forget every notice and pending failure."""
+        self.notices.clear()
+        self._failures.clear()
+
+    def fail_next(self, error: Exception) -> None:
+        """Make the next ``notify`` raise ``error``."""
+        self._failures.append(error)
+
+    def events_for(self, job_id: str) -> list[Event]:
+        """The events told about one job, in order."""
+        return [notice.event for notice in self.notices if notice.job_id == job_id]
+
+    def delivered_to(self, chat_id: int) -> list[str]:
+        """Every message body delivered to one chat, in order."""
+        return [notice.body for notice in self.notices if notice.origin.chat_id == chat_id]
+
+    async def notify(self, job: Job, event: Event) -> None:
+        """Record the notice when the origin is a chat; ignore HTTP origins."""
+        if self._failures:
+            raise self._failures.pop(0)
+        if job.origin.kind is not OriginKind.TELEGRAM:
+            return
+        detail = job.text if event is Event.DONE else job.error
+        body = f"{event.value}: {detail}" if detail else event.value
+        self.notices.append(Notice(job_id=job.id, origin=job.origin, event=event, body=body))

@@ -1,0 +1,100 @@
+"""The demo recognizer: pending a set number of checks, then a set text, or failing on demand."""
+
+from __future__ import annotations
+
+import secrets
+from datetime import timedelta
+
+import attrs
+
+from transcriber_core.entities import FileRecord
+from transcriber_core.errors import RecognizerUnavailable, TranscriberError
+from transcriber_core.ports import CheckResult, Pending, Recognized, Rejected, Started
+
+
+@attrs.define
+class _Operation:
+    #: Checks answered "pending" before the outcome.
+    pending_checks: int
+    #: The transcript or rejection this operation ends with.
+    text: str | None = None
+    reject: str | None = None
+    checks: int = 0
+
+
+class MemoryRecognizer:
+    """Recognises nothing: answers "pending" ``checks_before_done`` times, then a text.
+
+    The default text names the recording's duration, so a demo shows the
+    pipeline measured something real. ``finish_next`` and ``reject_next``
+    script the next operation; ``fail_next_start`` and ``fail_next_check``
+    make a call raise.
+    """
+
+    def __init__(self, *, checks_before_done: int = 0, text: str | None = None) -> None:
+        self.checks_before_done = checks_before_done
+        self.text = text
+        self.operations: dict[str, _Operation] = {}
+        self.started: list[str] = []
+        self._start_failures: list[TranscriberError] = []
+        self._check_failures: list[TranscriberError] = []
+        self._scripts: list[_Operation] = []
+
+    def reset(self) -> None:
+        """Forget every operation and pending failure."""
+        self.operations.clear()
+        self.started.clear()
+        self._start_failures.clear()
+        self._check_failures.clear()
+        self._scripts.clear()
+
+    def fail_next_start(self, error: TranscriberError) -> None:
+        """Make the next ``start`` raise ``error``."""
+        self._start_failures.append(error)
+
+    def fail_next_check(self, error: TranscriberError) -> None:
+        """Make the next ``check`` raise ``error``."""
+        self._check_failures.append(error)
+
+    def finish_next(self, text: str, *, pending_checks: int = 0) -> None:
+        """Make the next started operation pend ``pending_checks`` times, then end with ``text``."""
+        self._scripts.append(_Operation(pending_checks=pending_checks, text=text))
+
+    def reject_next(self, reason: str, *, pending_checks: int = 0) -> None:
+        """Make the next started operation end rejected with ``reason``."""
+        self._scripts.append(_Operation(pending_checks=pending_checks, reject=reason))
+
+    async def start(self, audio: FileRecord, *, duration: float | None) -> Started:
+        """Start an operation on ``audio``; the first check may come at once."""
+        if self._start_failures:
+            raise self._start_failures.pop(0)
+        operation_id = secrets.token_urlsafe(16)
+        if self._scripts:
+            operation = self._scripts.pop(0)
+        else:
+            text = self.text if self.text is not None else _describe(duration)
+            operation = _Operation(pending_checks=self.checks_before_done, text=text)
+        self.operations[operation_id] = operation
+        self.started.append(operation_id)
+        return Started(operation_id=operation_id, advised_delay=timedelta(0))
+
+    async def check(self, operation_id: str) -> CheckResult:
+        """Pending until the operation has been checked enough, then its outcome."""
+        if self._check_failures:
+            raise self._check_failures.pop(0)
+        operation = self.operations.get(operation_id)
+        if operation is None:
+            # A lost operation is what a restarted recognizer would say; try again later.
+            raise RecognizerUnavailable("the recognizer does not know this operation")
+        operation.checks += 1
+        if operation.checks <= operation.pending_checks:
+            return Pending(retry_after=None)
+        if operation.reject is not None:
+            return Rejected(reason=operation.reject)
+        return Recognized(text=operation.text or "")
+
+
+def _describe(duration: float | None) -> str:
+    if duration is None:
+        return "A recording of unknown length."
+    return f"A recording of {duration:.1f} seconds."

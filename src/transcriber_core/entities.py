@@ -1,0 +1,141 @@
+"""Records of the domain: files, jobs, where a job came from, and its states."""
+
+from __future__ import annotations
+
+import enum
+from datetime import datetime
+
+import attrs
+
+
+class State(enum.StrEnum):
+    """Where a job is in the pipeline; a closed set."""
+
+    CONVERT = "convert"
+    RECOGNIZE = "recognize"
+    CHECK = "check"
+    DONE = "done"
+    FAILED = "failed"
+    DEAD = "dead"
+
+    @property
+    def is_terminal(self) -> bool:
+        """True for states no worker ever acquires."""
+        return self in TERMINAL_STATES
+
+
+#: States that a step works on, in pipeline order.
+STEP_STATES: tuple[State, ...] = (State.CONVERT, State.RECOGNIZE, State.CHECK)
+#: States a job never leaves by itself.
+TERMINAL_STATES: frozenset[State] = frozenset({State.DONE, State.FAILED, State.DEAD})
+
+
+class Location(enum.StrEnum):
+    """Where the bytes of a file record live."""
+
+    LOCAL = "local"
+    S3 = "s3"
+
+
+class OriginKind(enum.StrEnum):
+    """The intake a job came through, and so where its outcome is told."""
+
+    HTTP = "http"
+    TELEGRAM = "telegram"
+
+
+@attrs.frozen(kw_only=True)
+class Origin:
+    """Who sent the recording and where to reply."""
+
+    kind: OriginKind
+    #: Telegram chat to reply in; None for HTTP.
+    chat_id: int | None = None
+    #: Telegram message to reply to; None for HTTP.
+    message_id: int | None = None
+
+    @classmethod
+    def http(cls) -> Origin:
+        """An upload over HTTP: nobody is messaged, the caller polls."""
+        return cls(kind=OriginKind.HTTP)
+
+    @classmethod
+    def telegram(cls, chat_id: int, message_id: int) -> Origin:
+        """A Telegram message, replied to in its chat."""
+        return cls(kind=OriginKind.TELEGRAM, chat_id=chat_id, message_id=message_id)
+
+
+@attrs.frozen(kw_only=True)
+class FileRecord:
+    """One physical copy of a file in one store."""
+
+    #: Unguessable id; the stored name is ``<id><extension>``.
+    id: str
+    location: Location
+    #: Object key inside the bucket; only for ``Location.S3``.
+    object_key: str | None = None
+    #: Size in bytes.
+    size: int
+    #: Lower-case extension with its dot (".mp3"), or "" when unknown.
+    extension: str
+    created: datetime
+
+    @property
+    def name(self) -> str:
+        """The stored name: the id and the extension, nothing of the sender's."""
+        return f"{self.id}{self.extension}"
+
+
+@attrs.frozen(kw_only=True)
+class Word:
+    """One recognised word with its timing in seconds from the start."""
+
+    text: str
+    start: float
+    end: float
+
+
+@attrs.frozen(kw_only=True)
+class Job:
+    """A recording's way through the pipeline; the job and its queue item at once."""
+
+    #: Unguessable id; knowing it is what lets a caller read the job's status.
+    id: str
+    state: State
+    origin: Origin
+    #: The recording as received.
+    source_file_id: str | None = None
+    #: The Ogg/Opus mono audio made by the convert step.
+    converted_file_id: str | None = None
+    #: The copy in Object Storage that the recognizer reads.
+    storage_file_id: str | None = None
+    #: The recognizer's long-running operation.
+    operation_id: str | None = None
+    #: Length of the recording in seconds, measured by the convert step.
+    duration: float | None = None
+    #: The transcript, once done.
+    text: str | None = None
+    #: Word timings when the recognizer gives them.
+    words: tuple[Word, ...] = ()
+    #: Why the job failed, died or last retried, in our own words.
+    error: str | None = None
+    #: Acquires since the last step that finished without failure.
+    attempts: int = 0
+    #: The lease holder; None when no worker holds the job.
+    acquisition_id: str | None = None
+    #: When the lease was taken or last renewed.
+    acquire_time: datetime | None = None
+    #: The job is not handed out before this time.
+    delay_time: datetime | None = None
+    #: Makes a retried intake return the first job (Idempotency-Key, Telegram file).
+    dedup_key: str | None = None
+    created: datetime
+    updated: datetime
+
+    def file_ids(self) -> tuple[str, ...]:
+        """Ids of every file the job refers to, in pipeline order."""
+        return tuple(
+            file_id
+            for file_id in (self.source_file_id, self.converted_file_id, self.storage_file_id)
+            if file_id is not None
+        )

@@ -1,0 +1,94 @@
+"""The one error tree of transcriber.
+
+Every adapter translates its vendor's exceptions into these classes at its
+edge, so that the worker can classify a failure by type alone::
+
+    TranscriberError
+    ├── NotFound
+    │   ├── JobNotFound
+    │   └── FileNotFound
+    ├── LeaseLost
+    ├── InvalidTransition
+    └── StepError                 a step could not finish this attempt
+        ├── TransientError        try again after the retry pause
+        │   ├── StorageUnavailable
+        │   ├── RecognizerUnavailable
+        │   └── StepTimedOut
+        └── PermanentError        this recording is judged for good: `failed`
+            ├── UnreadableMedia
+            ├── MissingFile
+            └── RecognitionFailed
+
+Messages are our own words. They never carry a path, an object key, a URL or
+a library's message, because a job's error is shown to its sender (SPEC §9).
+"""
+
+from __future__ import annotations
+
+
+class TranscriberError(Exception):
+    """Something in transcriber went wrong."""
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message or (self.__doc__ or "").strip())
+
+    @property
+    def message(self) -> str:
+        """The human text, safe to show to a sender or write to a log."""
+        return str(self.args[0])
+
+
+class NotFound(TranscriberError):  # noqa: N818 - reads better at call sites than NotFoundError
+    """The record does not exist."""
+
+
+class JobNotFound(NotFound):
+    """No job has this id."""
+
+
+class FileNotFound(NotFound):
+    """No file has this id, or its bytes are gone from the store."""
+
+
+class LeaseLost(TranscriberError):  # noqa: N818
+    """The job's lease passed to another worker; this worker's result is discarded."""
+
+
+class InvalidTransition(TranscriberError):  # noqa: N818
+    """This state change is not allowed."""
+
+
+class StepError(TranscriberError):
+    """A pipeline step could not finish this attempt."""
+
+
+class TransientError(StepError):
+    """A temporary failure; the step is tried again after the retry pause."""
+
+
+class StorageUnavailable(TransientError):  # noqa: N818
+    """The file store did not answer as expected."""
+
+
+class RecognizerUnavailable(TransientError):  # noqa: N818
+    """The speech recognizer did not answer; it will be asked again."""
+
+
+class StepTimedOut(TransientError):  # noqa: N818
+    """The step ran past its time ceiling."""
+
+
+class PermanentError(StepError):
+    """This recording cannot be processed; the job fails for good."""
+
+
+class UnreadableMedia(PermanentError):  # noqa: N818
+    """The recording could not be decoded as audio or video."""
+
+
+class MissingFile(PermanentError):  # noqa: N818
+    """The job refers to a file that does not exist."""
+
+
+class RecognitionFailed(PermanentError):  # noqa: N818
+    """The speech recognizer rejected this recording."""

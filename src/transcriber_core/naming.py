@@ -1,0 +1,31 @@
+"""How stored files are named: nothing of the sender's but a clean extension."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+
+_EXTENSION = re.compile(r"[a-z0-9]{1,10}")
+
+
+def extension_of(filename: str | None) -> str:
+    """The extension of a sender's file name with its dot, lower-cased; "" if not clean.
+
+    Only the text after the last dot survives, and only when it is 1 to 10
+    ASCII letters or digits, so no other part of the name reaches storage.
+    """
+    if not filename or "." not in filename:
+        return ""
+    candidate = filename.rsplit(".", 1)[1].lower()
+    return f".{candidate}" if _EXTENSION.fullmatch(candidate) else ""
+
+
+def derived_file_id(job_id: str, role: str) -> str:
+    """The id of the file a step makes for a job, the same on every retry.
+
+    A retried step overwrites its earlier output instead of adding a second
+    file record (SPEC §4.9). Unguessable as long as the job id is.
+    """
+    digest = hashlib.sha256(f"{job_id}\x00{role}".encode()).digest()[:16]
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")

@@ -1,0 +1,92 @@
+"""The settings table and the pure decisions made from it: retries, leases, ceilings."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import attrs
+
+from transcriber_core.entities import State
+
+
+@attrs.frozen(kw_only=True)
+class Settings:
+    """The numbers of SPEC §3 in one place; names are a contract, values may change."""
+
+    #: Acquires a job may take before the next acquirer marks it dead.
+    max_attempts: int = 5
+    #: First retry pause; doubles at each further attempt.
+    retry_base: timedelta = timedelta(seconds=1)
+    #: Longest retry pause.
+    retry_cap: timedelta = timedelta(minutes=5)
+    #: How long a worker may stay silent before its job is handed out again.
+    lease: timedelta = timedelta(minutes=2)
+    #: How often a running step renews its lease.
+    lease_renewal: timedelta = timedelta(seconds=30)
+    #: How long one convert step may run.
+    convert_ceiling: timedelta = timedelta(hours=8)
+    #: How long one recognize step (upload and start) may run.
+    recognize_ceiling: timedelta = timedelta(hours=2)
+    #: How long one check step may run.
+    check_ceiling: timedelta = timedelta(hours=1)
+    #: Wait before the first check, unless the recognizer advises its own.
+    first_check_delay: timedelta = timedelta(seconds=10)
+    #: Wait between checks, unless the recognizer asks for more.
+    check_interval: timedelta = timedelta(seconds=5)
+    #: Largest recording accepted, in bytes.
+    max_record_bytes: int = 8 * 1024**3
+    #: An upload that sends no byte for this long is aborted.
+    upload_inactivity_timeout: timedelta = timedelta(minutes=5)
+    #: Fallback poll of the queue when nothing woke the workers.
+    idle_poll_interval: timedelta = timedelta(seconds=1)
+
+    def __attrs_post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        if self.lease_renewal >= self.lease:
+            raise ValueError("lease_renewal must be shorter than lease")
+
+    def ceiling(self, state: State) -> timedelta:
+        """How long the step of ``state`` may run before the attempt fails."""
+        ceilings = {
+            State.CONVERT: self.convert_ceiling,
+            State.RECOGNIZE: self.recognize_ceiling,
+            State.CHECK: self.check_ceiling,
+        }
+        return ceilings[state]
+
+
+DEFAULT_SETTINGS = Settings()
+
+
+def retry_pause(attempts: int, settings: Settings = DEFAULT_SETTINGS) -> timedelta:
+    """The pause after the ``attempts``-th failed attempt: ``base * 2^(attempts-1)``, capped."""
+    exponent = max(attempts, 1) - 1
+    # Past 2^20 the cap has long won; stop before the multiplication overflows.
+    if exponent >= 20:
+        return settings.retry_cap
+    return min(settings.retry_base * (1 << exponent), settings.retry_cap)
+
+
+def is_exhausted(attempts: int, settings: Settings = DEFAULT_SETTINGS) -> bool:
+    """True when a job acquired for the ``attempts``-th time must be marked dead."""
+    return attempts > settings.max_attempts
+
+
+def lease_cutoff(now: datetime, settings: Settings = DEFAULT_SETTINGS) -> datetime:
+    """Leases taken or renewed at or before this moment have expired."""
+    return now - settings.lease
+
+
+def next_check_delay(advised: timedelta | None, settings: Settings = DEFAULT_SETTINGS) -> timedelta:
+    """The wait before the next check: the recognizer may ask for more, never for less."""
+    if advised is None:
+        return settings.check_interval
+    return max(advised, settings.check_interval)
+
+
+def first_check_delay(
+    advised: timedelta | None, settings: Settings = DEFAULT_SETTINGS
+) -> timedelta:
+    """The wait before the first check: the recognizer's advice wins when it gives one."""
+    return settings.first_check_delay if advised is None else advised

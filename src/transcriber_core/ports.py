@@ -1,0 +1,238 @@
+"""The ports: what the core needs from the outside world, as narrow Protocols.
+
+Adapters do not inherit from these classes; ``typing_tests/`` checks each
+adapter against its port with mypy, and ``transcriber_contracts`` checks its
+behaviour.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Protocol
+
+import attrs
+
+from transcriber_core.entities import FileRecord, Job, Location, State, Word
+
+
+class Clock(Protocol):
+    """The one source of time; every stored time comes from it."""
+
+    def now(self) -> datetime:
+        """The current time, timezone-aware UTC."""
+        ...
+
+
+class IdSource(Protocol):
+    """Makes ids for jobs, files and leases."""
+
+    def new_id(self) -> str:
+        """A fresh unguessable id: at least 128 random bits, URL-safe."""
+        ...
+
+
+class JobRepository(Protocol):
+    """Jobs and file records, and the queue operations over them (SPEC §4)."""
+
+    async def create(self, job: Job, files: Sequence[FileRecord] = ()) -> tuple[Job, bool]:
+        """Store a new job with its file records at once.
+
+        When ``job.dedup_key`` is already used, store nothing and return the
+        first job with False; otherwise return ``job`` with True.
+        """
+        ...
+
+    async def get(self, job_id: str) -> Job:
+        """The job with this id; raises ``JobNotFound``."""
+        ...
+
+    async def acquire(
+        self, state: State, *, acquisition_id: str, now: datetime, lease_cutoff: datetime
+    ) -> Job | None:
+        """Atomically lease the oldest eligible job in ``state``; None when there is no work.
+
+        Eligible: ``delay_time`` null or not after ``now``, and no lease, or
+        one whose ``acquire_time`` is not after ``lease_cutoff``. Order:
+        ``created``, then ``id``. Sets the acquisition id, ``acquire_time`` and
+        ``updated`` to ``now`` and adds one to ``attempts``.
+        """
+        ...
+
+    async def renew(self, job_id: str, *, acquisition_id: str, now: datetime) -> None:
+        """Move the lease's ``acquire_time`` to ``now``; raises ``LeaseLost`` if not held."""
+        ...
+
+    async def save_if_held(self, job: Job, *, acquisition_id: str) -> None:
+        """Write every field of ``job`` if the stored job is still leased by ``acquisition_id``.
+
+        Raises ``LeaseLost`` otherwise, writing nothing.
+        """
+        ...
+
+    async def save(self, job: Job) -> None:
+        """Write every field of ``job`` whoever holds it (owner edits); raises ``JobNotFound``."""
+        ...
+
+    async def ready_states(self, *, now: datetime, lease_cutoff: datetime) -> frozenset[State]:
+        """The step states that have at least one eligible job, in one query."""
+        ...
+
+    async def put_file(self, record: FileRecord) -> None:
+        """Insert the file record, or replace the one with the same id."""
+        ...
+
+    async def get_file(self, file_id: str) -> FileRecord:
+        """The file record with this id; raises ``FileNotFound``."""
+        ...
+
+    async def delete_file(self, file_id: str) -> None:
+        """Remove the file record; nothing happens when it does not exist."""
+        ...
+
+    async def list_jobs(
+        self, *, state: State | None = None, limit: int = 50, offset: int = 0
+    ) -> list[Job]:
+        """Jobs newest first (``created``, then ``id``, descending), optionally in one state."""
+        ...
+
+    async def count_by_state(self) -> dict[State, int]:
+        """How many jobs are in each state; states with none are left out."""
+        ...
+
+    async def close(self) -> None:
+        """Release connections and threads; the repository is unusable afterwards."""
+        ...
+
+
+class FileStore(Protocol):
+    """Whole files under their stored names ``<id><extension>``."""
+
+    @property
+    def location(self) -> Location:
+        """Where this store keeps bytes; copied into every record it makes."""
+        ...
+
+    def staging(self, extension: str) -> AbstractAsyncContextManager[Path]:
+        """A fresh path in the system temp dir to write a new file to; removed on exit if left."""
+        ...
+
+    async def put(
+        self, file_id: str, extension: str, source: Path, *, now: datetime, move: bool = False
+    ) -> FileRecord:
+        """Store ``source`` as ``<file_id><extension>``, whole or not at all.
+
+        Replaces a file with the same id. With ``move`` the source is taken
+        (renamed when it can be) and is gone afterwards; without, it is copied.
+        """
+        ...
+
+    def working_copy(self, record: FileRecord) -> AbstractAsyncContextManager[Path]:
+        """A path to the file's bytes on local disk, valid inside the block; read-only.
+
+        Nothing the store made for it remains after the block, whatever way it
+        exits. Raises ``FileNotFound`` when the bytes are gone.
+        """
+        ...
+
+    def open(self, record: FileRecord) -> AsyncIterator[bytes]:
+        """The file's bytes in chunks; raises ``FileNotFound`` when they are gone."""
+        ...
+
+    async def delete(self, record: FileRecord) -> None:
+        """Remove the file's bytes; nothing happens when they are already gone."""
+        ...
+
+    async def exists(self, record: FileRecord) -> bool:
+        """True when the file's bytes are in the store."""
+        ...
+
+
+#: Called with the seconds of output written so far.
+ProgressCallback = Callable[[float], None]
+
+
+class Converter(Protocol):
+    """Turns any recording into mono audio the recognizer takes."""
+
+    @property
+    def output_extension(self) -> str:
+        """The extension of what ``convert`` writes, with its dot."""
+        ...
+
+    async def convert(
+        self, source: Path, target: Path, *, on_progress: ProgressCallback | None = None
+    ) -> float:
+        """Write ``source``'s first audio stream to ``target``; return its duration in seconds.
+
+        Raises ``UnreadableMedia`` when the input has no audio or cannot be
+        decoded, ``TransientError`` for anything that may pass on a retry.
+        """
+        ...
+
+
+@attrs.frozen(kw_only=True)
+class Started:
+    """A recognition was started."""
+
+    operation_id: str
+    #: Wait before the first check, when the recognizer knows better than the default.
+    advised_delay: timedelta | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Pending:
+    """The recognition is still running."""
+
+    #: How long the recognizer asks us to wait; None for the default interval.
+    retry_after: timedelta | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Recognized:
+    """The recognition finished with a transcript."""
+
+    text: str
+    words: tuple[Word, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class Rejected:
+    """The recognition finished without a transcript, for good."""
+
+    reason: str
+
+
+CheckResult = Pending | Recognized | Rejected
+
+
+class Recognizer(Protocol):
+    """A speech recognizer with long-running operations."""
+
+    async def start(self, audio: FileRecord, *, duration: float | None) -> Started:
+        """Start recognising ``audio``; raises ``TransientError`` or ``PermanentError``."""
+        ...
+
+    async def check(self, operation_id: str) -> CheckResult:
+        """Ask how the operation is going; raises ``TransientError`` when it cannot tell."""
+        ...
+
+
+class Event(enum.StrEnum):
+    """What the sender of a recording is told."""
+
+    ACCEPTED = "accepted"
+    DONE = "done"
+    FAILED = "failed"
+    DEAD = "dead"
+
+
+class Notifier(Protocol):
+    """Tells a job's origin what became of its recording."""
+
+    async def notify(self, job: Job, event: Event) -> None:
+        """Tell ``job.origin`` about ``event``; origins it cannot reach are ignored."""
+        ...

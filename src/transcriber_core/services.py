@@ -1,0 +1,35 @@
+"""The ports a pipeline runs on, bundled once by the composition root."""
+
+from __future__ import annotations
+
+import attrs
+
+from transcriber_core.policy import DEFAULT_SETTINGS, Settings
+from transcriber_core.ports import (
+    Clock,
+    Converter,
+    FileStore,
+    IdSource,
+    JobRepository,
+    Notifier,
+    Recognizer,
+)
+from transcriber_core.wakeup import Wakeup
+
+
+@attrs.frozen(kw_only=True)
+class Services:
+    """Everything the intake, the steps and the workers need, chosen by the app."""
+
+    repo: JobRepository
+    #: Where recordings and converted audio live.
+    files: FileStore
+    converter: Converter
+    recognizer: Recognizer
+    notifier: Notifier
+    clock: Clock
+    ids: IdSource
+    #: Where the recognizer reads audio from (Object Storage); None: it reads ``files``.
+    recognizer_files: FileStore | None = None
+    settings: Settings = DEFAULT_SETTINGS
+    wakeup: Wakeup = attrs.field(factory=Wakeup)

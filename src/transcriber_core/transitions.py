@@ -1,0 +1,88 @@
+"""The one transition function: every state change in the system goes through it."""
+
+from __future__ import annotations
+
+import enum
+from datetime import datetime
+from typing import Any
+
+import attrs
+
+from transcriber_core.entities import TERMINAL_STATES, Job, State
+from transcriber_core.errors import InvalidTransition
+
+
+class Actor(enum.StrEnum):
+    """Who changes the state; it decides what the change clears."""
+
+    #: A step or a worker; keeps the delay it sets and the attempts of a failure.
+    PIPELINE = "pipeline"
+    #: The owner in the admin panel; every lease, delay and attempt is cleared.
+    OWNER = "owner"
+
+
+#: Where a step may move its job. A step may stay in its state (retry, or the
+#: check step's "not ready yet"); only an acquirer moves a job to ``dead``.
+PIPELINE_MOVES: dict[State, frozenset[State]] = {
+    State.CONVERT: frozenset({State.CONVERT, State.RECOGNIZE, State.FAILED, State.DEAD}),
+    State.RECOGNIZE: frozenset({State.RECOGNIZE, State.CHECK, State.FAILED, State.DEAD}),
+    State.CHECK: frozenset({State.CHECK, State.DONE, State.FAILED, State.DEAD}),
+    State.DONE: frozenset(),
+    State.FAILED: frozenset(),
+    State.DEAD: frozenset(),
+}
+
+#: Fields that only the transition function may set.
+_OWNED_FIELDS = frozenset(
+    {"state", "attempts", "acquisition_id", "acquire_time", "delay_time", "error", "updated"}
+)
+
+
+def transition(
+    job: Job,
+    to: State,
+    *,
+    now: datetime,
+    actor: Actor = Actor.PIPELINE,
+    error: str | None = None,
+    delay_until: datetime | None = None,
+    **changes: Any,
+) -> Job:
+    """Move ``job`` to ``to`` and clear what the new state must not keep.
+
+    Every transition releases the lease. A pipeline transition that carries an
+    ``error`` is a failed attempt and keeps the attempt count; one without is a
+    step that finished and resets it to 0. Terminal states keep no delay.
+    An owner's edit clears lease, delay and attempts, whatever the states.
+    """
+    forbidden = _OWNED_FIELDS.intersection(changes)
+    if forbidden:
+        raise TypeError(f"transition() sets these fields itself: {sorted(forbidden)}")
+    if actor is Actor.PIPELINE:
+        _check_pipeline_move(job.state, to, error)
+        attempts = job.attempts if error is not None else 0
+    else:
+        attempts = 0
+        delay_until = None
+    if to in TERMINAL_STATES:
+        delay_until = None
+    if to is State.DONE:
+        error = None
+    return attrs.evolve(
+        job,
+        state=to,
+        attempts=attempts,
+        acquisition_id=None,
+        acquire_time=None,
+        delay_time=delay_until,
+        error=error,
+        updated=now,
+        **changes,
+    )
+
+
+def _check_pipeline_move(current: State, to: State, error: str | None) -> None:
+    if to not in PIPELINE_MOVES[current]:
+        raise InvalidTransition(f"a step cannot move a job from {current.value} to {to.value}")
+    if to in (State.FAILED, State.DEAD) and error is None:
+        raise InvalidTransition(f"a job moved to {to.value} must carry the reason")

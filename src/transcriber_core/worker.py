@@ -1,0 +1,284 @@
+"""The worker loop: acquire, mark exhausted jobs dead, run a step under a renewed lease, save.
+
+One ``Workers`` per process runs a few loops per step state and one poller.
+Idle loops wait on ``Wakeup``; the poller asks the repository once per idle
+interval which states have work, so an idle process costs one query per
+second however many loops it runs (SPEC §4.10).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Mapping
+
+import attrs
+
+from transcriber_core.entities import STEP_STATES, Job, State
+from transcriber_core.errors import (
+    LeaseLost,
+    NotFound,
+    PermanentError,
+    StepTimedOut,
+    TransientError,
+)
+from transcriber_core.naming import derived_file_id
+from transcriber_core.policy import is_exhausted, lease_cutoff, retry_pause
+from transcriber_core.ports import Event
+from transcriber_core.services import Services
+from transcriber_core.steps import STEPS, STORAGE_COPY
+from transcriber_core.transitions import transition
+
+log = logging.getLogger("transcriber.worker")
+
+#: What each terminal state tells the sender.
+_TERMINAL_EVENTS = {State.DONE: Event.DONE, State.FAILED: Event.FAILED, State.DEAD: Event.DEAD}
+
+
+@attrs.frozen
+class Lease:
+    """A job this worker holds, and the acquisition id that proves it."""
+
+    job: Job
+    acquisition_id: str
+
+
+async def acquire_next(services: Services, state: State) -> Lease | None:
+    """Lease the next live job in ``state``; jobs past the attempt limit are marked dead on the way.
+
+    The limit is not in the acquire filter, so a job never leaves the queue
+    without a state: the acquirer that receives it moves it to ``dead``,
+    tells the sender, and looks for the next one (SPEC §4.6).
+    """
+    settings = services.settings
+    while True:
+        acquisition_id = services.ids.new_id()
+        now = services.clock.now()
+        job = await services.repo.acquire(
+            state,
+            acquisition_id=acquisition_id,
+            now=now,
+            lease_cutoff=lease_cutoff(now, settings),
+        )
+        if job is None:
+            return None
+        if not is_exhausted(job.attempts, settings):
+            return Lease(job, acquisition_id)
+        reason = f"gave up after {settings.max_attempts} attempts"
+        if job.error:
+            reason = f"{reason}; last error: {job.error}"
+        dead = transition(job, State.DEAD, now=now, error=reason)
+        log.warning(
+            "job.dead", extra={"job_id": job.id, "state": state.value, "attempts": job.attempts}
+        )
+        await _save_and_announce(services, dead, acquisition_id)
+
+
+async def process(services: Services, lease: Lease) -> Job | None:
+    """Run the step of a leased job and save its result; None when the lease was lost."""
+    job = lease.job
+    state = job.state
+    extra = {"job_id": job.id, "state": state.value, "attempts": job.attempts}
+    log.info("step.start", extra=extra)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    try:
+        result = await _run_leased(services, lease)
+    except LeaseLost:
+        log.warning("step.lease_lost", extra=extra)
+        return None
+    except PermanentError as exc:
+        log.warning("step.failed", extra={**extra, "error_type": type(exc).__name__})
+        result = transition(job, State.FAILED, now=services.clock.now(), error=exc.message)
+    except TransientError as exc:
+        result = _retry(services, job, exc.message, type(exc).__name__)
+    except Exception as exc:  # noqa: BLE001 - a step must never take its worker down
+        reason = f"unexpected error in the {state.value} step"
+        result = _retry(services, job, reason, type(exc).__name__)
+    seconds = round(loop.time() - started, 6)
+    log.info("step.end", extra={**extra, "to": result.state.value, "seconds": seconds})
+    return await _save_and_announce(services, result, lease.acquisition_id)
+
+
+def _retry(services: Services, job: Job, reason: str, error_type: str) -> Job:
+    now = services.clock.now()
+    pause = retry_pause(job.attempts, services.settings)
+    log.warning(
+        "step.retry",
+        extra={
+            "job_id": job.id,
+            "state": job.state.value,
+            "attempts": job.attempts,
+            "error_type": error_type,
+            "pause_seconds": pause.total_seconds(),
+        },
+    )
+    return transition(job, job.state, now=now, error=reason, delay_until=now + pause)
+
+
+async def _run_leased(services: Services, lease: Lease) -> Job:
+    """Run the step, renewing the lease; a lost lease cancels the step and raises ``LeaseLost``."""
+    job = lease.job
+    renew_every = services.settings.lease_renewal.total_seconds()
+    step = asyncio.create_task(_run_bounded(services, job))
+    try:
+        while True:
+            done, _ = await asyncio.wait({step}, timeout=renew_every)
+            if done:
+                return step.result()
+            try:
+                await services.repo.renew(
+                    job.id, acquisition_id=lease.acquisition_id, now=services.clock.now()
+                )
+            except LeaseLost:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the lease may still hold; try again later
+                log.warning(
+                    "lease.renew_error", extra={"job_id": job.id, "error_type": type(exc).__name__}
+                )
+    finally:
+        if not step.done():
+            step.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await step
+
+
+async def _run_bounded(services: Services, job: Job) -> Job:
+    ceiling = services.settings.ceiling(job.state)
+    try:
+        async with asyncio.timeout(ceiling.total_seconds()) as deadline:
+            return await STEPS[job.state](job, services)
+    except TimeoutError:
+        if deadline.expired():
+            raise StepTimedOut(
+                f"the {job.state.value} step ran past its {ceiling} ceiling"
+            ) from None
+        raise
+
+
+async def _save_and_announce(services: Services, job: Job, acquisition_id: str) -> Job | None:
+    """Save a step's or acquirer's result fenced, then tell, tidy and wake what follows."""
+    try:
+        await services.repo.save_if_held(job, acquisition_id=acquisition_id)
+    except LeaseLost:
+        log.warning("save.lease_lost", extra={"job_id": job.id, "state": job.state.value})
+        return None
+    event = _TERMINAL_EVENTS.get(job.state)
+    if event is None:
+        if job.delay_time is None:
+            services.wakeup.notify(job.state)
+        return job
+    await tell(services, job, event)
+    await remove_storage_copy(services, job)
+    return job
+
+
+async def tell(services: Services, job: Job, event: Event) -> None:
+    """Tell the job's origin; a notifier's failure is logged, never raised."""
+    try:
+        await services.notifier.notify(job, event)
+    except Exception as exc:  # noqa: BLE001 - the job is saved; a lost message must not undo it
+        log.warning(
+            "notify.error",
+            extra={"job_id": job.id, "event": event.value, "error_type": type(exc).__name__},
+        )
+
+
+async def remove_storage_copy(services: Services, job: Job) -> None:
+    """Delete the recognizer's Object Storage copy of an ended job, referenced or not."""
+    store = services.recognizer_files
+    if store is None:
+        return
+    file_id = derived_file_id(job.id, STORAGE_COPY)
+    try:
+        record = await services.repo.get_file(file_id)
+        await store.delete(record)
+        await services.repo.delete_file(file_id)
+    except NotFound:
+        return
+    except Exception as exc:  # noqa: BLE001 - the copy is orphaned, not the job
+        log.warning(
+            "storage_copy.delete_error", extra={"job_id": job.id, "error_type": type(exc).__name__}
+        )
+
+
+class Workers:
+    """The worker loops of one process and the poller that wakes them."""
+
+    def __init__(self, services: Services, concurrency: Mapping[State, int] | None = None) -> None:
+        self.services = services
+        self.concurrency = dict(concurrency or dict.fromkeys(STEP_STATES, 1))
+        self._stopping = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._poller: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Start the poller and the loops; returns at once."""
+        if self._tasks:
+            raise RuntimeError("workers already started")
+        self._poller = asyncio.create_task(self._poll(), name="transcriber-poller")
+        for state, count in self.concurrency.items():
+            for index in range(count):
+                name = f"transcriber-{state.value}-{index}"
+                self._tasks.append(asyncio.create_task(self._loop(state), name=name))
+
+    def stop_intake(self) -> None:
+        """Take no more jobs; running steps go on."""
+        self._stopping.set()
+        for state in self.concurrency:
+            self.services.wakeup.notify(state)
+
+    async def drain(self, grace: float) -> None:
+        """Stop intake, let running steps finish for ``grace`` seconds, then cancel them.
+
+        A cancelled step writes nothing; its lease expires and another worker
+        takes the job again.
+        """
+        self.stop_intake()
+        if self._poller is not None:
+            self._poller.cancel()
+        if self._tasks:
+            _, pending = await asyncio.wait(self._tasks, timeout=grace)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._poller is not None:
+            await asyncio.gather(self._poller, return_exceptions=True)
+        self._tasks.clear()
+
+    async def _loop(self, state: State) -> None:
+        services = self.services
+        idle = services.settings.idle_poll_interval.total_seconds()
+        while not self._stopping.is_set():
+            token = services.wakeup.token(state)
+            try:
+                lease = await acquire_next(services, state)
+            except Exception as exc:  # noqa: BLE001 - a broken database must not end the loop
+                log.warning(
+                    "acquire.error", extra={"state": state.value, "error_type": type(exc).__name__}
+                )
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(idle):
+                        await token.wait()
+                continue
+            if lease is None:
+                await token.wait()
+                continue
+            await process(services, lease)
+
+    async def _poll(self) -> None:
+        services = self.services
+        interval = services.settings.idle_poll_interval.total_seconds()
+        while not self._stopping.is_set():
+            now = services.clock.now()
+            try:
+                states = await services.repo.ready_states(
+                    now=now, lease_cutoff=lease_cutoff(now, services.settings)
+                )
+            except Exception as exc:  # noqa: BLE001 - try again at the next tick
+                log.warning("poll.error", extra={"error_type": type(exc).__name__})
+                states = frozenset()
+            for state in states:
+                services.wakeup.notify(state)
+            await asyncio.sleep(interval)

@@ -1,0 +1,94 @@
+"""Retry, lease and check-delay policy (SPEC §3 settings table, §4.7, §12.5)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from transcriber_core.entities import State
+from transcriber_core.policy import (
+    DEFAULT_SETTINGS,
+    Settings,
+    first_check_delay,
+    is_exhausted,
+    lease_cutoff,
+    next_check_delay,
+    retry_pause,
+)
+
+
+def test_settings_table_numbers() -> None:
+    """The defaults are the numbers SPEC §3 promises."""
+    s = DEFAULT_SETTINGS
+    assert s.max_attempts == 5
+    assert s.lease == timedelta(minutes=2)
+    assert s.lease_renewal == timedelta(seconds=30)
+    assert s.ceiling(State.CONVERT) == timedelta(hours=8)
+    assert s.ceiling(State.RECOGNIZE) == timedelta(hours=2)
+    assert s.ceiling(State.CHECK) == timedelta(hours=1)
+    assert s.first_check_delay == timedelta(seconds=10)
+    assert s.check_interval == timedelta(seconds=5)
+    assert s.max_record_bytes == 8 * 1024**3
+    assert s.upload_inactivity_timeout == timedelta(minutes=5)
+    assert s.idle_poll_interval == timedelta(seconds=1)
+
+
+def test_second_retry_pause_is_longer_than_the_first() -> None:
+    """Acceptance §12.5: the pause grows between the first and second retry."""
+    assert retry_pause(2) > retry_pause(1)
+
+
+@pytest.mark.parametrize(
+    ("attempts", "seconds"), [(1, 1), (2, 2), (3, 4), (4, 8), (9, 256), (10, 300), (50, 300)]
+)
+def test_retry_pause_doubles_up_to_the_cap(attempts: int, seconds: int) -> None:
+    """The pause is 2^(attempt-1) seconds, never more than five minutes."""
+    assert retry_pause(attempts) == timedelta(seconds=seconds)
+
+
+def test_retry_pause_of_huge_attempt_count_is_the_cap() -> None:
+    """An absurd attempt count neither overflows nor exceeds the cap."""
+    assert retry_pause(10**9) == timedelta(minutes=5)
+
+
+def test_retry_pause_of_zero_attempts_is_the_base() -> None:
+    """A job edited to zero attempts still gets a positive pause."""
+    assert retry_pause(0) == timedelta(seconds=1)
+
+
+def test_exhausted_only_past_the_limit() -> None:
+    """The fifth acquire still runs; the sixth marks the job dead."""
+    assert not is_exhausted(5)
+    assert is_exhausted(6)
+
+
+def test_lease_cutoff_is_now_minus_lease() -> None:
+    """A lease taken exactly one lease ago counts as expired."""
+    now = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
+    assert lease_cutoff(now) == now - timedelta(minutes=2)
+
+
+def test_check_delay_may_grow_never_shrink() -> None:
+    """The recognizer may ask to wait longer between checks, never shorter."""
+    assert next_check_delay(None) == timedelta(seconds=5)
+    assert next_check_delay(timedelta(seconds=1)) == timedelta(seconds=5)
+    assert next_check_delay(timedelta(seconds=30)) == timedelta(seconds=30)
+
+
+def test_first_check_delay_follows_advice() -> None:
+    """A recognizer's advice for the first check wins; without it the 10 s default holds."""
+    assert first_check_delay(None) == timedelta(seconds=10)
+    assert first_check_delay(timedelta(0)) == timedelta(0)
+
+
+def test_settings_reject_renewal_not_shorter_than_lease() -> None:
+    """A renewal interval as long as the lease would let leases lapse while a step runs."""
+    with pytest.raises(ValueError, match="lease_renewal"):
+        Settings(lease=timedelta(seconds=10), lease_renewal=timedelta(seconds=10))
+
+
+def test_settings_reject_zero_attempts() -> None:
+    """With zero attempts no job could ever run."""
+    with pytest.raises(ValueError, match="max_attempts"):
+        Settings(max_attempts=0)
