@@ -8,10 +8,13 @@ edge, so that the worker can classify a failure by type alone::
     │   ├── JobNotFound
     │   └── FileNotFound
     ├── LeaseLost
+    ├── Conflict
     ├── InvalidTransition
     └── StepError                 a step could not finish this attempt
         ├── TransientError        try again after the retry pause
         │   ├── StorageUnavailable
+        │   ├── RepositoryUnavailable
+        │   ├── ConverterUnavailable
         │   ├── RecognizerUnavailable
         │   └── StepTimedOut
         └── PermanentError        this recording is judged for good: `failed`
@@ -54,6 +57,10 @@ class LeaseLost(TranscriberError):  # noqa: N818
     """The job's lease passed to another worker; this worker's result is discarded."""
 
 
+class Conflict(TranscriberError):  # noqa: N818
+    """The record conflicts with one already stored."""
+
+
 class InvalidTransition(TranscriberError):  # noqa: N818
     """This state change is not allowed."""
 
@@ -68,6 +75,14 @@ class TransientError(StepError):
 
 class StorageUnavailable(TransientError):  # noqa: N818
     """The file store did not answer as expected."""
+
+
+class RepositoryUnavailable(TransientError):  # noqa: N818
+    """The job database did not answer; it will be asked again."""
+
+
+class ConverterUnavailable(TransientError):  # noqa: N818
+    """The converter could not run; it will be tried again."""
 
 
 class RecognizerUnavailable(TransientError):  # noqa: N818

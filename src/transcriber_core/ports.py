@@ -42,7 +42,8 @@ class JobRepository(Protocol):
         """Store a new job with its file records at once.
 
         When ``job.dedup_key`` is already used, store nothing and return the
-        first job with False; otherwise return ``job`` with True.
+        first job with False; otherwise return ``job`` with True. A reused
+        job id raises ``Conflict``.
         """
         ...
 
@@ -58,18 +59,24 @@ class JobRepository(Protocol):
         Eligible: ``delay_time`` null or not after ``now``, and no lease, or
         one whose ``acquire_time`` is not after ``lease_cutoff``. Order:
         ``created``, then ``id``. Sets the acquisition id, ``acquire_time`` and
-        ``updated`` to ``now`` and adds one to ``attempts``.
+        ``updated`` to ``now`` and adds one to ``attempts``. A terminal
+        ``state`` is refused with ``ValueError``.
         """
         ...
 
     async def renew(self, job_id: str, *, acquisition_id: str, now: datetime) -> None:
-        """Move the lease's ``acquire_time`` to ``now``; raises ``LeaseLost`` if not held."""
+        """Move the lease's ``acquire_time`` to ``now``.
+
+        Raises ``LeaseLost`` if the job is not held by ``acquisition_id``, or
+        no longer exists.
+        """
         ...
 
     async def save_if_held(self, job: Job, *, acquisition_id: str) -> None:
         """Write every field of ``job`` if the stored job is still leased by ``acquisition_id``.
 
-        Raises ``LeaseLost`` otherwise, writing nothing.
+        Raises ``LeaseLost`` otherwise (also for a job that no longer
+        exists), writing nothing; ``Conflict`` when the dedup key is taken.
         """
         ...
 
@@ -117,7 +124,7 @@ class FileStore(Protocol):
         ...
 
     def staging(self, extension: str) -> AbstractAsyncContextManager[Path]:
-        """A fresh path in the system temp dir to write a new file to; removed on exit if left."""
+        """A fresh empty private file in the system temp dir; removed on exit if still there."""
         ...
 
     async def put(
@@ -127,11 +134,15 @@ class FileStore(Protocol):
 
         Replaces a file with the same id. With ``move`` the source is taken
         (renamed when it can be) and is gone afterwards; without, it is copied.
+        A missing or unreadable source raises ``StorageUnavailable``.
         """
         ...
 
     def working_copy(self, record: FileRecord) -> AbstractAsyncContextManager[Path]:
         """A path to the file's bytes on local disk, valid inside the block; read-only.
+
+        The path ends with the record's extension, so tools that look at it
+        (ffmpeg) see the kind of file.
 
         Nothing the store made for it remains after the block, whatever way it
         exits. Raises ``FileNotFound`` when the bytes are gone.

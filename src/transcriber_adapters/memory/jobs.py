@@ -1,0 +1,196 @@
+"""``MemoryJobRepository``: jobs and file records in dicts, with the queue semantics of SQLite."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Sequence
+from datetime import datetime
+
+import attrs
+
+from transcriber_core.entities import STEP_STATES, FileRecord, Job, State
+from transcriber_core.errors import Conflict, FileNotFound, JobNotFound, LeaseLost
+
+
+class MemoryJobRepository:
+    """The job repository in memory: for demos, tests and a single process.
+
+    Behaves as ``SqliteJobRepository`` does, down to the errors: a job that
+    no longer exists is ``LeaseLost`` for ``renew`` and ``save_if_held``,
+    an id or dedup key already used by another job is a ``Conflict``.
+    A lock makes every method atomic, from tasks and from threads alike.
+    Stored jobs and records are the frozen objects given; nothing is copied.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._jobs: dict[str, Job] = {}
+        self._files: dict[str, FileRecord] = {}
+        #: dedup key -> id of the job that first used it.
+        self._dedup: dict[str, str] = {}
+        #: Names of the methods called so far, in order, for tests that need to look.
+        self.calls: list[str] = []
+
+    def reset(self) -> None:
+        """Forget every job, file record and recorded call."""
+        with self._lock:
+            self._jobs.clear()
+            self._files.clear()
+            self._dedup.clear()
+            self.calls.clear()
+
+    async def create(self, job: Job, files: Sequence[FileRecord] = ()) -> tuple[Job, bool]:
+        """Store a new job with its file records at once, unless its dedup key is used."""
+        with self._lock:
+            self.calls.append("create")
+            if job.dedup_key is not None and job.dedup_key in self._dedup:
+                return self._jobs[self._dedup[job.dedup_key]], False
+            if job.id in self._jobs:
+                raise Conflict
+            self._jobs[job.id] = job
+            if job.dedup_key is not None:
+                self._dedup[job.dedup_key] = job.id
+            for record in files:
+                self._files[record.id] = record
+            return job, True
+
+    async def get(self, job_id: str) -> Job:
+        """The job with this id; raises ``JobNotFound``."""
+        with self._lock:
+            self.calls.append("get")
+            try:
+                return self._jobs[job_id]
+            except KeyError:
+                raise JobNotFound() from None
+
+    async def acquire(
+        self, state: State, *, acquisition_id: str, now: datetime, lease_cutoff: datetime
+    ) -> Job | None:
+        """Lease the oldest eligible job in ``state``; None when there is no work.
+
+        A terminal ``state`` is refused with ``ValueError``: no job there may get a lease.
+        """
+        if state.is_terminal:
+            raise ValueError(f"jobs in the terminal state {state.value} are never acquired")
+        with self._lock:
+            self.calls.append("acquire")
+            candidates = [
+                job
+                for job in self._jobs.values()
+                if job.state == state and _eligible(job, now, lease_cutoff)
+            ]
+            if not candidates:
+                return None
+            oldest = min(candidates, key=lambda job: (job.created, job.id))
+            leased = attrs.evolve(
+                oldest,
+                acquisition_id=acquisition_id,
+                acquire_time=now,
+                attempts=oldest.attempts + 1,
+                updated=now,
+            )
+            self._jobs[leased.id] = leased
+            return leased
+
+    async def renew(self, job_id: str, *, acquisition_id: str, now: datetime) -> None:
+        """Move the lease's ``acquire_time`` to ``now``; raises ``LeaseLost`` if not held."""
+        with self._lock:
+            self.calls.append("renew")
+            job = self._jobs.get(job_id)
+            if job is None or job.acquisition_id != acquisition_id:
+                raise LeaseLost()
+            self._jobs[job_id] = attrs.evolve(job, acquire_time=now)
+
+    async def save_if_held(self, job: Job, *, acquisition_id: str) -> None:
+        """Write every field of ``job`` if leased by ``acquisition_id``; else ``LeaseLost``."""
+        with self._lock:
+            self.calls.append("save_if_held")
+            stored = self._jobs.get(job.id)
+            if stored is None or stored.acquisition_id != acquisition_id:
+                raise LeaseLost()
+            self._replace(stored, job)
+
+    async def save(self, job: Job) -> None:
+        """Write every field of ``job`` whoever holds it; raises ``JobNotFound``."""
+        with self._lock:
+            self.calls.append("save")
+            stored = self._jobs.get(job.id)
+            if stored is None:
+                raise JobNotFound()
+            self._replace(stored, job)
+
+    async def ready_states(self, *, now: datetime, lease_cutoff: datetime) -> frozenset[State]:
+        """The step states that have at least one eligible job."""
+        with self._lock:
+            self.calls.append("ready_states")
+            return frozenset(
+                job.state
+                for job in self._jobs.values()
+                if job.state in STEP_STATES and _eligible(job, now, lease_cutoff)
+            )
+
+    async def put_file(self, record: FileRecord) -> None:
+        """Insert the file record, or replace the one with the same id."""
+        with self._lock:
+            self.calls.append("put_file")
+            self._files[record.id] = record
+
+    async def get_file(self, file_id: str) -> FileRecord:
+        """The file record with this id; raises ``FileNotFound``."""
+        with self._lock:
+            self.calls.append("get_file")
+            try:
+                return self._files[file_id]
+            except KeyError:
+                raise FileNotFound() from None
+
+    async def delete_file(self, file_id: str) -> None:
+        """Remove the file record; nothing happens when it does not exist."""
+        with self._lock:
+            self.calls.append("delete_file")
+            self._files.pop(file_id, None)
+
+    async def list_jobs(
+        self, *, state: State | None = None, limit: int = 50, offset: int = 0
+    ) -> list[Job]:
+        """Jobs newest first (``created``, then ``id``, descending), optionally in one state."""
+        if limit < 0 or offset < 0:
+            raise ValueError("limit and offset must not be negative")
+        with self._lock:
+            self.calls.append("list_jobs")
+            jobs = [job for job in self._jobs.values() if state is None or job.state == state]
+        jobs.sort(key=lambda job: (job.created, job.id), reverse=True)
+        return jobs[offset : offset + limit]
+
+    async def count_by_state(self) -> dict[State, int]:
+        """How many jobs are in each state; states with none are left out."""
+        with self._lock:
+            self.calls.append("count_by_state")
+            return dict(Counter(job.state for job in self._jobs.values()))
+
+    async def close(self) -> None:
+        """Nothing to release; the jobs stay readable for tests that look afterwards."""
+        with self._lock:
+            self.calls.append("close")
+
+    def _replace(self, stored: Job, job: Job) -> None:
+        """Put ``job`` in place of ``stored`` (same id), keeping the dedup index right."""
+        if job.dedup_key != stored.dedup_key:
+            owner = None if job.dedup_key is None else self._dedup.get(job.dedup_key)
+            if owner is not None and owner != job.id:
+                raise Conflict
+            if stored.dedup_key is not None:
+                del self._dedup[stored.dedup_key]
+            if job.dedup_key is not None:
+                self._dedup[job.dedup_key] = job.id
+        self._jobs[job.id] = job
+
+
+def _eligible(job: Job, now: datetime, lease_cutoff: datetime) -> bool:
+    """SPEC §4.2: no delay in the future, and no lease taken or renewed after the cutoff."""
+    if job.delay_time is not None and job.delay_time > now:
+        return False
+    if job.acquisition_id is None:
+        return True
+    return job.acquire_time is not None and job.acquire_time <= lease_cutoff

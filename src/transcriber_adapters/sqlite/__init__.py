@@ -1,0 +1,26 @@
+"""The job repository on stdlib ``sqlite3``: one file, WAL, numbered migrations.
+
+``ACQUIRE_SQL`` and ``SAVE_IF_HELD_SQL`` are the exact statements the
+repository runs, exposed so a benchmark can run them on a bare connection.
+"""
+
+from transcriber_adapters.sqlite.repository import SqliteJobRepository
+from transcriber_adapters.sqlite.schema import connect, migrate, shipped_migrations
+from transcriber_adapters.sqlite.statements import (
+    ACQUIRE_SQL,
+    SAVE_IF_HELD_SQL,
+    job_params,
+)
+from transcriber_adapters.sqlite.times import from_db, to_db
+
+__all__ = [
+    "ACQUIRE_SQL",
+    "SAVE_IF_HELD_SQL",
+    "SqliteJobRepository",
+    "connect",
+    "from_db",
+    "job_params",
+    "migrate",
+    "shipped_migrations",
+    "to_db",
+]

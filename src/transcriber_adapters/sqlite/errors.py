@@ -1,0 +1,24 @@
+"""The one place where ``sqlite3`` exceptions become transcriber errors.
+
+::
+
+    sqlite3.IntegrityError  ->  Conflict               a record conflicts with a stored one
+    any other sqlite3.Error ->  RepositoryUnavailable  locked, I/O error, closed, corrupt
+
+``RepositoryUnavailable`` is a ``TransientError``: a step whose database
+call failed this way is retried after the retry pause like any other
+temporary failure.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from transcriber_core.errors import Conflict, RepositoryUnavailable
+
+
+def translate(error: sqlite3.Error) -> Exception:
+    """The transcriber error to raise instead of ``error``; the message is our own words."""
+    if isinstance(error, sqlite3.IntegrityError):
+        return Conflict()
+    return RepositoryUnavailable()

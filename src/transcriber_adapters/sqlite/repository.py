@@ -1,0 +1,372 @@
+"""``SqliteJobRepository``: the job repository on the stdlib ``sqlite3`` module.
+
+One thread owns the repository's one connection; async methods hand it a
+plain function and await the result, so the event loop never blocks on the
+database. A ``queue.SimpleQueue`` feeds the thread and
+``loop.call_soon_threadsafe`` answers: cheaper per call than an executor's
+chained futures, which matters at thousands of acquires a second.
+
+Several repositories, in several threads or processes, may share one file:
+WAL and ``busy_timeout`` serialise the writers, and every multi-statement
+write runs in ``BEGIN IMMEDIATE``.
+
+A call whose awaiting task is cancelled still runs to its end in the
+thread; a job acquired that way is simply leased to nobody until its lease
+expires, which is what leases are for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import queue
+import sqlite3
+import threading
+import weakref
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any, TypeVar
+
+import attrs
+
+from transcriber_adapters.sqlite.errors import translate
+from transcriber_adapters.sqlite.schema import DEFAULT_BUSY_TIMEOUT, connect, immediate, migrate
+from transcriber_adapters.sqlite.statements import (
+    ACQUIRE_SQL,
+    COUNT_BY_STATE_SQL,
+    DELETE_FILE_SQL,
+    GET_FILE_SQL,
+    GET_JOB_BY_DEDUP_SQL,
+    GET_JOB_SQL,
+    INSERT_JOB_SQL,
+    LIST_JOBS_IN_STATE_SQL,
+    LIST_JOBS_SQL,
+    PUT_FILE_SQL,
+    READY_STATES_SQL,
+    RENEW_SQL,
+    SAVE_IF_HELD_SQL,
+    SAVE_SQL,
+    file_from_row,
+    file_params,
+    job_from_row,
+    job_params,
+    state_of,
+)
+from transcriber_adapters.sqlite.times import to_db
+from transcriber_adapters.system import SystemClock
+from transcriber_core.entities import FileRecord, Job, State
+from transcriber_core.errors import FileNotFound, JobNotFound, LeaseLost, RepositoryUnavailable
+from transcriber_core.ports import Clock
+
+T = TypeVar("T")
+
+
+class SqliteJobRepository:
+    """Jobs and file records in one SQLite file; the queue of SPEC §4.
+
+    Make one with ``await SqliteJobRepository.open(path)``, which also brings
+    the schema up to date, and ``await close()`` it when done.
+
+    ``save_if_held`` and ``renew`` report a job that no longer exists as
+    ``LeaseLost``: the caller's lease is gone either way, and telling the two
+    apart would cost a second query on the hot path. ``save`` raises
+    ``JobNotFound``.
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str], *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT
+    ) -> None:
+        """Start the connection thread; use ``open``, which also migrates the schema."""
+        self._thread = _ConnectionThread(lambda: connect(path, busy_timeout=busy_timeout))
+        self._closed = False
+        #: Versions of the migrations this ``open`` applied; empty when the schema was current.
+        self.applied_migrations: tuple[int, ...] = ()
+        # A repository dropped without close() still ends its thread.
+        self._finalizer = weakref.finalize(self, self._thread.stop_soon)
+
+    @classmethod
+    async def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        clock: Clock | None = None,
+        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+    ) -> SqliteJobRepository:
+        """Open (creating if needed) the database at ``path`` and apply pending migrations."""
+        repo = cls(path, busy_timeout=busy_timeout)
+        now = (clock or SystemClock()).now()
+        try:
+            applied = await repo._call(_migrate, now)
+        except BaseException:
+            await repo.close()
+            raise
+        repo.applied_migrations = tuple(applied)
+        return repo
+
+    async def create(self, job: Job, files: Sequence[FileRecord] = ()) -> tuple[Job, bool]:
+        """Store a job and its files in one transaction, unless its dedup key is used."""
+        return await self._call(_create, job, tuple(files))
+
+    async def get(self, job_id: str) -> Job:
+        """The job with this id; raises ``JobNotFound``."""
+        return await self._call(_get, job_id)
+
+    async def acquire(
+        self, state: State, *, acquisition_id: str, now: datetime, lease_cutoff: datetime
+    ) -> Job | None:
+        """Lease the oldest eligible job in ``state`` with ``ACQUIRE_SQL``; None when no work.
+
+        A terminal ``state`` is refused with ``ValueError``: no job there may get a lease.
+        """
+        if state.is_terminal:
+            raise ValueError(f"jobs in the terminal state {state.value} are never acquired")
+        return await self._call(_acquire, state, acquisition_id, now, lease_cutoff)
+
+    async def renew(self, job_id: str, *, acquisition_id: str, now: datetime) -> None:
+        """Move the lease's ``acquire_time`` to ``now``; raises ``LeaseLost`` if not held."""
+        await self._call(_renew, job_id, acquisition_id, now)
+
+    async def save_if_held(self, job: Job, *, acquisition_id: str) -> None:
+        """Write every field of ``job`` with ``SAVE_IF_HELD_SQL``; ``LeaseLost`` if not held."""
+        await self._call(_save_if_held, job, acquisition_id)
+
+    async def save(self, job: Job) -> None:
+        """Write every field of ``job`` whoever holds it; raises ``JobNotFound``."""
+        await self._call(_save, job)
+
+    async def ready_states(self, *, now: datetime, lease_cutoff: datetime) -> frozenset[State]:
+        """The step states that have at least one eligible job, in one query."""
+        return await self._call(_ready_states, now, lease_cutoff)
+
+    async def put_file(self, record: FileRecord) -> None:
+        """Insert the file record, or replace the one with the same id."""
+        await self._call(_put_file, record)
+
+    async def get_file(self, file_id: str) -> FileRecord:
+        """The file record with this id; raises ``FileNotFound``."""
+        return await self._call(_get_file, file_id)
+
+    async def delete_file(self, file_id: str) -> None:
+        """Remove the file record; nothing happens when it does not exist."""
+        await self._call(_delete_file, file_id)
+
+    async def list_jobs(
+        self, *, state: State | None = None, limit: int = 50, offset: int = 0
+    ) -> list[Job]:
+        """Jobs newest first (``created``, then ``id``, descending), optionally in one state."""
+        if limit < 0 or offset < 0:
+            raise ValueError("limit and offset must not be negative")
+        return await self._call(_list_jobs, state, limit, offset)
+
+    async def count_by_state(self) -> dict[State, int]:
+        """How many jobs are in each state; states with none are left out."""
+        return await self._call(_count_by_state)
+
+    async def close(self) -> None:
+        """Close the connection and end its thread; later calls raise ``RepositoryUnavailable``."""
+        if self._closed:
+            return
+        self._closed = True
+        self._finalizer.detach()
+        await self._thread.stop()
+
+    def _call(self, operation: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+        if self._closed:
+            raise RepositoryUnavailable("the job repository is closed")
+        return self._thread.submit(operation, *args)
+
+
+# The operations below run on the connection thread; each takes the connection first.
+
+
+def _migrate(conn: sqlite3.Connection, now: datetime) -> list[int]:
+    return migrate(conn, now=now)
+
+
+def _create(conn: sqlite3.Connection, job: Job, files: tuple[FileRecord, ...]) -> tuple[Job, bool]:
+    params = job_params(job)
+    file_rows = [file_params(record) for record in files]
+    with immediate(conn):
+        if job.dedup_key is not None:
+            rows = conn.execute(GET_JOB_BY_DEDUP_SQL, {"dedup_key": job.dedup_key}).fetchall()
+            if rows:
+                return job_from_row(rows[0]), False
+        conn.execute(INSERT_JOB_SQL, params)
+        conn.executemany(PUT_FILE_SQL, file_rows)
+    return job, True
+
+
+def _get(conn: sqlite3.Connection, job_id: str) -> Job:
+    rows = conn.execute(GET_JOB_SQL, {"id": job_id}).fetchall()
+    if not rows:
+        raise JobNotFound()
+    return job_from_row(rows[0])
+
+
+def _acquire(
+    conn: sqlite3.Connection,
+    state: State,
+    acquisition_id: str,
+    now: datetime,
+    lease_cutoff: datetime,
+) -> Job | None:
+    params = {
+        "state": state.value,
+        "acquisition_id": acquisition_id,
+        "now": to_db(now),
+        "lease_cutoff": to_db(lease_cutoff),
+    }
+    # fetchall steps the statement to its end, which commits it: a half-read
+    # RETURNING cursor would keep the write lock.
+    rows = conn.execute(ACQUIRE_SQL, params).fetchall()
+    return job_from_row(rows[0]) if rows else None
+
+
+def _renew(conn: sqlite3.Connection, job_id: str, acquisition_id: str, now: datetime) -> None:
+    params = {"id": job_id, "acquisition_id": acquisition_id, "now": to_db(now)}
+    if conn.execute(RENEW_SQL, params).rowcount == 0:
+        raise LeaseLost()
+
+
+def _save_if_held(conn: sqlite3.Connection, job: Job, acquisition_id: str) -> None:
+    params = job_params(job)
+    params["held_by"] = acquisition_id
+    if conn.execute(SAVE_IF_HELD_SQL, params).rowcount == 0:
+        raise LeaseLost()
+
+
+def _save(conn: sqlite3.Connection, job: Job) -> None:
+    if conn.execute(SAVE_SQL, job_params(job)).rowcount == 0:
+        raise JobNotFound()
+
+
+def _ready_states(
+    conn: sqlite3.Connection, now: datetime, lease_cutoff: datetime
+) -> frozenset[State]:
+    params = {"now": to_db(now), "lease_cutoff": to_db(lease_cutoff)}
+    return frozenset(state_of(row[0]) for row in conn.execute(READY_STATES_SQL, params))
+
+
+def _put_file(conn: sqlite3.Connection, record: FileRecord) -> None:
+    conn.execute(PUT_FILE_SQL, file_params(record))
+
+
+def _get_file(conn: sqlite3.Connection, file_id: str) -> FileRecord:
+    rows = conn.execute(GET_FILE_SQL, {"id": file_id}).fetchall()
+    if not rows:
+        raise FileNotFound()
+    return file_from_row(rows[0])
+
+
+def _delete_file(conn: sqlite3.Connection, file_id: str) -> None:
+    conn.execute(DELETE_FILE_SQL, {"id": file_id})
+
+
+def _list_jobs(conn: sqlite3.Connection, state: State | None, limit: int, offset: int) -> list[Job]:
+    if state is None:
+        cursor = conn.execute(LIST_JOBS_SQL, {"limit": limit, "offset": offset})
+    else:
+        params = {"state": state.value, "limit": limit, "offset": offset}
+        cursor = conn.execute(LIST_JOBS_IN_STATE_SQL, params)
+    return [job_from_row(row) for row in cursor]
+
+
+def _count_by_state(conn: sqlite3.Connection) -> dict[State, int]:
+    return {state_of(state): count for state, count in conn.execute(COUNT_BY_STATE_SQL)}
+
+
+@attrs.frozen
+class _Request:
+    operation: Callable[..., Any]
+    args: tuple[Any, ...]
+    loop: asyncio.AbstractEventLoop
+    future: asyncio.Future[Any]
+
+
+@attrs.frozen
+class _Stop:
+    #: Who to tell when the connection is closed; None when nobody waits.
+    loop: asyncio.AbstractEventLoop | None = None
+    future: asyncio.Future[None] | None = None
+
+
+class _ConnectionThread:
+    """One thread that owns one connection and runs functions on it for asyncio callers.
+
+    The connection is opened by the first request, in the thread, so a
+    failure to open reaches the caller of that request.
+    """
+
+    def __init__(self, connect: Callable[[], sqlite3.Connection]) -> None:
+        self._connect = connect
+        self._requests: queue.SimpleQueue[_Request | _Stop] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._serve, name="transcriber-sqlite", daemon=True)
+        self._thread.start()
+
+    def submit(self, operation: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+        """Run ``operation(connection, *args)`` in the thread; its result or error, awaitable."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        self._requests.put(_Request(operation, args, loop, future))
+        return future
+
+    async def stop(self) -> None:
+        """Serve the requests already queued, close the connection, end the thread."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        self._requests.put(_Stop(loop, future))
+        await future
+
+    def stop_soon(self) -> None:
+        """Ask the thread to close and end without waiting (for garbage collection)."""
+        self._requests.put(_Stop())
+
+    def _serve(self) -> None:
+        conn: sqlite3.Connection | None = None
+        try:
+            while True:
+                request = self._requests.get()
+                if isinstance(request, _Stop):
+                    if conn is not None:
+                        conn.close()
+                        conn = None
+                    if request.loop is not None and request.future is not None:
+                        _answer(request.loop, request.future, None, None)
+                    return
+                try:
+                    if conn is None:
+                        conn = self._connect()
+                    result = request.operation(conn, *request.args)
+                except sqlite3.Error as exc:
+                    error = translate(exc)
+                    error.__cause__ = exc
+                    _answer(request.loop, request.future, None, error)
+                except Exception as exc:  # noqa: BLE001 - handed to the awaiting caller
+                    _answer(request.loop, request.future, None, exc)
+                else:
+                    _answer(request.loop, request.future, result, None)
+        finally:
+            if conn is not None:
+                conn.close()
+
+
+def _answer(
+    loop: asyncio.AbstractEventLoop,
+    future: asyncio.Future[Any],
+    result: Any,
+    error: BaseException | None,
+) -> None:
+    try:
+        loop.call_soon_threadsafe(_settle, future, result, error)
+    except RuntimeError:
+        # The caller's event loop is closed; nobody is left to tell.
+        return
+
+
+def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+    if future.cancelled():
+        return
+    if error is None:
+        future.set_result(result)
+    else:
+        future.set_exception(error)

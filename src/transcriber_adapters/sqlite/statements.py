@@ -1,0 +1,275 @@
+"""The SQL of the job repository and the mapping between rows and records.
+
+The statements are plain module constants with named parameters, so a
+benchmark can run exactly the same statements on a bare ``sqlite3``
+connection. Every time parameter is made by ``times.to_db``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from transcriber_adapters.sqlite.times import from_db, to_db
+from transcriber_core.entities import (
+    STEP_STATES,
+    FileRecord,
+    Job,
+    Location,
+    Origin,
+    OriginKind,
+    State,
+    Word,
+)
+
+#: Columns of ``jobs`` in the order every statement selects or returns them.
+JOB_COLUMNS: tuple[str, ...] = (
+    "id",
+    "state",
+    "origin_kind",
+    "origin_chat_id",
+    "origin_message_id",
+    "source_file_id",
+    "converted_file_id",
+    "storage_file_id",
+    "operation_id",
+    "duration",
+    "text",
+    "words",
+    "error",
+    "attempts",
+    "acquisition_id",
+    "acquire_time",
+    "delay_time",
+    "dedup_key",
+    "created",
+    "updated",
+)
+_JOB_LIST = ", ".join(JOB_COLUMNS)
+_JOB_ASSIGN = ", ".join(f"{column} = :{column}" for column in JOB_COLUMNS if column != "id")
+
+#: Columns of ``files`` in the order every statement selects them.
+FILE_COLUMNS: tuple[str, ...] = ("id", "location", "object_key", "size", "extension", "created")
+_FILE_LIST = ", ".join(FILE_COLUMNS)
+
+#: Eligibility of a job row (SPEC §4.2); binds ``:now`` and ``:lease_cutoff``.
+_ELIGIBLE = (
+    "(delay_time IS NULL OR delay_time <= :now)"
+    " AND (acquisition_id IS NULL OR acquire_time <= :lease_cutoff)"
+)
+
+#: Lease the oldest eligible job of ``:state`` in one statement (SPEC §4.1).
+#: Parameters: ``state``, ``acquisition_id``, ``now``, ``lease_cutoff``.
+#:
+#: An UPDATE takes SQLite's write lock before it reads anything, so the
+#: subselect always sees the latest committed queue and no other writer,
+#: thread or process, can commit between the choice and the update.
+#: Repeating the eligibility test in the outer WHERE would add nothing: it
+#: would read the same snapshot as the subselect.
+ACQUIRE_SQL = (
+    "UPDATE jobs"
+    " SET acquisition_id = :acquisition_id, acquire_time = :now,"
+    " attempts = attempts + 1, updated = :now"
+    " WHERE id = ("
+    f"SELECT id FROM jobs WHERE state = :state AND {_ELIGIBLE}"
+    " ORDER BY created, id LIMIT 1"
+    f") RETURNING {_JOB_LIST}"
+)
+
+#: Write every field of a job still leased by ``:held_by``; parameters: every
+#: column of ``JOB_COLUMNS`` (from ``job_params``) and ``held_by``.
+SAVE_IF_HELD_SQL = f"UPDATE jobs SET {_JOB_ASSIGN} WHERE id = :id AND acquisition_id = :held_by"
+
+#: Write every field of a job whoever holds it; parameters: ``job_params``.
+SAVE_SQL = f"UPDATE jobs SET {_JOB_ASSIGN} WHERE id = :id"
+
+#: Move a held lease; parameters: ``id``, ``acquisition_id``, ``now``.
+RENEW_SQL = (
+    "UPDATE jobs SET acquire_time = :now WHERE id = :id AND acquisition_id = :acquisition_id"
+)
+
+#: Insert a new job; parameters: ``job_params``.
+INSERT_JOB_SQL = (
+    f"INSERT INTO jobs ({_JOB_LIST}) VALUES ({', '.join(f':{c}' for c in JOB_COLUMNS)})"
+)
+
+#: One job by id; parameter: ``id``.
+GET_JOB_SQL = f"SELECT {_JOB_LIST} FROM jobs WHERE id = :id"
+
+#: The job that first used a dedup key; parameter: ``dedup_key``.
+GET_JOB_BY_DEDUP_SQL = f"SELECT {_JOB_LIST} FROM jobs WHERE dedup_key = :dedup_key"
+
+#: Does a job with this id exist; parameter: ``id``.
+JOB_EXISTS_SQL = "SELECT 1 FROM jobs WHERE id = :id"
+
+#: The step states with an eligible job, in one query; parameters: ``now``, ``lease_cutoff``.
+#: Each EXISTS stops at the first eligible job of its state in the queue index.
+READY_STATES_SQL = (
+    "WITH steps(state) AS (VALUES "
+    + ", ".join(f"('{state.value}')" for state in STEP_STATES)
+    + ") SELECT state FROM steps WHERE EXISTS ("
+    f"SELECT 1 FROM jobs WHERE jobs.state = steps.state AND {_ELIGIBLE})"
+)
+
+#: Jobs newest first; parameters: ``limit``, ``offset``.
+LIST_JOBS_SQL = (
+    f"SELECT {_JOB_LIST} FROM jobs ORDER BY created DESC, id DESC LIMIT :limit OFFSET :offset"
+)
+
+#: Jobs of one state newest first; parameters: ``state``, ``limit``, ``offset``.
+LIST_JOBS_IN_STATE_SQL = (
+    f"SELECT {_JOB_LIST} FROM jobs WHERE state = :state"
+    " ORDER BY created DESC, id DESC LIMIT :limit OFFSET :offset"
+)
+
+#: Jobs per state.
+COUNT_BY_STATE_SQL = "SELECT state, count(*) FROM jobs GROUP BY state"
+
+#: Insert a file record or replace the one with its id; parameters: ``file_params``.
+PUT_FILE_SQL = (
+    f"INSERT INTO files ({_FILE_LIST}) VALUES ({', '.join(f':{c}' for c in FILE_COLUMNS)})"
+    " ON CONFLICT (id) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in FILE_COLUMNS if c != "id")
+)
+
+#: One file record by id; parameter: ``id``.
+GET_FILE_SQL = f"SELECT {_FILE_LIST} FROM files WHERE id = :id"
+
+#: Remove a file record; parameter: ``id``.
+DELETE_FILE_SQL = "DELETE FROM files WHERE id = :id"
+
+_STATES = {state.value: state for state in State}
+_ORIGIN_KINDS = {kind.value: kind for kind in OriginKind}
+_LOCATIONS = {location.value: location for location in Location}
+_HTTP = Origin.http()
+_NO_WORDS = "[]"
+
+
+def job_params(job: Job) -> dict[str, Any]:
+    """The named parameters of every ``jobs`` column for ``job``."""
+    origin = job.origin
+    acquire_time = job.acquire_time
+    delay_time = job.delay_time
+    return {
+        "id": job.id,
+        "state": job.state.value,
+        "origin_kind": origin.kind.value,
+        "origin_chat_id": origin.chat_id,
+        "origin_message_id": origin.message_id,
+        "source_file_id": job.source_file_id,
+        "converted_file_id": job.converted_file_id,
+        "storage_file_id": job.storage_file_id,
+        "operation_id": job.operation_id,
+        "duration": job.duration,
+        "text": job.text,
+        "words": _words_to_db(job.words),
+        "error": job.error,
+        "attempts": job.attempts,
+        "acquisition_id": job.acquisition_id,
+        "acquire_time": None if acquire_time is None else to_db(acquire_time),
+        "delay_time": None if delay_time is None else to_db(delay_time),
+        "dedup_key": job.dedup_key,
+        "created": to_db(job.created),
+        "updated": to_db(job.updated),
+    }
+
+
+def job_from_row(row: Sequence[Any]) -> Job:
+    """The job of a row selected as ``JOB_COLUMNS``."""
+    (
+        id_,
+        state,
+        origin_kind,
+        origin_chat_id,
+        origin_message_id,
+        source_file_id,
+        converted_file_id,
+        storage_file_id,
+        operation_id,
+        duration,
+        text,
+        words,
+        error,
+        attempts,
+        acquisition_id,
+        acquire_time,
+        delay_time,
+        dedup_key,
+        created,
+        updated,
+    ) = row
+    if origin_kind == "http" and origin_chat_id is None and origin_message_id is None:
+        origin = _HTTP
+    else:
+        origin = Origin(
+            kind=_ORIGIN_KINDS[origin_kind], chat_id=origin_chat_id, message_id=origin_message_id
+        )
+    return Job(
+        id=id_,
+        state=_STATES[state],
+        origin=origin,
+        source_file_id=source_file_id,
+        converted_file_id=converted_file_id,
+        storage_file_id=storage_file_id,
+        operation_id=operation_id,
+        duration=duration,
+        text=text,
+        words=_words_from_db(words),
+        error=error,
+        attempts=attempts,
+        acquisition_id=acquisition_id,
+        acquire_time=None if acquire_time is None else from_db(acquire_time),
+        delay_time=None if delay_time is None else from_db(delay_time),
+        dedup_key=dedup_key,
+        created=from_db(created),
+        updated=from_db(updated),
+    )
+
+
+def file_params(record: FileRecord) -> dict[str, Any]:
+    """The named parameters of every ``files`` column for ``record``."""
+    return {
+        "id": record.id,
+        "location": record.location.value,
+        "object_key": record.object_key,
+        "size": record.size,
+        "extension": record.extension,
+        "created": to_db(record.created),
+    }
+
+
+def file_from_row(row: Sequence[Any]) -> FileRecord:
+    """The file record of a row selected as ``FILE_COLUMNS``."""
+    id_, location, object_key, size, extension, created = row
+    return FileRecord(
+        id=id_,
+        location=_LOCATIONS[location],
+        object_key=object_key,
+        size=size,
+        extension=extension,
+        created=from_db(created),
+    )
+
+
+def state_of(value: str) -> State:
+    """The state stored as ``value``."""
+    return _STATES[value]
+
+
+def _words_to_db(words: tuple[Word, ...]) -> str:
+    if not words:
+        return _NO_WORDS
+    return json.dumps(
+        [{"text": word.text, "start": word.start, "end": word.end} for word in words],
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+
+
+def _words_from_db(value: str) -> tuple[Word, ...]:
+    if value == _NO_WORDS:
+        return ()
+    return tuple(
+        Word(text=item["text"], start=item["start"], end=item["end"]) for item in json.loads(value)
+    )

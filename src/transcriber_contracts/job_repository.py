@@ -1,0 +1,622 @@
+"""The contract every JobRepository adapter passes: records, dedup, and the queue of SPEC §4.
+
+Use it from your own tests::
+
+    class TestMyRepository(JobRepositoryContract):
+        @pytest.fixture
+        async def repo(self, tmp_path):
+            repo = await MyRepository.open(tmp_path / "jobs.db")
+            yield repo
+            await repo.close()
+
+The fixture must yield a fresh, empty repository (under pytest-asyncio's
+strict mode, decorate it with ``pytest_asyncio.fixture``). Every time the
+suite passes is timezone-aware and fixed; nothing reads the clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from datetime import UTC, datetime, timedelta, timezone
+
+import attrs
+import pytest
+
+from transcriber_core.entities import (
+    TERMINAL_STATES,
+    FileRecord,
+    Job,
+    Location,
+    Origin,
+    State,
+    Word,
+)
+from transcriber_core.errors import Conflict, FileNotFound, JobNotFound, LeaseLost
+from transcriber_core.ports import JobRepository
+from transcriber_core.transitions import Actor, transition
+
+#: When the suite's jobs are created; odd microseconds catch any lost precision.
+T0 = datetime(2026, 3, 1, 12, 0, 0, 123457, tzinfo=UTC)
+#: When the suite's workers ask for work.
+NOW = T0 + timedelta(minutes=10)
+#: The lease the suite's workers use.
+LEASE = timedelta(minutes=2)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+def new_id(prefix: str = "") -> str:
+    """A fresh id as unguessable as a real one, with an optional prefix to fix its order."""
+    return f"{prefix}{secrets.token_urlsafe(16)}"
+
+
+def make_job(*, created: datetime = T0, state: State = State.CONVERT, **changes: object) -> Job:
+    """A new job from HTTP in ``state``, created and updated at ``created``."""
+    fields: dict[str, object] = {
+        "id": new_id(),
+        "state": state,
+        "origin": Origin.http(),
+        "source_file_id": new_id(),
+        "created": created,
+        "updated": created,
+    }
+    fields.update(changes)
+    return Job(**fields)  # type: ignore[arg-type]
+
+
+def make_file(*, created: datetime = T0, **changes: object) -> FileRecord:
+    """A local file record."""
+    fields: dict[str, object] = {
+        "id": new_id(),
+        "location": Location.LOCAL,
+        "size": 1234,
+        "extension": ".mp3",
+        "created": created,
+    }
+    fields.update(changes)
+    return FileRecord(**fields)  # type: ignore[arg-type]
+
+
+async def acquire(
+    repo: JobRepository,
+    state: State = State.CONVERT,
+    *,
+    now: datetime = NOW,
+    acquisition_id: str | None = None,
+) -> Job | None:
+    """Ask for work the way a worker does: ``now`` and a cutoff one lease earlier."""
+    return await repo.acquire(
+        state,
+        acquisition_id=acquisition_id or new_id("lease-"),
+        now=now,
+        lease_cutoff=now - LEASE,
+    )
+
+
+async def stored(repo: JobRepository, *jobs: Job) -> list[Job]:
+    """Create each job and return them."""
+    for job in jobs:
+        await repo.create(job)
+    return list(jobs)
+
+
+class JobRepositoryContract:
+    """Subclass and provide an async fixture ``repo`` yielding a fresh, empty ``JobRepository``."""
+
+    # -- create and get ------------------------------------------------------
+
+    async def test_create_returns_the_job_as_new(self, repo: JobRepository) -> None:
+        """A first create reports the job as new; a broken flag would drop the sender's reply."""
+        job = make_job()
+        assert await repo.create(job) == (job, True)
+
+    async def test_every_field_roundtrips(self, repo: JobRepository) -> None:
+        """Every field, words, origin and microsecond times included, comes back as written."""
+        job = Job(
+            id=new_id(),
+            state=State.CHECK,
+            origin=Origin.telegram(-1001234567890, 987654),
+            source_file_id=new_id(),
+            converted_file_id=new_id(),
+            storage_file_id=new_id(),
+            operation_id="op-" + new_id(),
+            duration=3723.456789,
+            text="Привет, мир — «hello» 🎙",
+            words=(
+                Word(text="Привет", start=0.0, end=0.879999999),
+                Word(text="мир", start=0.88, end=1.5),
+            ),
+            error="the recognizer did not answer",
+            attempts=3,
+            acquisition_id=new_id(),
+            acquire_time=T0 + timedelta(seconds=5, microseconds=1),
+            delay_time=T0 + timedelta(seconds=10, microseconds=999999),
+            dedup_key="tg:42:AgADxyz",
+            created=T0,
+            updated=T0 + timedelta(microseconds=7),
+        )
+        await repo.create(job)
+        assert await repo.get(job.id) == job
+
+    async def test_minimal_job_roundtrips(self, repo: JobRepository) -> None:
+        """A job with every optional field empty comes back with them empty, not as zero or ''."""
+        job = Job(id=new_id(), state=State.CONVERT, origin=Origin.http(), created=T0, updated=T0)
+        await repo.create(job)
+        assert await repo.get(job.id) == job
+
+    async def test_times_keep_their_instant_in_any_timezone(self, repo: JobRepository) -> None:
+        """A time given with another UTC offset is the same instant, in storage and in order."""
+        plus_three = timezone(timedelta(hours=3))
+        # 11:00+03:00 is 08:00 UTC: older than the UTC job although its wall clock reads later.
+        early = make_job(created=datetime(2026, 3, 1, 11, 0, tzinfo=plus_three))
+        late = make_job(created=datetime(2026, 3, 1, 9, 0, tzinfo=UTC))
+        await stored(repo, late, early)
+        assert (await repo.get(early.id)).created == early.created
+        first = await acquire(repo)
+        assert first is not None
+        assert first.id == early.id
+
+    async def test_get_unknown_raises_job_not_found(self, repo: JobRepository) -> None:
+        """An unknown id is the core's JobNotFound, which the API turns into 404."""
+        with pytest.raises(JobNotFound):
+            await repo.get(new_id())
+
+    async def test_dedup_key_returns_the_first_job(self, repo: JobRepository) -> None:
+        """A retried intake with the same dedup key gets the first job back, marked not new."""
+        first = make_job(dedup_key="idem-1")
+        await repo.create(first)
+        again = make_job(dedup_key="idem-1", created=T0 + timedelta(seconds=1))
+        assert await repo.create(again) == (first, False)
+
+    async def test_dedup_duplicate_stores_nothing(self, repo: JobRepository) -> None:
+        """A duplicate stores neither its job nor its file records."""
+        first = make_job(dedup_key="idem-2")
+        await repo.create(first, [make_file(id=first.source_file_id)])
+        again = make_job(dedup_key="idem-2")
+        again_file = make_file(id=again.source_file_id)
+        await repo.create(again, [again_file])
+        with pytest.raises(JobNotFound):
+            await repo.get(again.id)
+        with pytest.raises(FileNotFound):
+            await repo.get_file(again_file.id)
+        assert await repo.count_by_state() == {State.CONVERT: 1}
+
+    async def test_jobs_without_dedup_key_never_collide(self, repo: JobRepository) -> None:
+        """Two jobs without a dedup key are two jobs; a missing key is not a shared key."""
+        first, second = make_job(), make_job()
+        assert await repo.create(first) == (first, True)
+        assert await repo.create(second) == (second, True)
+        assert await repo.count_by_state() == {State.CONVERT: 2}
+
+    async def test_create_stores_its_files(self, repo: JobRepository) -> None:
+        """The file records given to create are stored with the job."""
+        source = make_file()
+        extra = make_file(extension=".ogg")
+        job = make_job(source_file_id=source.id)
+        await repo.create(job, [source, extra])
+        assert await repo.get_file(source.id) == source
+        assert await repo.get_file(extra.id) == extra
+
+    async def test_create_with_a_used_id_is_refused(self, repo: JobRepository) -> None:
+        """A second job with a stored id raises Conflict and leaves the first untouched."""
+        first = make_job()
+        await repo.create(first)
+        with pytest.raises(Conflict):
+            await repo.create(attrs.evolve(first, text="impostor"))
+        assert await repo.get(first.id) == first
+
+    # -- file records --------------------------------------------------------
+
+    async def test_file_record_roundtrips(self, repo: JobRepository) -> None:
+        """Every field of a file record, object key and microseconds included, comes back."""
+        record = make_file(
+            location=Location.S3,
+            object_key="transcriber/abc.ogg",
+            size=8 * 1024**3,
+            extension=".ogg",
+            created=T0 + timedelta(microseconds=3),
+        )
+        await repo.put_file(record)
+        assert await repo.get_file(record.id) == record
+
+    async def test_put_file_replaces(self, repo: JobRepository) -> None:
+        """Putting a record with a stored id replaces it: a retried step leaves one record."""
+        record = make_file()
+        await repo.put_file(record)
+        replaced = attrs.evolve(record, size=99, created=T0 + timedelta(seconds=1))
+        await repo.put_file(replaced)
+        assert await repo.get_file(record.id) == replaced
+
+    async def test_get_file_unknown_raises_file_not_found(self, repo: JobRepository) -> None:
+        """An unknown file id is the core's FileNotFound, which a step turns into a failed job."""
+        with pytest.raises(FileNotFound):
+            await repo.get_file(new_id())
+
+    async def test_delete_file_removes_it(self, repo: JobRepository) -> None:
+        """A deleted record is gone."""
+        record = make_file()
+        await repo.put_file(record)
+        await repo.delete_file(record.id)
+        with pytest.raises(FileNotFound):
+            await repo.get_file(record.id)
+
+    async def test_delete_file_is_idempotent(self, repo: JobRepository) -> None:
+        """Deleting a missing record is quiet, so a retried cleanup cannot fail."""
+        record = make_file()
+        await repo.put_file(record)
+        await repo.delete_file(record.id)
+        await repo.delete_file(record.id)
+        await repo.delete_file(new_id())
+
+    # -- acquire -------------------------------------------------------------
+
+    async def test_acquire_without_work_is_none(self, repo: JobRepository) -> None:
+        """No work is None, not an error: an idle worker must not look like a broken one."""
+        assert await acquire(repo) is None
+
+    async def test_acquire_leases_the_job(self, repo: JobRepository) -> None:
+        """Acquire sets the holder, acquire_time and updated to now, and counts the attempt."""
+        job = make_job()
+        await repo.create(job)
+        leased = await acquire(repo, acquisition_id="lease-1")
+        expected = attrs.evolve(
+            job, acquisition_id="lease-1", acquire_time=NOW, updated=NOW, attempts=1
+        )
+        assert leased == expected
+        assert await repo.get(job.id) == expected
+
+    async def test_acquire_takes_the_oldest_first(self, repo: JobRepository) -> None:
+        """Jobs come out in created order, whatever the insertion order."""
+        young = make_job(created=T0 + timedelta(microseconds=1))
+        old = make_job(created=T0)
+        await stored(repo, young, old)
+        first, second = await acquire(repo), await acquire(repo)
+        assert first is not None
+        assert second is not None
+        assert [first.id, second.id] == [old.id, young.id]
+        assert await acquire(repo) is None
+
+    async def test_acquire_breaks_ties_by_id(self, repo: JobRepository) -> None:
+        """Jobs created at the same instant come out in id order: the queue is deterministic."""
+        b = make_job(id=new_id("b-"))
+        a = make_job(id=new_id("a-"))
+        await stored(repo, b, a)
+        first = await acquire(repo)
+        assert first is not None
+        assert first.id == a.id
+
+    async def test_future_delay_is_not_eligible(self, repo: JobRepository) -> None:
+        """A job delayed past now stays in the queue untouched."""
+        job = make_job(delay_time=NOW + _MICROSECOND)
+        await repo.create(job)
+        assert await acquire(repo) is None
+        assert await repo.get(job.id) == job
+
+    async def test_past_delay_is_eligible(self, repo: JobRepository) -> None:
+        """A job whose delay has passed is handed out."""
+        await repo.create(make_job(delay_time=NOW - _MICROSECOND))
+        assert await acquire(repo) is not None
+
+    async def test_delay_ending_exactly_now_is_eligible(self, repo: JobRepository) -> None:
+        """'Not before' includes the instant itself."""
+        await repo.create(make_job(delay_time=NOW))
+        assert await acquire(repo) is not None
+
+    async def test_live_lease_is_not_eligible(self, repo: JobRepository) -> None:
+        """A leased job is not handed to a second worker while its lease lives."""
+        await repo.create(make_job())
+        assert await acquire(repo) is not None
+        assert await acquire(repo, now=NOW + LEASE - _MICROSECOND) is None
+
+    async def test_expired_lease_is_eligible(self, repo: JobRepository) -> None:
+        """A job abandoned mid-step is handed out again once its lease expired (SPEC §4.3)."""
+        job = make_job()
+        await repo.create(job)
+        await acquire(repo, acquisition_id="lease-dead")
+        later = NOW + LEASE + timedelta(seconds=1)
+        again = await acquire(repo, now=later, acquisition_id="lease-new")
+        assert again is not None
+        assert again.id == job.id
+        assert (again.acquisition_id, again.acquire_time, again.attempts) == ("lease-new", later, 2)
+
+    async def test_lease_taken_at_the_cutoff_has_expired(self, repo: JobRepository) -> None:
+        """acquire_time exactly at the cutoff counts as expired, as the port says."""
+        await repo.create(make_job())
+        await acquire(repo)
+        assert await acquire(repo, now=NOW + LEASE) is not None
+
+    async def test_lease_taken_after_the_cutoff_lives(self, repo: JobRepository) -> None:
+        """One microsecond after the cutoff the lease still holds: no precision is lost."""
+        await repo.create(make_job())
+        await acquire(repo, now=NOW + _MICROSECOND)
+        assert await acquire(repo, now=NOW + LEASE) is None
+
+    async def test_attempts_grow_at_every_acquire(self, repo: JobRepository) -> None:
+        """Every acquire counts, so a job that kills its worker still reaches the limit."""
+        await repo.create(make_job())
+        now = NOW
+        attempts = []
+        for _ in range(3):
+            leased = await acquire(repo, now=now)
+            assert leased is not None
+            attempts.append(leased.attempts)
+            now += LEASE
+        assert attempts == [1, 2, 3]
+
+    async def test_acquire_ignores_other_states(self, repo: JobRepository) -> None:
+        """A worker of one step never gets a job of another."""
+        job = make_job(state=State.RECOGNIZE)
+        await repo.create(job)
+        assert await acquire(repo, State.CONVERT) is None
+        assert await acquire(repo, State.CHECK) is None
+        leased = await acquire(repo, State.RECOGNIZE)
+        assert leased is not None
+        assert leased.id == job.id
+
+    @pytest.mark.parametrize("state", sorted(TERMINAL_STATES))
+    async def test_terminal_jobs_are_never_acquired(
+        self, repo: JobRepository, state: State
+    ) -> None:
+        """Asking for a terminal state is refused: a done, failed or dead job never gets a lease."""
+        job = make_job(state=state)
+        await repo.create(job)
+        with pytest.raises(ValueError, match="terminal"):
+            await acquire(repo, state)
+        assert await repo.get(job.id) == job
+
+    async def test_acquire_skips_an_ineligible_oldest_job(self, repo: JobRepository) -> None:
+        """A delayed job at the head of the queue does not block the ones behind it."""
+        delayed = make_job(created=T0, delay_time=NOW + timedelta(hours=1))
+        ready = make_job(created=T0 + timedelta(seconds=1))
+        await stored(repo, delayed, ready)
+        leased = await acquire(repo)
+        assert leased is not None
+        assert leased.id == ready.id
+
+    async def test_concurrent_acquires_have_one_winner(self, repo: JobRepository) -> None:
+        """Three acquirers racing for one job: exactly one gets it, and it counts one attempt."""
+        job = make_job()
+        await repo.create(job)
+        ids = [new_id(f"lease-{n}-") for n in range(3)]
+        results = await asyncio.gather(*(acquire(repo, acquisition_id=i) for i in ids))
+        winners = [result for result in results if result is not None]
+        assert len(winners) == 1
+        stored_job = await repo.get(job.id)
+        assert stored_job.acquisition_id == winners[0].acquisition_id
+        assert stored_job.attempts == 1
+
+    # -- renew ---------------------------------------------------------------
+
+    async def test_renew_moves_the_lease(self, repo: JobRepository) -> None:
+        """A renewed lease outlives the original one: a slow step keeps its job."""
+        job = make_job()
+        await repo.create(job)
+        await acquire(repo, acquisition_id="lease-1")
+        renewed_at = NOW + timedelta(seconds=90)
+        await repo.renew(job.id, acquisition_id="lease-1", now=renewed_at)
+        assert (await repo.get(job.id)).acquire_time == renewed_at
+        assert await acquire(repo, now=NOW + LEASE + timedelta(seconds=1)) is None
+        assert await acquire(repo, now=renewed_at + LEASE) is not None
+
+    async def test_renew_with_another_id_is_lease_lost(self, repo: JobRepository) -> None:
+        """Renewing someone else's lease raises LeaseLost and moves nothing."""
+        job = make_job()
+        await repo.create(job)
+        await acquire(repo, acquisition_id="lease-1")
+        with pytest.raises(LeaseLost):
+            await repo.renew(job.id, acquisition_id="lease-2", now=NOW + timedelta(seconds=30))
+        assert (await repo.get(job.id)).acquire_time == NOW
+
+    async def test_renew_after_the_lease_passed_on_is_lease_lost(self, repo: JobRepository) -> None:
+        """The first holder's renewal fails once another worker took the expired lease."""
+        job = make_job()
+        await repo.create(job)
+        await acquire(repo, acquisition_id="lease-1")
+        await acquire(repo, now=NOW + LEASE, acquisition_id="lease-2")
+        with pytest.raises(LeaseLost):
+            await repo.renew(job.id, acquisition_id="lease-1", now=NOW + LEASE)
+
+    async def test_renew_unknown_job_is_lease_lost(self, repo: JobRepository) -> None:
+        """A job that no longer exists cannot be held."""
+        with pytest.raises(LeaseLost):
+            await repo.renew(new_id(), acquisition_id="lease-1", now=NOW)
+
+    # -- save_if_held --------------------------------------------------------
+
+    async def test_save_if_held_writes_every_field(self, repo: JobRepository) -> None:
+        """The holder's save writes every field of the job, the released lease included."""
+        job = make_job()
+        await repo.create(job)
+        leased = await acquire(repo, acquisition_id="lease-1")
+        assert leased is not None
+        later = NOW + timedelta(seconds=3, microseconds=5)
+        result = transition(
+            leased,
+            State.RECOGNIZE,
+            now=later,
+            converted_file_id=new_id(),
+            duration=61.25,
+            text="partial",
+            words=(Word(text="a", start=0.5, end=0.75),),
+            operation_id="op-1",
+        )
+        await repo.save_if_held(result, acquisition_id="lease-1")
+        assert await repo.get(job.id) == result
+
+    async def test_save_if_held_by_another_writes_nothing(self, repo: JobRepository) -> None:
+        """A save with the wrong acquisition id raises LeaseLost and leaves the job as it was."""
+        await repo.create(make_job())
+        leased = await acquire(repo, acquisition_id="lease-1")
+        assert leased is not None
+        result = transition(leased, State.RECOGNIZE, now=NOW, duration=1.0)
+        with pytest.raises(LeaseLost):
+            await repo.save_if_held(result, acquisition_id="lease-2")
+        assert await repo.get(leased.id) == leased
+
+    async def test_save_after_the_lease_passed_on_is_fenced(self, repo: JobRepository) -> None:
+        """A worker whose expired lease was taken cannot write; the new holder can (SPEC §4.4)."""
+        await repo.create(make_job())
+        old = await acquire(repo, acquisition_id="lease-old")
+        assert old is not None
+        new = await acquire(repo, now=NOW + LEASE, acquisition_id="lease-new")
+        assert new is not None
+        with pytest.raises(LeaseLost):
+            await repo.save_if_held(
+                transition(old, State.RECOGNIZE, now=NOW + LEASE), acquisition_id="lease-old"
+            )
+        assert await repo.get(new.id) == new
+        done = transition(new, State.RECOGNIZE, now=NOW + LEASE)
+        await repo.save_if_held(done, acquisition_id="lease-new")
+        assert await repo.get(new.id) == done
+
+    async def test_save_if_held_on_an_unleased_job_is_lease_lost(self, repo: JobRepository) -> None:
+        """A job nobody holds cannot be saved as held, whatever id is claimed."""
+        job = make_job()
+        await repo.create(job)
+        with pytest.raises(LeaseLost):
+            await repo.save_if_held(attrs.evolve(job, text="x"), acquisition_id="lease-1")
+        assert await repo.get(job.id) == job
+
+    async def test_save_if_held_unknown_job_is_lease_lost(self, repo: JobRepository) -> None:
+        """Saving a job that no longer exists is LeaseLost, and creates nothing."""
+        job = make_job(acquisition_id="lease-1", acquire_time=NOW)
+        with pytest.raises(LeaseLost):
+            await repo.save_if_held(job, acquisition_id="lease-1")
+        with pytest.raises(JobNotFound):
+            await repo.get(job.id)
+
+    # -- save ------------------------------------------------------------------
+
+    async def test_owner_save_overwrites_and_clears_the_lease(self, repo: JobRepository) -> None:
+        """An owner's edit wins over a running step: the step's lease is gone and so is its save."""
+        job = make_job()
+        await repo.create(job)
+        leased = await acquire(repo, acquisition_id="lease-1")
+        assert leased is not None
+        edited = transition(leased, State.CONVERT, now=NOW, actor=Actor.OWNER)
+        await repo.save(edited)
+        assert await repo.get(job.id) == edited
+        with pytest.raises(LeaseLost):
+            await repo.save_if_held(
+                transition(leased, State.RECOGNIZE, now=NOW), acquisition_id="lease-1"
+            )
+        again = await acquire(repo)
+        assert again is not None
+        assert again.attempts == 1
+
+    async def test_save_unknown_job_raises_job_not_found(self, repo: JobRepository) -> None:
+        """An owner's edit of a job that is gone is JobNotFound, and creates nothing."""
+        job = make_job()
+        with pytest.raises(JobNotFound):
+            await repo.save(job)
+        with pytest.raises(JobNotFound):
+            await repo.get(job.id)
+
+    # -- the pipeline's saves and the queue ------------------------------------
+
+    async def test_retry_delay_hides_the_job_until_due(self, repo: JobRepository) -> None:
+        """A failed attempt's retry pause hides the job from the queue, then it is handed out."""
+        await repo.create(make_job())
+        leased = await acquire(repo, acquisition_id="lease-1")
+        assert leased is not None
+        due = NOW + timedelta(seconds=1)
+        retry = transition(leased, State.CONVERT, now=NOW, error="ffmpeg crashed", delay_until=due)
+        await repo.save_if_held(retry, acquisition_id="lease-1")
+        assert await acquire(repo, now=due - _MICROSECOND) is None
+        assert await repo.ready_states(now=due - _MICROSECOND, lease_cutoff=NOW) == frozenset()
+        again = await acquire(repo, now=due)
+        assert again is not None
+        assert (again.attempts, again.error) == (2, "ffmpeg crashed")
+
+    async def test_finished_step_moves_the_job_to_the_next_queue(self, repo: JobRepository) -> None:
+        """A step's saved result is work for the next step, with attempts reset (SPEC §4.5)."""
+        await repo.create(make_job())
+        leased = await acquire(repo, acquisition_id="lease-1")
+        assert leased is not None
+        await repo.save_if_held(
+            transition(leased, State.RECOGNIZE, now=NOW), acquisition_id="lease-1"
+        )
+        assert await acquire(repo, State.CONVERT) is None
+        next_step = await acquire(repo, State.RECOGNIZE)
+        assert next_step is not None
+        assert next_step.attempts == 1
+
+    # -- ready_states ----------------------------------------------------------
+
+    async def test_ready_states_of_an_empty_queue(self, repo: JobRepository) -> None:
+        """No jobs, no ready states."""
+        assert await repo.ready_states(now=NOW, lease_cutoff=NOW - LEASE) == frozenset()
+
+    async def test_ready_states_names_only_states_with_eligible_work(
+        self, repo: JobRepository
+    ) -> None:
+        """Delayed, leased and terminal jobs wake nobody; an eligible one wakes its step."""
+        await stored(
+            repo,
+            make_job(state=State.CONVERT),
+            make_job(state=State.RECOGNIZE, delay_time=NOW + timedelta(seconds=1)),
+            make_job(state=State.CHECK),
+            make_job(state=State.DONE),
+            make_job(state=State.DEAD),
+        )
+        await acquire(repo, State.CHECK)
+        ready = await repo.ready_states(now=NOW, lease_cutoff=NOW - LEASE)
+        assert ready == frozenset({State.CONVERT})
+
+    async def test_ready_states_counts_expired_leases(self, repo: JobRepository) -> None:
+        """A job with an expired lease is work, so the poller wakes a worker for it."""
+        await repo.create(make_job(state=State.CHECK))
+        await acquire(repo, State.CHECK)
+        later = NOW + LEASE
+        assert await repo.ready_states(now=later, lease_cutoff=later - LEASE) == {State.CHECK}
+
+    # -- list_jobs and count_by_state ------------------------------------------
+
+    async def test_list_jobs_newest_first(self, repo: JobRepository) -> None:
+        """The admin list shows the newest job first, ties broken by id descending."""
+        old = make_job(created=T0)
+        tie_a = make_job(id=new_id("a-"), created=T0 + timedelta(seconds=1))
+        tie_b = make_job(id=new_id("b-"), created=T0 + timedelta(seconds=1))
+        new = make_job(created=T0 + timedelta(seconds=2))
+        await stored(repo, tie_a, old, new, tie_b)
+        listed = await repo.list_jobs()
+        assert [job.id for job in listed] == [new.id, tie_b.id, tie_a.id, old.id]
+
+    async def test_list_jobs_filters_by_state(self, repo: JobRepository) -> None:
+        """A state filter lists only that state's jobs, still newest first."""
+        dead_old = make_job(state=State.DEAD, created=T0)
+        dead_new = make_job(state=State.DEAD, created=T0 + timedelta(seconds=1))
+        await stored(repo, dead_old, make_job(), dead_new)
+        listed = await repo.list_jobs(state=State.DEAD)
+        assert [job.id for job in listed] == [dead_new.id, dead_old.id]
+        assert await repo.list_jobs(state=State.FAILED) == []
+
+    async def test_list_jobs_pages_with_limit_and_offset(self, repo: JobRepository) -> None:
+        """Pages are contiguous and do not overlap."""
+        jobs = [make_job(created=T0 + timedelta(seconds=n)) for n in range(5)]
+        await stored(repo, *jobs)
+        newest_first = [job.id for job in reversed(jobs)]
+        first = await repo.list_jobs(limit=2)
+        second = await repo.list_jobs(limit=2, offset=2)
+        last = await repo.list_jobs(limit=2, offset=4)
+        assert [job.id for job in first + second + last] == newest_first
+        assert await repo.list_jobs(limit=2, offset=5) == []
+
+    async def test_count_by_state(self, repo: JobRepository) -> None:
+        """Counts per state, leaving out states without jobs."""
+        await stored(
+            repo,
+            make_job(),
+            make_job(),
+            make_job(state=State.CHECK),
+            make_job(state=State.FAILED),
+        )
+        assert await repo.count_by_state() == {
+            State.CONVERT: 2,
+            State.CHECK: 1,
+            State.FAILED: 1,
+        }
+
+    async def test_count_by_state_of_an_empty_repository(self, repo: JobRepository) -> None:
+        """An empty repository counts nothing, not zeros."""
+        assert await repo.count_by_state() == {}

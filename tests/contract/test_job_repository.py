@@ -1,0 +1,32 @@
+"""The job repository contract, run over the memory and SQLite adapters."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from transcriber_adapters.memory.jobs import MemoryJobRepository
+from transcriber_adapters.sqlite import SqliteJobRepository
+from transcriber_contracts.job_repository import JobRepositoryContract
+
+
+class TestMemoryJobRepository(JobRepositoryContract):
+    """The in-memory repository keeps the contract."""
+
+    @pytest.fixture
+    async def repo(self) -> AsyncIterator[MemoryJobRepository]:
+        repo = MemoryJobRepository()
+        yield repo
+        await repo.close()
+
+
+class TestSqliteJobRepository(JobRepositoryContract):
+    """The SQLite repository keeps the contract on a real file."""
+
+    @pytest.fixture
+    async def repo(self, tmp_path: Path) -> AsyncIterator[SqliteJobRepository]:
+        repo = await SqliteJobRepository.open(tmp_path / "jobs.db")
+        yield repo
+        await repo.close()
