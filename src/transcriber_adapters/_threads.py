@@ -1,0 +1,56 @@
+"""Blocking work in a thread that a cancellation waits for instead of abandoning.
+
+``asyncio.to_thread`` gives up on its thread when the awaiting task is
+cancelled, but the thread goes on: a copy keeps writing, or renames its file
+into place, after the caller was told it had stopped. ``in_thread`` asks the
+work to stop and waits until it has, so its cleanup is done before the
+cancellation propagates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar, TypeVarTuple
+
+T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
+
+
+async def in_thread(
+    function: Callable[[*Ts], T], *args: *Ts, stop: threading.Event | None = None
+) -> T:
+    """Run ``function(*args)`` in a thread; on cancellation set ``stop`` and wait for it to end.
+
+    ``function`` should look at ``stop`` between slices of long work (a
+    chunk of a copy) and clean up after itself when it is set.
+    """
+    future = asyncio.ensure_future(asyncio.to_thread(function, *args))
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        if stop is not None:
+            stop.set()
+        await wait_out(future)
+        raise
+
+
+async def wait_out(future: asyncio.Future[Any]) -> None:
+    """Wait until ``future`` is done, even through cancellations, then pass any on.
+
+    Used on the way out of a failed or cancelled operation, to finish the
+    one piece of work that must not be left running (a thread, a child
+    process). The future's own outcome is dropped: the caller is already
+    raising something else.
+    """
+    cancelled = False
+    while not future.done():
+        try:
+            await asyncio.wait({future})
+        except asyncio.CancelledError:
+            cancelled = True
+    if not future.cancelled():
+        future.exception()  # mark it retrieved; the caller reports its own error
+    if cancelled:
+        raise asyncio.CancelledError

@@ -1,0 +1,114 @@
+"""The file store on a local folder: one file per record, ``<root>/<id><extension>``."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import stat
+import threading
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
+from datetime import datetime
+from pathlib import Path
+
+from transcriber_adapters._temp import (
+    CHUNK_SIZE,
+    copy_into,
+    move_into,
+    staging_path,
+    storage_errors,
+    stored_name,
+)
+from transcriber_adapters._threads import in_thread
+from transcriber_core.entities import FileRecord, Location
+from transcriber_core.errors import FileNotFound, StorageUnavailable
+
+
+class FilesystemFileStore:
+    """Files under ``root``, each written to a temp name, fsynced and renamed into place.
+
+    A file appears whole or not at all: an interrupted ``put`` (an error or a
+    cancellation) removes its ``.tmp-`` file before it returns. A cancellation
+    that arrives after the rename leaves the whole file in place, with no
+    record; the retried step puts the same id again and replaces it. The working
+    copy of a record is the stored file itself, handed out read-only.
+    Blocking calls run in threads; errors never name a path (SPEC §9).
+    """
+
+    def __init__(self, root: Path) -> None:
+        self._root = root
+
+    @property
+    def location(self) -> Location:
+        """Bytes live on this machine's disk."""
+        return Location.LOCAL
+
+    def staging(self, extension: str) -> AbstractAsyncContextManager[Path]:
+        """A fresh file in the system temp dir, removed on exit if still there."""
+        return staging_path(extension)
+
+    async def put(
+        self, file_id: str, extension: str, source: Path, *, now: datetime, move: bool = False
+    ) -> FileRecord:
+        """Store ``source`` as ``<root>/<file_id><extension>``, replacing a file of that name."""
+        destination = self._root / stored_name(file_id, extension)
+        stop = threading.Event()
+        with storage_errors(missing=StorageUnavailable("the file to store is missing")):
+            size = await in_thread(self._put, source, destination, move, stop, stop=stop)
+        return FileRecord(
+            id=file_id, location=Location.LOCAL, size=size, extension=extension, created=now
+        )
+
+    def _put(self, source: Path, destination: Path, move: bool, stop: threading.Event) -> int:
+        self._root.mkdir(parents=True, exist_ok=True)
+        if move:
+            return move_into(source, destination, stop=stop)
+        return copy_into(source, destination, stop=stop)
+
+    @contextlib.asynccontextmanager
+    async def working_copy(self, record: FileRecord) -> AsyncIterator[Path]:
+        """The stored file itself; callers only read it."""
+        path = self._path(record)
+        if not await self._exists(path):
+            raise FileNotFound
+        yield path
+
+    async def open(self, record: FileRecord) -> AsyncIterator[bytes]:
+        """The stored bytes, a mebibyte at a time."""
+        path = self._path(record)
+        with storage_errors(missing=FileNotFound()):
+            reader = await in_thread(path.open, "rb")
+        try:
+            while True:
+                with storage_errors():
+                    chunk = await in_thread(reader.read, CHUNK_SIZE)
+                if not chunk:
+                    return
+                yield chunk
+        finally:
+            reader.close()
+
+    async def delete(self, record: FileRecord) -> None:
+        """Remove the stored file; nothing happens when it is already gone."""
+        path = self._path(record)
+        with storage_errors():
+            await in_thread(functools.partial(path.unlink, missing_ok=True))
+
+    async def exists(self, record: FileRecord) -> bool:
+        """True when the stored file is there."""
+        return await self._exists(self._path(record))
+
+    async def _exists(self, path: Path) -> bool:
+        with storage_errors():
+            return await in_thread(_is_file, path)
+
+    def _path(self, record: FileRecord) -> Path:
+        return self._root / stored_name(record.id, record.extension)
+
+
+def _is_file(path: Path) -> bool:
+    """True for a regular file; False when absent; other OS errors propagate."""
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
