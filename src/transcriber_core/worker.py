@@ -166,7 +166,7 @@ async def _save_and_announce(services: Services, job: Job, acquisition_id: str) 
         return None
     event = _TERMINAL_EVENTS.get(job.state)
     if event is None:
-        if job.delay_time is None:
+        if job.delay_time is None or job.delay_time <= services.clock.now():
             services.wakeup.notify(job.state)
         return job
     await tell(services, job, event)

@@ -3,3 +3,20 @@
 Each passes the same contract suite as the real adapter of its port, and
 offers ``reset()`` and a record of calls where a test needs to look.
 """
+
+from transcriber_adapters.memory.clock import ManualClock
+from transcriber_adapters.memory.converter import MemoryConverter
+from transcriber_adapters.memory.files import MemoryFileStore
+from transcriber_adapters.memory.jobs import MemoryJobRepository
+from transcriber_adapters.memory.notifier import MemoryNotifier, Notice
+from transcriber_adapters.memory.recognizer import MemoryRecognizer
+
+__all__ = [
+    "ManualClock",
+    "MemoryConverter",
+    "MemoryFileStore",
+    "MemoryJobRepository",
+    "MemoryNotifier",
+    "MemoryRecognizer",
+    "Notice",
+]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import attrs
 
 from transcriber_core.entities import Job, Origin, OriginKind
@@ -28,6 +30,7 @@ class MemoryNotifier:
     def __init__(self) -> None:
         self.notices: list[Notice] = []
         self._failures: list[Exception] = []
+        self._changed = asyncio.Condition()
 
     def reset(self) -> None:
         """Forget every notice and pending failure."""
@@ -46,6 +49,15 @@ class MemoryNotifier:
         """Every message body delivered to one chat, in order."""
         return [notice.body for notice in self.notices if notice.origin.chat_id == chat_id]
 
+    async def wait_for(self, job_id: str, event: Event) -> Notice:
+        """Wait until ``event`` has been told about ``job_id``, and return that notice."""
+        async with self._changed:
+            while True:
+                for notice in self.notices:
+                    if notice.job_id == job_id and notice.event is event:
+                        return notice
+                await self._changed.wait()
+
     async def notify(self, job: Job, event: Event) -> None:
         """Record the notice when the origin is a chat; ignore HTTP origins."""
         if self._failures:
@@ -54,4 +66,6 @@ class MemoryNotifier:
             return
         detail = job.text if event is Event.DONE else job.error
         body = f"{event.value}: {detail}" if detail else event.value
-        self.notices.append(Notice(job_id=job.id, origin=job.origin, event=event, body=body))
+        async with self._changed:
+            self.notices.append(Notice(job_id=job.id, origin=job.origin, event=event, body=body))
+            self._changed.notify_all()
