@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
+from tests.support.s3 import MotoS3
 from transcriber_adapters.filesystem import FilesystemFileStore
 from transcriber_adapters.memory.files import MemoryFileStore
+from transcriber_adapters.s3 import S3FileStore
 from transcriber_contracts.file_store import FileStoreContract
 
 
@@ -29,3 +32,17 @@ class TestFilesystemFileStore(FileStoreContract):
     @pytest.fixture
     def store(self, tmp_path: Path) -> FilesystemFileStore:
         return FilesystemFileStore(tmp_path / "files")
+
+
+class TestS3FileStore(FileStoreContract):
+    """The S3 store keeps the contract against moto's server on 127.0.0.1."""
+
+    working_copy_is_temporary = True
+
+    @pytest.fixture
+    async def store(self, moto_s3: MotoS3) -> AsyncIterator[S3FileStore]:
+        store = moto_s3.store(moto_s3.new_bucket())
+        try:
+            yield store
+        finally:
+            await store.close()

@@ -1,0 +1,66 @@
+"""A moto S3 server on 127.0.0.1 for the S3 file store's tests, and helpers to look inside it."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+import attrs
+import boto3
+from botocore.config import Config
+
+from transcriber_adapters.s3 import S3FileStore
+
+#: Credentials moto accepts; nothing real is ever signed with them.
+ACCESS_KEY_ID = "AKIDTESTTESTTESTTEST"
+SECRET_ACCESS_KEY = "test-secret-key-that-signs-nothing-real"
+#: The region the store signs for, as in production.
+REGION = "ru-central1"
+
+
+@attrs.frozen
+class MotoS3:
+    """A running moto server: its endpoint, and fresh buckets and stores on it."""
+
+    endpoint_url: str
+
+    def admin(self) -> Any:
+        """A plain boto3 client for setting up and inspecting buckets behind the store's back."""
+        return boto3.client(
+            "s3",
+            endpoint_url=self.endpoint_url,
+            region_name="us-east-1",
+            aws_access_key_id=ACCESS_KEY_ID,
+            aws_secret_access_key=SECRET_ACCESS_KEY,
+            config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1}),
+        )
+
+    def new_bucket(self) -> str:
+        """An empty bucket with a fresh name, so tests never see each other's objects."""
+        name = f"test-{secrets.token_hex(8)}"
+        self.admin().create_bucket(Bucket=name)
+        return name
+
+    def store(self, bucket: str, **options: Any) -> S3FileStore:
+        """An S3 store on ``bucket`` with the test credentials and path-style addressing."""
+        settings: dict[str, Any] = {
+            "endpoint_url": self.endpoint_url,
+            "region": REGION,
+            "bucket": bucket,
+            "access_key_id": ACCESS_KEY_ID,
+            "secret_access_key": SECRET_ACCESS_KEY,
+            "path_style": True,
+            "max_attempts": 1,
+        }
+        settings.update(options)
+        return S3FileStore(**settings)
+
+    def keys(self, bucket: str) -> list[str]:
+        """Every object key in ``bucket``."""
+        listed = self.admin().list_objects_v2(Bucket=bucket)
+        return [item["Key"] for item in listed.get("Contents", [])]
+
+    def pending_uploads(self, bucket: str) -> list[str]:
+        """Keys of multipart uploads started and neither completed nor aborted."""
+        listed = self.admin().list_multipart_uploads(Bucket=bucket)
+        return [item["Key"] for item in listed.get("Uploads", [])]

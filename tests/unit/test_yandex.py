@@ -1,0 +1,410 @@
+"""The SpeechKit recognizer beyond its contract: request shape, parsing, status classes, pacing."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from tests.support.fake_speechkit import API_KEY, OTHER_CHANNEL_TEXT, FakeSpeechKit, chunk
+from transcriber_adapters.yandex import CheckBudget, YandexRecognizer, advised_delay, read_operation
+from transcriber_core.entities import FileRecord, Location, Word
+from transcriber_core.errors import (
+    RecognitionFailed,
+    RecognizerUnavailable,
+    TranscriberError,
+)
+from transcriber_core.ports import Pending, Recognized, Rejected
+
+BUCKET = "private-audio-bucket"
+OBJECT_KEY = "transcriber/c2VjcmV0LW9iamVjdC1rZXk.ogg"
+AUDIO = FileRecord(
+    id="c2VjcmV0LW9iamVjdC1rZXk",
+    location=Location.S3,
+    object_key=OBJECT_KEY,
+    size=1000,
+    extension=".ogg",
+    created=datetime(2026, 1, 1, tzinfo=UTC),
+)
+AUDIO_URI = f"https://storage.yandexcloud.net/{BUCKET}/{OBJECT_KEY}"
+#: What no error text may ever hold (SPEC §9).
+SECRETS = (API_KEY, BUCKET, OBJECT_KEY, AUDIO.id, "storage.yandexcloud.net", "127.0.0.1")
+
+
+class FakeMonotonic:
+    """Monotonic seconds that move only when a test says so."""
+
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+MakeRecognizer = Callable[..., YandexRecognizer]
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeSpeechKit]:
+    async with FakeSpeechKit() as server:
+        yield server
+
+
+@pytest.fixture
+async def make(fake: FakeSpeechKit) -> AsyncIterator[MakeRecognizer]:
+    """Build recognizers on the fake; every one is closed after the test."""
+    made: list[YandexRecognizer] = []
+
+    def build(**options: Any) -> YandexRecognizer:
+        settings: dict[str, Any] = {
+            "api_key": API_KEY,
+            "bucket": BUCKET,
+            "stt_url": fake.stt_url,
+            "operation_url": fake.operation_url,
+        }
+        settings.update(options)
+        recognizer = YandexRecognizer(**settings)
+        made.append(recognizer)
+        return recognizer
+
+    yield build
+    for recognizer in made:
+        await recognizer.close()
+
+
+@pytest.fixture
+def recognizer(make: MakeRecognizer) -> YandexRecognizer:
+    return make()
+
+
+def _assert_secret_free(error: TranscriberError) -> None:
+    """The error is in our words: none of the secrets, and no vendor error in its chain."""
+    text = str(error)
+    assert text
+    for secret in SECRETS:
+        assert secret not in text
+    assert error.__cause__ is None
+
+
+async def test_start_sends_the_documented_body(
+    recognizer: YandexRecognizer, fake: FakeSpeechKit
+) -> None:
+    """The start body is exactly SPEC §6a's: OGG_OPUS and no LPCM-only fields."""
+    await recognizer.start(AUDIO, duration=12.0)
+    (request,) = fake.requests
+    assert request.method == "POST"
+    assert request.path == "/speech/stt/v2/longRunningRecognize"
+    assert request.body == {
+        "config": {
+            "specification": {
+                "languageCode": "ru-RU",
+                "model": "general",
+                "audioEncoding": "OGG_OPUS",
+            }
+        },
+        "audio": {"uri": AUDIO_URI},
+    }
+
+
+async def test_language_and_model_are_configurable(
+    make: MakeRecognizer, fake: FakeSpeechKit
+) -> None:
+    """Configured language and model reach the specification unchanged."""
+    await make(language="en-US", model="deferred-general").start(AUDIO, duration=1.0)
+    spec = fake.requests[0].body["config"]["specification"]
+    assert (spec["languageCode"], spec["model"]) == ("en-US", "deferred-general")
+
+
+async def test_api_key_header_on_every_call(
+    recognizer: YandexRecognizer, fake: FakeSpeechKit
+) -> None:
+    """Start and check both authenticate with ``Authorization: Api-Key <key>``."""
+    started = await recognizer.start(AUDIO, duration=1.0)
+    await recognizer.check(started.operation_id)
+    assert [r.headers["Authorization"] for r in fake.requests] == [f"Api-Key {API_KEY}"] * 2
+    assert fake.requests[1].path == f"/operations/{started.operation_id}"
+
+
+async def test_wrong_api_key_is_permanent(make: MakeRecognizer) -> None:
+    """Credentials SpeechKit refuses fail the job for good, without the key in the text."""
+    with pytest.raises(RecognitionFailed, match="credentials") as info:
+        await make(api_key="AQVN-wrong-key").start(AUDIO, duration=1.0)
+    _assert_secret_free(info.value)
+    assert "AQVN-wrong-key" not in str(info.value)
+
+
+async def test_audio_outside_object_storage_is_refused(
+    recognizer: YandexRecognizer, fake: FakeSpeechKit
+) -> None:
+    """A record with no object key cannot be read by SpeechKit: failed, and nothing is sent."""
+    local = FileRecord(
+        id=AUDIO.id, location=Location.LOCAL, size=1, extension=".ogg", created=AUDIO.created
+    )
+    with pytest.raises(RecognitionFailed):
+        await recognizer.start(local, duration=1.0)
+    assert fake.requests == []
+
+
+async def test_advised_delay_follows_the_duration(recognizer: YandexRecognizer) -> None:
+    """The first check is advised about ten seconds per minute of audio."""
+    started = await recognizer.start(AUDIO, duration=600.0)
+    assert started.advised_delay == timedelta(seconds=100)
+
+
+@pytest.mark.parametrize(
+    ("duration", "expected"),
+    [
+        (None, None),
+        (1.0, timedelta(seconds=5)),
+        (60.0, timedelta(seconds=10)),
+        (4 * 3600.0, timedelta(minutes=40)),
+    ],
+)
+def test_advised_delay(duration: float | None, expected: timedelta | None) -> None:
+    """Ten seconds per audio minute, never under five seconds, none when the length is unknown."""
+    assert advised_delay(duration) == expected
+
+
+async def test_text_is_channel_one_in_order(
+    recognizer: YandexRecognizer, fake: FakeSpeechKit
+) -> None:
+    """Only channel "1" chunks make the text, joined in their order; other channels are dropped."""
+    fake.finish_next_with_chunks(
+        [chunk("первый кусок"), chunk("чужой канал", channel="2"), chunk("второй кусок")]
+    )
+    started = await recognizer.start(AUDIO, duration=1.0)
+    result = await recognizer.check(started.operation_id)
+    assert isinstance(result, Recognized)
+    assert result.text == "первый кусок второй кусок"
+    assert OTHER_CHANNEL_TEXT not in result.text
+
+
+async def test_word_timings_are_parsed(recognizer: YandexRecognizer, fake: FakeSpeechKit) -> None:
+    """Word timings like "0.879999999s" become seconds, channel-1 words only, in order."""
+    fake.finish_next("привет мир")
+    started = await recognizer.start(AUDIO, duration=1.0)
+    result = await recognizer.check(started.operation_id)
+    assert isinstance(result, Recognized)
+    assert result.words == (
+        Word(text="привет", start=0.879999999, end=1.159999992),
+        Word(text="мир", start=1.379999999, end=1.659999992),
+    )
+
+
+async def test_pending_until_done(recognizer: YandexRecognizer, fake: FakeSpeechKit) -> None:
+    """``done: false`` is Pending with no advice, as often as SpeechKit says so."""
+    fake.finish_next("готово", pending_checks=2)
+    started = await recognizer.start(AUDIO, duration=1.0)
+    assert await recognizer.check(started.operation_id) == Pending(retry_after=None)
+    assert await recognizer.check(started.operation_id) == Pending(retry_after=None)
+    assert isinstance(await recognizer.check(started.operation_id), Recognized)
+
+
+async def test_done_with_error_is_rejected_in_our_words(
+    recognizer: YandexRecognizer, fake: FakeSpeechKit
+) -> None:
+    """A finished operation with an error is Rejected with its code, never SpeechKit's message."""
+    fake.reject_next(f"bad audio at {AUDIO_URI}", code=3)
+    started = await recognizer.start(AUDIO, duration=1.0)
+    result = await recognizer.check(started.operation_id)
+    assert isinstance(result, Rejected)
+    assert "code 3" in result.reason
+    for secret in SECRETS:
+        assert secret not in result.reason
+
+
+@pytest.mark.parametrize("empty_list", [False, True])
+async def test_done_without_chunks_is_no_speech(
+    recognizer: YandexRecognizer, fake: FakeSpeechKit, empty_list: bool
+) -> None:
+    """A finished operation with no chunks (key absent or empty) is Rejected: no speech."""
+    fake.no_chunks_next(empty_list=empty_list)
+    started = await recognizer.start(AUDIO, duration=1.0)
+    assert await recognizer.check(started.operation_id) == Rejected(reason="no speech recognised")
+
+
+async def test_only_other_channels_is_no_speech(
+    recognizer: YandexRecognizer, fake: FakeSpeechKit
+) -> None:
+    """Chunks only on channel "2" give no text for a mono recording: no speech."""
+    fake.finish_next_with_chunks([chunk("чужой", channel="2")])
+    started = await recognizer.start(AUDIO, duration=1.0)
+    assert await recognizer.check(started.operation_id) == Rejected(reason="no speech recognised")
+
+
+@pytest.mark.parametrize("status", [408, 429, 500, 502, 503, 504])
+async def test_throttled_or_down_start_is_transient(
+    recognizer: YandexRecognizer, fake: FakeSpeechKit, status: int
+) -> None:
+    """429 and 5xx at start are RecognizerUnavailable, retried with backoff."""
+    fake.status_next_start(status)
+    with pytest.raises(RecognizerUnavailable, match=str(status)) as info:
+        await recognizer.start(AUDIO, duration=1.0)
+    _assert_secret_free(info.value)
+
+
+@pytest.mark.parametrize("status", [400, 401, 403])
+async def test_refused_start_is_permanent(
+    recognizer: YandexRecognizer, fake: FakeSpeechKit, status: int
+) -> None:
+    """400, 401 and 403 at start fail the job; the server's text (naming the URI) is dropped."""
+    fake.status_next_start(status)
+    with pytest.raises(RecognitionFailed, match=str(status)) as info:
+        await recognizer.start(AUDIO, duration=1.0)
+    _assert_secret_free(info.value)
+
+
+@pytest.mark.parametrize(
+    ("status", "error"),
+    [
+        (429, RecognizerUnavailable),
+        (500, RecognizerUnavailable),
+        (503, RecognizerUnavailable),
+        (400, RecognitionFailed),
+        (401, RecognitionFailed),
+        (403, RecognitionFailed),
+    ],
+)
+async def test_check_statuses(
+    recognizer: YandexRecognizer, fake: FakeSpeechKit, status: int, error: type[Exception]
+) -> None:
+    """At check too, 429/5xx are transient and 400/401/403 permanent."""
+    started = await recognizer.start(AUDIO, duration=1.0)
+    fake.status_next_check(status)
+    with pytest.raises(error) as info:
+        await recognizer.check(started.operation_id)
+    assert isinstance(info.value, TranscriberError)
+    _assert_secret_free(info.value)
+
+
+async def test_dropped_connection_is_transient(
+    recognizer: YandexRecognizer, fake: FakeSpeechKit
+) -> None:
+    """A connection closed without an answer is RecognizerUnavailable, and the next check works."""
+    fake.finish_next("после обрыва")
+    started = await recognizer.start(AUDIO, duration=1.0)
+    # aiohttp retries a GET once when a kept-alive connection was closed under it.
+    fake.drop_next_check()
+    fake.drop_next_check()
+    with pytest.raises(RecognizerUnavailable) as info:
+        await recognizer.check(started.operation_id)
+    _assert_secret_free(info.value)
+    result = await recognizer.check(started.operation_id)
+    assert isinstance(result, Recognized)
+
+
+async def test_no_answer_in_time_is_transient(make: MakeRecognizer, fake: FakeSpeechKit) -> None:
+    """A check that gets no answer within the timeout is RecognizerUnavailable."""
+    recognizer = make(timeout=0.2)
+    started = await recognizer.start(AUDIO, duration=1.0)
+    fake.stall_next_check()
+    with pytest.raises(RecognizerUnavailable, match="in time") as info:
+        await recognizer.check(started.operation_id)
+    _assert_secret_free(info.value)
+
+
+async def test_unreachable_service_is_transient(make: MakeRecognizer) -> None:
+    """Nobody listening at the endpoint is RecognizerUnavailable, naming no host or port."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    recognizer = make(stt_url=f"http://127.0.0.1:{port}/stt")
+    with pytest.raises(RecognizerUnavailable, match="reached") as info:
+        await recognizer.start(AUDIO, duration=1.0)
+    _assert_secret_free(info.value)
+    assert str(port) not in str(info.value)
+
+
+async def test_unknown_operation_is_permanent(recognizer: YandexRecognizer) -> None:
+    """An operation SpeechKit no longer knows (results expire after 3 days) fails for good."""
+    with pytest.raises(RecognitionFailed, match="404"):
+        await recognizer.check("e03unknownoperation")
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"done": True, "response": "not an object"},
+        {"done": True, "response": {"chunks": {"not": "a list"}}},
+    ],
+)
+def test_unreadable_answer_is_transient(answer: dict[str, Any]) -> None:
+    """A done answer of an unknown shape is RecognizerUnavailable, not a crash or a lost text."""
+    with pytest.raises(RecognizerUnavailable):
+        read_operation(answer)
+
+
+def test_unreadable_words_are_left_out() -> None:
+    """A word whose timing cannot be read is dropped; the text is kept."""
+    answer = {
+        "done": True,
+        "response": {
+            "chunks": [
+                {
+                    "channelTag": "1",
+                    "alternatives": [
+                        {
+                            "text": "раз два",
+                            "words": [
+                                {"word": "раз", "startTime": "0.5s", "endTime": "0.9s"},
+                                {"word": "два", "startTime": "soon", "endTime": "1.2s"},
+                            ],
+                        }
+                    ],
+                }
+            ]
+        },
+    }
+    assert read_operation(answer) == Recognized(
+        text="раз два", words=(Word(text="раз", start=0.5, end=0.9),)
+    )
+
+
+async def test_spent_budget_paces_without_calling(
+    make: MakeRecognizer, fake: FakeSpeechKit
+) -> None:
+    """Once the hourly budget is spent, check answers Pending with the wait and sends nothing."""
+    clock = FakeMonotonic()
+    # 4 an hour, 2 at once: tokens come back at 2 an hour, one every 1,800 s.
+    recognizer = make(checks_per_hour=4, check_burst=2, monotonic=clock)
+    fake.finish_next("текст", pending_checks=10)
+    started = await recognizer.start(AUDIO, duration=1.0)
+    assert await recognizer.check(started.operation_id) == Pending()
+    assert await recognizer.check(started.operation_id) == Pending()
+    sent = len(fake.requests)
+    assert await recognizer.check(started.operation_id) == Pending(
+        retry_after=timedelta(seconds=1800)
+    )
+    clock.now += 1_799
+    assert await recognizer.check(started.operation_id) == Pending(retry_after=timedelta(seconds=1))
+    assert len(fake.requests) == sent
+    clock.now += 1
+    assert await recognizer.check(started.operation_id) == Pending()
+    assert len(fake.requests) == sent + 1
+
+
+def test_budget_holds_in_every_hour() -> None:
+    """Asking all the time for two hours, no sliding hour ever gets more than the budget."""
+    clock = FakeMonotonic()
+    budget = CheckBudget(2_500, burst=50, monotonic=clock)
+    granted: list[float] = []
+    start = clock.now
+    while clock.now < start + 7_200:
+        if budget.take() is None:
+            granted.append(clock.now)
+        clock.now += 0.25
+    assert len(granted) > 4_900  # paced, not starved
+    left = 0
+    for right, moment in enumerate(granted):
+        while granted[left] <= moment - 3_600:
+            left += 1
+        assert right - left + 1 <= 2_500
+
+
+def test_budget_refuses_a_burst_as_large_as_the_hour() -> None:
+    """A burst that is the whole budget could double it within an hour, so it is refused."""
+    with pytest.raises(ValueError, match="burst"):
+        CheckBudget(10, burst=10, monotonic=FakeMonotonic())
