@@ -1,0 +1,60 @@
+"""Making the aiogram ``Bot`` for the cloud Bot API or a local Bot API server, and replying."""
+
+from __future__ import annotations
+
+from aiogram import Bot
+from aiogram.client.session.aiohttp import AiohttpSession
+from aiogram.client.telegram import TelegramAPIServer
+from aiogram.types import LinkPreviewOptions, Message, ReplyParameters
+from aiogram.utils.token import TokenValidationError, validate_token
+
+from transcriber_adapters.telegram.errors import telegram_errors
+
+#: The most a bot may download from the cloud Bot API (SPEC §7).
+CLOUD_DOWNLOAD_LIMIT = 20 * 1024 * 1024
+#: The most we download through a local Bot API server, which has no limit of its own.
+LOCAL_DOWNLOAD_LIMIT = 2000 * 1024 * 1024
+
+
+def make_bot(token: str, api_base: str = "") -> Bot:
+    """A ``Bot`` for ``token``, talking to ``api_base`` (a local Bot API server) or the cloud.
+
+    A malformed token raises ``ValueError`` without repeating it. The session
+    is never in aiogram's ``is_local`` mode: a local server's absolute file
+    paths are read from disk by ``download_file`` itself, so the same bot
+    works whether or not it shares a disk with the server.
+    """
+    try:
+        validate_token(token)
+    except TokenValidationError:
+        raise ValueError("the Telegram bot token is malformed") from None
+    if not api_base:
+        return Bot(token)
+    server = TelegramAPIServer.from_base(api_base, is_local=False)
+    return Bot(token, session=AiohttpSession(api=server))
+
+
+def download_limit(api_base: str) -> int:
+    """The largest file the bot accepts: 20 MB from the cloud, 2,000 MB through a local server."""
+    return LOCAL_DOWNLOAD_LIMIT if api_base else CLOUD_DOWNLOAD_LIMIT
+
+
+async def send_reply(bot: Bot, chat_id: int, message_id: int, text: str) -> Message:
+    """Send ``text`` as plain text replying to a message, even if that message is gone.
+
+    No parse mode and no link preview, whatever the bot's defaults: a
+    transcript is shown as spoken, ``<`` and links included.
+    """
+    with telegram_errors():
+        return await bot.send_message(
+            chat_id,
+            text,
+            parse_mode=None,
+            link_preview_options=LinkPreviewOptions(is_disabled=True),
+            reply_parameters=reply_to(message_id),
+        )
+
+
+def reply_to(message_id: int) -> ReplyParameters:
+    """Reply parameters that still deliver when the message replied to was deleted."""
+    return ReplyParameters(message_id=message_id, allow_sending_without_reply=True)

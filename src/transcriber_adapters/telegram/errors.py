@@ -1,0 +1,75 @@
+"""The one place where aiogram's and aiohttp's exceptions become the core's errors.
+
+Their messages are dropped and never chained: an aiohttp error names the URL,
+and a Bot API URL carries the bot token and the file's path (SPEC §9)::
+
+    TranscriberError
+    ├── TransientError
+    │   └── TelegramUnavailable   network, timeout, 5xx, 429: try again later
+    ├── TelegramRefused           4xx: blocked bot, gone chat, bad request
+    └── FileTooLarge              more bytes than the bot may download
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import aiohttp
+from aiogram.exceptions import (
+    AiogramError,
+    ClientDecodeError,
+    TelegramAPIError,
+    TelegramBadRequest,
+    TelegramEntityTooLarge,
+    TelegramNetworkError,
+    TelegramRetryAfter,
+    TelegramServerError,
+)
+
+from transcriber_core.errors import TranscriberError, TransientError
+
+#: How the Bot API says a file is past its download limit (cloud: 20 MB).
+_TOO_BIG = "file is too big"
+
+
+class TelegramUnavailable(TransientError):  # noqa: N818 - reads like the core's *Unavailable
+    """Telegram did not answer; the request may succeed later."""
+
+    def __init__(self, message: str | None = None, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        #: Seconds Telegram asked us to wait, when it was rate limiting.
+        self.retry_after = retry_after
+
+
+class TelegramRefused(TranscriberError):  # noqa: N818
+    """Telegram refused the request: the chat is gone, the bot is blocked, or it was malformed."""
+
+
+class FileTooLarge(TranscriberError):  # noqa: N818
+    """The file is larger than this bot may download."""
+
+
+@contextlib.contextmanager
+def telegram_errors() -> Iterator[None]:
+    """Translate what aiogram and aiohttp raise inside the block into the errors above."""
+    try:
+        yield
+    except TelegramRetryAfter as exc:
+        raise TelegramUnavailable(
+            f"Telegram asked to wait {exc.retry_after} s", retry_after=exc.retry_after
+        ) from None
+    except TelegramEntityTooLarge:
+        raise TelegramRefused("Telegram refused a request that was too large") from None
+    except (TelegramNetworkError, TelegramServerError, ClientDecodeError):
+        raise TelegramUnavailable("Telegram did not answer as expected") from None
+    except TelegramBadRequest as exc:
+        if _TOO_BIG in exc.message.lower():
+            raise FileTooLarge from None
+        raise TelegramRefused("Telegram refused the request as malformed") from None
+    except TelegramAPIError as exc:
+        raise TelegramRefused(f"Telegram refused the request ({type(exc).__name__})") from None
+    except AiogramError:
+        raise TelegramRefused("the Telegram client could not make the request") from None
+    except (aiohttp.ClientError, TimeoutError):
+        raise TelegramUnavailable("the connection to Telegram failed") from None

@@ -1,0 +1,397 @@
+"""A fake Telegram Bot API server over real HTTP on 127.0.0.1, for aiogram to talk to.
+
+It serves the few methods the bot uses (getMe, getUpdates with long polling
+and offsets, getFile, file downloads, sendMessage, sendDocument,
+deleteWebhook), lets a test push user messages carrying files it holds, and
+records what the bot sent to each chat. ``wait_sent`` awaits the n-th
+message in a chat, so tests never sleep.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import attrs
+from aiogram import Bot
+from aiogram.client.session.aiohttp import AiohttpSession
+from aiohttp import web
+
+#: A token aiogram accepts; the fake checks it on every request.
+TOKEN = "123456789:TEST-fake-bot-api-token_0123456789"
+#: The bot the token belongs to.
+BOT_USER = {"id": 123456789, "is_bot": True, "first_name": "Transcriber", "username": "test_bot"}
+#: The sender of every pushed message: a name that must never reach a log or storage.
+SENDER_FIRST_NAME = "Секретный"
+SENDER_LAST_NAME = "Отправитель"
+SENDER_USERNAME = "secret_sender_login"
+#: Longest wait for something the bot should do at once; a hang fails instead of blocking.
+WAIT_SECONDS = 5
+#: What the cloud Bot API lets a bot download (SPEC §7).
+CLOUD_LIMIT = 20 * 1024 * 1024
+
+
+@attrs.define
+class FakeFile:
+    """A file a user sent: its ids, the bytes served, and the size Telegram declares."""
+
+    file_id: str
+    file_unique_id: str
+    data: bytes
+    #: The size getFile and the message report; may be larger than ``data`` to test limits.
+    declared_size: int
+    #: The file's path on the server; absolute in local mode, when the bot reads it from disk.
+    file_path: str
+
+
+@attrs.frozen(kw_only=True)
+class Sent:
+    """One message the bot sent."""
+
+    method: str
+    chat_id: int
+    message_id: int
+    #: Message text, or the document's caption.
+    text: str | None
+    #: The message this one replies to, and whether a missing target is allowed.
+    reply_to: int | None
+    allow_sending_without_reply: bool
+    #: For documents: the file name and bytes uploaded.
+    filename: str | None = None
+    document: bytes | None = None
+
+    @property
+    def body(self) -> str:
+        """What a reader sees: the text, or the document's contents."""
+        if self.document is not None:
+            return self.document.decode("utf-8")
+        return self.text or ""
+
+
+@attrs.frozen(kw_only=True)
+class Failure:
+    """A scripted error answer for the next call of one method."""
+
+    status: int
+    description: str
+    retry_after: int | None = None
+
+
+class FakeBotApi:
+    """The server; ``async with FakeBotApi() as api`` starts it on a free port.
+
+    ``local=True`` plays a local Bot API server: no 20 MB limit in getFile.
+    """
+
+    def __init__(self, *, local: bool = False, files_dir: Path | None = None) -> None:
+        self.local = local
+        #: In local mode with a folder, getFile answers absolute paths to files written there.
+        self.files_dir = files_dir
+        self.files: dict[str, FakeFile] = {}
+        self.sent: list[Sent] = []
+        #: Method names called, in order (lower case).
+        self.calls: list[str] = []
+        self._updates: list[dict[str, Any]] = []
+        self._failures: dict[str, list[Failure]] = {}
+        self._changed = asyncio.Condition()
+        self._ids = itertools.count(1)
+        self._closing = False
+        self._runner: web.AppRunner | None = None
+        self.url = ""
+        #: When set, downloads send half their bytes and then wait for this event.
+        self.hold_downloads: asyncio.Event | None = None
+        #: Set when a download has begun sending bytes.
+        self.download_started = asyncio.Event()
+
+    async def __aenter__(self) -> FakeBotApi:
+        app = web.Application()
+        app.router.add_route("*", "/bot{token}/{method}", self._method)
+        app.router.add_get("/file/bot{token}/{path:.+}", self._download)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        port = self._runner.addresses[0][1]
+        self.url = f"http://127.0.0.1:{port}"
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Answer every waiting long poll with nothing, then stop serving."""
+        async with self._changed:
+            self._closing = True
+            self._changed.notify_all()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    # What a test does: files, incoming messages, scripted failures.
+
+    def add_file(
+        self, data: bytes, *, declared_size: int | None = None, unique_id: str | None = None
+    ) -> FakeFile:
+        """Hold ``data`` as a Telegram file; the same ``unique_id`` means the same file."""
+        number = next(self._ids)
+        unique = unique_id or f"unique-{number}"
+        file_path = f"files/file_{number}"
+        if self.files_dir is not None:
+            path = self.files_dir / f"file_{number}"
+            path.write_bytes(data)
+            file_path = str(path)
+        fake = FakeFile(
+            file_id=f"file-id-{number}",
+            file_unique_id=unique,
+            data=data,
+            declared_size=len(data) if declared_size is None else declared_size,
+            file_path=file_path,
+        )
+        self.files[fake.file_id] = fake
+        return fake
+
+    async def push(self, chat_id: int, **content: Any) -> int:
+        """Queue a message from the secret sender in ``chat_id``; return its message id."""
+        message_id = next(self._ids)
+        sender = {
+            "id": chat_id,
+            "is_bot": False,
+            "first_name": SENDER_FIRST_NAME,
+            "last_name": SENDER_LAST_NAME,
+            "username": SENDER_USERNAME,
+        }
+        chat = {
+            "id": chat_id,
+            "type": "private",
+            "first_name": SENDER_FIRST_NAME,
+            "last_name": SENDER_LAST_NAME,
+            "username": SENDER_USERNAME,
+        }
+        message = {
+            "message_id": message_id,
+            "date": 1767225600,
+            "chat": chat,
+            "from": sender,
+            **content,
+        }
+        async with self._changed:
+            self._updates.append({"update_id": next(self._ids), "message": message})
+            self._changed.notify_all()
+        return message_id
+
+    async def push_text(self, chat_id: int, text: str) -> int:
+        """A text message (a command when it starts with a slash)."""
+        content: dict[str, Any] = {"text": text}
+        if text.startswith("/"):
+            length = len(text.split(maxsplit=1)[0])
+            content["entities"] = [{"type": "bot_command", "offset": 0, "length": length}]
+        return await self.push(chat_id, **content)
+
+    async def push_media(
+        self,
+        chat_id: int,
+        kind: str,
+        file: FakeFile,
+        *,
+        file_name: str | None = None,
+        mime_type: str | None = None,
+        sized: bool = True,
+    ) -> int:
+        """A message with one file of ``kind``: voice, audio, video, video_note or document.
+
+        ``sized=False`` leaves the size out of the message; getFile still states it.
+        """
+        media: dict[str, Any] = {"file_id": file.file_id, "file_unique_id": file.file_unique_id}
+        if sized:
+            media["file_size"] = file.declared_size
+        if kind in {"voice", "audio", "video", "video_note"}:
+            media["duration"] = 3
+        if kind == "video":
+            media.update(width=640, height=480)
+        if kind == "video_note":
+            media["length"] = 240
+        if file_name is not None:
+            media["file_name"] = file_name
+        if mime_type is not None:
+            media["mime_type"] = mime_type
+        return await self.push(chat_id, **{kind: media})
+
+    def fail_next(
+        self, method: str, status: int, description: str, *, retry_after: int | None = None
+    ) -> None:
+        """Answer the next call of ``method`` with an error."""
+        failure = Failure(status=status, description=description, retry_after=retry_after)
+        self._failures.setdefault(method.lower(), []).append(failure)
+
+    # What a test reads back.
+
+    def sent_to(self, chat_id: int) -> list[Sent]:
+        """Messages the bot sent to ``chat_id``, in order."""
+        return [sent for sent in self.sent if sent.chat_id == chat_id]
+
+    async def delivered(self, chat_id: int) -> list[str]:
+        """Texts and document contents delivered to ``chat_id``: the notifier contract's Inbox."""
+        return [sent.body for sent in self.sent_to(chat_id)]
+
+    async def wait_sent(self, chat_id: int, count: int) -> list[Sent]:
+        """Wait (bounded) until the bot has sent ``count`` messages to ``chat_id``; return all."""
+        async with asyncio.timeout(WAIT_SECONDS), self._changed:
+            await self._changed.wait_for(lambda: len(self.sent_to(chat_id)) >= count)
+            return self.sent_to(chat_id)
+
+    # The HTTP side.
+
+    async def _method(self, request: web.Request) -> web.Response:
+        if request.match_info["token"] != TOKEN:
+            return _error(401, "Unauthorized")
+        method = request.match_info["method"].lower()
+        self.calls.append(method)
+        form = await request.post()
+        failures = self._failures.get(method)
+        if failures:
+            failure = failures.pop(0)
+            return _error(failure.status, failure.description, retry_after=failure.retry_after)
+        handler = {
+            "getme": self._get_me,
+            "getupdates": self._get_updates,
+            "getfile": self._get_file,
+            "sendmessage": self._send_message,
+            "senddocument": self._send_document,
+            "deletewebhook": self._delete_webhook,
+        }.get(method)
+        if handler is None:
+            return _error(404, "Not Found: method not found")
+        return await handler(form)
+
+    async def _get_me(self, form: Any) -> web.Response:
+        return _ok(BOT_USER)
+
+    async def _delete_webhook(self, form: Any) -> web.Response:
+        return _ok(True)
+
+    async def _get_updates(self, form: Any) -> web.Response:
+        offset = int(form.get("offset", 0))
+        timeout = float(form.get("timeout", 0))
+        async with self._changed:
+            # Updates below the offset are confirmed: Telegram forgets them.
+            self._updates = [u for u in self._updates if u["update_id"] >= offset]
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(timeout):
+                    await self._changed.wait_for(lambda: bool(self._updates) or self._closing)
+            return _ok([] if self._closing else list(self._updates))
+
+    async def _get_file(self, form: Any) -> web.Response:
+        fake = self.files.get(str(form.get("file_id")))
+        if fake is None:
+            return _error(400, "Bad Request: invalid file_id")
+        if not self.local and fake.declared_size > CLOUD_LIMIT:
+            return _error(400, "Bad Request: file is too big")
+        return _ok(
+            {
+                "file_id": fake.file_id,
+                "file_unique_id": fake.file_unique_id,
+                "file_size": fake.declared_size,
+                "file_path": fake.file_path,
+            }
+        )
+
+    async def _download(self, request: web.Request) -> web.StreamResponse:
+        if request.match_info["token"] != TOKEN:
+            return web.Response(status=401)
+        path = request.match_info["path"]
+        fake = next((f for f in self.files.values() if f.file_path == path), None)
+        if fake is None:
+            return web.Response(status=404)
+        if self.hold_downloads is None:
+            return web.Response(body=fake.data, content_type="application/octet-stream")
+        response = web.StreamResponse(headers={"Content-Length": str(len(fake.data))})
+        await response.prepare(request)
+        half = len(fake.data) // 2
+        await response.write(fake.data[:half])
+        self.download_started.set()
+        await self.hold_downloads.wait()
+        await response.write(fake.data[half:])
+        await response.write_eof()
+        return response
+
+    async def _send_message(self, form: Any) -> web.Response:
+        return await self._record("sendmessage", form, text=str(form["text"]))
+
+    async def _send_document(self, form: Any) -> web.Response:
+        reference = str(form["document"])
+        field = form[reference.removeprefix("attach://")]
+        caption = form.get("caption")
+        return await self._record(
+            "senddocument",
+            form,
+            text=None if caption is None else str(caption),
+            filename=field.filename,
+            document=field.file.read(),
+        )
+
+    async def _record(
+        self,
+        method: str,
+        form: Any,
+        *,
+        text: str | None,
+        filename: str | None = None,
+        document: bytes | None = None,
+    ) -> web.Response:
+        chat_id = int(form["chat_id"])
+        reply = json.loads(form["reply_parameters"]) if "reply_parameters" in form else {}
+        reply.setdefault("message_id", _int_or_none(form.get("reply_to_message_id")))
+        if "allow_sending_without_reply" in form:
+            reply["allow_sending_without_reply"] = form["allow_sending_without_reply"] == "true"
+        sent = Sent(
+            method=method,
+            chat_id=chat_id,
+            message_id=next(self._ids),
+            text=text,
+            reply_to=reply.get("message_id"),
+            allow_sending_without_reply=bool(reply.get("allow_sending_without_reply")),
+            filename=filename,
+            document=document,
+        )
+        async with self._changed:
+            self.sent.append(sent)
+            self._changed.notify_all()
+        result: dict[str, Any] = {
+            "message_id": sent.message_id,
+            "date": 1767225600,
+            "chat": {"id": chat_id, "type": "private"},
+            "from": BOT_USER,
+        }
+        if document is not None:
+            result["document"] = {"file_id": "sent-doc", "file_unique_id": "sent-doc"}
+            if text is not None:
+                result["caption"] = text
+        else:
+            result["text"] = text
+        return _ok(result)
+
+
+async def close_bot(bot: Bot) -> None:
+    """Close the bot's HTTP session without aiogram's 250 ms wait for TLS, useless on plain HTTP."""
+    assert isinstance(bot.session, AiohttpSession)
+    client = await bot.session.create_session()
+    await client.close()
+
+
+def _int_or_none(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _ok(result: Any) -> web.Response:
+    return web.json_response({"ok": True, "result": result})
+
+
+def _error(status: int, description: str, *, retry_after: int | None = None) -> web.Response:
+    body: dict[str, Any] = {"ok": False, "error_code": status, "description": description}
+    if retry_after is not None:
+        body["parameters"] = {"retry_after": retry_after}
+    return web.json_response(body, status=status)

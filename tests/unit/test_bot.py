@@ -1,0 +1,456 @@
+"""The Telegram bot end to end: aiogram polling a fake Bot API over HTTP, workers on memory (§7)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import tempfile
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+from aiogram import Bot
+from aiogram.types import Message
+
+from tests.support.fake_bot_api import (
+    SENDER_FIRST_NAME,
+    SENDER_LAST_NAME,
+    SENDER_USERNAME,
+    TOKEN,
+    FakeBotApi,
+    Sent,
+    close_bot,
+)
+from tests.support.gates import GatedConverter
+from tests.support.world import TEST_SETTINGS, World, make_world
+from transcriber_adapters._temp import STAGING_PREFIX
+from transcriber_adapters.telegram import (
+    CLOUD_DOWNLOAD_LIMIT,
+    LOCAL_DOWNLOAD_LIMIT,
+    TelegramNotifier,
+    make_bot,
+)
+from transcriber_adapters.telegram.notifier import ACCEPTED_TEXT, DOCUMENT_NAME
+from transcriber_app.bot import (
+    DOWNLOAD_FAILED_TEXT,
+    DUPLICATE_IN_PROGRESS_TEXT,
+    DUPLICATE_TEXTS,
+    HELP_TEXT,
+    REFUSED_TEXT,
+    BotPolling,
+    duplicate_text,
+    make_dispatcher,
+    recording_of,
+)
+from transcriber_core.entities import Job, Origin, State
+from transcriber_core.errors import ConverterUnavailable, UnreadableMedia
+from transcriber_core.policy import Settings
+from transcriber_core.services import Services
+from transcriber_core.worker import Workers
+
+CHAT = 4242
+NOW = datetime(2026, 3, 1, tzinfo=UTC)
+TRANSCRIPT = "the quick brown fox jumps over the lazy dog"
+#: A file name the sender chose; only its extension may reach storage or logs.
+SECRET_FILE_NAME = "Секретный документ клиента.mp3"
+
+
+@attrs.define
+class Running:
+    """A bot polling the fake server, with workers carrying its jobs through the memory world."""
+
+    api: FakeBotApi
+    world: World
+    services: Services
+    bot: Bot
+    polling: BotPolling
+    #: The test's own system temp dir, where staging files go.
+    temp_dir: Path
+
+    def staging_files(self) -> list[str]:
+        """Staging files in the temp dir right now."""
+        return [path.name for path in self.temp_dir.glob(f"{STAGING_PREFIX}*")]
+
+    async def jobs(self) -> list[Job]:
+        """Every job, newest first."""
+        return await self.world.repo.list_jobs()
+
+    async def send(self, kind: str, data: bytes = b"fake recording bytes", **options: Any) -> int:
+        """Push a message with a new file of ``kind``; its message id."""
+        file = self.api.add_file(data, declared_size=options.pop("declared_size", None))
+        return await self.api.push_media(CHAT, kind, file, **options)
+
+
+Start = Callable[..., Awaitable[Running]]
+
+
+@pytest.fixture
+def temp_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A system temp dir of the test's own, so what staging leaves there is seen exactly."""
+    folder = tmp_path / "system-temp"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder
+
+
+@pytest.fixture
+async def start(tmp_path: Path, temp_dir: Path) -> AsyncIterator[Start]:
+    """Start a fake Bot API server, the bot and the workers; everything stops after the test."""
+    async with contextlib.AsyncExitStack() as stack:
+
+        async def starter(
+            *,
+            settings: Settings = TEST_SETTINGS,
+            local: bool = False,
+            files_dir: Path | None = None,
+            max_file_bytes: int = CLOUD_DOWNLOAD_LIMIT,
+            allowed_chat_ids: Collection[int] = (),
+            gated: bool = False,
+        ) -> Running:
+            api = await stack.enter_async_context(FakeBotApi(local=local, files_dir=files_dir))
+            world = make_world(tmp_path, settings=settings)
+            world.recognizer.text = TRANSCRIPT
+            bot = make_bot(TOKEN, api.url)
+            stack.push_async_callback(close_bot, bot)
+            services = attrs.evolve(world.services, notifier=TelegramNotifier(bot))
+            if gated:
+                services = attrs.evolve(services, converter=GatedConverter(world.converter))
+            workers = Workers(services)
+            workers.start()
+            stack.push_async_callback(workers.drain, 1)
+            dispatcher = make_dispatcher(
+                services, max_file_bytes=max_file_bytes, allowed_chat_ids=allowed_chat_ids
+            )
+            polling = BotPolling(bot, dispatcher, polling_timeout=10)
+            await polling.start()
+            stack.push_async_callback(polling.stop, 1)
+            return Running(
+                api=api,
+                world=world,
+                services=services,
+                bot=bot,
+                polling=polling,
+                temp_dir=temp_dir,
+            )
+
+        yield starter
+
+
+@pytest.mark.parametrize(
+    ("kind", "file_name", "mime_type", "extension"),
+    [
+        ("voice", None, "audio/ogg", ".ogg"),
+        ("audio", "Секретная песня.MP3", "audio/mpeg", ".mp3"),
+        ("video", None, "video/mp4", ".mp4"),
+        ("video_note", None, None, ".mp4"),
+        ("document", SECRET_FILE_NAME, "audio/mpeg", ".mp3"),
+        ("document", None, "video/quicktime", ".mov"),
+    ],
+)
+async def test_each_media_kind_is_acknowledged_then_transcribed(
+    start: Start, kind: str, file_name: str | None, mime_type: str | None, extension: str
+) -> None:
+    """Every recording kind gets an immediate reply, then the transcript replying to it."""
+    running = await start()
+    data = f"{kind} bytes".encode()
+    message_id = await running.send(kind, data, file_name=file_name, mime_type=mime_type)
+    ack, transcript = await running.api.wait_sent(CHAT, 2)
+    assert (ack.text, ack.reply_to) == (ACCEPTED_TEXT, message_id)
+    assert (transcript.text, transcript.reply_to) == (TRANSCRIPT, message_id)
+    [job] = await running.jobs()
+    assert job.state is State.DONE
+    assert job.origin == Origin.telegram(CHAT, message_id)
+    assert job.source_file_id is not None
+    record = await running.world.repo.get_file(job.source_file_id)
+    assert record.extension == extension
+    assert running.world.files.content(record) == data
+    assert running.staging_files() == []
+
+
+async def test_long_transcript_arrives_as_a_text_document(start: Start) -> None:
+    """A transcript longer than three messages is one .txt document replying to the recording."""
+    running = await start()
+    long_text = "Длинная расшифровка записи. " * 600  # about 16,800 characters
+    running.world.recognizer.text = long_text
+    message_id = await running.send("voice")
+    _, document = await running.api.wait_sent(CHAT, 2)
+    assert document.method == "senddocument"
+    assert document.filename == DOCUMENT_NAME
+    assert document.reply_to == message_id
+    assert document.body == long_text
+
+
+async def test_failed_job_is_told_with_its_reason(start: Start) -> None:
+    """A recording the converter cannot read gets a clear failure notice, not silence."""
+    running = await start()
+    running.world.converter.fail_next(UnreadableMedia("the recording has no audio stream"))
+    message_id = await running.send("audio", mime_type="audio/mpeg")
+    _, notice = await running.api.wait_sent(CHAT, 2)
+    assert notice.reply_to == message_id
+    assert "could not transcribe" in notice.body.lower()
+    assert "no audio stream" in notice.body
+
+
+async def test_dead_job_is_told(start: Start) -> None:
+    """A job retried past its attempts gets a notice that the bot gave up."""
+    running = await start(settings=Settings(max_attempts=1, retry_base=timedelta(0)))
+    running.world.converter.fail_next(ConverterUnavailable())
+    message_id = await running.send("voice")
+    _, notice = await running.api.wait_sent(CHAT, 2)
+    assert notice.reply_to == message_id
+    assert "gave up" in notice.body
+    [job] = await running.jobs()
+    assert job.state is State.DEAD
+
+
+async def test_same_file_twice_in_a_chat_makes_one_job(start: Start) -> None:
+    """A repeated file_unique_id in one chat is answered by the first job, in progress or done."""
+    running = await start(gated=True)
+    file = running.api.add_file(b"one recording")
+    first = await running.api.push_media(CHAT, "voice", file)
+    await running.api.wait_sent(CHAT, 1)
+    second = await running.api.push_media(CHAT, "voice", file)
+    _, in_progress = await running.api.wait_sent(CHAT, 2)
+    assert (in_progress.text, in_progress.reply_to) == (DUPLICATE_IN_PROGRESS_TEXT, second)
+    converter = running.services.converter
+    assert isinstance(converter, GatedConverter)
+    converter.release.set()
+    *_, transcript = await running.api.wait_sent(CHAT, 3)
+    assert (transcript.text, transcript.reply_to) == (TRANSCRIPT, first)
+    await running.api.push_media(CHAT, "voice", file)
+    *_, after_done = await running.api.wait_sent(CHAT, 4)
+    assert after_done.text == DUPLICATE_TEXTS[State.DONE]
+    assert len(await running.jobs()) == 1
+    assert len(running.world.files.names()) == 2  # the recording and its converted audio
+
+
+async def test_same_file_in_another_chat_is_its_own_job(start: Start) -> None:
+    """Deduplication is per chat: another chat sending the same file gets its own transcript."""
+    running = await start()
+    file = running.api.add_file(b"shared recording")
+    await running.api.push_media(CHAT, "voice", file)
+    await running.api.push_media(CHAT + 1, "voice", file)
+    await running.api.wait_sent(CHAT, 2)
+    await running.api.wait_sent(CHAT + 1, 2)
+    assert len(await running.jobs()) == 2
+
+
+async def test_file_over_twenty_megabytes_is_refused_before_download(start: Start) -> None:
+    """On the cloud Bot API a file over 20 MB gets a clear reply, no download and no job."""
+    running = await start()
+    message_id = await running.send("video", declared_size=CLOUD_DOWNLOAD_LIMIT + 1)
+    [reply] = await running.api.wait_sent(CHAT, 1)
+    assert reply.reply_to == message_id
+    assert "too large" in reply.body
+    assert "20 MB" in reply.body
+    assert "getfile" not in running.api.calls
+    assert await running.jobs() == []
+
+
+async def test_file_too_big_for_get_file_is_refused(start: Start) -> None:
+    """A message that states no size is refused when the Bot API says the file is too big."""
+    running = await start()
+    await running.send("document", mime_type="video/mp4", declared_size=25_000_000, sized=False)
+    [reply] = await running.api.wait_sent(CHAT, 1)
+    assert "too large" in reply.body
+    assert await running.jobs() == []
+
+
+async def test_local_bot_api_server_takes_files_over_twenty_megabytes(start: Start) -> None:
+    """Through a local Bot API server (api_base) a 300 MB file is accepted and transcribed."""
+    running = await start(local=True, max_file_bytes=LOCAL_DOWNLOAD_LIMIT)
+    await running.send("video", b"big video, small here", declared_size=300 * 1024 * 1024)
+    _, transcript = await running.api.wait_sent(CHAT, 2)
+    assert transcript.text == TRANSCRIPT
+
+
+async def test_local_server_absolute_path_is_read_from_disk(start: Start, tmp_path: Path) -> None:
+    """A local server in --local mode answers an absolute path; the bot copies the file from it."""
+    served = tmp_path / "bot-api-files"
+    served.mkdir()
+    running = await start(local=True, files_dir=served, max_file_bytes=LOCAL_DOWNLOAD_LIMIT)
+    await running.send("voice", b"bytes on the shared disk")
+    await running.api.wait_sent(CHAT, 2)
+    [job] = await running.jobs()
+    assert job.source_file_id is not None
+    record = await running.world.repo.get_file(job.source_file_id)
+    assert running.world.files.content(record) == b"bytes on the shared disk"
+    assert not any(call.startswith("file") for call in running.api.calls)
+    assert [path.name for path in served.iterdir()] != []  # the server's own file is left alone
+
+
+@pytest.mark.parametrize("text", ["/start", "hello there"])
+async def test_start_and_text_get_the_help_text(start: Start, text: str) -> None:
+    """/start and any text that is not a recording are answered with the help text."""
+    running = await start()
+    message_id = await running.api.push_text(CHAT, text)
+    [reply] = await running.api.wait_sent(CHAT, 1)
+    assert (reply.text, reply.reply_to) == (HELP_TEXT, message_id)
+
+
+async def test_document_that_is_not_media_gets_the_help_text(start: Start) -> None:
+    """A PDF is not a recording: help text, no download, no job."""
+    running = await start()
+    await running.send("document", file_name="report.pdf", mime_type="application/pdf")
+    [reply] = await running.api.wait_sent(CHAT, 1)
+    assert reply.text == HELP_TEXT
+    assert "getfile" not in running.api.calls
+    assert await running.jobs() == []
+
+
+async def test_chat_not_allowed_is_refused_politely(start: Start) -> None:
+    """With allowed_chat_ids set, another chat's recording and text get a refusal and no job."""
+    running = await start(allowed_chat_ids=[CHAT + 1])
+    await running.send("voice")
+    await running.api.push_text(CHAT, "/start")
+    replies = await running.api.wait_sent(CHAT, 2)
+    assert [reply.text for reply in replies] == [REFUSED_TEXT, REFUSED_TEXT]
+    assert "getfile" not in running.api.calls
+    assert await running.jobs() == []
+
+
+async def test_allowed_chat_is_served(start: Start) -> None:
+    """A chat in allowed_chat_ids gets its transcript."""
+    running = await start(allowed_chat_ids=[CHAT])
+    await running.send("voice")
+    _, transcript = await running.api.wait_sent(CHAT, 2)
+    assert transcript.text == TRANSCRIPT
+
+
+async def test_download_error_is_told_and_leaves_no_file(start: Start) -> None:
+    """When Telegram fails to hand over the file the sender is told; no job, no temp file."""
+    running = await start()
+    running.api.fail_next("getFile", 500, "Internal Server Error")
+    await running.send("voice")
+    [reply] = await running.api.wait_sent(CHAT, 1)
+    assert reply.text == DOWNLOAD_FAILED_TEXT
+    assert await running.jobs() == []
+    assert running.staging_files() == []
+
+
+async def test_stalled_download_is_abandoned_after_the_inactivity_timeout(
+    start: Start, temp_dir: Path
+) -> None:
+    """A download that stops sending bytes is aborted: the sender is told, nothing is left."""
+    running = await start(settings=Settings(upload_inactivity_timeout=timedelta(milliseconds=200)))
+    running.api.hold_downloads = asyncio.Event()
+    await running.send("voice", b"x" * 100_000)
+    [reply] = await running.api.wait_sent(CHAT, 1)
+    assert reply.text == DOWNLOAD_FAILED_TEXT
+    assert await running.jobs() == []
+    assert running.staging_files() == []
+    running.api.hold_downloads.set()
+
+
+async def test_stop_cancels_a_download_after_the_grace_and_leaves_nothing(
+    start: Start, temp_dir: Path
+) -> None:
+    """Stopping the bot mid-download waits the grace, cancels, and leaves no file and no job."""
+    running = await start()
+    running.api.hold_downloads = asyncio.Event()
+    await running.send("voice", b"y" * 100_000)
+    async with asyncio.timeout(5):
+        await running.api.download_started.wait()
+    async with asyncio.timeout(2):
+        await running.polling.stop(grace=0.05)
+    assert await running.jobs() == []
+    assert running.staging_files() == []
+    assert running.api.sent == []
+    running.api.hold_downloads.set()
+
+
+async def test_sigterm_is_left_to_the_service(start: Start) -> None:
+    """aiogram installs no signal handler: SIGTERM reaches the service's and polling goes on."""
+    loop = asyncio.get_running_loop()
+    received = asyncio.Event()
+    loop.add_signal_handler(signal.SIGTERM, received.set)
+    try:
+        running = await start()
+        await running.api.push_text(CHAT, "/start")
+        await running.api.wait_sent(CHAT, 1)
+        os.kill(os.getpid(), signal.SIGTERM)
+        async with asyncio.timeout(5):
+            await received.wait()
+        await running.api.push_text(CHAT, "still there?")
+        replies: list[Sent] = await running.api.wait_sent(CHAT, 2)
+        assert replies[1].text == HELP_TEXT
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
+
+
+async def test_sender_and_file_names_never_reach_the_logs(
+    start: Start, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Every log line, ours and aiogram's, at DEBUG, is free of the sender's and file's names."""
+    caplog.set_level(logging.DEBUG)
+    running = await start(allowed_chat_ids=[CHAT])
+    await running.send("document", file_name=SECRET_FILE_NAME, mime_type="audio/mpeg")
+    await running.api.wait_sent(CHAT, 2)
+    running.world.converter.fail_next(UnreadableMedia())
+    await running.send("audio", file_name=SECRET_FILE_NAME, declared_size=CLOUD_DOWNLOAD_LIMIT + 1)
+    await running.send("audio", file_name=SECRET_FILE_NAME)
+    await running.api.push_text(CHAT, "/start")
+    await running.api.push(CHAT + 1, text="from a stranger")
+    await running.api.wait_sent(CHAT, 6)
+    await running.api.wait_sent(CHAT + 1, 1)
+    await running.polling.stop(grace=1)
+    logged = "\n".join(f"{record.getMessage()} {record.__dict__}" for record in caplog.records)
+    assert "job.accepted" in logged
+    assert "bot.recording" in logged
+    assert any(record.name.startswith("aiogram") for record in caplog.records)
+    for secret in (SENDER_FIRST_NAME, SENDER_LAST_NAME, SENDER_USERNAME, "Секретный документ"):
+        assert secret not in logged
+    assert all(SECRET_FILE_NAME not in name for name in running.world.files.names())
+
+
+def message(**content: Any) -> Message:
+    """A private-chat message with ``content``, as aiogram parses it."""
+    chat = {"id": CHAT, "type": "private"}
+    return Message.model_validate({"message_id": 1, "date": 0, "chat": chat, **content})
+
+
+def test_unclean_file_name_falls_back_to_the_mime_type() -> None:
+    """A name whose extension is not plain ASCII gives way to the MIME type's extension."""
+    media = {
+        "file_id": "f",
+        "file_unique_id": "u",
+        "file_name": "песня.мп3",
+        "mime_type": "audio/mpeg",
+    }
+    recording = recording_of(message(document=media))
+    assert recording is not None
+    assert recording.extension == ".mp3"
+
+
+def test_unknown_type_without_a_name_has_no_extension() -> None:
+    """An audio document with neither a clean name nor a known type is stored without extension."""
+    media = {"file_id": "f", "file_unique_id": "u", "mime_type": "audio/x-unknown"}
+    recording = recording_of(message(document=media))
+    assert recording is not None
+    assert recording.extension == ""
+
+
+def test_failed_duplicate_repeats_the_reason() -> None:
+    """A copy of a recording that failed is told why the first one failed."""
+    job = Job(
+        id="j",
+        state=State.FAILED,
+        origin=Origin.telegram(CHAT, 1),
+        error="the recording has no audio stream",
+        created=NOW,
+        updated=NOW,
+    )
+    assert "no audio stream" in duplicate_text(job)
+
+
+def test_animation_is_not_a_recording() -> None:
+    """A GIF (an animation that is also a video/mp4 document) is not taken as a recording."""
+    gif = {"file_id": "f", "file_unique_id": "u", "mime_type": "video/mp4", "file_name": "a.mp4"}
+    animation = {**gif, "width": 1, "height": 1, "duration": 1}
+    assert recording_of(message(document=gif, animation=animation)) is None
