@@ -115,6 +115,22 @@ class JobRepository(Protocol):
         ...
 
 
+class OwnerStore(Protocol):
+    """The admin panel's one owner account and its signing secrets."""
+
+    async def get_owner_hash(self) -> str | None:
+        """The owner's password hash, or None while no owner exists."""
+        ...
+
+    async def create_owner(self, password_hash: str, *, now: datetime) -> bool:
+        """Store the owner's password hash; False, storing nothing, when an owner exists."""
+        ...
+
+    async def get_or_create_secret(self, name: str, value: bytes, *, now: datetime) -> bytes:
+        """The secret stored under ``name``, storing ``value`` first when there is none."""
+        ...
+
+
 class FileStore(Protocol):
     """Whole files under their stored names ``<id><extension>``."""
 

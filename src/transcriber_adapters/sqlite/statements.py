@@ -139,6 +139,25 @@ GET_FILE_SQL = f"SELECT {_FILE_LIST} FROM files WHERE id = :id"
 #: Remove a file record; parameter: ``id``.
 DELETE_FILE_SQL = "DELETE FROM files WHERE id = :id"
 
+#: The owner's password hash; no parameters. No row while no owner exists.
+GET_OWNER_HASH_SQL = "SELECT password_hash FROM owner WHERE id = 1"
+
+#: Store the one owner unless one exists; parameters: ``password_hash``, ``created``.
+#: One statement, so two concurrent setups cannot both win: the loser changes no row.
+CREATE_OWNER_SQL = (
+    "INSERT INTO owner (id, password_hash, created) VALUES (1, :password_hash, :created)"
+    " ON CONFLICT (id) DO NOTHING"
+)
+
+#: Store a secret unless one has this name; parameters: ``name``, ``value``, ``created``.
+INSERT_SECRET_SQL = (
+    "INSERT INTO secrets (name, value, created) VALUES (:name, :value, :created)"  # noqa: S105 - SQL
+    " ON CONFLICT (name) DO NOTHING"
+)
+
+#: One secret by name; parameter: ``name``.
+GET_SECRET_SQL = "SELECT value FROM secrets WHERE name = :name"  # noqa: S105 - SQL text
+
 _STATES = {state.value: state for state in State}
 _ORIGIN_KINDS = {kind.value: kind for kind in OriginKind}
 _LOCATIONS = {location.value: location for location in Location}
