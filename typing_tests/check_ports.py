@@ -14,8 +14,11 @@ from transcriber_adapters.memory import (
     MemoryNotifier,
     MemoryRecognizer,
 )
+from transcriber_adapters.s3 import S3FileStore
 from transcriber_adapters.sqlite import SqliteJobRepository
 from transcriber_adapters.system import RandomIds, SystemClock
+from transcriber_adapters.telegram import TelegramNotifier, make_bot
+from transcriber_adapters.yandex import YandexRecognizer
 from transcriber_core.ports import (
     Clock,
     Converter,
@@ -23,17 +26,21 @@ from transcriber_core.ports import (
     IdSource,
     JobRepository,
     Notifier,
+    OwnerStore,
     Recognizer,
 )
 
 
-def check(sqlite: SqliteJobRepository, root: Path) -> None:
+def check(
+    sqlite: SqliteJobRepository, root: Path, s3: S3FileStore, yandex: YandexRecognizer
+) -> None:
     """Never called: mypy reads the assignments."""
     repos: list[JobRepository] = [MemoryJobRepository(), sqlite]
-    stores: list[FileStore] = [MemoryFileStore(), FilesystemFileStore(root)]
+    stores: list[FileStore] = [MemoryFileStore(), FilesystemFileStore(root), s3]
     converters: list[Converter] = [MemoryConverter(), FfmpegConverter()]
-    recognizers: list[Recognizer] = [MemoryRecognizer()]
-    notifiers: list[Notifier] = [MemoryNotifier()]
+    recognizers: list[Recognizer] = [MemoryRecognizer(), yandex]
+    notifiers: list[Notifier] = [MemoryNotifier(), TelegramNotifier(make_bot("1:never-used"))]
     clocks: list[Clock] = [SystemClock(), ManualClock()]
     ids: list[IdSource] = [RandomIds()]
-    del repos, stores, converters, recognizers, notifiers, clocks, ids
+    owners: list[OwnerStore] = [MemoryJobRepository(), sqlite]
+    del owners, repos, stores, converters, recognizers, notifiers, clocks, ids

@@ -1,0 +1,155 @@
+"""A 1 GiB multipart upload to the running service over loopback: speed, memory, disk writes.
+
+Prints its figures; the numbers in docs/benchmarks.md come from here.
+
+The service runs as in production (``python -m transcriber_app serve``, a
+subprocess, through ``tests/support/service.py``), with its data dir and
+its TMPDIR on one filesystem so the staged upload is renamed into storage,
+not copied. The client streams the multipart body from a generator (one
+random mebibyte sent again and again) with a ``Content-Length``.
+
+Figures, all read from /proc/<server pid>:
+- seconds from the first byte sent to the 202, and MiB/s;
+- server RSS before the upload (VmRSS), and its peak during the upload
+  (VmHWM, reset through /proc/<pid>/clear_refs just before sending);
+- bytes the server process wrote to disk (``write_bytes`` in /proc/<pid>/io)
+  during the upload, as a ratio to the upload's size.
+
+Usage: .venv/bin/python bench/upload.py [--mib 1024] [--chunk-kib 1024] [--rounds 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # for tests.support.service, the real-server harness
+
+from tests.support.service import running_service  # noqa: E402 - needs ROOT on the path
+
+MIB = 1024 * 1024
+BOUNDARY = "bench-boundary-7c1d2b9e"
+
+
+def multipart_body(size: int, chunk: bytes) -> tuple[int, Iterator[bytes]]:
+    """The total length and the chunks of a form whose ``file`` field holds ``size`` bytes."""
+    head = (
+        f"--{BOUNDARY}\r\n"
+        'Content-Disposition: form-data; name="file"; filename="bench.bin"\r\n'
+        "Content-Type: application/octet-stream\r\n\r\n"
+    ).encode()
+    tail = f"\r\n--{BOUNDARY}--\r\n".encode()
+
+    def chunks() -> Iterator[bytes]:
+        yield head
+        left = size
+        while left > 0:
+            piece = chunk if left >= len(chunk) else chunk[:left]
+            yield piece
+            left -= len(piece)
+        yield tail
+
+    return len(head) + size + len(tail), chunks()
+
+
+def proc_status(pid: int, field: str) -> int:
+    """A ``kB`` field of /proc/<pid>/status, in bytes."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1]) * 1024
+    raise KeyError(field)
+
+
+def reset_peak(pid: int) -> None:
+    """Make VmHWM start again from the current RSS."""
+    Path(f"/proc/{pid}/clear_refs").write_text("5")
+
+
+def write_bytes(pid: int) -> int:
+    """Bytes the process caused to be written to storage so far."""
+    for line in Path(f"/proc/{pid}/io").read_text().splitlines():
+        if line.startswith("write_bytes:"):
+            return int(line.split()[1])
+    raise KeyError("write_bytes")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of the process so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / ticks
+
+
+def run(mib: int, chunk_kib: int, rounds: int) -> None:
+    """Start the service, upload ``rounds`` times, print the figures."""
+    size = mib * MIB
+    chunk = os.urandom(chunk_kib * 1024)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        config = {
+            "storage": {"max_record_bytes": 8 * 1024 * MIB},
+            # The convert step of random bytes fails fast; keep it from retrying during the run.
+            "queue": {"max_attempts": 1},
+        }
+        with running_service(root, config=config) as service:
+            pid = service.pid
+            same_fs = service.temp_dir.stat().st_dev == service.data_dir.parent.stat().st_dev
+            print(f"server pid {pid}; TMPDIR and data dir on one filesystem: {same_fs}")
+            # No timeout: the figure is how long the upload takes, however long.
+            with httpx.Client(base_url=service.base_url, timeout=None) as client:  # noqa: S113
+                startup_peak = proc_status(pid, "VmHWM")
+                print(f"server peak RSS from start-up to the upload {startup_peak / MIB:.1f} MiB")
+                for round_no in range(1, rounds + 1):
+                    reset_peak(pid)
+                    baseline = proc_status(pid, "VmRSS")
+                    written_before = write_bytes(pid)
+                    cpu_before = cpu_seconds(pid)
+                    length, body = multipart_body(size, chunk)
+                    headers = {
+                        "Content-Type": f"multipart/form-data; boundary={BOUNDARY}",
+                        "Content-Length": str(length),
+                    }
+                    started = time.perf_counter()
+                    response = client.post("/api/audio", content=body, headers=headers)
+                    seconds = time.perf_counter() - started
+                    written = write_bytes(pid) - written_before
+                    cpu = cpu_seconds(pid) - cpu_before
+                    peak = proc_status(pid, "VmHWM")
+                    assert response.status_code == 202, response.text
+                    print(
+                        f"round {round_no}: {mib} MiB in {seconds:.2f} s"
+                        f" = {mib / seconds:.0f} MiB/s;"
+                        f" server CPU {cpu:.2f} s ({cpu / seconds:.0%} of one core)"
+                    )
+                    print(
+                        f"  server RSS before {baseline / MIB:.1f} MiB,"
+                        f" peak during the upload {peak / MIB:.1f} MiB"
+                        f" (+{(peak - baseline) / MIB:.1f} MiB)"
+                    )
+                    print(
+                        f"  server disk writes {written / MIB:.1f} MiB"
+                        f" = {written / size:.3f} x the upload"
+                    )
+            service.stop()
+
+
+def main() -> None:
+    """Parse the arguments and run."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mib", type=int, default=1024, help="recording size in MiB")
+    parser.add_argument("--chunk-kib", type=int, default=1024, help="client write size in KiB")
+    parser.add_argument("--rounds", type=int, default=1, help="uploads to the same server")
+    args = parser.parse_args()
+    run(args.mib, args.chunk_kib, args.rounds)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,11 @@
+# Sourced by scripts/serve and scripts/test: make .venv and install the project into it.
+# $1: the extras to install ("" for the service alone, "dev" for tests and linters).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+python3 -m venv .venv
+.venv/bin/python -m pip install --quiet --upgrade pip
+if [ -n "${1:-}" ]; then
+    .venv/bin/python -m pip install --quiet -e ".[$1]"
+else
+    .venv/bin/python -m pip install --quiet -e .
+fi

@@ -1,0 +1,4 @@
+"""transcriber_app: composition — config, the server, the bot, the CLI.
+
+The only place that knows which adapters exist.
+"""

@@ -1,0 +1,187 @@
+"""The one composition root: reads the config once and builds every part of the service."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from transcriber_adapters.ffmpeg import FfmpegConverter
+from transcriber_adapters.filesystem import FilesystemFileStore
+from transcriber_adapters.memory import MemoryRecognizer
+from transcriber_adapters.sqlite import SqliteJobRepository
+from transcriber_adapters.system import RandomIds, SystemClock
+from transcriber_app.config import Config, ConfigError
+from transcriber_core.entities import Job
+from transcriber_core.policy import Settings
+from transcriber_core.ports import Event, FileStore, Notifier, OwnerStore, Recognizer
+from transcriber_core.services import Services
+from transcriber_core.worker import Workers
+
+if TYPE_CHECKING:
+    from aiogram import Bot
+
+    from transcriber_app.bot import BotPolling
+
+log = logging.getLogger("transcriber.app")
+
+#: The SQLite file inside the data dir.
+DATABASE_NAME = "transcriber.db"
+#: The folder of local files inside the data dir.
+FILES_DIR = "files"
+
+
+class SilentNotifier:
+    """The notifier when no bot is configured: no origin can be reached."""
+
+    async def notify(self, job: Job, event: Event) -> None:
+        """Tell nobody."""
+
+
+@attrs.define
+class Runtime:
+    """Everything a running service holds, built by ``build`` and closed by ``close``."""
+
+    config: Config
+    services: Services
+    workers: Workers
+    owners: OwnerStore
+    #: The Telegram intake; None when no token is configured.
+    bot: BotPolling | None = None
+    _closers: list[Callable[[], Awaitable[None]]] = attrs.field(factory=list)
+
+    async def close(self) -> None:
+        """Close what ``build`` opened, newest first."""
+        while self._closers:
+            closer = self._closers.pop()
+            try:
+                await closer()
+            except Exception as exc:  # noqa: BLE001 - close the rest regardless
+                log.warning("close.error", extra={"error_type": type(exc).__name__})
+
+
+def settings_from(config: Config) -> Settings:
+    """The core's settings table with the values the config may change."""
+    queue = config.queue
+    return Settings(
+        max_record_bytes=config.storage.max_record_bytes,
+        upload_inactivity_timeout=timedelta(seconds=config.http.upload_inactivity_seconds),
+        max_attempts=queue.max_attempts,
+        lease=timedelta(seconds=queue.lease_seconds),
+        lease_renewal=timedelta(seconds=queue.lease_renewal_seconds),
+        idle_poll_interval=timedelta(seconds=queue.idle_poll_seconds),
+    )
+
+
+async def build(config: Config, **overrides: Any) -> Runtime:
+    """Open the database, stores and clients the config names; ``overrides`` replace ports.
+
+    Tests pass e.g. ``recognizer=MemoryRecognizer(...)`` or ``settings=Settings(...)``.
+    """
+    data_dir = config.storage.data_dir
+    data_dir.mkdir(parents=True, exist_ok=True)
+    closers: list[Callable[[], Awaitable[None]]] = []
+    clock = overrides.pop("clock", None) or SystemClock()
+    repo = await SqliteJobRepository.open(data_dir / DATABASE_NAME, clock=clock)
+    closers.append(repo.close)
+    try:
+        recognizer, recognizer_files = _recognizer(config, closers)
+        bot = _bot(config, closers)
+        notifier: Notifier = SilentNotifier() if bot is None else _telegram_notifier(bot)
+        fields: dict[str, Any] = {
+            "repo": repo,
+            "files": FilesystemFileStore(data_dir / FILES_DIR),
+            "converter": FfmpegConverter(),
+            "recognizer": recognizer,
+            "recognizer_files": recognizer_files,
+            "notifier": notifier,
+            "clock": clock,
+            "ids": RandomIds(),
+            "settings": settings_from(config),
+        }
+        fields.update(overrides)
+        services = Services(**fields)
+    except BaseException:
+        for closer in reversed(closers):
+            await closer()
+        raise
+    polling = None
+    if bot is not None:
+        from transcriber_adapters.telegram import download_limit  # noqa: PLC0415 - see _bot
+        from transcriber_app.bot import BotPolling, make_dispatcher  # noqa: PLC0415
+
+        telegram = config.telegram
+        dispatcher = make_dispatcher(
+            services,
+            max_file_bytes=download_limit(telegram.api_base),
+            allowed_chat_ids=telegram.allowed_chat_ids,
+        )
+        polling = BotPolling(bot, dispatcher)
+    return Runtime(
+        config=config,
+        services=services,
+        workers=Workers(services),
+        owners=repo,
+        bot=polling,
+        closers=closers,
+    )
+
+
+def _bot(config: Config, closers: list[Callable[[], Awaitable[None]]]) -> Bot | None:
+    """The Telegram bot the config names, or None without a token."""
+    telegram = config.telegram
+    if not telegram.token:
+        return None
+    # aiogram costs ~150 MiB and 3 s to import: only a service with a bot pays for it.
+    from transcriber_adapters.telegram import make_bot  # noqa: PLC0415
+
+    try:
+        bot = make_bot(telegram.token, telegram.api_base)
+    except ValueError:
+        raise ConfigError("[telegram] token: not a bot token (expected <id>:<secret>)") from None
+    closers.append(bot.session.close)
+    return bot
+
+
+def _telegram_notifier(bot: Bot) -> Notifier:
+    from transcriber_adapters.telegram import TelegramNotifier  # noqa: PLC0415 - see _bot
+
+    return TelegramNotifier(bot)
+
+
+def _recognizer(
+    config: Config, closers: list[Callable[[], Awaitable[None]]]
+) -> tuple[Recognizer, FileStore | None]:
+    """The recognizer the config names, and the Object Storage it reads audio from."""
+    if config.recognizer.kind == "memory":
+        return MemoryRecognizer(), None
+    # aioboto3 costs ~40 MiB to import: only a service that uses Object Storage pays for it.
+    from transcriber_adapters.s3 import S3FileStore  # noqa: PLC0415
+    from transcriber_adapters.yandex import YandexRecognizer  # noqa: PLC0415
+
+    s3 = config.s3
+    store = S3FileStore(
+        endpoint_url=s3.endpoint_url,
+        region=s3.region,
+        bucket=s3.bucket,
+        access_key_id=s3.access_key_id,
+        secret_access_key=s3.secret_access_key,
+        path_style=s3.path_style,
+    )
+    closers.append(store.close)
+    yandex = config.yandex
+    recognizer = YandexRecognizer(
+        api_key=yandex.api_key,
+        bucket=s3.bucket,
+        storage_url=s3.endpoint_url,
+        stt_url=yandex.stt_url,
+        operation_url=yandex.operation_url,
+        language=yandex.language,
+        model=yandex.model,
+        checks_per_hour=yandex.checks_per_hour,
+    )
+    closers.append(recognizer.close)
+    return recognizer, store

@@ -1,0 +1,312 @@
+"""The TOML configuration of SPEC §10: its sections, defaults, env overrides and checks.
+
+Names are a contract. ``load_config`` reads the file (or nothing, for the
+embedded default), applies ``TRANSCRIBER_<SECTION>_<KEY>`` environment
+overrides, and refuses unknown keys and bad values with a message that names
+the key, so a mistake stops startup instead of surfacing later.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+ENV_PREFIX = "TRANSCRIBER_"
+
+
+class ConfigError(Exception):
+    """The configuration cannot be used; the message names the key."""
+
+
+@attrs.frozen(kw_only=True)
+class StorageConfig:
+    """Where the database and local files live."""
+
+    #: Database and local files together.
+    data_dir: Path = Path("data")
+    #: Largest recording accepted, in bytes.
+    max_record_bytes: int = 8 * 1024**3
+
+
+@attrs.frozen(kw_only=True)
+class HttpConfig:
+    """The HTTP API and admin panel listener."""
+
+    host: str = "127.0.0.1"
+    port: int = 8080
+    #: Non-empty: ``Authorization: Bearer <token>`` required on ``/api/*``.
+    api_tokens: tuple[str, ...] = ()
+    #: An upload that sends no byte for this long is aborted (408); there is no total limit.
+    upload_inactivity_seconds: float = 300.0
+
+
+@attrs.frozen(kw_only=True)
+class RecognizerConfig:
+    """Which speech recognizer turns audio into text."""
+
+    #: "memory" (demo) or "yandex".
+    kind: str = "memory"
+
+
+@attrs.frozen(kw_only=True)
+class YandexConfig:
+    """Yandex SpeechKit async recognition, API v2."""
+
+    api_key: str = attrs.field(default="", repr=False)
+    stt_url: str = "https://transcribe.api.cloud.yandex.net/speech/stt/v2/longRunningRecognize"
+    operation_url: str = "https://operation.api.cloud.yandex.net/operations"
+    language: str = "ru-RU"
+    model: str = "general"
+    #: Status checks allowed per hour across the account.
+    checks_per_hour: int = 2500
+
+
+@attrs.frozen(kw_only=True)
+class S3Config:
+    """Object Storage that the recognizer reads audio from."""
+
+    endpoint_url: str = "https://storage.yandexcloud.net"
+    region: str = "ru-central1"
+    bucket: str = ""
+    access_key_id: str = attrs.field(default="", repr=False)
+    secret_access_key: str = attrs.field(default="", repr=False)
+    #: Address buckets as ``endpoint/bucket`` instead of ``bucket.endpoint``.
+    path_style: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class TelegramConfig:
+    """The Telegram bot; an empty token means no bot."""
+
+    token: str = attrs.field(default="", repr=False)
+    #: Local Bot API server URL; empty: the cloud one.
+    api_base: str = ""
+    #: Non-empty: only these chats may send recordings.
+    allowed_chat_ids: tuple[int, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class QueueConfig:
+    """Queue numbers of the SPEC §3 settings table that an operator may change."""
+
+    #: Acquires a job may take before it is marked dead.
+    max_attempts: int = 5
+    #: How long a worker may stay silent before its job is handed out again.
+    lease_seconds: float = 120.0
+    #: How often a running step renews its lease; shorter than the lease.
+    lease_renewal_seconds: float = 30.0
+    #: Fallback poll of the queue when nothing woke the workers.
+    idle_poll_seconds: float = 1.0
+
+
+@attrs.frozen(kw_only=True)
+class ShutdownConfig:
+    """How long a stopping service waits for running steps."""
+
+    #: Let running steps finish this long.
+    grace_seconds: float = 30.0
+    #: Then cancel and exit within this long from the signal.
+    hard_seconds: float = 60.0
+
+
+@attrs.frozen(kw_only=True)
+class Config:
+    """The whole configuration."""
+
+    storage: StorageConfig = StorageConfig()
+    http: HttpConfig = HttpConfig()
+    recognizer: RecognizerConfig = RecognizerConfig()
+    yandex: YandexConfig = YandexConfig()
+    s3: S3Config = S3Config()
+    telegram: TelegramConfig = TelegramConfig()
+    queue: QueueConfig = QueueConfig()
+    shutdown: ShutdownConfig = ShutdownConfig()
+
+
+#: Each section's name and class, with field types resolved for ``_convert``.
+_SECTIONS: dict[str, type[Any]] = {
+    "storage": attrs.resolve_types(StorageConfig),
+    "http": attrs.resolve_types(HttpConfig),
+    "recognizer": attrs.resolve_types(RecognizerConfig),
+    "yandex": attrs.resolve_types(YandexConfig),
+    "s3": attrs.resolve_types(S3Config),
+    "telegram": attrs.resolve_types(TelegramConfig),
+    "queue": attrs.resolve_types(QueueConfig),
+    "shutdown": attrs.resolve_types(ShutdownConfig),
+}
+
+
+def load_config(path: Path | None = None, env: Mapping[str, str] | None = None) -> Config:
+    """Read ``path`` (None: the embedded default), apply env overrides, and check it all."""
+    raw: dict[str, Any] = {}
+    if path is not None:
+        try:
+            with path.open("rb") as stream:
+                raw = tomllib.load(stream)
+        except FileNotFoundError:
+            raise ConfigError(f"config file not found: {path}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"config file is not valid TOML: {exc}") from None
+    raw = _with_env(raw, os.environ if env is None else env)
+    sections = {}
+    for section, values in raw.items():
+        if section not in _SECTIONS:
+            raise ConfigError(f"unknown section [{section}]")
+        if not isinstance(values, dict):
+            raise ConfigError(f"[{section}] must be a table of keys")
+        sections[section] = _section(section, _SECTIONS[section], values)
+    config = Config(**sections)
+    _check(config)
+    return config
+
+
+def _with_env(raw: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
+    merged = {section: dict(values) for section, values in raw.items() if isinstance(values, dict)}
+    merged.update({section: values for section, values in raw.items() if section not in merged})
+    for section, cls in _SECTIONS.items():
+        for field in attrs.fields(cls):
+            name = f"{ENV_PREFIX}{section}_{field.name}".upper()
+            if name in env:
+                merged.setdefault(section, {})[field.name] = _EnvText(env[name], name)
+    return merged
+
+
+class _EnvText(str):
+    """A value that came from the environment, remembered for error messages."""
+
+    variable: str
+
+    def __new__(cls, value: str, variable: str) -> _EnvText:
+        text = super().__new__(cls, value)
+        text.variable = variable
+        return text
+
+
+def _section(section: str, cls: type[Any], values: dict[str, Any]) -> Any:
+    known = {field.name: field for field in attrs.fields(cls)}
+    kwargs = {}
+    for key, value in values.items():
+        if key not in known:
+            raise ConfigError(f"[{section}] {key}: unknown key")
+        kwargs[key] = _convert(f"[{section}] {key}", known[key].type, value)
+    return cls(**kwargs)
+
+
+def _convert(name: str, kind: Any, value: Any) -> Any:  # noqa: PLR0911 - one branch per type
+    if isinstance(value, _EnvText):
+        name = f"{name} (from {value.variable})"
+    try:
+        if kind is str:
+            return _expect(value, str, "a string")
+        if kind is int:
+            return _to_int(value)
+        if kind is float:
+            return _to_float(value)
+        if kind is bool:
+            return _to_bool(value)
+        if kind is Path:
+            return Path(_expect(value, str, "a path"))
+        if kind == tuple[str, ...]:
+            return tuple(_expect(item, str, "a list of strings") for item in _to_list(value))
+        if kind == tuple[int, ...]:
+            return tuple(_to_int(item) for item in _to_list(value))
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{name}: {exc}") from None
+    raise AssertionError(f"no converter for {kind!r}")
+
+
+def _expect(value: Any, kind: type[Any], what: str) -> Any:
+    if not isinstance(value, kind):
+        # The type, not the value: a misplaced secret must not be echoed.
+        raise TypeError(f"expected {what}, got {type(value).__name__}")
+    return value
+
+
+def _to_int(value: Any) -> int:
+    if isinstance(value, bool):
+        raise TypeError(f"expected a whole number, got {value!r}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            raise ValueError(f"expected a whole number, got {value!r}") from None
+    raise TypeError(f"expected a whole number, got {value!r}")
+
+
+def _to_float(value: Any) -> float:
+    if isinstance(value, bool):
+        raise TypeError(f"expected a number, got {value!r}")
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            raise ValueError(f"expected a number, got {value!r}") from None
+    raise TypeError(f"expected a number, got {value!r}")
+
+
+def _to_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in {"true", "1", "yes", "false", "0", "no"}:
+        return value.strip().lower() in {"true", "1", "yes"}
+    raise TypeError(f"expected true or false, got {value!r}")
+
+
+def _to_list(value: Any) -> list[Any]:
+    if isinstance(value, list):
+        return value
+    if isinstance(value, str):
+        # From the environment: comma-separated.
+        return [item.strip() for item in value.split(",") if item.strip()]
+    raise TypeError(f"expected a list, got {value!r}")
+
+
+def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads best
+    """Cross-checks: values that parse but cannot work."""
+    if config.storage.max_record_bytes <= 0:
+        raise ConfigError("[storage] max_record_bytes: must be positive")
+    if not 0 < config.http.port < 65536:
+        raise ConfigError("[http] port: must be between 1 and 65535")
+    if any(not token for token in config.http.api_tokens):
+        raise ConfigError("[http] api_tokens: tokens must not be empty strings")
+    if config.http.upload_inactivity_seconds <= 0:
+        raise ConfigError("[http] upload_inactivity_seconds: must be positive")
+    if config.recognizer.kind not in ("memory", "yandex"):
+        raise ConfigError(
+            f'[recognizer] kind: expected "memory" or "yandex", got {config.recognizer.kind!r}'
+        )
+    if config.recognizer.kind == "yandex":
+        if not config.yandex.api_key:
+            raise ConfigError(
+                '[yandex] api_key: required when [recognizer] kind is "yandex"'
+                " (or set TRANSCRIBER_YANDEX_API_KEY)"
+            )
+        if not config.s3.bucket:
+            raise ConfigError('[s3] bucket: required when [recognizer] kind is "yandex"')
+        if not (config.s3.access_key_id and config.s3.secret_access_key):
+            raise ConfigError(
+                "[s3] access_key_id: access_key_id and secret_access_key are required"
+                ' when [recognizer] kind is "yandex"'
+            )
+    if config.yandex.checks_per_hour <= 0:
+        raise ConfigError("[yandex] checks_per_hour: must be positive")
+    queue = config.queue
+    if queue.max_attempts < 1:
+        raise ConfigError("[queue] max_attempts: must be at least 1")
+    if queue.idle_poll_seconds <= 0:
+        raise ConfigError("[queue] idle_poll_seconds: must be positive")
+    if not 0 < queue.lease_renewal_seconds < queue.lease_seconds:
+        raise ConfigError("[queue] lease_renewal_seconds: must be positive and below lease_seconds")
+    if config.shutdown.grace_seconds < 0:
+        raise ConfigError("[shutdown] grace_seconds: must not be negative")
+    if config.shutdown.hard_seconds < config.shutdown.grace_seconds:
+        raise ConfigError("[shutdown] hard_seconds: must not be shorter than grace_seconds")

@@ -1,0 +1,118 @@
+"""``transcriber serve``: HTTP, admin, bot and workers in one process, and their lifecycle.
+
+SIGTERM or SIGINT stops intake (no new connections, no new jobs taken),
+lets running steps finish for ``grace_seconds``, then cancels them (their
+leases make that safe) and exits within ``hard_seconds`` of the signal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from collections.abc import Iterator
+from typing import Any
+
+import uvicorn
+
+from transcriber_app.bootstrap import Runtime, build
+from transcriber_app.config import Config
+from transcriber_app.web import create_app
+from transcriber_app.web.auth import AdminState, prepare_admin
+from transcriber_app.web.metrics import Metrics
+
+log = logging.getLogger("transcriber.server")
+
+
+class _Server(uvicorn.Server):
+    """uvicorn without its own signal handlers: the service owns the lifecycle."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def uvicorn_config(
+    runtime: Runtime, metrics: Metrics | None = None, *, admin: AdminState | None = None
+) -> uvicorn.Config:
+    """uvicorn settings for the service: our logging, no total read timeout on uploads."""
+    http = runtime.config.http
+    return uvicorn.Config(
+        create_app(runtime, metrics, admin=admin),
+        host=http.host,
+        port=http.port,
+        log_config=None,
+        access_log=False,
+        lifespan="off",
+        timeout_graceful_shutdown=int(runtime.config.shutdown.grace_seconds),
+        server_header=False,
+    )
+
+
+async def serve(config: Config, **overrides: Any) -> int:
+    """Run the service until SIGTERM or SIGINT; the exit status."""
+    runtime = await build(config, **overrides)
+    metrics = Metrics()
+    with metrics.watching():
+        return await _run(runtime, metrics)
+
+
+async def _run(runtime: Runtime, metrics: Metrics) -> int:
+    config = runtime.config
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    # Before the port opens: the session key, and the setup link while no owner exists.
+    admin = await prepare_admin(runtime)
+    server = _Server(uvicorn_config(runtime, metrics, admin=admin))
+    runtime.workers.start()
+    if runtime.bot is not None:
+        from transcriber_app.bot import TokenRejected  # noqa: PLC0415 - aiogram only with a bot
+
+        try:
+            await runtime.bot.start()
+        except TokenRejected:
+            log.error("telegram.token_rejected")  # noqa: TRY400 - the event is the message
+            await runtime.workers.drain(0)
+            await runtime.close()
+            return 2
+    server_task = asyncio.create_task(server.serve(), name="transcriber-http")
+    stopper = asyncio.create_task(stop.wait())
+    log.info(
+        "service.start",
+        extra={
+            "host": config.http.host,
+            "port": config.http.port,
+            "recognizer": config.recognizer.kind,
+        },
+    )
+    await asyncio.wait({server_task, stopper}, return_when=asyncio.FIRST_COMPLETED)
+    failed = server_task.done() and not stop.is_set()
+    log.info("service.stopping", extra={"grace_seconds": config.shutdown.grace_seconds})
+    try:
+        async with asyncio.timeout(config.shutdown.hard_seconds):
+            await _shutdown(runtime, server, server_task)
+    except TimeoutError:
+        # The timeout is the event; its traceback would say nothing.
+        log.error("service.hard_stop", extra={"hard_seconds": config.shutdown.hard_seconds})  # noqa: TRY400
+        return 1
+    finally:
+        stopper.cancel()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(signum)
+    log.info("service.stopped")
+    return 1 if failed else 0
+
+
+async def _shutdown(runtime: Runtime, server: _Server, server_task: asyncio.Task[None]) -> None:
+    """Stop every intake, let the workers drain, then close (the bot's session last of all)."""
+    grace = runtime.config.shutdown.grace_seconds
+    runtime.workers.stop_intake()
+    server.should_exit = True
+    bot_stopped = runtime.bot.stop(grace) if runtime.bot is not None else asyncio.sleep(0)
+    await asyncio.gather(
+        runtime.workers.drain(grace), bot_stopped, server_task, return_exceptions=True
+    )
+    await runtime.close()

@@ -1,0 +1,31 @@
+"""The HTTP side of the service: the API, the admin panel, health and metrics, on one port."""
+
+from __future__ import annotations
+
+from starlette.applications import Starlette
+from starlette.routing import BaseRoute
+
+from transcriber_app.bootstrap import Runtime
+from transcriber_app.web import admin as admin_panel
+from transcriber_app.web import api
+from transcriber_app.web.auth import AdminState
+from transcriber_app.web.metrics import Metrics
+
+
+def create_app(
+    runtime: Runtime, metrics: Metrics | None = None, *, admin: AdminState | None = None
+) -> Starlette:
+    """The Starlette app over a built runtime; routes reach it as ``request.app.state.runtime``.
+
+    ``metrics`` counts the worker's events only while its ``watching()``
+    block runs (``serve`` holds it); without one, a fresh, unwatched set.
+    ``admin`` is the panel's state from ``prepare_admin`` (session key, setup
+    link); without one, sessions end with the process and no setup link works.
+    """
+    admin = admin or AdminState.ephemeral()
+    routes: list[BaseRoute] = [*api.routes(), admin_panel.mount(admin)]
+    app = Starlette(routes=routes, exception_handlers=api.exception_handlers())
+    app.state.runtime = runtime
+    app.state.admin = admin
+    app.state.metrics = metrics or Metrics()
+    return app

@@ -1,0 +1,217 @@
+"""The HTTP API of SPEC §6: upload, status, health, metrics."""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import re
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from transcriber_app.bootstrap import Runtime
+from transcriber_app.web.errors import ApiError, error_response
+from transcriber_app.web.metrics import CONTENT_TYPE, Metrics
+from transcriber_app.web.uploads import CLOSE, check_declared_length, received_file
+from transcriber_core.entities import Job, Origin
+from transcriber_core.errors import JobNotFound, TranscriberError
+from transcriber_core.intake import submit
+
+log = logging.getLogger("transcriber.http")
+
+
+def runtime_of(request: Request) -> Runtime:
+    """The runtime the app was created over."""
+    runtime: Runtime = request.app.state.runtime
+    return runtime
+
+
+def metrics_of(request: Request) -> Metrics:
+    """The metrics the app was created with."""
+    metrics: Metrics = request.app.state.metrics
+    return metrics
+
+
+#: What an ``Idempotency-Key`` may hold: visible ASCII, no spaces.
+_IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
+
+
+def require_token(request: Request) -> None:
+    """401 unless the request carries one of ``[http] api_tokens``; open when there are none.
+
+    Every configured token is compared, each in constant time, so the answer
+    does not reveal how much of a token was right, nor which one.
+    """
+    tokens = runtime_of(request).config.http.api_tokens
+    if not tokens:
+        return
+    scheme, _, given = request.headers.get("authorization", "").partition(" ")
+    offered = given.strip().encode()
+    matched = False
+    for token in tokens:
+        matched |= hmac.compare_digest(offered, token.encode())
+    if scheme.lower() != "bearer" or not matched:
+        raise ApiError(
+            401,
+            "unauthorized",
+            "a valid bearer token is required",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+
+
+def dedup_key_of(request: Request) -> str | None:
+    """The job dedup key for the request's ``Idempotency-Key``; None without one."""
+    key = request.headers.get("idempotency-key")
+    if key is None:
+        return None
+    if not _IDEMPOTENCY_KEY.fullmatch(key):
+        raise ApiError(
+            400,
+            "bad_idempotency_key",
+            "Idempotency-Key must be 1 to 255 visible ASCII characters",
+        )
+    return f"http:{key}"
+
+
+async def upload(request: Request) -> Response:
+    """``POST /api/audio``: stream the ``file`` field to a temp file and enqueue a job (202).
+
+    Everything that can be refused without the body (token, idempotency
+    key, content type, declared length) is refused before reading it.
+    """
+    runtime = runtime_of(request)
+    metrics = metrics_of(request)
+    services = runtime.services
+    settings = services.settings
+    started = time.monotonic()
+    try:
+        try:
+            require_token(request)
+            dedup_key = dedup_key_of(request)
+            check_declared_length(request.headers, settings.max_record_bytes)
+        except ApiError as exc:
+            # The body is left unread: uvicorn must close, not swallow it for keep-alive.
+            exc.headers = {**(exc.headers or {}), **CLOSE}
+            raise
+        async with received_file(
+            request,
+            files=services.files,
+            max_bytes=settings.max_record_bytes,
+            inactivity=settings.upload_inactivity_timeout.total_seconds(),
+        ) as received:
+            size = received.size
+            job, is_new = await submit(
+                services,
+                received.path,
+                extension=received.extension,
+                origin=Origin.http(),
+                dedup_key=dedup_key,
+            )
+    except ApiError as exc:
+        metrics.uploads.labels(exc.code).inc()
+        log.info("upload.refused", extra={"status": exc.status, "code": exc.code})
+        raise
+    except ClientDisconnect:
+        metrics.uploads.labels("disconnected").inc()
+        log.info("upload.aborted", extra={"reason": "client_disconnected"})
+        return Response(status_code=400)
+    except TranscriberError as exc:
+        metrics.uploads.labels("unavailable").inc()
+        log.warning("upload.error", extra={"error_type": type(exc).__name__})
+        raise ApiError(503, "unavailable", "the service cannot store recordings now") from None
+    seconds = time.monotonic() - started
+    outcome = "accepted" if is_new else "duplicate"
+    metrics.uploads.labels(outcome).inc()
+    if is_new:
+        metrics.upload_bytes.inc(size)
+    log.info(
+        "upload.received",
+        extra={"job_id": job.id, "outcome": outcome, "size": size, "seconds": round(seconds, 3)},
+    )
+    headers = {"Location": f"/api/status/{job.id}"}
+    if not is_new:
+        headers["Idempotent-Replayed"] = "true"
+    return JSONResponse({"job_id": job.id}, status_code=202, headers=headers)
+
+
+def status_body(job: Job) -> dict[str, Any]:
+    """The public view of a job: no file ids, no origin, no lease."""
+    body: dict[str, Any] = {
+        "job_id": job.id,
+        "state": job.state.value,
+        "created": job.created.isoformat(),
+        "updated": job.updated.isoformat(),
+    }
+    if job.text is not None:
+        body["text"] = job.text
+    if job.error is not None:
+        body["error"] = job.error
+    if job.duration is not None:
+        body["duration"] = job.duration
+    return body
+
+
+async def status(request: Request) -> Response:
+    """``GET /api/status/{id}``: the job's state and, when done, its text."""
+    require_token(request)
+    runtime = runtime_of(request)
+    try:
+        job = await runtime.services.repo.get(request.path_params["job_id"])
+    except JobNotFound:
+        raise ApiError(404, "job_not_found", "no job has this id") from None
+    return JSONResponse(status_body(job))
+
+
+async def health(request: Request) -> Response:
+    """``GET /health``: 200 when the database answers, 503 otherwise."""
+    runtime = runtime_of(request)
+    try:
+        await runtime.services.repo.count_by_state()
+    except Exception as exc:  # noqa: BLE001 - any failure means unhealthy
+        log.warning("health.error", extra={"error_type": type(exc).__name__})
+        return PlainTextResponse("database unavailable\n", status_code=503)
+    return PlainTextResponse("ok\n")
+
+
+async def scrape(request: Request) -> Response:
+    """``GET /metrics``: Prometheus text; job counts are read from the database for each scrape."""
+    runtime = runtime_of(request)
+    collected = metrics_of(request)
+    try:
+        collected.set_jobs(await runtime.services.repo.count_by_state())
+    except Exception as exc:  # noqa: BLE001 - the event counters are still worth a scrape
+        log.warning("metrics.error", extra={"error_type": type(exc).__name__})
+    return Response(collected.exposition(), media_type=CONTENT_TYPE)
+
+
+def routes() -> list[Route]:
+    """The API's routes."""
+    return [
+        Route("/api/audio", upload, methods=["POST"]),
+        Route("/api/status/{job_id}", status, methods=["GET"]),
+        Route("/health", health, methods=["GET"]),
+        Route("/metrics", scrape, methods=["GET"]),
+    ]
+
+
+async def _api_error(request: Request, exc: Exception) -> Response:
+    if not isinstance(exc, ApiError):
+        raise exc
+    return error_response(exc)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    if not isinstance(exc, HTTPException):
+        raise exc
+    code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+    return error_response(ApiError(exc.status_code, code, str(exc.detail)))
+
+
+def exception_handlers() -> Mapping[Any, Any]:
+    """Every error answered as JSON with a stable code."""
+    return {ApiError: _api_error, HTTPException: _http_error}

@@ -1,0 +1,27 @@
+"""JSON errors with stable codes: ``{"error": "<code>", "message": "<text>"}`` (SPEC §6)."""
+
+from __future__ import annotations
+
+from starlette.responses import JSONResponse
+
+
+class ApiError(Exception):
+    """An error answer; ``code`` is stable for clients, ``message`` is for people."""
+
+    def __init__(
+        self, status: int, code: str, message: str, headers: dict[str, str] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.headers = headers
+
+
+def error_response(error: ApiError) -> JSONResponse:
+    """The JSON answer for ``error``."""
+    return JSONResponse(
+        {"error": error.code, "message": error.message},
+        status_code=error.status,
+        headers=error.headers,
+    )

@@ -1,0 +1,147 @@
+"""``GET /metrics``: Prometheus text exposition of the queue and the pipeline (SPEC §6).
+
+The core has no metrics hooks. Step counters and durations are derived from
+the structured log events the worker already emits (``step.start``,
+``step.end``, ``step.retry``, ``step.failed``, ``job.dead``) by a logging
+handler on the ``transcriber`` logger; job counts by state are read from the
+repository at scrape time. Each ``Metrics`` has its own registry, so two apps
+in one process (tests) never share or clash on a series.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator, Mapping
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+
+from transcriber_core.entities import STEP_STATES, State
+
+#: The logger whose records carry the worker's events (every ``transcriber.*`` logger).
+EVENTS_LOGGER = "transcriber"
+#: Step durations span milliseconds (memory) to hours (an 8-hour conversion).
+DURATION_BUCKETS = (
+    0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600,
+    1800, 3600, 7200, 14400, 28800,
+)  # fmt: skip
+#: Failure kinds by event: a retry pause, a job judged for good, a job given up on.
+_FAILURE_EVENTS = {"step.retry": "retry", "step.failed": "failed", "job.dead": "dead"}
+_STATES = frozenset(state.value for state in State)
+
+
+class Metrics:
+    """The service's metrics in their own registry, and the handler that feeds them."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.jobs = Gauge(
+            "transcriber_jobs",
+            "Jobs in each state, read from the database at scrape time.",
+            ["state"],
+            registry=self.registry,
+        )
+        self.queue_depth = Gauge(
+            "transcriber_queue_depth",
+            "Jobs waiting for or running a step (convert, recognize, check).",
+            registry=self.registry,
+        )
+        self.acquires = Counter(
+            "transcriber_acquires",
+            "Jobs leased by a worker, by the state acquired in (including jobs then marked dead).",
+            ["state"],
+            registry=self.registry,
+        )
+        self.step_seconds = Histogram(
+            "transcriber_step_duration_seconds",
+            "Time a step ran, by the state it worked on.",
+            ["state"],
+            buckets=DURATION_BUCKETS,
+            registry=self.registry,
+        )
+        self.failures = Counter(
+            "transcriber_step_failures",
+            "Step failures by state and kind: retry (paused), failed (for good), dead (gave up).",
+            ["state", "kind"],
+            registry=self.registry,
+        )
+        self.uploads = Counter(
+            "transcriber_uploads",
+            "HTTP uploads by outcome: accepted, duplicate, or the error code that refused them.",
+            ["outcome"],
+            registry=self.registry,
+        )
+        self.upload_bytes = Counter(
+            "transcriber_upload_bytes",
+            "Recording bytes received by accepted HTTP uploads.",
+            registry=self.registry,
+        )
+        for state in STEP_STATES:
+            self.acquires.labels(state.value)
+            self.step_seconds.labels(state.value)
+            for kind in _FAILURE_EVENTS.values():
+                self.failures.labels(state.value, kind)
+        self.handler = _EventHandler(self)
+
+    def observe(self, record: logging.LogRecord) -> None:
+        """Count one worker event; records of any other event are ignored."""
+        event = record.msg
+        state = getattr(record, "state", None)
+        if state not in _STATES:
+            return
+        if event == "step.start":
+            self.acquires.labels(state).inc()
+        elif event == "step.end":
+            seconds = getattr(record, "seconds", None)
+            if isinstance(seconds, int | float):
+                self.step_seconds.labels(state).observe(seconds)
+        elif event in _FAILURE_EVENTS:
+            self.failures.labels(state, _FAILURE_EVENTS[event]).inc()
+            if event == "job.dead":
+                # The acquire that found the job exhausted starts no step.
+                self.acquires.labels(state).inc()
+
+    def set_jobs(self, counts: Mapping[State, int]) -> None:
+        """Record the job counts read from the repository for this scrape."""
+        for state in State:
+            self.jobs.labels(state.value).set(counts.get(state, 0))
+        self.queue_depth.set(sum(counts.get(state, 0) for state in STEP_STATES))
+
+    def exposition(self) -> bytes:
+        """The text exposition of every metric."""
+        return generate_latest(self.registry)
+
+    @contextlib.contextmanager
+    def watching(self, logger_name: str = EVENTS_LOGGER) -> Iterator[None]:
+        """Count the worker's events while the block runs.
+
+        ``step.start`` and ``step.end`` are logged at INFO: with the
+        ``transcriber`` loggers set above INFO, acquires and durations stop
+        counting (failures, logged at WARNING, go on).
+        """
+        logger = logging.getLogger(logger_name)
+        logger.addHandler(self.handler)
+        try:
+            yield
+        finally:
+            logger.removeHandler(self.handler)
+
+
+class _EventHandler(logging.Handler):
+    """Feeds worker log records to ``Metrics.observe``; never formats or writes anything."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        super().__init__(logging.INFO)
+        self.metrics = metrics
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """Count the record; a failure here must never disturb the code that logged."""
+        try:
+            self.metrics.observe(record)
+        except Exception:  # noqa: BLE001 - logging must not raise into the worker
+            self.handleError(record)
+
+
+#: The ``Content-Type`` of the exposition.
+CONTENT_TYPE = CONTENT_TYPE_LATEST

@@ -1,0 +1,351 @@
+"""Receiving ``POST /api/audio``: the multipart body streamed once into one temp file (SPEC §5, §6).
+
+The body is read chunk by chunk from the ASGI stream and fed to
+python-multipart's streaming parser. The bytes of the part named ``file``
+go straight to a staging file in the system temp dir — as zero-copy slices
+of the received chunks, written with ``os.writev`` in a thread a mebibyte
+at a time while the next mebibyte is received — so memory stays flat
+whatever the upload's size, and the file is written once. Other parts are
+read and dropped, within a small bound.
+
+Each wait for the next chunk has the inactivity timeout; there is no total
+timeout, so a slow 6-hour upload passes and a stalled one does not hang.
+However the upload ends — refused, stalled, disconnected, cancelled — the
+staging file is removed (the staging context manager owns that).
+
+Of the sender's file name only ``extension_of`` survives; the name itself is
+never kept, logged or echoed in an error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import threading
+from collections.abc import AsyncGenerator, AsyncIterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import attrs
+from python_multipart.exceptions import MultipartParseError
+from python_multipart.multipart import MultipartParser, parse_options_header
+from starlette.datastructures import Headers
+from starlette.requests import ClientDisconnect, Request
+
+from transcriber_adapters._temp import storage_errors
+from transcriber_adapters._threads import wait_out
+from transcriber_app.web.errors import ApiError
+from transcriber_core.naming import extension_of
+from transcriber_core.ports import FileStore
+
+if TYPE_CHECKING:
+    from python_multipart.multipart import MultipartCallbacks
+
+#: Name of the form field that carries the recording.
+FILE_FIELD = b"file"
+#: Bytes of a body that are not the recording: part headers, boundaries, other fields.
+ENVELOPE_BYTES = 64 * 1024
+#: Gathered file bytes written in one ``writev``: few thread hops, bounded memory.
+FLUSH_BYTES = 1024 * 1024
+#: Most slices in one ``writev`` (Linux's IOV_MAX is 1024).
+MAX_SLICES = 512
+#: After a too-large body, read at most this much more, for this long, before the 413.
+DRAIN_BYTES = 1024 * 1024
+DRAIN_SECONDS = 1.0
+#: Header that tells uvicorn to close the connection after an answer to an unread body.
+CLOSE = {"Connection": "close"}
+
+
+@attrs.frozen(kw_only=True)
+class Received:
+    """A recording received whole into a staging file."""
+
+    #: The staging file; the store takes it by ``move``, or it is removed on exit.
+    path: Path
+    #: ``extension_of`` the sender's file name: the only part of it kept.
+    extension: str
+    #: Bytes of the recording.
+    size: int
+
+
+def too_large(max_bytes: int, *, close: bool) -> ApiError:
+    """The 413 answer; ``close`` when part of the body is left unread."""
+    return ApiError(
+        413,
+        "too_large",
+        f"the upload is larger than the limit of {max_bytes} bytes",
+        headers=CLOSE if close else None,
+    )
+
+
+def check_declared_length(headers: Headers, max_bytes: int) -> None:
+    """Refuse a body whose ``Content-Length`` says it is over the cap, before reading it."""
+    declared = headers.get("content-length")
+    if declared is None:
+        return
+    try:
+        length = int(declared)
+    except ValueError:
+        raise ApiError(400, "bad_request", "Content-Length is not a number", CLOSE) from None
+    if length > max_bytes + ENVELOPE_BYTES:
+        raise too_large(max_bytes, close=True)
+
+
+def boundary_of(headers: Headers) -> bytes:
+    """The multipart boundary from ``Content-Type``; 415 when the body is not multipart."""
+    content_type, options = parse_options_header(headers.get("content-type"))
+    if content_type != b"multipart/form-data":
+        raise ApiError(
+            415,
+            "not_multipart",
+            'send the recording as multipart/form-data in the field "file"',
+            CLOSE,
+        )
+    boundary = options.get(b"boundary")
+    if not boundary or len(boundary) > 200:
+        raise ApiError(400, "bad_multipart", "the multipart boundary is missing or invalid", CLOSE)
+    return boundary
+
+
+class _TooLarge(Exception):  # noqa: N818 - a signal out of the parser's callbacks
+    """The recording, or the rest of the form, passed its bound."""
+
+
+class _FormSink:
+    """python-multipart callbacks: the ``file`` part gathered for the disk, the rest counted.
+
+    The parser hands out slices of the chunk it is given (or of its
+    boundary constant); both are immutable ``bytes``, so a memoryview of
+    them stays valid until the write and nothing is copied.
+    """
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.size = 0
+        self.extension = ""
+        self.found = False
+        self.ended = False
+        self.pending: list[memoryview] = []
+        self.pending_bytes = 0
+        self._envelope = 0
+        self._in_file = False
+        self._field = bytearray()
+        self._value = bytearray()
+        self._disposition: bytes | None = None
+
+    def callbacks(self) -> MultipartCallbacks:
+        """The callback table for ``MultipartParser``."""
+        return {
+            "on_part_begin": self._part_begin,
+            "on_part_data": self._part_data,
+            "on_part_end": self._part_end,
+            "on_header_field": self._header_field,
+            "on_header_value": self._header_value,
+            "on_header_end": self._header_end,
+            "on_headers_finished": self._headers_finished,
+            "on_end": self._end,
+        }
+
+    def _count_envelope(self, length: int) -> None:
+        self._envelope += length
+        if self._envelope > ENVELOPE_BYTES:
+            raise _TooLarge
+
+    def _part_begin(self) -> None:
+        self._disposition = None
+        self._in_file = False
+
+    def _header_field(self, data: bytes, start: int, end: int) -> None:
+        self._count_envelope(end - start)
+        self._field += data[start:end]
+
+    def _header_value(self, data: bytes, start: int, end: int) -> None:
+        self._count_envelope(end - start)
+        self._value += data[start:end]
+
+    def _header_end(self) -> None:
+        if self._field.strip().lower() == b"content-disposition":
+            self._disposition = bytes(self._value)
+        self._field.clear()
+        self._value.clear()
+
+    def _headers_finished(self) -> None:
+        _, options = parse_options_header(self._disposition)
+        if options.get(b"name") != FILE_FIELD or self.found:
+            return
+        self.found = True
+        self._in_file = True
+        filename = options.get(b"filename")
+        # Browsers send the name as raw UTF-8; only its clean extension is kept.
+        if filename is not None:
+            self.extension = extension_of(filename.decode("utf-8", errors="replace"))
+
+    def _part_data(self, data: bytes, start: int, end: int) -> None:
+        length = end - start
+        if not self._in_file:
+            self._count_envelope(length)
+            return
+        self.size += length
+        if self.size > self.max_bytes:
+            raise _TooLarge
+        self.pending.append(memoryview(data)[start:end])
+        self.pending_bytes += length
+
+    def _part_end(self) -> None:
+        self._in_file = False
+
+    def _end(self) -> None:
+        self.ended = True
+
+    def take_pending(self) -> list[memoryview]:
+        """The gathered slices, handed over for writing."""
+        slices, self.pending, self.pending_bytes = self.pending, [], 0
+        return slices
+
+
+def _write_all(fd: int, slices: list[memoryview], stop: threading.Event) -> None:
+    """Write every slice to ``fd`` in order, ``writev`` at a time; partial writes resumed."""
+    index = 0
+    while index < len(slices):
+        if stop.is_set():
+            return
+        batch = slices[index : index + MAX_SLICES]
+        written = os.writev(fd, batch)
+        for view in batch:
+            if written < len(view):
+                slices[index] = view[written:]
+                break
+            written -= len(view)
+            index += 1
+
+
+class _Writer:
+    """Writes batches of slices to the staging file in a thread, one batch in flight.
+
+    The next batch gathers while the previous one is written, so a disk that
+    stalls for a moment (dirty-page throttling) does not stall reading the
+    socket; memory stays at two batches.
+    """
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._stop = threading.Event()
+        self._busy: asyncio.Future[None] | None = None
+
+    async def write(self, slices: list[memoryview]) -> None:
+        """Start writing ``slices`` once the batch before is written; do not wait for this one."""
+        await self.drain()
+        if slices:
+            self._busy = asyncio.ensure_future(
+                asyncio.to_thread(_write_all, self._fd, slices, self._stop)
+            )
+
+    async def drain(self) -> None:
+        """Wait until the batch in flight is written; its OS error as ``StorageUnavailable``."""
+        busy, self._busy = self._busy, None
+        if busy is None:
+            return
+        try:
+            with storage_errors():
+                await asyncio.shield(busy)
+        except asyncio.CancelledError:
+            self._stop.set()
+            await wait_out(busy)
+            raise
+
+    async def abandon(self) -> None:
+        """Stop the batch in flight and wait for its thread; its outcome is dropped."""
+        busy, self._busy = self._busy, None
+        if busy is not None:
+            self._stop.set()
+            await wait_out(busy)
+
+
+async def _drain(chunks: AsyncGenerator[bytes, None]) -> bool:
+    """Read and drop what follows within ``DRAIN_SECONDS`` and ``DRAIN_BYTES``; True at its end.
+
+    A client that sent a little too much gets a clean answer on a live
+    connection; one that goes on sending is answered anyway, and cut off.
+    """
+    drained = 0
+    with contextlib.suppress(TimeoutError, ClientDisconnect):
+        async with asyncio.timeout(DRAIN_SECONDS):
+            while drained <= DRAIN_BYTES:
+                chunk = await anext(chunks, None)
+                if chunk is None:
+                    return True
+                drained += len(chunk)
+    return False
+
+
+async def _pump(
+    chunks: AsyncGenerator[bytes, None],
+    parser: MultipartParser,
+    sink: _FormSink,
+    writer: _Writer,
+    inactivity: float,
+) -> None:
+    """Feed the body to the parser and the file bytes to ``writer`` until the body ends."""
+    loop = asyncio.get_running_loop()
+    # One timeout for the whole read, armed only while waiting for a chunk:
+    # disk writes never count as the sender's silence.
+    async with asyncio.timeout(None) as silence:
+        while True:
+            silence.reschedule(loop.time() + inactivity)
+            chunk = await anext(chunks, None)
+            silence.reschedule(None)
+            if chunk is None:
+                break
+            parser.write(chunk)
+            if sink.pending_bytes >= FLUSH_BYTES or len(sink.pending) >= MAX_SLICES:
+                await writer.write(sink.take_pending())
+    await writer.write(sink.take_pending())
+    await writer.drain()
+
+
+@contextlib.asynccontextmanager
+async def received_file(
+    request: Request, *, files: FileStore, max_bytes: int, inactivity: float
+) -> AsyncIterator[Received]:
+    """Stream the request's multipart body into a staging file; the recording inside the block.
+
+    Raises ``ApiError`` (400 bad form, missing or empty file; 408 stalled;
+    413 too large; 415 not multipart) and ``ClientDisconnect``; in every
+    case, and after the block unless the file was moved, the staging file
+    is removed.
+    """
+    boundary = boundary_of(request.headers)
+    sink = _FormSink(max_bytes)
+    parser = MultipartParser(boundary, callbacks=sink.callbacks())
+    chunks = request.stream()
+    try:
+        async with files.staging("") as path:
+            with storage_errors():
+                fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+            writer = _Writer(fd)
+            try:
+                await _pump(chunks, parser, sink, writer, inactivity)
+            except TimeoutError:
+                raise ApiError(
+                    408, "upload_timeout", f"no data for {inactivity:g} s; upload aborted", CLOSE
+                ) from None
+            except _TooLarge:
+                ended = await _drain(chunks)
+                raise too_large(max_bytes, close=not ended) from None
+            except MultipartParseError:
+                raise ApiError(
+                    400, "bad_multipart", "the multipart body is malformed", CLOSE
+                ) from None
+            finally:
+                await writer.abandon()
+                os.close(fd)
+            if not sink.ended:
+                raise ApiError(400, "bad_multipart", "the multipart body ended early")
+            if not sink.found:
+                raise ApiError(400, "missing_file", 'the form has no field "file"')
+            if sink.size == 0:
+                raise ApiError(400, "empty_file", "the uploaded file is empty")
+            yield Received(path=path, extension=sink.extension, size=sink.size)
+    finally:
+        await chunks.aclose()

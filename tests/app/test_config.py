@@ -1,0 +1,176 @@
+"""The TOML config of SPEC §10: defaults, env overrides, and errors that name the key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from transcriber_app.config import Config, ConfigError, load_config
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "config.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_no_config_is_the_embedded_default() -> None:
+    """Without a file or env the service runs on SQLite under ./data, memory recognizer, :8080."""
+    config = load_config(None, {})
+    assert config == Config()
+    assert config.storage.data_dir == Path("data")
+    assert config.recognizer.kind == "memory"
+    assert (config.http.host, config.http.port) == ("127.0.0.1", 8080)
+    assert config.http.api_tokens == ()
+    assert config.telegram.token == ""
+
+
+def test_spec_example_file_loads(tmp_path: Path) -> None:
+    """The example of SPEC §10, key for key, is accepted as written."""
+    path = write(
+        tmp_path,
+        """
+[storage]
+data_dir = "data"
+max_record_bytes = 8589934592
+[http]
+host = "127.0.0.1"
+port = 8080
+api_tokens = []
+[recognizer]
+kind = "memory"
+[yandex]
+api_key = ""
+stt_url = "https://transcribe.api.cloud.yandex.net/speech/stt/v2/longRunningRecognize"
+operation_url = "https://operation.api.cloud.yandex.net/operations"
+language = "ru-RU"
+model = "general"
+[s3]
+endpoint_url = "https://storage.yandexcloud.net"
+region = "ru-central1"
+bucket = ""
+access_key_id = ""
+secret_access_key = ""
+[telegram]
+token = ""
+api_base = ""
+[shutdown]
+grace_seconds = 30
+hard_seconds = 60
+""",
+    )
+    assert load_config(path, {}) == Config()
+
+
+def test_values_from_the_file(tmp_path: Path) -> None:
+    """Keys in the file replace the defaults with the right types."""
+    path = write(
+        tmp_path,
+        '[http]\nport = 9090\napi_tokens = ["t1", "t2"]\n[storage]\ndata_dir = "/srv/x"\n',
+    )
+    config = load_config(path, {})
+    assert config.http.port == 9090
+    assert config.http.api_tokens == ("t1", "t2")
+    assert config.storage.data_dir == Path("/srv/x")
+
+
+def test_env_overrides_the_file(tmp_path: Path) -> None:
+    """TRANSCRIBER_SECTION_KEY wins over the file, converted to the key's type."""
+    path = write(tmp_path, "[http]\nport = 9090\n")
+    config = load_config(
+        path,
+        {
+            "TRANSCRIBER_HTTP_PORT": "9191",
+            "TRANSCRIBER_HTTP_API_TOKENS": "a, b",
+            "TRANSCRIBER_TELEGRAM_ALLOWED_CHAT_IDS": "1,-100200",
+            "TRANSCRIBER_SHUTDOWN_GRACE_SECONDS": "2.5",
+        },
+    )
+    assert config.http.port == 9191
+    assert config.http.api_tokens == ("a", "b")
+    assert config.telegram.allowed_chat_ids == (1, -100200)
+    assert config.shutdown.grace_seconds == 2.5
+
+
+def test_secrets_come_from_env() -> None:
+    """The spec's secret variables fill the secret keys."""
+    config = load_config(
+        None,
+        {
+            "TRANSCRIBER_YANDEX_API_KEY": "k",
+            "TRANSCRIBER_S3_ACCESS_KEY_ID": "id",
+            "TRANSCRIBER_S3_SECRET_ACCESS_KEY": "secret",
+            "TRANSCRIBER_TELEGRAM_TOKEN": "123:abc",
+        },
+    )
+    assert config.yandex.api_key == "k"
+    assert config.s3.access_key_id == "id"
+    assert config.s3.secret_access_key == "secret"
+    assert config.telegram.token == "123:abc"
+
+
+def test_secrets_are_not_in_repr() -> None:
+    """Printing a config never shows a key, a token or a password."""
+    config = load_config(
+        None,
+        {
+            "TRANSCRIBER_YANDEX_API_KEY": "yandex-secret",
+            "TRANSCRIBER_S3_SECRET_ACCESS_KEY": "s3-secret",
+            "TRANSCRIBER_TELEGRAM_TOKEN": "tg-secret",
+        },
+    )
+    text = repr(config)
+    assert "yandex-secret" not in text
+    assert "s3-secret" not in text
+    assert "tg-secret" not in text
+
+
+@pytest.mark.parametrize(
+    ("text", "env", "message"),
+    [
+        ("[http]\nprot = 1\n", {}, r"\[http\] prot: unknown key"),
+        ("[htpp]\nport = 1\n", {}, r"unknown section \[htpp\]"),
+        ('[http]\nport = "eighty"\n', {}, r"\[http\] port: expected a whole number"),
+        ("[http]\nport = 0\n", {}, r"\[http\] port: must be between"),
+        ("[http]\nport = true\n", {}, r"\[http\] port: expected a whole number"),
+        ("", {"TRANSCRIBER_HTTP_PORT": "x"}, r"\[http\] port \(from TRANSCRIBER_HTTP_PORT\)"),
+        ('[recognizer]\nkind = "google"\n', {}, r"\[recognizer\] kind: expected"),
+        ('[recognizer]\nkind = "yandex"\n', {}, r"\[yandex\] api_key: required"),
+        ("[storage]\nmax_record_bytes = -1\n", {}, r"\[storage\] max_record_bytes"),
+        ("[http]\napi_tokens = [1]\n", {}, r"\[http\] api_tokens: expected a list of strings"),
+        ('[http]\napi_tokens = [""]\n', {}, r"\[http\] api_tokens: tokens must not be empty"),
+        ("[shutdown]\ngrace_seconds = 10\nhard_seconds = 5\n", {}, r"\[shutdown\] hard_seconds"),
+        ("[queue]\nlease_seconds = 10\nlease_renewal_seconds = 10\n", {}, r"lease_renewal"),
+        ("http = 1\n", {}, r"\[http\] must be a table"),
+        ("[http\n", {}, r"not valid TOML"),
+    ],
+)
+def test_bad_config_names_the_key(
+    tmp_path: Path, text: str, env: dict[str, str], message: str
+) -> None:
+    """Every mistake stops loading with a message that says which key is wrong."""
+    with pytest.raises(ConfigError, match=message):
+        load_config(write(tmp_path, text), env)
+
+
+def test_yandex_needs_a_bucket(tmp_path: Path) -> None:
+    """Choosing yandex without an Object Storage bucket fails at startup, naming [s3] bucket."""
+    path = write(tmp_path, '[recognizer]\nkind = "yandex"\n[yandex]\napi_key = "k"\n')
+    with pytest.raises(ConfigError, match=r"\[s3\] bucket: required"):
+        load_config(path, {})
+
+
+def test_missing_file_is_reported(tmp_path: Path) -> None:
+    """A config path that does not exist is an error, not a silent default."""
+    with pytest.raises(ConfigError, match="config file not found"):
+        load_config(tmp_path / "nope.toml", {})
+
+
+def test_wrong_type_does_not_echo_a_secret(tmp_path: Path) -> None:
+    """A secret given with the wrong type is reported by type, not by value."""
+    path = write(tmp_path, "[telegram]\ntoken = 123456789\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path, {})
+    assert "123456789" not in str(info.value)
+    assert "[telegram] token" in str(info.value)

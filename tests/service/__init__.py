@@ -1,0 +1,1 @@
+"""Tests through the real service process: HTTP API, lifecycle and acceptance scenarios."""

@@ -1,0 +1,361 @@
+"""``POST /api/audio``, ``GET /api/status``, ``/health`` and ``/metrics`` through the real server.
+
+One service for the module: a 1 MiB recording cap and a 1-second upload
+inactivity timeout, so the limits are reached with small bodies.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from tests.support.multipart import (
+    BOUNDARY,
+    CONTENT_TYPE,
+    RawClient,
+    chunked,
+    closing,
+    form,
+    part,
+)
+from tests.support.service import Service, running_service
+
+CAP = 1024 * 1024
+INACTIVITY = 1.0
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    """The service with a small cap and a short inactivity timeout."""
+    config: dict[str, dict[str, object]] = {
+        "storage": {"max_record_bytes": CAP},
+        "http": {"upload_inactivity_seconds": INACTIVITY},
+    }
+    with running_service(tmp_path_factory.mktemp("api"), config=config) as started:
+        yield started
+
+
+@pytest.fixture
+def client(service: Service) -> Iterator[httpx.Client]:
+    """An httpx client on the service."""
+    with service.client() as http:
+        yield http
+
+
+def upload(client: httpx.Client, data: bytes, filename: str = "voice.mp3") -> httpx.Response:
+    """POST ``data`` as the ``file`` field."""
+    return client.post("/api/audio", files={"file": (filename, data, "audio/mpeg")})
+
+
+def assert_error(response: httpx.Response, status: int, code: str) -> None:
+    """The answer is the JSON error ``code`` with ``status``."""
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"] == "application/json"
+    body = response.json()
+    assert body["error"] == code
+    assert body["message"]
+
+
+def test_upload_is_accepted_and_reaches_done(
+    client: httpx.Client, service: Service, recording: bytes
+) -> None:
+    """An upload answers 202 with a job id whose status ends done, naming the duration."""
+    response = upload(client, recording)
+    assert response.status_code == 202, response.text
+    job_id = response.json()["job_id"]
+    assert set(response.json()) == {"job_id"}
+    assert response.headers["location"] == f"/api/status/{job_id}"
+    status = service.wait_for_job(job_id)
+    assert status["state"] == "done"
+    assert status["duration"] == pytest.approx(1.0, abs=0.1)
+    assert "1.0 seconds" in status["text"]
+    assert set(status) == {"job_id", "state", "text", "duration", "created", "updated"}
+
+
+def test_upload_with_chunked_body_is_accepted(
+    client: httpx.Client, service: Service, recording: bytes
+) -> None:
+    """A body without Content-Length (chunked) is parsed from the stream like any other."""
+    body = form(recording)
+    pieces = iter([body[:100], body[100:5000], body[5000:]])
+    response = client.post("/api/audio", content=pieces, headers={"Content-Type": CONTENT_TYPE})
+    assert response.status_code == 202, response.text
+    assert service.wait_for_job(response.json()["job_id"])["state"] == "done"
+
+
+def test_other_fields_are_ignored(client: httpx.Client, recording: bytes) -> None:
+    """Fields besides ``file``, before or after it, do not disturb the upload."""
+    body = part("note", b"hello") + part("file", recording, filename="a.mp3") + part("x", b"y")
+    response = client.post(
+        "/api/audio", content=body + closing(), headers={"Content-Type": CONTENT_TYPE}
+    )
+    assert response.status_code == 202, response.text
+
+
+def test_garbage_is_accepted_then_failed_by_convert(client: httpx.Client, service: Service) -> None:
+    """A body that is not a recording is accepted and later failed with a reason of our own."""
+    response = upload(client, b"this is not audio at all " * 100, filename="notes.mp3")
+    assert response.status_code == 202
+    status = service.wait_for_job(response.json()["job_id"])
+    assert status["state"] == "failed"
+    assert "ffmpeg" in status["error"]
+    assert "/" not in status["error"]
+
+
+def test_unknown_job_is_404(client: httpx.Client) -> None:
+    """Status of an id nobody was given is a JSON 404."""
+    assert_error(client.get("/api/status/no-such-job"), 404, "job_not_found")
+
+
+def test_unknown_route_and_wrong_method_are_json(client: httpx.Client) -> None:
+    """Routing errors keep the JSON error shape."""
+    assert_error(client.get("/api/nothing"), 404, "not_found")
+    assert_error(client.get("/api/audio"), 405, "method_not_allowed")
+
+
+def test_form_without_file_field_is_400(client: httpx.Client, service: Service) -> None:
+    """A form with no ``file`` field is refused as missing_file, leaving nothing behind."""
+    before = service.stored_names()
+    response = client.post("/api/audio", files={"other": ("a.mp3", b"data")})
+    assert_error(response, 400, "missing_file")
+    assert service.stored_names() == before
+    assert service.staging_files() == []
+
+
+def test_empty_file_is_400(client: httpx.Client, service: Service) -> None:
+    """A ``file`` field with zero bytes is refused as empty_file."""
+    assert_error(upload(client, b""), 400, "empty_file")
+    assert service.staging_files() == []
+
+
+def test_not_multipart_is_415(client: httpx.Client) -> None:
+    """A body that is not multipart/form-data is refused with a stable code."""
+    assert_error(client.post("/api/audio", content=b"RIFF...."), 415, "not_multipart")
+    response = client.post("/api/audio", json={"file": "x"})
+    assert_error(response, 415, "not_multipart")
+
+
+def test_multipart_without_boundary_is_400(client: httpx.Client) -> None:
+    """A multipart content type without its boundary cannot be parsed."""
+    response = client.post(
+        "/api/audio", content=b"x", headers={"Content-Type": "multipart/form-data"}
+    )
+    assert_error(response, 400, "bad_multipart")
+
+
+def test_truncated_form_is_400(client: httpx.Client, service: Service, recording: bytes) -> None:
+    """A form whose closing boundary never comes is malformed, not a recording."""
+    body = part("file", recording, filename="a.mp3")  # no closing boundary
+    response = client.post("/api/audio", content=body, headers={"Content-Type": CONTENT_TYPE})
+    assert_error(response, 400, "bad_multipart")
+    assert service.staging_files() == []
+
+
+def test_malformed_part_headers_are_400(client: httpx.Client, service: Service) -> None:
+    """A part header line the parser cannot read is refused as bad_multipart."""
+    body = f"--{BOUNDARY}\r\nthis header line has no colon\r\n\r\ndata\r\n".encode() + closing()
+    response = client.post("/api/audio", content=body, headers={"Content-Type": CONTENT_TYPE})
+    assert_error(response, 400, "bad_multipart")
+    assert service.staging_files() == []
+
+
+def test_oversized_other_field_is_413(client: httpx.Client, recording: bytes) -> None:
+    """Fields besides ``file`` are dropped, but not read without bound."""
+    body = part("note", b"n" * (128 * 1024)) + part("file", recording, filename="a.mp3")
+    response = client.post(
+        "/api/audio", content=body + closing(), headers={"Content-Type": CONTENT_TYPE}
+    )
+    assert_error(response, 413, "too_large")
+
+
+def test_bad_idempotency_key_is_400(client: httpx.Client, recording: bytes) -> None:
+    """An Idempotency-Key with spaces or over 255 characters is refused before the body."""
+    for key in ("has space", "x" * 256):
+        response = client.post(
+            "/api/audio",
+            files={"file": ("a.mp3", recording)},
+            headers={"Idempotency-Key": key},
+        )
+        assert_error(response, 400, "bad_idempotency_key")
+
+
+def test_declared_length_over_cap_is_413_before_reading(service: Service) -> None:
+    """A Content-Length over the cap is answered 413 at once, though no body byte was sent."""
+    with RawClient(service.port, timeout=5.0) as raw:
+        raw.send_head(
+            "/api/audio",
+            {"Content-Type": CONTENT_TYPE, "Content-Length": str(10 * 1024**3)},
+        )
+        started = time.monotonic()
+        response = raw.response()
+        assert time.monotonic() - started < 2.0
+        assert response.status == 413
+        assert b'"too_large"' in response.body
+        assert raw.is_closed_by_server()
+    assert service.staging_files() == []
+
+
+def test_body_growing_past_cap_is_413_while_streaming(service: Service) -> None:
+    """A chunked body whose file passes the cap is answered 413 before the sender finishes."""
+    before = service.stored_names()
+    with RawClient(service.port, timeout=5.0) as raw:
+        raw.send_head(
+            "/api/audio",
+            {"Content-Type": CONTENT_TYPE, "Transfer-Encoding": "chunked"},
+        )
+        head = part("file", b"", filename="big.mp3")[:-2]  # the part's headers, no data yet
+        raw.send(chunked([head, b"\x00" * (CAP + 64 * 1024)])[: -len(b"0\r\n\r\n")])
+        # The body is left unfinished: the answer cannot have waited for its end.
+        response = raw.response()
+        assert response.status == 413
+        assert b'"too_large"' in response.body
+        assert response.headers.get("connection") == "close"
+    assert service.stored_names() == before
+    assert service.staging_files() == []
+
+
+def test_body_slightly_past_cap_gets_413_on_a_kept_connection(
+    client: httpx.Client, service: Service
+) -> None:
+    """A whole body a little over the cap is read to its end and answered 413 cleanly."""
+    response = upload(client, b"\x00" * (CAP + 1))
+    assert_error(response, 413, "too_large")
+    assert service.staging_files() == []
+
+
+def test_stalled_upload_is_408_and_leaves_nothing(service: Service, recording: bytes) -> None:
+    """An upload that stops sending is aborted after the inactivity timeout; no file, no job."""
+    body = form(recording)
+    before = service.stored_names()
+    with RawClient(service.port, timeout=5.0) as raw:
+        raw.send_head(
+            "/api/audio", {"Content-Type": CONTENT_TYPE, "Content-Length": str(len(body))}
+        )
+        raw.send(body[:4000])
+        started = time.monotonic()
+        response = raw.response()
+        waited = time.monotonic() - started
+        assert response.status == 408
+        assert b'"upload_timeout"' in response.body
+        assert INACTIVITY * 0.8 < waited < INACTIVITY + 3
+        assert raw.is_closed_by_server()
+    assert service.stored_names() == before
+    assert service.staging_files() == []
+
+
+def test_slow_upload_within_inactivity_passes(service: Service, recording: bytes) -> None:
+    """There is no total read timeout: pauses shorter than the inactivity timeout add up freely."""
+    body = form(recording)
+    pieces = [body[i : i + len(body) // 4 + 1] for i in range(0, len(body), len(body) // 4 + 1)]
+    with RawClient(service.port, timeout=10.0) as raw:
+        raw.send_head(
+            "/api/audio", {"Content-Type": CONTENT_TYPE, "Content-Length": str(len(body))}
+        )
+        started = time.monotonic()
+        for piece in pieces:
+            raw.send(piece)
+            time.sleep(INACTIVITY * 0.4)
+        response = raw.response()
+    assert time.monotonic() - started > INACTIVITY * 1.2
+    assert response.status == 202, response.body
+
+
+def test_client_disconnect_mid_upload_leaves_nothing(service: Service, recording: bytes) -> None:
+    """A sender that goes away halfway leaves no staging file, no stored file and no job."""
+    body = form(recording)
+    before = service.stored_names()
+    jobs_before = service.query("SELECT count(*) FROM jobs")
+    with RawClient(service.port) as raw:
+        raw.send_head(
+            "/api/audio", {"Content-Type": CONTENT_TYPE, "Content-Length": str(len(body))}
+        )
+        raw.send(body[: len(body) // 2])
+        time.sleep(0.1)
+    service.wait_for_log("upload.aborted")
+    assert service.stored_names() == before
+    assert service.staging_files() == []
+    assert service.query("SELECT count(*) FROM jobs") == jobs_before
+
+
+def test_health_is_200(client: httpx.Client) -> None:
+    """/health answers 200 while the database answers."""
+    response = client.get("/health")
+    assert response.status_code == 200
+    assert response.text == "ok\n"
+
+
+def _sample(exposition: str, name: str, **labels: str) -> float:
+    """The value of one sample in a Prometheus text exposition; 0 for a series not there yet."""
+    selector = ",".join(f'{key}="{value}"' for key, value in sorted(labels.items()))
+    pattern = re.escape(name + (f"{{{selector}}}" if labels else "")) + r" (\S+)"
+    found = re.search(rf"^{pattern}$", exposition, re.MULTILINE)
+    return float(found.group(1)) if found else 0.0
+
+
+def test_metrics_count_jobs_steps_and_uploads(
+    client: httpx.Client, service: Service, recording: bytes
+) -> None:
+    """/metrics shows every metric, and a finished job moves the counts it should."""
+    before = client.get("/metrics").text
+    job_id = upload(client, recording).json()["job_id"]
+    service.wait_for_job(job_id)
+    response = client.get("/metrics")
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/plain")
+    after = response.text
+    for name in (
+        "transcriber_jobs",
+        "transcriber_queue_depth",
+        "transcriber_acquires_total",
+        "transcriber_step_duration_seconds_bucket",
+        "transcriber_step_failures_total",
+        "transcriber_uploads_total",
+        "transcriber_upload_bytes_total",
+    ):
+        assert f"\n{name}" in after, name
+
+    def grew(name: str, **labels: str) -> float:
+        return _sample(after, name, **labels) - _sample(before, name, **labels)
+
+    assert _sample(after, "transcriber_jobs", state="done") >= 1
+    assert _sample(after, "transcriber_queue_depth") == 0
+    for state in ("convert", "recognize", "check"):
+        assert grew("transcriber_acquires_total", state=state) == 1
+        assert grew("transcriber_step_duration_seconds_count", state=state) == 1
+    assert grew("transcriber_uploads_total", outcome="accepted") == 1
+    assert grew("transcriber_upload_bytes_total") == len(recording)
+
+
+def test_metrics_count_failures(client: httpx.Client, service: Service) -> None:
+    """A recording failed by convert counts as a failure of kind "failed" in state convert."""
+    before = _sample(
+        client.get("/metrics").text,
+        "transcriber_step_failures_total",
+        state="convert",
+        kind="failed",
+    )
+    job_id = upload(client, b"not audio " * 50).json()["job_id"]
+    assert service.wait_for_job(job_id)["state"] == "failed"
+    after = _sample(
+        client.get("/metrics").text,
+        "transcriber_step_failures_total",
+        state="convert",
+        kind="failed",
+    )
+    assert after == before + 1
+
+
+def test_sender_file_name_is_not_echoed(client: httpx.Client) -> None:
+    """No answer repeats the sender's file name, not even an error."""
+    response = client.post(
+        "/api/audio",
+        files={"file": ("секретное-слово.mp3", b"")},
+    )
+    assert_error(response, 400, "empty_file")
+    assert "секрет" not in response.text
