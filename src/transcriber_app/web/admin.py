@@ -34,7 +34,6 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from transcriber_app.bootstrap import Runtime
 from transcriber_app.web.auth import (
     CSRF_FIELD,
     SESSION_COOKIE,
@@ -51,6 +50,7 @@ from transcriber_app.web.auth import (
     take_flash,
     verify_password,
 )
+from transcriber_app.web.state import runtime_of
 from transcriber_core.entities import FileRecord, Job, State
 from transcriber_core.errors import FileNotFound, JobNotFound, TranscriberError
 from transcriber_core.ports import FileStore
@@ -131,11 +131,6 @@ def revive_state(job: Job) -> State:
 
 
 # -- plumbing -------------------------------------------------------------------
-
-
-def _runtime(request: Request) -> Runtime:
-    runtime: Runtime = request.app.state.runtime
-    return runtime
 
 
 def _admin(request: Request) -> AdminState:
@@ -236,7 +231,7 @@ def action(handler: Callable[[Request, FormData], Awaitable[Response]]) -> Handl
 
 async def setup_page(request: Request) -> Response:
     """``GET /admin/setup?token=…``: the form that creates the owner, for the startup link."""
-    runtime = _runtime(request)
+    runtime = runtime_of(request)
     if await runtime.owners.get_owner_hash() is not None:
         return _owner_exists(request)
     token = request.query_params.get("token", "")
@@ -250,7 +245,7 @@ async def setup_submit(request: Request) -> Response:
     form = await _form(request)
     if not csrf_ok(request.session, form.get(CSRF_FIELD)):
         return _refused("The form is stale or forged; reload the page and try again.")
-    runtime = _runtime(request)
+    runtime = runtime_of(request)
     if await runtime.owners.get_owner_hash() is not None:
         return _owner_exists(request)
     token = _text(form, "token")
@@ -273,7 +268,7 @@ async def setup_submit(request: Request) -> Response:
 
 def _setup_accepts(request: Request, token: str) -> bool:
     link = _admin(request).setup
-    return link is not None and link.accepts(token, _runtime(request).services.clock.now())
+    return link is not None and link.accepts(token, runtime_of(request).services.clock.now())
 
 
 def _owner_exists(request: Request) -> Response:
@@ -307,7 +302,7 @@ async def login_submit(request: Request) -> Response:
     form = await _form(request)
     if not csrf_ok(request.session, form.get(CSRF_FIELD)):
         return _refused("The form is stale or forged; reload the page and try again.")
-    runtime, admin = _runtime(request), _admin(request)
+    runtime, admin = runtime_of(request), _admin(request)
     target = _safe_next(form.get("next"))
     client, now = _client(request), runtime.services.clock.now()
     wait = admin.throttle.retry_after(client, now)
@@ -355,7 +350,7 @@ async def logout(request: Request) -> Response:
 @page
 async def jobs_list(request: Request) -> Response:
     """``GET /admin/``: jobs newest first; ``state`` filters, ``q`` finds an id, ``page`` pages."""
-    repo = _runtime(request).services.repo
+    repo = runtime_of(request).services.repo
     params = request.query_params
     query = params.get("q", "").strip()
     problem = None
@@ -415,7 +410,7 @@ def _page_number(value: str | None) -> int:
 @page
 async def job_detail(request: Request) -> Response:
     """``GET /admin/jobs/{id}``: every field of the job, its files and the state form."""
-    services = _runtime(request).services
+    services = runtime_of(request).services
     try:
         job = await services.repo.get(request.path_params["job_id"])
     except JobNotFound:
@@ -461,7 +456,7 @@ async def change_state(request: Request, form: FormData) -> Response:
     The form carries the state the owner saw: a job that has moved since is
     not touched, so nobody revives a job that someone else already revived.
     """
-    services = _runtime(request).services
+    services = runtime_of(request).services
     job_id = request.path_params["job_id"]
     try:
         to = State(_text(form, "state"))
@@ -496,7 +491,7 @@ async def change_state(request: Request, form: FormData) -> Response:
 
 def _store_for(request: Request, record: FileRecord) -> FileStore | None:
     """The service's store that holds the record's location, if it has one."""
-    services = _runtime(request).services
+    services = runtime_of(request).services
     for store in (services.files, services.recognizer_files):
         if store is not None and store.location == record.location:
             return store
@@ -507,7 +502,7 @@ async def download(request: Request) -> Response:
     """``GET /admin/files/{id}``: the file's bytes as an attachment named ``<id><extension>``."""
     if not is_owner(request.session):
         return _refused()
-    services = _runtime(request).services
+    services = runtime_of(request).services
     try:
         record = await services.repo.get_file(request.path_params["file_id"])
     except FileNotFound:

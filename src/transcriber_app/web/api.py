@@ -14,21 +14,15 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from transcriber_app.bootstrap import Runtime
 from transcriber_app.web.errors import ApiError, error_response
 from transcriber_app.web.metrics import CONTENT_TYPE, Metrics
+from transcriber_app.web.state import runtime_of
 from transcriber_app.web.uploads import CLOSE, check_declared_length, received_file
 from transcriber_core.entities import Job, Origin
 from transcriber_core.errors import JobNotFound, TranscriberError
 from transcriber_core.intake import submit
 
 log = logging.getLogger("transcriber.http")
-
-
-def runtime_of(request: Request) -> Runtime:
-    """The runtime the app was created over."""
-    runtime: Runtime = request.app.state.runtime
-    return runtime
 
 
 def metrics_of(request: Request) -> Metrics:
