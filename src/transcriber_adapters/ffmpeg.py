@@ -81,6 +81,9 @@ def command(binary: str, source: Path, target: Path) -> list[str]:
         "-nostdin",
         "-hide_banner",
         "-y",
+        # Local files only: a playlist or concat script in an upload reaches no network.
+        "-protocol_whitelist",
+        "file",
         "-i",
         _file_url(source),
         "-map",
@@ -113,18 +116,24 @@ def _file_url(path: Path) -> str:
     return f"file:{path.absolute()}"
 
 
-def classify_failure(returncode: int, stderr: str, *, input_opened: bool) -> StepError:
+def classify_failure(  # noqa: PLR0911 - one return per class of failure, in order
+    returncode: int, stderr: str, *, input_opened: bool, source_present: bool = False
+) -> StepError:
     """Our own error for an ffmpeg that exited with ``returncode``, judged from its stderr.
 
     A negative code (killed by a signal) and known I/O trouble are transient.
     No audio stream, an undecodable input, and any other failure after ffmpeg
-    opened the input are this recording's fault: ``UnreadableMedia``.
+    opened the input are this recording's fault: ``UnreadableMedia``. So is a
+    missing file while the source is still there: the recording itself names
+    files (an ffconcat script, a playlist), which no retry will bring.
     """
     text = stderr.lower()
     if returncode < 0:
         return ConverterUnavailable("ffmpeg was stopped by a signal")
     if any(phrase in text for phrase in NO_AUDIO_PHRASES):
         return UnreadableMedia(NO_AUDIO)
+    if source_present and "no such file or directory" in text:
+        return UnreadableMedia(UNDECODABLE)
     if any(phrase in text for phrase in TRANSIENT_PHRASES):
         return ConverterUnavailable("ffmpeg could not read or write its files")
     if any(phrase in text for phrase in UNDECODABLE_PHRASES):
@@ -178,7 +187,12 @@ class FfmpegConverter:
             await _kill(process)
             raise
         if returncode != 0:
-            raise classify_failure(returncode, tail.text(), input_opened=tail.input_opened)
+            raise classify_failure(
+                returncode,
+                tail.text(),
+                input_opened=tail.input_opened,
+                source_present=await asyncio.to_thread(source.exists),
+            )
         if duration is None or duration <= 0:
             raise UnreadableMedia(EMPTY)
         return duration

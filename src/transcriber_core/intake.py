@@ -39,9 +39,12 @@ async def submit(
     )
     try:
         stored, is_new = await services.repo.create(job, [record])
-    except BaseException:
+    except Exception:
         await services.files.delete(record)
         raise
+    # A cancellation keeps the bytes: the insert may still commit after its caller
+    # went away, and a job must never point at a deleted recording (orphan bytes
+    # are the lesser harm, ADR 5).
     if not is_new:
         await services.files.delete(record)
         log.info("job.duplicate", extra={"job_id": stored.id})

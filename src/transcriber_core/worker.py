@@ -158,7 +158,24 @@ async def _run_bounded(services: Services, job: Job) -> Job:
 
 
 async def _save_and_announce(services: Services, job: Job, acquisition_id: str) -> Job | None:
-    """Save a step's or acquirer's result fenced, then tell, tidy and wake what follows."""
+    """Save a step's or acquirer's result fenced, then tell, tidy and wake what follows.
+
+    Once started it runs to its end even if the worker is cancelled (shutdown):
+    a save that commits while its caller goes away would otherwise leave a
+    finished job whose sender is never told and whose Object Storage copy
+    is never removed.
+    """
+    task = asyncio.ensure_future(_save_then_announce(services, job, acquisition_id))
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        while not task.done():
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait({task})
+        raise
+
+
+async def _save_then_announce(services: Services, job: Job, acquisition_id: str) -> Job | None:
     try:
         await services.repo.save_if_held(job, acquisition_id=acquisition_id)
     except LeaseLost:
@@ -265,7 +282,17 @@ class Workers:
             if lease is None:
                 await token.wait()
                 continue
-            await process(services, lease)
+            try:
+                await process(services, lease)
+            except Exception as exc:  # noqa: BLE001 - the job's lease expires and it is retried
+                log.warning(
+                    "process.error",
+                    extra={
+                        "job_id": lease.job.id,
+                        "state": state.value,
+                        "error_type": type(exc).__name__,
+                    },
+                )
 
     async def _poll(self) -> None:
         services = self.services

@@ -119,6 +119,27 @@ async def test_truncated_mp4_is_undecodable(converter: FfmpegConverter, tmp_path
     _assert_names_nothing(info.value, source)
 
 
+async def test_concat_script_naming_missing_files_fails_for_good(
+    converter: FfmpegConverter, tmp_path: Path
+) -> None:
+    """An upload that is an ffconcat script naming absent files is unreadable, not retried."""
+    source = tmp_path / "upload.mp3"
+    source.write_text("ffconcat version 1.0\nfile missing-part.mp3\n")
+    with pytest.raises(UnreadableMedia) as info:
+        await converter.convert(source, tmp_path / "out.ogg")
+    _assert_names_nothing(info.value, source)
+
+
+async def test_playlist_cannot_reach_the_network(
+    converter: FfmpegConverter, tmp_path: Path
+) -> None:
+    """An HLS playlist in an upload pointing at a URL fails without a network request."""
+    source = tmp_path / "upload.m3u8"
+    source.write_text("#EXTM3U\n#EXTINF:1,\nhttp://127.0.0.1:9/segment.ts\n#EXT-X-ENDLIST\n")
+    with pytest.raises(UnreadableMedia):
+        await converter.convert(source, tmp_path / "out.ogg")
+
+
 async def test_missing_binary_is_transient(tmp_path: Path) -> None:
     """An ffmpeg that cannot be started is a temporary failure, not a verdict on the file."""
     converter = FfmpegConverter(tmp_path / "no-such-ffmpeg")

@@ -14,7 +14,7 @@ import pytest
 from tests.support.gates import GatedConverter
 from tests.support.world import World, make_world
 from transcriber_adapters.memory import MemoryFileStore
-from transcriber_core import steps
+from transcriber_core import edits, steps
 from transcriber_core.entities import Job, Location, Origin, State
 from transcriber_core.errors import (
     LeaseLost,
@@ -497,3 +497,61 @@ async def test_local_files_stay_after_done(world: World) -> None:
         record = await world.repo.get_file(file_id)
         assert record.location is Location.LOCAL
         assert await world.files.exists(record)
+
+
+async def test_cancelled_intake_never_leaves_a_job_without_its_recording(world: World) -> None:
+    """An intake cancelled after its insert committed keeps the recording the job points at."""
+    committed = asyncio.Event()
+
+    class SlowToAnswer:
+        def __init__(self, inner: object) -> None:
+            self.inner = inner
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self.inner, name)
+
+        async def create(self, job: Job, files: object = ()) -> tuple[Job, bool]:
+            result: tuple[Job, bool] = await self.inner.create(job, files)  # type: ignore[attr-defined]
+            committed.set()
+            await asyncio.Event().wait()  # the answer never reaches the caller
+            return result
+
+    world.services = attrs.evolve(world.services, repo=SlowToAnswer(world.repo))
+    intake = asyncio.create_task(world.submit())
+    await committed.wait()
+    intake.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await intake
+    [job] = await world.repo.list_jobs()
+    source = await world.repo.get_file(job.source_file_id or "")
+    assert await world.files.exists(source)
+
+
+async def test_owner_ending_a_job_removes_its_storage_copy(tmp_path: Path) -> None:
+    """An owner moving a job in check to failed deletes the recognizer's copy, like the pipeline."""
+    bucket = MemoryFileStore()
+    world = make_world(tmp_path, recognizer_files=bucket)
+    world.recognizer.checks_before_done = 100
+    job = await world.submit()
+    await world.step(State.CONVERT)
+    checking = await world.step(State.RECOGNIZE)
+    assert checking is not None
+    assert len(bucket.names()) == 1
+    changed = await edits.change_state(world.services, checking, State.FAILED)
+    assert changed.state is State.FAILED
+    assert bucket.names() == []
+    assert (await world.repo.get(job.id)).state is State.FAILED
+
+
+async def test_owner_revive_wakes_the_step_at_once(world: World) -> None:
+    """A revived job wakes idle workers of its new state without waiting for a poll."""
+    job = await world.submit()
+    world.converter.fail_next(UnreadableMedia())
+    failed = await world.step(State.CONVERT)
+    assert failed is not None
+    token = world.services.wakeup.token(State.CONVERT)
+    revived = await edits.change_state(world.services, failed, State.CONVERT)
+    assert token.is_set()
+    assert (revived.state, revived.attempts, revived.error) == (State.CONVERT, 0, None)
+    assert (await world.step(State.CONVERT)) is not None
+    assert (await world.repo.get(job.id)).state is State.RECOGNIZE

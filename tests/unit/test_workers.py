@@ -11,6 +11,7 @@ import attrs
 from tests.support.gates import GatedConverter
 from tests.support.world import World, make_world
 from transcriber_core.entities import Job, Origin, State
+from transcriber_core.errors import RepositoryUnavailable
 from transcriber_core.policy import Settings
 from transcriber_core.ports import Event
 from transcriber_core.worker import Workers
@@ -151,3 +152,69 @@ async def test_acquire_errors_do_not_end_the_loop(tmp_path: Path) -> None:
         assert (await told(world, job.id, Event.DONE)).state is State.DONE
     finally:
         await workers.drain(grace=1)
+
+
+async def test_a_failed_save_does_not_end_the_worker(tmp_path: Path) -> None:
+    """A database error while saving a result leaves the loop alive; the job is done later."""
+    world = make_world(tmp_path, settings=FAST_POLLING)
+    failed_once = asyncio.Event()
+
+    class SaveFailsOnce:
+        def __init__(self, inner: object) -> None:
+            self.inner = inner
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self.inner, name)
+
+        async def save_if_held(self, job: Job, *, acquisition_id: str) -> None:
+            if not failed_once.is_set():
+                failed_once.set()
+                raise RepositoryUnavailable
+            await self.inner.save_if_held(job, acquisition_id=acquisition_id)  # type: ignore[attr-defined]
+
+    world.services = attrs.evolve(world.services, repo=SaveFailsOnce(world.repo))
+    workers = Workers(world.services, {State.CONVERT: 1, State.RECOGNIZE: 1, State.CHECK: 1})
+    workers.start()
+    try:
+        job = await world.submit()
+        async with asyncio.timeout(10):
+            await failed_once.wait()
+        world.later(world.services.settings.lease)  # the unsaved attempt's lease runs out
+        assert (await told(world, job.id, Event.DONE)).state is State.DONE
+    finally:
+        await workers.drain(grace=1)
+
+
+class HeldNotifier:
+    """Holds every "done" notice until released; records what got through."""
+
+    def __init__(self) -> None:
+        self.entered = asyncio.Event()
+        self.release = asyncio.Event()
+        self.delivered: list[tuple[str, Event]] = []
+
+    async def notify(self, job: Job, event: Event) -> None:
+        if event is Event.DONE:
+            self.entered.set()
+            await self.release.wait()
+        self.delivered.append((job.id, event))
+
+
+async def test_shutdown_does_not_cut_a_saved_result_off_its_notice(tmp_path: Path) -> None:
+    """A worker cancelled while announcing a saved result still tells the sender first."""
+    world = make_world(tmp_path, settings=NO_POLLING)
+    notifier = HeldNotifier()
+    world.services = attrs.evolve(world.services, notifier=notifier)
+    workers = Workers(world.services)
+    workers.start()
+    job = await world.submit()
+    async with asyncio.timeout(10):
+        await notifier.entered.wait()
+    draining = asyncio.create_task(workers.drain(grace=0.01))
+    await asyncio.sleep(0.1)  # past the grace: drain has cancelled the worker by now
+    assert not draining.done()
+    notifier.release.set()
+    async with asyncio.timeout(10):
+        await draining
+    assert (job.id, Event.DONE) in notifier.delivered
+    assert (await world.repo.get(job.id)).state is State.DONE

@@ -51,10 +51,10 @@ from transcriber_app.web.auth import (
     verify_password,
 )
 from transcriber_app.web.state import runtime_of
+from transcriber_core import edits
 from transcriber_core.entities import FileRecord, Job, State
 from transcriber_core.errors import FileNotFound, JobNotFound, TranscriberError
 from transcriber_core.ports import FileStore
-from transcriber_core.transitions import Actor, transition
 
 log = logging.getLogger("transcriber.admin")
 
@@ -472,12 +472,10 @@ async def change_state(request: Request, form: FormData) -> Response:
             f"The job moved to {job.state.value} since you opened it; nothing was changed.",
         )
         return _see_other(_job_url(job.id))
-    changed = transition(job, to, now=services.clock.now(), actor=Actor.OWNER)
     try:
-        await services.repo.save(changed)
+        await edits.change_state(services, job, to)
     except JobNotFound:
         return _message(request, "No such job", "No job has this id.", status_code=404)
-    services.wakeup.notify(to)
     log.info(
         "admin.state_change",
         extra={"job_id": job.id, "from_state": job.state.value, "to_state": to.value},
