@@ -44,6 +44,11 @@ from transcriber_core.services import Services
 
 log = logging.getLogger("transcriber.bot")
 
+#: How long a getMe may take before Telegram counts as unreachable for now.
+_GET_ME_SECONDS = 10.0
+#: How long an interrupted download may spend asking its sender to resend.
+_LAST_WORD_SECONDS = 3.0
+
 HELP_TEXT = (
     "Send me a voice message, an audio or video file, or a video note, "
     "and I will reply with its text."
@@ -175,6 +180,14 @@ class BotIntake:
             return
         try:
             job, is_new = await self._accept(bot, message, recording)
+        except asyncio.CancelledError:
+            # Shutdown cut the download off. aiogram has already confirmed the
+            # update to Telegram, so it will not come again: ask for it again.
+            log.info("bot.interrupted", extra=extra)
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(_LAST_WORD_SECONDS):
+                    await self._reply(bot, message, UNAVAILABLE_TEXT)
+            raise
         except FileTooLarge:
             log.info("bot.too_large", extra=extra)
             await self._reply(bot, message, self.too_large_text)
@@ -340,29 +353,33 @@ class BotPolling:
         try:
             with telegram_errors():
                 try:
-                    me = await self.bot.me()
+                    async with asyncio.timeout(_GET_ME_SECONDS):
+                        me = await self.bot.me()
                 except TelegramUnauthorizedError:
                     raise TokenRejected from None
             log.info("bot.started", extra={"bot_id": me.id})
-        except TelegramUnavailable as exc:
+        except (TelegramUnavailable, TimeoutError) as exc:
             log.warning("bot.unreachable", extra={"error_type": type(exc).__name__})
         self._task = asyncio.create_task(self._run(), name="transcriber-bot")
 
     async def stop(self, grace: float) -> None:
         """Take no more updates; let recordings being received finish for ``grace`` s, then cancel.
 
-        A cancelled download leaves no file and no job; Telegram hands the
-        unconfirmed update out again at the next start.
+        A cancelled download leaves no file and no job, and its sender is
+        asked to send the recording again (aiogram has already confirmed the
+        update to Telegram, so it would not come back by itself).
         """
         task = self._task
         if task is None:
             return
         self._stopping.set()
-        polling = asyncio.ensure_future(self._polling.wait())
-        await asyncio.wait({polling, task}, return_when=asyncio.FIRST_COMPLETED)
-        polling.cancel()
-        if not task.done():
-            await self.dispatcher.stop_polling()
+        if not self._polling.is_set():
+            # Still looking for Telegram (a getMe may hang until its timeout): nothing
+            # has been taken yet, so cancelling loses nothing.
+            task.cancel()
+        elif not task.done():
+            with contextlib.suppress(RuntimeError):  # polling ended on its own meanwhile
+                await self.dispatcher.stop_polling()
         await asyncio.gather(task, return_exceptions=True)
         inflight = set(self._inflight)
         if inflight:
@@ -402,8 +419,9 @@ class BotPolling:
         while not self._stopping.is_set():
             try:
                 with telegram_errors():
-                    await self.bot.me()
-            except TranscriberError as exc:
+                    async with asyncio.timeout(_GET_ME_SECONDS):
+                        await self.bot.me()
+            except (TranscriberError, TimeoutError) as exc:
                 log.warning(
                     "bot.unreachable",
                     extra={"error_type": type(exc).__name__, "retry_seconds": delay},

@@ -223,34 +223,41 @@ def _convert(name: str, kind: Any, value: Any) -> Any:  # noqa: PLR0911 - one br
 def _expect(value: Any, kind: type[Any], what: str) -> Any:
     if not isinstance(value, kind):
         # The type, not the value: a misplaced secret must not be echoed.
-        raise TypeError(f"expected {what}, got {type(value).__name__}")
+        raise TypeError(f"expected {what}, got {_what(value)}")
     return value
+
+
+def _what(value: Any) -> str:
+    """What kind of value was given, never the value: it may be a misplaced secret."""
+    if isinstance(value, str):
+        return "text"
+    return type(value).__name__
 
 
 def _to_int(value: Any) -> int:
     if isinstance(value, bool):
-        raise TypeError(f"expected a whole number, got {value!r}")
+        raise TypeError(f"expected a whole number, got {_what(value)}")
     if isinstance(value, int):
         return value
     if isinstance(value, str):
         try:
             return int(value.strip())
         except ValueError:
-            raise ValueError(f"expected a whole number, got {value!r}") from None
-    raise TypeError(f"expected a whole number, got {value!r}")
+            raise ValueError(f"expected a whole number, got {_what(value)}") from None
+    raise TypeError(f"expected a whole number, got {_what(value)}")
 
 
 def _to_float(value: Any) -> float:
     if isinstance(value, bool):
-        raise TypeError(f"expected a number, got {value!r}")
+        raise TypeError(f"expected a number, got {_what(value)}")
     if isinstance(value, int | float):
         return float(value)
     if isinstance(value, str):
         try:
             return float(value.strip())
         except ValueError:
-            raise ValueError(f"expected a number, got {value!r}") from None
-    raise TypeError(f"expected a number, got {value!r}")
+            raise ValueError(f"expected a number, got {_what(value)}") from None
+    raise TypeError(f"expected a number, got {_what(value)}")
 
 
 def _to_bool(value: Any) -> bool:
@@ -258,7 +265,7 @@ def _to_bool(value: Any) -> bool:
         return value
     if isinstance(value, str) and value.strip().lower() in {"true", "1", "yes", "false", "0", "no"}:
         return value.strip().lower() in {"true", "1", "yes"}
-    raise TypeError(f"expected true or false, got {value!r}")
+    raise TypeError(f"expected true or false, got {_what(value)}")
 
 
 def _to_list(value: Any) -> list[Any]:
@@ -267,7 +274,7 @@ def _to_list(value: Any) -> list[Any]:
     if isinstance(value, str):
         # From the environment: comma-separated.
         return [item.strip() for item in value.split(",") if item.strip()]
-    raise TypeError(f"expected a list, got {value!r}")
+    raise TypeError(f"expected a list, got {_what(value)}")
 
 
 def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads best
@@ -281,9 +288,7 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
     if config.http.upload_inactivity_seconds <= 0:
         raise ConfigError("[http] upload_inactivity_seconds: must be positive")
     if config.recognizer.kind not in ("memory", "yandex"):
-        raise ConfigError(
-            f'[recognizer] kind: expected "memory" or "yandex", got {config.recognizer.kind!r}'
-        )
+        raise ConfigError('[recognizer] kind: expected "memory" or "yandex"')
     if config.recognizer.kind == "yandex":
         if not config.yandex.api_key:
             raise ConfigError(

@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import signal
+import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,6 +25,9 @@ from transcriber_app.web.auth import AdminState, prepare_admin
 from transcriber_app.web.metrics import Metrics
 
 log = logging.getLogger("transcriber.server")
+
+#: How long closing may take after the hard timeout has already passed.
+_CLOSE_SECONDS = 5.0
 
 
 class _Server(uvicorn.Server):
@@ -45,9 +50,25 @@ def uvicorn_config(
         log_config=None,
         access_log=False,
         lifespan="off",
-        timeout_graceful_shutdown=int(runtime.config.shutdown.grace_seconds),
+        timeout_graceful_shutdown=math.ceil(runtime.config.shutdown.grace_seconds),
         server_header=False,
+        # X-Forwarded-For from 127.0.0.1 would otherwise pick the client address
+        # the login throttle counts by; a proxy in front is not assumed.
+        proxy_headers=False,
     )
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before anything starts, so a taken port fails early."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
 
 
 async def serve(config: Config, **overrides: Any) -> int:
@@ -64,6 +85,15 @@ async def _run(runtime: Runtime, metrics: Metrics) -> int:
     stop = asyncio.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
+    try:
+        sock = _bind(config.http.host, config.http.port)
+    except OSError as exc:
+        log.error(  # noqa: TRY400 - the errno says it all; a traceback would add nothing
+            "service.bind_failed",
+            extra={"host": config.http.host, "port": config.http.port, "errno": exc.errno},
+        )
+        await runtime.close()
+        return 1
     # Before the port opens: the session key, and the setup link while no owner exists.
     admin = await prepare_admin(runtime)
     server = _Server(uvicorn_config(runtime, metrics, admin=admin))
@@ -77,8 +107,9 @@ async def _run(runtime: Runtime, metrics: Metrics) -> int:
             log.error("telegram.token_rejected")  # noqa: TRY400 - the event is the message
             await runtime.workers.drain(0)
             await runtime.close()
+            sock.close()
             return 2
-    server_task = asyncio.create_task(server.serve(), name="transcriber-http")
+    server_task = asyncio.create_task(server.serve(sockets=[sock]), name="transcriber-http")
     stopper = asyncio.create_task(stop.wait())
     log.info(
         "service.start",
@@ -97,6 +128,10 @@ async def _run(runtime: Runtime, metrics: Metrics) -> int:
     except TimeoutError:
         # The timeout is the event; its traceback would say nothing.
         log.error("service.hard_stop", extra={"hard_seconds": config.shutdown.hard_seconds})  # noqa: TRY400
+        # Best effort: the database and sessions are closed, not abandoned.
+        with contextlib.suppress(Exception, TimeoutError):
+            async with asyncio.timeout(_CLOSE_SECONDS):
+                await runtime.close()
         return 1
     finally:
         stopper.cancel()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections.abc import AsyncIterator
@@ -237,6 +238,24 @@ async def test_login_is_throttled_after_repeated_failures(
         clock.advance(timedelta(minutes=5))
         passed = await client.post("/admin/login", data={"csrf": csrf[1], "password": PASSWORD})
         assert passed.status_code == 303
+
+
+async def test_parallel_guesses_meet_the_throttle(runtime: Runtime) -> None:
+    """Wrong passwords sent all at once are held after five, not all checked in parallel."""
+    await runtime.owners.create_owner(await hash_password(PASSWORD), now=T0)
+    admin = await prepare_admin(runtime)
+    admin.throttle = LoginThrottle(max_failures=5, window=timedelta(minutes=5))
+    async with await _client(runtime, admin) as client:
+        csrf = _CSRF.search((await client.get("/admin/login")).text)
+        assert csrf is not None
+        answers = await asyncio.gather(
+            *(
+                client.post("/admin/login", data={"csrf": csrf[1], "password": "nope"})
+                for _ in range(12)
+            )
+        )
+    statuses = sorted(answer.status_code for answer in answers)
+    assert statuses == [403] * 5 + [429] * 7
 
 
 async def test_session_cookie_is_httponly_samesite_and_scoped_to_admin(runtime: Runtime) -> None:

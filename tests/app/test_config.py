@@ -167,6 +167,22 @@ def test_missing_file_is_reported(tmp_path: Path) -> None:
         load_config(tmp_path / "nope.toml", {})
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[http]\nport = "123456789:AAsecretTOKEN"\n',
+        '[shutdown]\ngrace_seconds = "123456789:AAsecretTOKEN"\n',
+        '[s3]\npath_style = "123456789:AAsecretTOKEN"\n',
+        '[recognizer]\nkind = "123456789:AAsecretTOKEN"\n',
+    ],
+)
+def test_bad_value_is_never_echoed(tmp_path: Path, text: str) -> None:
+    """A secret pasted into the wrong key does not reach stderr through the error message."""
+    with pytest.raises(ConfigError) as info:
+        load_config(write(tmp_path, text), {})
+    assert "secretTOKEN" not in str(info.value)
+
+
 def test_wrong_type_does_not_echo_a_secret(tmp_path: Path) -> None:
     """A secret given with the wrong type is reported by type, not by value."""
     path = write(tmp_path, "[telegram]\ntoken = 123456789\n")

@@ -220,6 +220,23 @@ def test_body_growing_past_cap_is_413_while_streaming(service: Service) -> None:
     assert service.staging_files() == []
 
 
+def test_endless_data_after_the_form_is_refused(service: Service, recording: bytes) -> None:
+    """Bytes after the closing boundary cannot keep a request open: 400 and no job."""
+    before = service.stored_names()
+    with RawClient(service.port, timeout=5.0) as raw:
+        raw.send_head(
+            "/api/audio",
+            {"Content-Type": CONTENT_TYPE, "Transfer-Encoding": "chunked"},
+        )
+        junk = [b"\x00" * (32 * 1024)] * 8
+        raw.send(chunked([form(recording), *junk])[: -len(b"0\r\n\r\n")])
+        response = raw.response()
+        assert response.status == 400
+        assert b'"bad_multipart"' in response.body
+    assert service.stored_names() == before
+    assert service.staging_files() == []
+
+
 def test_body_slightly_past_cap_gets_413_on_a_kept_connection(
     client: httpx.Client, service: Service
 ) -> None:

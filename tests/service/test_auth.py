@@ -87,3 +87,18 @@ def test_health_and_metrics_stay_open(service: Service) -> None:
     with service.client() as client:
         assert client.get("/health").status_code == 200
         assert client.get("/metrics").status_code == 200
+
+
+def test_idempotency_keys_are_scoped_by_token(service: Service, recording: bytes) -> None:
+    """Two clients with different tokens using the same key get two jobs, never each other's."""
+    ids = []
+    for token in TOKENS:
+        with service.client(headers={**bearer(token), "Idempotency-Key": "shared-key-1"}) as c:
+            response = c.post("/api/audio", files={"file": ("a.mp3", recording)})
+        assert response.status_code == 202, response.text
+        assert "idempotent-replayed" not in response.headers
+        ids.append(response.json()["job_id"])
+    assert ids[0] != ids[1]
+    with service.client(headers={**bearer(TOKENS[0]), "Idempotency-Key": "shared-key-1"}) as c:
+        again = c.post("/api/audio", files={"file": ("a.mp3", recording)})
+    assert again.json()["job_id"] == ids[0]

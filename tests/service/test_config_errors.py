@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -47,3 +48,24 @@ def test_broken_config_exits_2_naming_the_key(
     assert "config error" in stderr
     assert named in stderr
     assert not (tmp_path / "data").exists()
+
+
+def test_malformed_bot_token_is_a_config_error(tmp_path: Path) -> None:
+    """A token that cannot be a bot token stops startup naming [telegram] token, not echoing it."""
+    code, stderr = start_failing(tmp_path, config={"telegram": {"token": "not-a-token-Zq9"}})
+    assert code == 2
+    assert "[telegram] token" in stderr
+    assert "not-a-token-Zq9" not in stderr
+
+
+def test_taken_port_fails_before_anything_starts(tmp_path: Path) -> None:
+    """A port someone else holds stops startup with status 1, before any setup link is made."""
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        code, stderr = start_failing(tmp_path, config={"http": {"port": port}})
+    assert code == 1
+    assert "event=service.bind_failed" in stderr
+    assert "setup_link" not in stderr
+    assert "Traceback" not in stderr

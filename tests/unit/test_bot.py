@@ -43,6 +43,7 @@ from transcriber_app.bot import (
     DUPLICATE_TEXTS,
     HELP_TEXT,
     REFUSED_TEXT,
+    UNAVAILABLE_TEXT,
     BotPolling,
     duplicate_text,
     make_dispatcher,
@@ -351,17 +352,19 @@ async def test_stalled_download_is_abandoned_after_the_inactivity_timeout(
 async def test_stop_cancels_a_download_after_the_grace_and_leaves_nothing(
     start: Start, temp_dir: Path
 ) -> None:
-    """Stopping the bot mid-download waits the grace, cancels, and leaves no file and no job."""
+    """Stopping mid-download waits the grace, cancels, leaves nothing, and asks for a resend."""
     running = await start()
     running.api.hold_downloads = asyncio.Event()
-    await running.send("voice", b"y" * 100_000)
+    message_id = await running.send("voice", b"y" * 100_000)
     async with asyncio.timeout(5):
         await running.api.download_started.wait()
-    async with asyncio.timeout(2):
+    async with asyncio.timeout(5):
         await running.polling.stop(grace=0.05)
     assert await running.jobs() == []
     assert running.staging_files() == []
-    assert running.api.sent == []
+    [asked] = running.api.sent
+    assert asked.text == UNAVAILABLE_TEXT
+    assert asked.reply_to == message_id
     running.api.hold_downloads.set()
 
 

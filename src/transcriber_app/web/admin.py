@@ -316,12 +316,14 @@ async def login_submit(request: Request) -> Response:
             status_code=429,
             headers={"Retry-After": str(seconds)},
         )
+    # Counted as a failure before anything is awaited, so parallel guesses meet the
+    # throttle too; a right password clears it below.
+    admin.throttle.failed(client, now)
     password_hash = await runtime.owners.get_owner_hash()
     if password_hash is None:
         problem = "No owner exists yet: open the setup link from the service's startup log."
         return _render(request, "login.html", {"next": target, "problem": problem}, status_code=403)
     if not await verify_password(password_hash, _text(form, "password")):
-        admin.throttle.failed(client, now)
         log.warning("admin.login_failed", extra={"client": client})
         return _render(
             request,

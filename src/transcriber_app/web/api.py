@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import logging
 import re
@@ -35,31 +36,39 @@ def metrics_of(request: Request) -> Metrics:
 _IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
 
 
-def require_token(request: Request) -> None:
+def require_token(request: Request) -> str:
     """401 unless the request carries one of ``[http] api_tokens``; open when there are none.
 
     Every configured token is compared, each in constant time, so the answer
-    does not reveal how much of a token was right, nor which one.
+    does not reveal how much of a token was right, nor which one. Returns a
+    short fingerprint of the matching token ("" when the API is open), which
+    scopes what a client may see of others' requests (idempotency keys).
     """
     tokens = runtime_of(request).config.http.api_tokens
     if not tokens:
-        return
+        return ""
     scheme, _, given = request.headers.get("authorization", "").partition(" ")
     offered = given.strip().encode()
-    matched = False
+    matched = None
     for token in tokens:
-        matched |= hmac.compare_digest(offered, token.encode())
-    if scheme.lower() != "bearer" or not matched:
+        if hmac.compare_digest(offered, token.encode()):
+            matched = token
+    if scheme.lower() != "bearer" or matched is None:
         raise ApiError(
             401,
             "unauthorized",
             "a valid bearer token is required",
             headers={"WWW-Authenticate": "Bearer"},
         )
+    return hashlib.sha256(matched.encode()).hexdigest()[:16]
 
 
-def dedup_key_of(request: Request) -> str | None:
-    """The job dedup key for the request's ``Idempotency-Key``; None without one."""
+def dedup_key_of(request: Request, client: str) -> str | None:
+    """The job dedup key for the request's ``Idempotency-Key``; None without one.
+
+    Scoped by the client's token fingerprint: a key another client happened
+    to use must not hand this one the other's job id (a job id is a capability).
+    """
     key = request.headers.get("idempotency-key")
     if key is None:
         return None
@@ -69,7 +78,7 @@ def dedup_key_of(request: Request) -> str | None:
             "bad_idempotency_key",
             "Idempotency-Key must be 1 to 255 visible ASCII characters",
         )
-    return f"http:{key}"
+    return f"http:{client}:{key}"
 
 
 async def upload(request: Request) -> Response:
@@ -85,8 +94,8 @@ async def upload(request: Request) -> Response:
     started = time.monotonic()
     try:
         try:
-            require_token(request)
-            dedup_key = dedup_key_of(request)
+            client = require_token(request)
+            dedup_key = dedup_key_of(request, client)
             check_declared_length(request.headers, settings.max_record_bytes)
         except ApiError as exc:
             # The body is left unread: uvicorn must close, not swallow it for keep-alive.

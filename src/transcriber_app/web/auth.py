@@ -49,17 +49,22 @@ MAX_PASSWORD_LENGTH = 1024
 CSRF_FIELD = "csrf"
 
 _hasher = PasswordHasher()
+#: Hashes computed at once: each takes 64 MiB and a thread, so a burst of
+#: logins must queue instead of growing the server by 64 MiB a request.
+_hashing = asyncio.Semaphore(2)
 
 
 async def hash_password(password: str) -> str:
     """The argon2id hash of ``password`` in its encoded form (salt and costs inside)."""
-    return await asyncio.to_thread(_hasher.hash, password)
+    async with _hashing:
+        return await asyncio.to_thread(_hasher.hash, password)
 
 
 async def verify_password(password_hash: str, password: str) -> bool:
     """True when ``password`` matches ``password_hash``; False for a mismatch or a broken hash."""
     try:
-        return await asyncio.to_thread(_hasher.verify, password_hash, password)
+        async with _hashing:
+            return await asyncio.to_thread(_hasher.verify, password_hash, password)
     except (VerificationError, InvalidHashError):
         return False
 

@@ -290,6 +290,7 @@ async def _pump(
     loop = asyncio.get_running_loop()
     # One timeout for the whole read, armed only while waiting for a chunk:
     # disk writes never count as the sender's silence.
+    trailing = 0
     async with asyncio.timeout(None) as silence:
         while True:
             silence.reschedule(loop.time() + inactivity)
@@ -297,6 +298,12 @@ async def _pump(
             silence.reschedule(None)
             if chunk is None:
                 break
+            if sink.ended:
+                # The parser drops what follows the closing boundary; without a bound a
+                # sender could hold the request open forever, never silent.
+                trailing += len(chunk)
+                if trailing > ENVELOPE_BYTES:
+                    raise MultipartParseError("data after the end of the form")
             parser.write(chunk)
             if sink.pending_bytes >= FLUSH_BYTES or len(sink.pending) >= MAX_SLICES:
                 await writer.write(sink.take_pending())
