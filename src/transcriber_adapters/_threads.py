@@ -12,19 +12,24 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar, TypeVarTuple
+from typing import Any, Protocol, TypeVar, TypeVarTuple
 
 T = TypeVar("T")
 Ts = TypeVarTuple("Ts")
 
 
 async def in_thread(
-    function: Callable[[*Ts], T], *args: *Ts, stop: threading.Event | None = None
+    function: Callable[[*Ts], T],
+    *args: *Ts,
+    stop: threading.Event | None = None,
+    release: Callable[[T], object] | None = None,
 ) -> T:
     """Run ``function(*args)`` in a thread; on cancellation set ``stop`` and wait for it to end.
 
     ``function`` should look at ``stop`` between slices of long work (a
-    chunk of a copy) and clean up after itself when it is set.
+    chunk of a copy) and clean up after itself when it is set. ``release``
+    is called with a result nobody will receive because the caller was
+    cancelled meanwhile (``close`` for a file the thread opened).
     """
     future = asyncio.ensure_future(asyncio.to_thread(function, *args))
     try:
@@ -33,6 +38,8 @@ async def in_thread(
         if stop is not None:
             stop.set()
         await wait_out(future)
+        if release is not None and not future.cancelled() and future.exception() is None:
+            release(future.result())
         raise
 
 
@@ -54,3 +61,12 @@ async def wait_out(future: asyncio.Future[Any]) -> None:
         future.exception()  # mark it retrieved; the caller reports its own error
     if cancelled:
         raise asyncio.CancelledError
+
+
+class _Closable(Protocol):
+    def close(self) -> object: ...
+
+
+def close(resource: _Closable) -> None:
+    """Close what a thread opened for a caller that is gone; for ``in_thread(release=...)``."""
+    resource.close()

@@ -19,7 +19,7 @@ from transcriber_adapters._temp import (
     storage_errors,
     stored_name,
 )
-from transcriber_adapters._threads import in_thread
+from transcriber_adapters._threads import close, in_thread
 from transcriber_core.entities import FileRecord, Location
 from transcriber_core.errors import FileNotFound, StorageUnavailable
 
@@ -77,7 +77,7 @@ class FilesystemFileStore:
         """The stored bytes, a mebibyte at a time."""
         path = self._path(record)
         with storage_errors(missing=FileNotFound()):
-            reader = await in_thread(path.open, "rb")
+            reader = await in_thread(path.open, "rb", release=close)
         try:
             while True:
                 with storage_errors():

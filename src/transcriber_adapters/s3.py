@@ -26,7 +26,7 @@ from aiobotocore.config import AioConfig
 from botocore.exceptions import BotoCoreError, ClientError
 
 from transcriber_adapters._temp import CHUNK_SIZE, staging_path, storage_errors, stored_name
-from transcriber_adapters._threads import in_thread, wait_out
+from transcriber_adapters._threads import close, in_thread, wait_out
 from transcriber_core.entities import FileRecord, Location
 from transcriber_core.errors import FileNotFound, StorageUnavailable, TranscriberError
 
@@ -169,7 +169,7 @@ class S3FileStore:
         """
         key = self.object_key(file_id, extension)
         with storage_errors(missing=StorageUnavailable("the file to store is missing")):
-            reader = await in_thread(source.open, "rb")
+            reader = await in_thread(source.open, "rb", release=close)
         try:
             size = await self._upload(reader, key)
         finally:
@@ -256,7 +256,7 @@ class S3FileStore:
         with s3_errors(missing=FileNotFound()):
             answer = await s3.get_object(Bucket=self._bucket, Key=key)
         with storage_errors():
-            writer = await in_thread(path.open, "wb")
+            writer = await in_thread(path.open, "wb", release=close)
         # The network hands over small pieces; write a mebibyte at a time so a
         # large download is not thousands of hops to a thread.
         pending = bytearray()

@@ -206,6 +206,11 @@ class BotIntake:
     async def _accept(self, bot: Bot, message: Message, recording: Recording) -> tuple[Job, bool]:
         services = self.services
         chat_id = message.chat.id
+        dedup_key = f"telegram:{chat_id}:{recording.file_unique_id}"
+        first = await services.repo.find_by_dedup_key(dedup_key)
+        if first is not None:
+            # The same file again: answered without downloading it a second time.
+            return first, False
         async with services.files.staging(recording.extension) as path:
             await download_file(
                 bot,
@@ -219,7 +224,7 @@ class BotIntake:
                 path,
                 extension=recording.extension,
                 origin=Origin.telegram(chat_id, message.message_id),
-                dedup_key=f"telegram:{chat_id}:{recording.file_unique_id}",
+                dedup_key=dedup_key,
             )
 
     @property

@@ -181,6 +181,24 @@ class JobRepositoryContract:
             await repo.get_file(again_file.id)
         assert await repo.count_by_state() == {State.CONVERT: 1}
 
+    async def test_find_by_dedup_key(self, repo: JobRepository) -> None:
+        """An intake can look a dedup key up before receiving anything: the first job, or None."""
+        assert await repo.find_by_dedup_key("idem-3") is None
+        first = make_job(dedup_key="idem-3")
+        await repo.create(first)
+        assert await repo.find_by_dedup_key("idem-3") == first
+        assert await repo.find_by_dedup_key("idem-4") is None
+
+    async def test_find_by_dedup_key_sees_saved_changes(self, repo: JobRepository) -> None:
+        """The looked-up job is the stored one as it is now, not as it was created."""
+        first = make_job(dedup_key="idem-5")
+        await repo.create(first)
+        failed = transition(first, State.FAILED, now=T0, error="no audio")
+        await repo.save(failed)
+        found = await repo.find_by_dedup_key("idem-5")
+        assert found is not None
+        assert found.state is State.FAILED
+
     async def test_jobs_without_dedup_key_never_collide(self, repo: JobRepository) -> None:
         """Two jobs without a dedup key are two jobs; a missing key is not a shared key."""
         first, second = make_job(), make_job()

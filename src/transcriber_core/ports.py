@@ -51,6 +51,10 @@ class JobRepository(Protocol):
         """The job with this id; raises ``JobNotFound``."""
         ...
 
+    async def find_by_dedup_key(self, dedup_key: str) -> Job | None:
+        """The job that first used ``dedup_key``, or None; lets an intake skip a duplicate early."""
+        ...
+
     async def acquire(
         self, state: State, *, acquisition_id: str, now: datetime, lease_cutoff: datetime
     ) -> Job | None:

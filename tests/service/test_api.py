@@ -6,6 +6,7 @@ inactivity timeout, so the limits are reached with small bodies.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Iterator
@@ -183,6 +184,35 @@ def test_bad_idempotency_key_is_400(client: httpx.Client, recording: bytes) -> N
             headers={"Idempotency-Key": key},
         )
         assert_error(response, 400, "bad_idempotency_key")
+
+
+def test_replayed_idempotency_key_is_answered_before_the_body(
+    client: httpx.Client, service: Service, recording: bytes
+) -> None:
+    """A retry with a known Idempotency-Key gets the first job at once, with no body sent."""
+    first = client.post(
+        "/api/audio",
+        files={"file": ("voice.mp3", recording, "audio/mpeg")},
+        headers={"Idempotency-Key": "early-answer-7"},
+    )
+    job_id = first.json()["job_id"]
+    service.wait_for_job(job_id)
+    names = service.stored_names()
+    with RawClient(service.port, timeout=5.0) as raw:
+        raw.send_head(
+            "/api/audio",
+            {
+                "Content-Type": CONTENT_TYPE,
+                "Content-Length": str(CAP - 1),
+                "Idempotency-Key": "early-answer-7",
+            },
+        )
+        response = raw.response()
+        assert response.status == 202
+        assert json.loads(response.body) == {"job_id": job_id}
+        assert response.headers.get("idempotent-replayed") == "true"
+    assert service.stored_names() == names
+    assert service.staging_files() == []
 
 
 def test_declared_length_over_cap_is_413_before_reading(service: Service) -> None:

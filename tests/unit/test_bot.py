@@ -229,6 +229,7 @@ async def test_same_file_twice_in_a_chat_makes_one_job(start: Start) -> None:
     assert after_done.text == DUPLICATE_TEXTS[State.DONE]
     assert len(await running.jobs()) == 1
     assert len(running.world.files.names()) == 2  # the recording and its converted audio
+    assert running.api.calls.count("getfile") == 1  # the copies were never downloaded
 
 
 async def test_same_file_in_another_chat_is_its_own_job(start: Start) -> None:

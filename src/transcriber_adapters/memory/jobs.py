@@ -62,6 +62,13 @@ class MemoryJobRepository:
                 self._files[record.id] = record
             return job, True
 
+    async def find_by_dedup_key(self, dedup_key: str) -> Job | None:
+        """The job that first used ``dedup_key``, or None."""
+        with self._lock:
+            self.calls.append("find_by_dedup_key")
+            job_id = self._dedup.get(dedup_key)
+            return None if job_id is None else self._jobs[job_id]
+
     async def get(self, job_id: str) -> Job:
         """The job with this id; raises ``JobNotFound``."""
         with self._lock:

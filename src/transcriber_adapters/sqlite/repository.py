@@ -115,6 +115,10 @@ class SqliteJobRepository:
         """The job with this id; raises ``JobNotFound``."""
         return await self._call(_get, job_id)
 
+    async def find_by_dedup_key(self, dedup_key: str) -> Job | None:
+        """The job that first used ``dedup_key``, or None."""
+        return await self._call(_find_by_dedup_key, dedup_key)
+
     async def acquire(
         self, state: State, *, acquisition_id: str, now: datetime, lease_cutoff: datetime
     ) -> Job | None:
@@ -210,6 +214,11 @@ def _create(conn: sqlite3.Connection, job: Job, files: tuple[FileRecord, ...]) -
         conn.execute(INSERT_JOB_SQL, params)
         conn.executemany(PUT_FILE_SQL, file_rows)
     return job, True
+
+
+def _find_by_dedup_key(conn: sqlite3.Connection, dedup_key: str) -> Job | None:
+    row = conn.execute(GET_JOB_BY_DEDUP_SQL, {"dedup_key": dedup_key}).fetchone()
+    return None if row is None else job_from_row(row)
 
 
 def _get(conn: sqlite3.Connection, job_id: str) -> Job:

@@ -12,7 +12,7 @@ from typing import BinaryIO
 from aiogram import Bot
 
 from transcriber_adapters._temp import copy_into, storage_errors
-from transcriber_adapters._threads import in_thread
+from transcriber_adapters._threads import close, in_thread
 from transcriber_adapters.telegram.errors import FileTooLarge, TelegramRefused, telegram_errors
 
 #: Bytes asked for per read of the download stream.
@@ -53,7 +53,7 @@ async def _stream(
     bot: Bot, url: str, destination: Path, *, max_bytes: int, inactivity: timedelta
 ) -> int:
     with storage_errors():
-        writer = await in_thread(_open_for_writing, destination)
+        writer = await in_thread(_open_for_writing, destination, release=close)
     try:
         stream = bot.session.stream_content(
             url, timeout=_TOTAL_TIMEOUT_SECONDS, chunk_size=CHUNK_SIZE, raise_for_status=True

@@ -101,6 +101,20 @@ async def upload(request: Request) -> Response:
             # The body is left unread: uvicorn must close, not swallow it for keep-alive.
             exc.headers = {**(exc.headers or {}), **CLOSE}
             raise
+        first = await services.repo.find_by_dedup_key(dedup_key) if dedup_key else None
+        if first is not None:
+            # A retried upload is answered before its body is read, let alone stored.
+            metrics.uploads.labels("duplicate").inc()
+            log.info("upload.received", extra={"job_id": first.id, "outcome": "duplicate"})
+            return JSONResponse(
+                {"job_id": first.id},
+                status_code=202,
+                headers={
+                    "Location": f"/api/status/{first.id}",
+                    "Idempotent-Replayed": "true",
+                    **CLOSE,
+                },
+            )
         async with received_file(
             request,
             files=services.files,
