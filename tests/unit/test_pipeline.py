@@ -11,6 +11,7 @@ from pathlib import Path
 import attrs
 import pytest
 
+from tests.support.delegate import Delegate
 from tests.support.gates import GatedConverter
 from tests.support.world import World, make_world
 from transcriber_adapters.memory import MemoryFileStore
@@ -202,22 +203,19 @@ async def test_lost_lease_writes_nothing_and_tells_nobody(world: World) -> None:
     assert world.notifier.events_for(job.id) == [Event.ACCEPTED]
 
 
-class RenewalSpy:
+class RenewalSpy(Delegate):
     """A repository whose renewals are observed, or refused as lost."""
 
     def __init__(self, inner: object, *, lose: bool) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self.lose = lose
         self.renewed = asyncio.Event()
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(self._inner, name)
 
     async def renew(self, job_id: str, *, acquisition_id: str, now: object) -> None:
         self.renewed.set()
         if self.lose:
             raise LeaseLost
-        await self._inner.renew(job_id, acquisition_id=acquisition_id, now=now)  # type: ignore[attr-defined]
+        await self.inner.renew(job_id, acquisition_id=acquisition_id, now=now)
 
 
 FAST_RENEWAL = Settings(lease=timedelta(seconds=0.2), lease_renewal=timedelta(seconds=0.01))
@@ -503,15 +501,9 @@ async def test_cancelled_intake_never_leaves_a_job_without_its_recording(world: 
     """An intake cancelled after its insert committed keeps the recording the job points at."""
     committed = asyncio.Event()
 
-    class SlowToAnswer:
-        def __init__(self, inner: object) -> None:
-            self.inner = inner
-
-        def __getattr__(self, name: str) -> object:
-            return getattr(self.inner, name)
-
+    class SlowToAnswer(Delegate):
         async def create(self, job: Job, files: object = ()) -> tuple[Job, bool]:
-            result: tuple[Job, bool] = await self.inner.create(job, files)  # type: ignore[attr-defined]
+            result: tuple[Job, bool] = await self.inner.create(job, files)
             committed.set()
             await asyncio.Event().wait()  # the answer never reaches the caller
             return result

@@ -327,10 +327,11 @@ async def test_acquire_time_set_back_hands_the_job_out_again(
 # -- races between real threads ------------------------------------------------------
 
 
-def _race_in_thread(
-    path: Path, index: int, rounds: int, barrier: threading.Barrier
-) -> list[str | None]:
-    """One acquirer with its own repository and event loop: one acquire per round."""
+def _race_rounds(path: Path, name: str, rounds: int, barrier: Any) -> list[str | None]:
+    """One acquirer with its own repository and event loop: one acquire per round.
+
+    ``barrier`` is a threading or multiprocessing barrier; both have ``wait()``.
+    """
 
     async def run() -> list[str | None]:
         repo = await SqliteJobRepository.open(path)
@@ -338,7 +339,7 @@ def _race_in_thread(
         try:
             for round_ in range(rounds):
                 barrier.wait()
-                job = await acquire(repo, f"thread-{index}-{round_}")
+                job = await acquire(repo, f"{name}-{round_}")
                 won.append(None if job is None else job.id)
                 barrier.wait()
         finally:
@@ -346,6 +347,13 @@ def _race_in_thread(
         return won
 
     return asyncio.run(run())
+
+
+def _race_in_thread(
+    path: Path, index: int, rounds: int, barrier: threading.Barrier
+) -> list[str | None]:
+    """One acquiring thread."""
+    return _race_rounds(path, f"thread-{index}", rounds, barrier)
 
 
 def _run_rounds(rounds: int, wait: Callable[[], object], conn: sqlite3.Connection) -> list[str]:
@@ -409,21 +417,7 @@ def _race_in_process(
     results: multiprocessing.Queue[tuple[int, list[str | None]]],
 ) -> None:
     """A child process: its own repository on the shared file, one acquire per round."""
-
-    async def run() -> list[str | None]:
-        repo = await SqliteJobRepository.open(path)
-        won: list[str | None] = []
-        try:
-            for round_ in range(rounds):
-                barrier.wait()
-                job = await acquire(repo, f"process-{index}-{round_}")
-                won.append(None if job is None else job.id)
-                barrier.wait()
-        finally:
-            await repo.close()
-        return won
-
-    results.put((index, asyncio.run(run())))
+    results.put((index, _race_rounds(path, f"process-{index}", rounds, barrier)))
 
 
 @pytest.mark.slow

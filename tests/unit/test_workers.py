@@ -8,6 +8,7 @@ from pathlib import Path
 
 import attrs
 
+from tests.support.delegate import Delegate
 from tests.support.gates import GatedConverter
 from tests.support.world import World, make_world
 from transcriber_core.entities import Job, Origin, State
@@ -130,19 +131,16 @@ async def test_acquire_errors_do_not_end_the_loop(tmp_path: Path) -> None:
     """A repository that fails once is asked again; the job still gets done."""
     world = make_world(tmp_path, settings=FAST_POLLING)
 
-    class Flaky:
+    class Flaky(Delegate):
         def __init__(self, inner: object) -> None:
-            self.inner = inner
+            super().__init__(inner)
             self.failures = 1
-
-        def __getattr__(self, name: str) -> object:
-            return getattr(self.inner, name)
 
         async def acquire(self, *args: object, **kwargs: object) -> object:
             if self.failures:
                 self.failures -= 1
                 raise OSError("database is locked")
-            return await self.inner.acquire(*args, **kwargs)  # type: ignore[attr-defined]
+            return await self.inner.acquire(*args, **kwargs)
 
     world.services = attrs.evolve(world.services, repo=Flaky(world.repo))
     job = await world.submit()
@@ -159,18 +157,12 @@ async def test_a_failed_save_does_not_end_the_worker(tmp_path: Path) -> None:
     world = make_world(tmp_path, settings=FAST_POLLING)
     failed_once = asyncio.Event()
 
-    class SaveFailsOnce:
-        def __init__(self, inner: object) -> None:
-            self.inner = inner
-
-        def __getattr__(self, name: str) -> object:
-            return getattr(self.inner, name)
-
+    class SaveFailsOnce(Delegate):
         async def save_if_held(self, job: Job, *, acquisition_id: str) -> None:
             if not failed_once.is_set():
                 failed_once.set()
                 raise RepositoryUnavailable
-            await self.inner.save_if_held(job, acquisition_id=acquisition_id)  # type: ignore[attr-defined]
+            await self.inner.save_if_held(job, acquisition_id=acquisition_id)
 
     world.services = attrs.evolve(world.services, repo=SaveFailsOnce(world.repo))
     workers = Workers(world.services, {State.CONVERT: 1, State.RECOGNIZE: 1, State.CHECK: 1})
