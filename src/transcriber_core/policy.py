@@ -39,12 +39,20 @@ class Settings:
     upload_inactivity_timeout: timedelta = timedelta(minutes=5)
     #: Fallback poll of the queue when nothing woke the workers.
     idle_poll_interval: timedelta = timedelta(seconds=1)
+    #: Tries to tell a sender before the notice is given up (logged, not retried later).
+    notify_attempts: int = 3
+    #: Wait after the first failed try to tell; doubles after each, capped at ``notify_wait_cap``.
+    notify_retry_base: timedelta = timedelta(seconds=1)
+    #: Longest wait between two tries to tell, even when the notifier asks for more.
+    notify_wait_cap: timedelta = timedelta(seconds=30)
 
     def __attrs_post_init__(self) -> None:
         if self.max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
         if self.lease_renewal >= self.lease:
             raise ValueError("lease_renewal must be shorter than lease")
+        if self.notify_attempts < 1:
+            raise ValueError("notify_attempts must be at least 1")
 
     def ceiling(self, state: State) -> timedelta:
         """How long the step of ``state`` may run before the attempt fails."""

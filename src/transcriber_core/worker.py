@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Mapping
+from datetime import timedelta
 
 import attrs
 
@@ -24,7 +25,7 @@ from transcriber_core.errors import (
     TransientError,
 )
 from transcriber_core.naming import derived_file_id
-from transcriber_core.policy import is_exhausted, lease_cutoff, retry_pause
+from transcriber_core.policy import Settings, is_exhausted, lease_cutoff, retry_pause
 from transcriber_core.ports import Event
 from transcriber_core.services import Services
 from transcriber_core.steps import STEPS, STORAGE_COPY
@@ -192,14 +193,44 @@ async def _save_then_announce(services: Services, job: Job, acquisition_id: str)
 
 
 async def tell(services: Services, job: Job, event: Event) -> None:
-    """Tell the job's origin; a notifier's failure is logged, never raised."""
-    try:
-        await services.notifier.notify(job, event)
-    except Exception as exc:  # noqa: BLE001 - the job is saved; a lost message must not undo it
-        log.warning(
-            "notify.error",
-            extra={"job_id": job.id, "event": event.value, "error_type": type(exc).__name__},
-        )
+    """Tell the job's origin, trying again after a transient failure; never raises.
+
+    The job is saved before anyone is told, so a notice that cannot be sent
+    is logged and given up, never allowed to undo the result. A transient
+    error (throttling, a dropped connection) is tried again after a pause
+    that doubles, or the one the notifier asks for (``retry_after``), capped.
+    """
+    settings = services.settings
+    for attempt in range(1, settings.notify_attempts + 1):
+        try:
+            await services.notifier.notify(job, event)
+        except Exception as exc:  # noqa: BLE001 - the job is saved; a lost message must not undo it
+            final = attempt == settings.notify_attempts or not isinstance(exc, TransientError)
+            log.warning(
+                "notify.error",
+                extra={
+                    "job_id": job.id,
+                    "event": event.value,
+                    "attempt": attempt,
+                    "error_type": type(exc).__name__,
+                    "gave_up": final,
+                },
+            )
+            if final:
+                return
+            wait = _notify_wait(exc, attempt, settings)
+            await asyncio.sleep(wait.total_seconds())
+        else:
+            return
+
+
+def _notify_wait(exc: Exception, attempt: int, settings: Settings) -> timedelta:
+    asked = getattr(exc, "retry_after", None)
+    if isinstance(asked, int | float) and asked > 0:
+        wait = timedelta(seconds=asked)
+    else:
+        wait = settings.notify_retry_base * (1 << (attempt - 1))
+    return min(wait, settings.notify_wait_cap)
 
 
 async def remove_storage_copy(services: Services, job: Job) -> None:

@@ -19,8 +19,10 @@ from transcriber_core import edits, steps
 from transcriber_core.entities import Job, Location, Origin, State
 from transcriber_core.errors import (
     LeaseLost,
+    PermanentError,
     RecognizerUnavailable,
     StorageUnavailable,
+    TransientError,
     UnreadableMedia,
 )
 from transcriber_core.naming import derived_file_id
@@ -547,3 +549,47 @@ async def test_owner_revive_wakes_the_step_at_once(world: World) -> None:
     assert (revived.state, revived.attempts, revived.error) == (State.CONVERT, 0, None)
     assert (await world.step(State.CONVERT)) is not None
     assert (await world.repo.get(job.id)).state is State.RECOGNIZE
+
+
+QUICK_NOTICES = Settings(notify_retry_base=timedelta(milliseconds=1))
+
+
+async def test_transient_notifier_failure_is_tried_again(tmp_path: Path) -> None:
+    """A notice that meets throttling once is sent on the next try, not lost."""
+    world = make_world(tmp_path, settings=QUICK_NOTICES)
+    job = await world.submit()
+    await world.step(State.CONVERT)
+    await world.step(State.RECOGNIZE)
+    world.notifier.fail_next(TransientError("throttled"))
+    await world.step(State.CHECK)
+    assert world.notifier.events_for(job.id) == [Event.ACCEPTED, Event.DONE]
+
+
+async def test_notifier_gives_up_after_its_attempts(tmp_path: Path) -> None:
+    """A notifier failing every try is given up after notify_attempts; the job stays done."""
+    world = make_world(tmp_path, settings=QUICK_NOTICES)
+    job = await world.submit()
+    await world.step(State.CONVERT)
+    await world.step(State.RECOGNIZE)
+    for _ in range(QUICK_NOTICES.notify_attempts):
+        world.notifier.fail_next(TransientError("down"))
+    world.notifier.fail_next(TransientError("one more, never reached"))
+    await world.step(State.CHECK)
+    assert world.notifier.events_for(job.id) == [Event.ACCEPTED]
+    assert (await world.repo.get(job.id)).state is State.DONE
+    # The failures queued beyond the attempts were never consumed.
+    with pytest.raises(TransientError, match="never reached"):
+        await world.notifier.notify(job, Event.DONE)
+
+
+async def test_permanent_notifier_failure_is_not_repeated(tmp_path: Path) -> None:
+    """A refusal (blocked bot, gone chat) is tried once, not hammered."""
+    world = make_world(tmp_path, settings=QUICK_NOTICES)
+    job = await world.submit()
+    await world.step(State.CONVERT)
+    await world.step(State.RECOGNIZE)
+    world.notifier.fail_next(PermanentError("the chat is gone"))
+    world.notifier.fail_next(TransientError("would be consumed by a second try"))
+    await world.step(State.CHECK)
+    with pytest.raises(TransientError, match="second try"):
+        await world.notifier.notify(job, Event.DONE)
