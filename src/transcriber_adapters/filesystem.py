@@ -6,13 +6,15 @@ import contextlib
 import functools
 import stat
 import threading
+import time
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from transcriber_adapters._temp import (
     CHUNK_SIZE,
+    PARTIAL_PREFIX,
     copy_into,
     move_into,
     staging_path,
@@ -104,6 +106,28 @@ class FilesystemFileStore:
 
     def _path(self, record: FileRecord) -> Path:
         return self._root / stored_name(record.id, record.extension)
+
+    async def remove_stale_partials(self, *, older_than: timedelta) -> int:
+        """Delete ``.tmp-`` files that a killed process left half-written; how many.
+
+        Only files untouched for ``older_than`` go, so a put still running in
+        another process sharing the data dir keeps its file.
+        """
+        with storage_errors():
+            return await in_thread(_remove_stale_partials, self._root, older_than)
+
+
+def _remove_stale_partials(root: Path, older_than: timedelta) -> int:
+    if not root.is_dir():
+        return 0
+    cutoff = time.time() - older_than.total_seconds()
+    removed = 0
+    for path in root.glob(f"{PARTIAL_PREFIX}*"):
+        with contextlib.suppress(FileNotFoundError):
+            if path.stat().st_mtime < cutoff:
+                path.unlink()
+                removed += 1
+    return removed
 
 
 def _is_file(path: Path) -> bool:

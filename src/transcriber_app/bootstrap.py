@@ -32,6 +32,8 @@ log = logging.getLogger("transcriber.app")
 DATABASE_NAME = "transcriber.db"
 #: The folder of local files inside the data dir.
 FILES_DIR = "files"
+#: Half-written files untouched this long were left by a killed process (ADR 5).
+STALE_PARTIAL_AGE = timedelta(hours=1)
 
 
 class SilentNotifier:
@@ -91,9 +93,13 @@ async def build(config: Config, **overrides: Any) -> Runtime:
         recognizer, recognizer_files = _recognizer(config, closers)
         bot = _bot(config, closers)
         notifier: Notifier = SilentNotifier() if bot is None else _telegram_notifier(bot)
+        files = FilesystemFileStore(data_dir / FILES_DIR)
+        stale = await files.remove_stale_partials(older_than=STALE_PARTIAL_AGE)
+        if stale:
+            log.info("files.stale_partials_removed", extra={"count": stale})
         fields: dict[str, Any] = {
             "repo": repo,
-            "files": FilesystemFileStore(data_dir / FILES_DIR),
+            "files": files,
             "converter": FfmpegConverter(),
             "recognizer": recognizer,
             "recognizer_files": recognizer_files,

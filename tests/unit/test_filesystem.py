@@ -6,8 +6,9 @@ import asyncio
 import errno
 import os
 import tempfile
+import time
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -275,3 +276,24 @@ async def test_missing_file_error_names_no_path(store: FilesystemFileStore, root
 def _write(path: Path) -> Path:
     path.write_bytes(b"abc")
     return path
+
+
+async def test_stale_partials_are_swept_and_nothing_else(tmp_path: Path) -> None:
+    """Start-up removes half-written files a killed process left, not fresh ones or stored files."""
+    root = tmp_path / "files"
+    root.mkdir()
+    store = FilesystemFileStore(root)
+    two_hours_ago = time.time() - 2 * 3600
+    stale, fresh, stored = root / ".tmp-0123abcd", root / ".tmp-4567ef01", root / "abc.mp3"
+    for path in (stale, fresh, stored):
+        path.write_bytes(b"x")
+    os.utime(stale, (two_hours_ago, two_hours_ago))
+    os.utime(stored, (two_hours_ago, two_hours_ago))
+    assert await store.remove_stale_partials(older_than=timedelta(hours=1)) == 1
+    assert sorted(p.name for p in root.iterdir()) == [".tmp-4567ef01", "abc.mp3"]
+
+
+async def test_sweeping_a_missing_root_is_harmless(tmp_path: Path) -> None:
+    """A first start, before any file was stored, sweeps nothing and does not fail."""
+    store = FilesystemFileStore(tmp_path / "not-yet")
+    assert await store.remove_stale_partials(older_than=timedelta(hours=1)) == 0
