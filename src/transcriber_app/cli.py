@@ -21,10 +21,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     configure_logging()
     try:
-        config = load_config(args.config)
+        return _serve(args.config)
     except ConfigError as exc:
+        # From loading the file, or from what only building the service finds
+        # out (a malformed bot token).
         print(f"transcriber: config error: {exc}", file=sys.stderr)  # noqa: T201
         return 2
+
+
+def _serve(config_path: Path | None) -> int:
+    config = load_config(config_path)
     from uvicorn.loops.auto import auto_loop_factory  # noqa: PLC0415 - keep --help fast
 
     from transcriber_app.server import serve as run  # noqa: PLC0415
@@ -32,12 +38,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # uvloop where it is installed (uvicorn[standard]), as ``uvicorn.run`` would
     # pick: it receives a large upload about 1.3x faster than the stock loop.
     with asyncio.Runner(loop_factory=auto_loop_factory()) as runner:
-        try:
-            return runner.run(run(config))
-        except ConfigError as exc:
-            # What only building the service finds out (a malformed bot token).
-            print(f"transcriber: config error: {exc}", file=sys.stderr)  # noqa: T201
-            return 2
+        return runner.run(run(config))
 
 
 if __name__ == "__main__":

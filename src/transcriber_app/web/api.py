@@ -106,15 +106,7 @@ async def upload(request: Request) -> Response:
             # A retried upload is answered before its body is read, let alone stored.
             metrics.uploads.labels("duplicate").inc()
             log.info("upload.received", extra={"job_id": first.id, "outcome": "duplicate"})
-            return JSONResponse(
-                {"job_id": first.id},
-                status_code=202,
-                headers={
-                    "Location": f"/api/status/{first.id}",
-                    "Idempotent-Replayed": "true",
-                    **CLOSE,
-                },
-            )
+            return accepted(first, replayed=True, headers=CLOSE)
         async with received_file(
             request,
             files=services.files,
@@ -150,10 +142,15 @@ async def upload(request: Request) -> Response:
         "upload.received",
         extra={"job_id": job.id, "outcome": outcome, "size": size, "seconds": round(seconds, 3)},
     )
-    headers = {"Location": f"/api/status/{job.id}"}
-    if not is_new:
-        headers["Idempotent-Replayed"] = "true"
-    return JSONResponse({"job_id": job.id}, status_code=202, headers=headers)
+    return accepted(job, replayed=not is_new)
+
+
+def accepted(job: Job, *, replayed: bool, headers: dict[str, str] | None = None) -> Response:
+    """The 202 of an upload: the job id, where to poll it, and whether it is a replay."""
+    answer = {"Location": f"/api/status/{job.id}", **(headers or {})}
+    if replayed:
+        answer["Idempotent-Replayed"] = "true"
+    return JSONResponse({"job_id": job.id}, status_code=202, headers=answer)
 
 
 def status_body(job: Job) -> dict[str, Any]:
