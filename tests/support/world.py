@@ -7,6 +7,7 @@ from pathlib import Path
 
 import attrs
 
+from tests.support.gates import GatedConverter
 from transcriber_adapters.memory import (
     ManualClock,
     MemoryConverter,
@@ -80,6 +81,12 @@ class World:
                 self.clock.set(job.delay_time)
             await self.step(job.state)
         raise AssertionError("job did not finish in 50 steps")
+
+    def gate_converter(self) -> GatedConverter:
+        """Swap in a converter that waits inside each call until the test releases it."""
+        gate = GatedConverter(self.converter)
+        self.services = attrs.evolve(self.services, converter=gate)
+        return gate
 
     def later(self, delta: timedelta) -> None:
         """Move the clock forward."""

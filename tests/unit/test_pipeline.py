@@ -12,7 +12,6 @@ import attrs
 import pytest
 
 from tests.support.delegate import Delegate
-from tests.support.gates import GatedConverter
 from tests.support.world import World, make_world
 from transcriber_adapters.memory import MemoryFileStore
 from transcriber_core import edits, steps
@@ -187,8 +186,7 @@ async def test_unexpected_error_is_retried_in_our_own_words(world: World) -> Non
 
 async def test_lost_lease_writes_nothing_and_tells_nobody(world: World) -> None:
     """Acceptance §12.8: a step whose lease passed to another worker saves no result."""
-    gate = GatedConverter(world.converter)
-    world.services = attrs.evolve(world.services, converter=gate)
+    gate = world.gate_converter()
     job = await world.submit()
     lease = await acquire_next(world.services, State.CONVERT)
     assert lease is not None
@@ -227,8 +225,8 @@ async def test_running_step_renews_its_lease(tmp_path: Path) -> None:
     """While a step runs its worker moves acquire_time forward (the heartbeat)."""
     world = make_world(tmp_path, settings=FAST_RENEWAL)
     spy = RenewalSpy(world.repo, lose=False)
-    gate = GatedConverter(world.converter)
-    world.services = attrs.evolve(world.services, converter=gate, repo=spy)
+    gate = world.gate_converter()
+    world.services = attrs.evolve(world.services, repo=spy)
     job = await world.submit()
     lease = await acquire_next(world.services, State.CONVERT)
     assert lease is not None
@@ -251,10 +249,8 @@ async def test_running_step_renews_its_lease(tmp_path: Path) -> None:
 async def test_failed_renewal_cancels_the_step(tmp_path: Path) -> None:
     """A renewal that finds the lease gone cancels the running step and saves nothing."""
     world = make_world(tmp_path, settings=FAST_RENEWAL)
-    gate = GatedConverter(world.converter)
-    world.services = attrs.evolve(
-        world.services, converter=gate, repo=RenewalSpy(world.repo, lose=True)
-    )
+    gate = world.gate_converter()
+    world.services = attrs.evolve(world.services, repo=RenewalSpy(world.repo, lose=True))
     job = await world.submit()
     lease = await acquire_next(world.services, State.CONVERT)
     assert lease is not None
@@ -269,8 +265,7 @@ async def test_step_past_its_ceiling_is_retried(tmp_path: Path) -> None:
     """A step that runs past its ceiling is cancelled and retried after the pause."""
     settings = Settings(convert_ceiling=timedelta(seconds=0.05))
     world = make_world(tmp_path, settings=settings)
-    gate = GatedConverter(world.converter)
-    world.services = attrs.evolve(world.services, converter=gate)
+    gate = world.gate_converter()
     job = await world.submit()
     result = await world.step(State.CONVERT)
     assert gate.cancelled.is_set()
@@ -406,8 +401,7 @@ async def test_no_working_copy_left_after_step_failure(world: World, temp_dir: P
 async def test_no_working_copy_left_after_cancellation(tmp_path: Path, temp_dir: Path) -> None:
     """A step cancelled mid-work (ceiling) leaves no working copy or staging file behind."""
     world = make_world(tmp_path, settings=Settings(convert_ceiling=timedelta(seconds=0.05)))
-    gate = GatedConverter(world.converter)
-    world.services = attrs.evolve(world.services, converter=gate)
+    gate = world.gate_converter()
     await world.submit()
     await world.step(State.CONVERT)
     assert gate.cancelled.is_set()

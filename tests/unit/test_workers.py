@@ -9,7 +9,6 @@ from pathlib import Path
 import attrs
 
 from tests.support.delegate import Delegate
-from tests.support.gates import GatedConverter
 from tests.support.world import World, make_world
 from transcriber_core.entities import Job, Origin, State
 from transcriber_core.errors import RepositoryUnavailable
@@ -83,8 +82,7 @@ async def test_idle_process_polls_once_per_interval_not_per_worker(tmp_path: Pat
 async def test_drain_lets_a_running_step_finish(tmp_path: Path) -> None:
     """On shutdown a step that ends within the grace period saves its result."""
     world = make_world(tmp_path, settings=NO_POLLING)
-    gate = GatedConverter(world.converter)
-    world.services = attrs.evolve(world.services, converter=gate)
+    gate = world.gate_converter()
     workers = Workers(world.services, {State.CONVERT: 1})
     workers.start()
     job = await world.submit()
@@ -98,8 +96,7 @@ async def test_drain_lets_a_running_step_finish(tmp_path: Path) -> None:
 async def test_drain_cancels_a_step_past_the_grace(tmp_path: Path) -> None:
     """A step still running after the grace period is cancelled and leaves the job leased."""
     world = make_world(tmp_path, settings=NO_POLLING)
-    gate = GatedConverter(world.converter)
-    world.services = attrs.evolve(world.services, converter=gate)
+    gate = world.gate_converter()
     workers = Workers(world.services, {State.CONVERT: 1})
     workers.start()
     job = await world.submit()
