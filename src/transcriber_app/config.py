@@ -8,6 +8,7 @@ the key, so a mistake stops startup instead of surfacing later.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import tomllib
 from collections.abc import Mapping
@@ -31,6 +32,12 @@ class StorageConfig:
     data_dir: Path = Path("data")
     #: Largest recording accepted, in bytes.
     max_record_bytes: int = 8 * 1024**3
+    #: Longest decoded recording; conversion stops and the job fails past it.
+    max_duration_seconds: float = 28_800.0
+    #: A recording whose decoded duration is absurd for its size (fewer bytes per second) fails.
+    min_bytes_per_second: float = 100.0
+    #: Below this much free space intake answers 507 and steps wait instead of failing.
+    min_free_bytes: int = 1024**3
 
 
 @attrs.frozen(kw_only=True)
@@ -43,6 +50,14 @@ class HttpConfig:
     api_tokens: tuple[str, ...] = ()
     #: An upload that sends no byte for this long is aborted (408); there is no total limit.
     upload_inactivity_seconds: float = 300.0
+    #: Request headers larger than this are refused (431, or the connection is closed).
+    max_header_bytes: int = 65_536
+    #: A request whose headers are not complete within this long is dropped.
+    header_timeout_seconds: float = 30.0
+    #: Connections served at once; more are closed at accept.
+    max_connections: int = 1000
+    #: Proxies (addresses or networks) whose ``X-Forwarded-For`` gives the client address.
+    forwarded_allow_ips: tuple[str, ...] = ()
 
 
 @attrs.frozen(kw_only=True)
@@ -277,6 +292,12 @@ def _to_list(value: Any) -> list[Any]:
     raise TypeError(f"expected a list, got {_what(value)}")
 
 
+def _check_positive(*named: tuple[str, float]) -> None:
+    for name, value in named:
+        if value <= 0:
+            raise ConfigError(f"{name}: must be positive")
+
+
 def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads best
     """Cross-checks: values that parse but cannot work."""
     if config.storage.max_record_bytes <= 0:
@@ -287,6 +308,22 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
         raise ConfigError("[http] api_tokens: tokens must not be empty strings")
     if config.http.upload_inactivity_seconds <= 0:
         raise ConfigError("[http] upload_inactivity_seconds: must be positive")
+    _check_positive(
+        ("[storage] max_duration_seconds", config.storage.max_duration_seconds),
+        ("[storage] min_bytes_per_second", config.storage.min_bytes_per_second),
+        ("[http] max_header_bytes", config.http.max_header_bytes),
+        ("[http] header_timeout_seconds", config.http.header_timeout_seconds),
+        ("[http] max_connections", config.http.max_connections),
+    )
+    if config.storage.min_free_bytes < 0:
+        raise ConfigError("[storage] min_free_bytes: must not be negative")
+    for entry in config.http.forwarded_allow_ips:
+        try:
+            ipaddress.ip_network(entry, strict=False)
+        except ValueError:
+            raise ConfigError(
+                "[http] forwarded_allow_ips: expected IP addresses or networks"
+            ) from None
     if config.recognizer.kind not in ("memory", "yandex"):
         raise ConfigError('[recognizer] kind: expected "memory" or "yandex"')
     if config.recognizer.kind == "yandex":
