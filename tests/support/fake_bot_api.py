@@ -3,8 +3,9 @@
 It serves the few methods the bot uses (getMe, getUpdates with long polling
 and offsets, getFile, file downloads, sendMessage, sendDocument,
 deleteWebhook), lets a test push user messages carrying files it holds, and
-records what the bot sent to each chat. ``wait_sent`` awaits the n-th
-message in a chat, so tests never sleep.
+records what the bot sent to each chat. Like Telegram, it refuses (400) a
+blank message, a text over 4,096 UTF-16 code units and a caption over 1,024.
+``wait_sent`` awaits the n-th message in a chat, so tests never sleep.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ SENDER_USERNAME = "secret_sender_login"
 WAIT_SECONDS = 5
 #: What the cloud Bot API lets a bot download (SPEC §7).
 CLOUD_LIMIT = 20 * 1024 * 1024
+#: Longest message text and document caption, in UTF-16 code units, as Telegram counts them.
+TEXT_LIMIT = 4096
+CAPTION_LIMIT = 1024
 
 
 @attrs.define
@@ -319,12 +323,20 @@ class FakeBotApi:
         return response
 
     async def _send_message(self, form: Any) -> web.Response:
-        return await self._record("sendmessage", form, text=str(form["text"]))
+        text = str(form.get("text", ""))
+        # Telegram trims the text, then counts UTF-16 code units (an emoji is two).
+        if not text.strip():
+            return _error(400, "Bad Request: message text is empty")
+        if _utf16_units(text.strip()) > TEXT_LIMIT:
+            return _error(400, "Bad Request: message is too long")
+        return await self._record("sendmessage", form, text=text)
 
     async def _send_document(self, form: Any) -> web.Response:
         reference = str(form["document"])
         field = form[reference.removeprefix("attach://")]
         caption = form.get("caption")
+        if caption is not None and _utf16_units(str(caption).strip()) > CAPTION_LIMIT:
+            return _error(400, "Bad Request: message caption is too long")
         return await self._record(
             "senddocument",
             form,
@@ -380,6 +392,10 @@ async def close_bot(bot: Bot) -> None:
     assert isinstance(bot.session, AiohttpSession)
     client = await bot.session.create_session()
     await client.close()
+
+
+def _utf16_units(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
 
 
 def _int_or_none(value: Any) -> int | None:

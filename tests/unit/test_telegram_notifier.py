@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 import attrs
 import pytest
+from aiogram.exceptions import TelegramBadRequest
 
 from tests.support.fake_bot_api import TOKEN, FakeBotApi, close_bot
 from transcriber_adapters.telegram import (
@@ -16,6 +17,7 @@ from transcriber_adapters.telegram import (
     TelegramRefused,
     TelegramUnavailable,
     make_bot,
+    send_reply,
     split_text,
 )
 from transcriber_adapters.telegram.notifier import DOCUMENT_NAME, EMPTY_TEXT
@@ -40,6 +42,11 @@ def job(*, text: str | None = None, error: str | None = None, origin: Origin | N
         created=NOW,
         updated=NOW,
     )
+
+
+def utf16_units(text: str) -> int:
+    """The length Telegram checks: UTF-16 code units, two for a character outside the BMP."""
+    return len(text.encode("utf-16-le")) // 2
 
 
 def words(count: int) -> str:
@@ -80,7 +87,7 @@ def test_pieces_fit_and_keep_every_word() -> None:
     text = words(2000)
     pieces = split_text(text)
     assert len(pieces) > 1
-    assert all(len(piece) <= MESSAGE_LIMIT for piece in pieces)
+    assert all(utf16_units(piece) <= MESSAGE_LIMIT for piece in pieces)
     assert " ".join(pieces) == text
 
 
@@ -103,6 +110,48 @@ def test_limit_counts_utf16_units() -> None:
     """Characters outside the BMP count twice, as Telegram counts them."""
     pieces = split_text("😀" * 3000)
     assert [len(piece) for piece in pieces] == [2048, 952]
+
+
+#: Texts whose last character straddles the limit: one unit under, at, and over it.
+_BOUNDARY_TEXTS = [
+    *("a" * n + "😀" for n in range(MESSAGE_LIMIT - 3, MESSAGE_LIMIT + 1)),
+    *("a" * n + "😀b" for n in range(MESSAGE_LIMIT - 3, MESSAGE_LIMIT + 1)),
+    "😀" * (MESSAGE_LIMIT // 2) + "a",
+    "a" + "😀" * (MESSAGE_LIMIT // 2),
+]
+
+
+@pytest.mark.parametrize("text", _BOUNDARY_TEXTS, ids=lambda t: f"{utf16_units(t)}units")
+def test_cut_near_a_surrogate_pair_fits_and_loses_nothing(text: str) -> None:
+    """A two-unit character at the limit moves to the next piece; no piece passes 4,096 units."""
+    pieces = split_text(text)
+    assert [utf16_units(piece) for piece in pieces if utf16_units(piece) > MESSAGE_LIMIT] == []
+    assert "".join(pieces) == text
+    assert len(pieces) == (1 if utf16_units(text) <= MESSAGE_LIMIT else 2)
+
+
+async def test_fake_bot_api_refuses_what_telegram_refuses(telegram: Telegram) -> None:
+    """The fake answers 400 past 4,096 UTF-16 units and for a blank text, as Telegram does."""
+    bot = telegram.notifier.bot
+    with pytest.raises(TelegramBadRequest, match="message is too long"):
+        await bot.send_message(CHAT, "a" * (MESSAGE_LIMIT - 1) + "😀")
+    with pytest.raises(TelegramBadRequest, match="message text is empty"):
+        await bot.send_message(CHAT, " \n ")
+    with pytest.raises(TelegramRefused):
+        await send_reply(bot, CHAT, MESSAGE, "😀" * (MESSAGE_LIMIT // 2) + "a")
+    await send_reply(bot, CHAT, MESSAGE, "a" * (MESSAGE_LIMIT - 2) + "😀")
+    assert [utf16_units(sent.text or "") for sent in telegram.api.sent_to(CHAT)] == [MESSAGE_LIMIT]
+
+
+async def test_transcript_ending_in_a_surrogate_pair_at_the_limit_is_delivered(
+    telegram: Telegram,
+) -> None:
+    """The issue's case, "a" * 4,095 + an emoji (4,097 units), arrives whole in two replies."""
+    text = "a" * (MESSAGE_LIMIT - 1) + "😀"
+    await telegram.notifier.notify(job(text=text), Event.DONE)
+    delivered = await telegram.api.delivered(CHAT)
+    assert [utf16_units(part) for part in delivered] == [MESSAGE_LIMIT - 1, 2]
+    assert "".join(delivered) == text
 
 
 async def test_accepted_replies_to_the_origin_message(telegram: Telegram) -> None:
