@@ -163,7 +163,13 @@ def _recognizer(
 ) -> tuple[Recognizer, FileStore | None]:
     """The recognizer the config names, and the Object Storage it reads audio from."""
     if config.recognizer.kind == "memory":
-        return MemoryRecognizer(), None
+        memory = config.memory
+        demo = MemoryRecognizer(
+            checks_before_done=memory.checks_before_done,
+            text=memory.text or None,
+            fail_with=memory.fail_with or None,
+        )
+        return demo, None
     # aioboto3 costs ~40 MiB to import: only a service that uses Object Storage pays for it.
     from transcriber_adapters.s3 import S3FileStore  # noqa: PLC0415
     from transcriber_adapters.yandex import YandexRecognizer  # noqa: PLC0415

@@ -69,6 +69,18 @@ class RecognizerConfig:
 
 
 @attrs.frozen(kw_only=True)
+class MemoryConfig:
+    """The demo recognizer (``[recognizer] kind = "memory"``): what it answers, and when."""
+
+    #: The transcript of every recording; empty: a sentence naming the recording's duration.
+    text: str = ""
+    #: Status checks answered "not ready yet" before the transcript.
+    checks_before_done: int = 0
+    #: Non-empty: every recognition is rejected with this reason, so each job ends failed.
+    fail_with: str = ""
+
+
+@attrs.frozen(kw_only=True)
 class YandexConfig:
     """Yandex SpeechKit async recognition, API v2."""
 
@@ -136,6 +148,7 @@ class Config:
     storage: StorageConfig = StorageConfig()
     http: HttpConfig = HttpConfig()
     recognizer: RecognizerConfig = RecognizerConfig()
+    memory: MemoryConfig = MemoryConfig()
     yandex: YandexConfig = YandexConfig()
     s3: S3Config = S3Config()
     telegram: TelegramConfig = TelegramConfig()
@@ -148,6 +161,7 @@ _SECTIONS: dict[str, type[Any]] = {
     "storage": attrs.resolve_types(StorageConfig),
     "http": attrs.resolve_types(HttpConfig),
     "recognizer": attrs.resolve_types(RecognizerConfig),
+    "memory": attrs.resolve_types(MemoryConfig),
     "yandex": attrs.resolve_types(YandexConfig),
     "s3": attrs.resolve_types(S3Config),
     "telegram": attrs.resolve_types(TelegramConfig),
@@ -339,6 +353,8 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
                 "[s3] access_key_id: access_key_id and secret_access_key are required"
                 ' when [recognizer] kind is "yandex"'
             )
+    if config.memory.checks_before_done < 0:
+        raise ConfigError("[memory] checks_before_done: must not be negative")
     if config.yandex.checks_per_hour <= 0:
         raise ConfigError("[yandex] checks_per_hour: must be positive")
     queue = config.queue

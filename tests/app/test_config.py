@@ -93,6 +93,20 @@ def test_env_overrides_the_file(tmp_path: Path) -> None:
     assert config.shutdown.grace_seconds == 2.5
 
 
+def test_memory_recognizer_keys(tmp_path: Path) -> None:
+    """[memory] sets the demo recognizer's text, pending checks and failure; env overrides."""
+    assert (Config().memory.text, Config().memory.checks_before_done) == ("", 0)
+    assert Config().memory.fail_with == ""
+    path = write(
+        tmp_path,
+        '[memory]\ntext = "Demo transcript."\nchecks_before_done = 2\nfail_with = "no luck"\n',
+    )
+    config = load_config(path, {"TRANSCRIBER_MEMORY_CHECKS_BEFORE_DONE": "3"})
+    assert config.memory.text == "Demo transcript."
+    assert config.memory.checks_before_done == 3
+    assert config.memory.fail_with == "no luck"
+
+
 def test_secrets_come_from_env() -> None:
     """The spec's secret variables fill the secret keys."""
     config = load_config(
@@ -149,6 +163,10 @@ def test_secrets_are_not_in_repr() -> None:
         ("[http]\nheader_timeout_seconds = 0\n", {}, r"\[http\] header_timeout_seconds"),
         ("[http]\nmax_connections = 0\n", {}, r"\[http\] max_connections"),
         ('[http]\nforwarded_allow_ips = ["proxy"]\n', {}, r"\[http\] forwarded_allow_ips"),
+        ("[memory]\nchecks_before_done = -1\n", {}, r"\[memory\] checks_before_done: must"),
+        ("[memory]\ntext = 5\n", {}, r"\[memory\] text: expected a string"),
+        ("[memory]\nfail_with = true\n", {}, r"\[memory\] fail_with: expected a string"),
+        ("[memory]\nfail = 1\n", {}, r"\[memory\] fail: unknown key"),
         ("http = 1\n", {}, r"\[http\] must be a table"),
         ("[http\n", {}, r"not valid TOML"),
     ],

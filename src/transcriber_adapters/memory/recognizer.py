@@ -26,14 +26,24 @@ class MemoryRecognizer:
     """Recognises nothing: answers "pending" ``checks_before_done`` times, then a text.
 
     The default text names the recording's duration, so a demo shows the
-    pipeline measured something real. ``finish_next`` and ``reject_next``
-    script the next operation; ``fail_next_start`` and ``fail_next_check``
-    make a call raise.
+    pipeline measured something real. With ``fail_with`` every operation
+    ends rejected with that reason instead. ``finish_next`` and
+    ``reject_next`` script the next operation; ``fail_next_start`` and
+    ``fail_next_check`` make a call raise.
     """
 
-    def __init__(self, *, checks_before_done: int = 0, text: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        checks_before_done: int = 0,
+        text: str | None = None,
+        fail_with: str | None = None,
+    ) -> None:
+        if checks_before_done < 0:
+            raise ValueError("checks_before_done must not be negative")
         self.checks_before_done = checks_before_done
         self.text = text
+        self.fail_with = fail_with
         self.operations: dict[str, _Operation] = {}
         self.started: list[str] = []
         self._start_failures: list[TranscriberError] = []
@@ -71,6 +81,8 @@ class MemoryRecognizer:
         operation_id = secrets.token_urlsafe(16)
         if self._scripts:
             operation = self._scripts.pop(0)
+        elif self.fail_with is not None:
+            operation = _Operation(pending_checks=self.checks_before_done, reject=self.fail_with)
         else:
             text = self.text if self.text is not None else _describe(duration)
             operation = _Operation(pending_checks=self.checks_before_done, text=text)
