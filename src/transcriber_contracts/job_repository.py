@@ -284,9 +284,10 @@ class JobRepositoryContract:
         assert await repo.get(job.id) == expected
 
     async def test_acquire_takes_the_oldest_first(self, repo: JobRepository) -> None:
-        """Jobs come out in created order, whatever the insertion order."""
-        young = make_job(created=T0 + timedelta(microseconds=1))
-        old = make_job(created=T0)
+        """Jobs come out in created order, whatever the insertion order or the ids' order."""
+        # The older job's id sorts later, so an order by id alone fails every run.
+        young = make_job(id=new_id("a-"), created=T0 + timedelta(microseconds=1))
+        old = make_job(id=new_id("b-"), created=T0)
         await stored(repo, young, old)
         first, second = await acquire(repo), await acquire(repo)
         assert first is not None
@@ -392,7 +393,15 @@ class JobRepositoryContract:
         assert leased.id == ready.id
 
     async def test_concurrent_acquires_have_one_winner(self, repo: JobRepository) -> None:
-        """Three acquirers racing for one job: exactly one gets it, and it counts one attempt."""
+        """Three acquirers racing for one job: exactly one gets it, and it counts one attempt.
+
+        Weaker than it looks: the three calls share one repository object, so
+        SQLite runs them one after another on its one connection thread and
+        the memory adapter never awaits inside ``acquire``. A non-atomic
+        acquire (read, then write) passes here. Races between connections and
+        processes are tested per adapter (SQLite: ``tests/unit/test_sqlite_queue.py``);
+        a hook for a second instance on the same store comes with the PostgreSQL work.
+        """
         job = make_job()
         await repo.create(job)
         ids = [new_id(f"lease-{n}-") for n in range(3)]
@@ -592,18 +601,19 @@ class JobRepositoryContract:
 
     async def test_list_jobs_newest_first(self, repo: JobRepository) -> None:
         """The admin list shows the newest job first, ties broken by id descending."""
-        old = make_job(created=T0)
+        # Ids sort against creation (oldest "c-", newest "0-"): an order by id alone fails.
+        old = make_job(id=new_id("c-"), created=T0)
         tie_a = make_job(id=new_id("a-"), created=T0 + timedelta(seconds=1))
         tie_b = make_job(id=new_id("b-"), created=T0 + timedelta(seconds=1))
-        new = make_job(created=T0 + timedelta(seconds=2))
+        new = make_job(id=new_id("0-"), created=T0 + timedelta(seconds=2))
         await stored(repo, tie_a, old, new, tie_b)
         listed = await repo.list_jobs()
         assert [job.id for job in listed] == [new.id, tie_b.id, tie_a.id, old.id]
 
     async def test_list_jobs_filters_by_state(self, repo: JobRepository) -> None:
         """A state filter lists only that state's jobs, still newest first."""
-        dead_old = make_job(state=State.DEAD, created=T0)
-        dead_new = make_job(state=State.DEAD, created=T0 + timedelta(seconds=1))
+        dead_old = make_job(id=new_id("b-"), state=State.DEAD, created=T0)
+        dead_new = make_job(id=new_id("a-"), state=State.DEAD, created=T0 + timedelta(seconds=1))
         await stored(repo, dead_old, make_job(), dead_new)
         listed = await repo.list_jobs(state=State.DEAD)
         assert [job.id for job in listed] == [dead_new.id, dead_old.id]
@@ -611,7 +621,10 @@ class JobRepositoryContract:
 
     async def test_list_jobs_pages_with_limit_and_offset(self, repo: JobRepository) -> None:
         """Pages are contiguous and do not overlap."""
-        jobs = [make_job(created=T0 + timedelta(seconds=n)) for n in range(5)]
+        # Later jobs get ids that sort earlier, so only the created order passes.
+        jobs = [
+            make_job(id=new_id(f"{9 - n}-"), created=T0 + timedelta(seconds=n)) for n in range(5)
+        ]
         await stored(repo, *jobs)
         newest_first = [job.id for job in reversed(jobs)]
         first = await repo.list_jobs(limit=2)

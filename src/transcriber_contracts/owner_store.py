@@ -54,7 +54,15 @@ class OwnerStoreContract:
         assert await owners.get_owner_hash() == HASH
 
     async def test_concurrent_setups_have_one_winner(self, owners: OwnerStore) -> None:
-        """Of many setups racing, exactly one wins and its hash is the one stored."""
+        """Of many setups racing, exactly one wins and its hash is the one stored.
+
+        Weaker than it looks: the calls share one store object, so SQLite runs
+        them one after another on its one connection thread and the memory
+        adapter never awaits inside ``create_owner``; a check-then-insert would
+        pass here. The cross-connection race is an adapter's own test (SQLite:
+        ``test_sqlite_setups_on_two_connections_have_one_winner``); a hook for
+        a second instance comes with the PostgreSQL work.
+        """
         hashes = [f"{HASH}-{n}" for n in range(8)]
         results = await asyncio.gather(*(owners.create_owner(h, now=T0) for h in hashes))
         assert results.count(True) == 1
@@ -80,7 +88,12 @@ class OwnerStoreContract:
         assert await owners.get_or_create_secret("session", b"x", now=T0) == b"session-key"
 
     async def test_concurrent_first_asks_agree(self, owners: OwnerStore) -> None:
-        """Callers racing to make a secret all get the same one, whoever offered it."""
+        """Callers racing to make a secret all get the same one, whoever offered it.
+
+        Weaker than it looks, for the same reason as the setup race above: one
+        store object, calls serialised by SQLite's connection thread or never
+        suspended in memory, so a non-atomic get-or-create would pass here.
+        """
         offers = [bytes([n]) * 32 for n in range(8)]
         results = await asyncio.gather(
             *(owners.get_or_create_secret("session", offer, now=T0) for offer in offers)
