@@ -1,4 +1,8 @@
-"""A whole pipeline on the memory adapters, for tests that drive steps one by one."""
+"""A whole pipeline on the memory adapters, for tests that drive steps one by one.
+
+``make_world`` takes another job repository (SQLite in the pipeline tests);
+the other ports are always the memory ones, so tests can script them.
+"""
 
 from __future__ import annotations
 
@@ -31,7 +35,7 @@ TEST_SETTINGS = Settings()
 
 @attrs.define
 class World:
-    """The memory adapters wired into ``Services``, with handles on each fake."""
+    """The adapters wired into ``Services``, with handles on each fake."""
 
     services: Services
     repo: JobRepository

@@ -1,10 +1,14 @@
-"""The steps and the worker over memory adapters: SPEC §4 rules and acceptance §12.4-§12.11."""
+"""The steps and the worker: SPEC §4 rules and acceptance §12.4-§12.11.
+
+Every test runs twice: on the memory job repository and on SQLite on a real
+file (the other ports stay in memory), so the queue rules hold on both.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import tempfile
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -13,7 +17,8 @@ import pytest
 
 from tests.support.delegate import Delegate
 from tests.support.world import World, make_world
-from transcriber_adapters.memory import MemoryFileStore
+from transcriber_adapters.memory import MemoryFileStore, MemoryJobRepository
+from transcriber_adapters.sqlite import SqliteJobRepository
 from transcriber_core import edits, steps
 from transcriber_core.entities import Job, Location, Origin, State
 from transcriber_core.errors import (
@@ -26,13 +31,39 @@ from transcriber_core.errors import (
 )
 from transcriber_core.naming import derived_file_id
 from transcriber_core.policy import Settings
-from transcriber_core.ports import Event
+from transcriber_core.ports import Event, JobRepository
 from transcriber_core.worker import acquire_next, process
+
+#: Makes a world on the test's repository; takes ``make_world``'s keywords.
+NewWorld = Callable[..., World]
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+async def repo(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[JobRepository]:
+    """The job repository the pipeline runs on: in memory, or SQLite on a real file."""
+    repository: JobRepository
+    if request.param == "memory":
+        repository = MemoryJobRepository()
+    else:
+        repository = await SqliteJobRepository.open(tmp_path / "jobs.db")
+    yield repository
+    await repository.close()
 
 
 @pytest.fixture
-def world(tmp_path: Path) -> World:
-    return make_world(tmp_path)
+def new_world(tmp_path: Path, repo: JobRepository) -> NewWorld:
+    """A world maker for tests that need other settings or an Object Storage."""
+
+    def make(**options: object) -> World:
+        return make_world(tmp_path, repo=repo, **options)  # type: ignore[arg-type]
+
+    return make
+
+
+@pytest.fixture
+def world(new_world: NewWorld) -> World:
+    """A world with the test settings on the test's repository."""
+    return new_world()
 
 
 @pytest.fixture
@@ -221,9 +252,9 @@ class RenewalSpy(Delegate):
 FAST_RENEWAL = Settings(lease=timedelta(seconds=0.2), lease_renewal=timedelta(seconds=0.01))
 
 
-async def test_running_step_renews_its_lease(tmp_path: Path) -> None:
+async def test_running_step_renews_its_lease(new_world: NewWorld) -> None:
     """While a step runs its worker moves acquire_time forward (the heartbeat)."""
-    world = make_world(tmp_path, settings=FAST_RENEWAL)
+    world = new_world(settings=FAST_RENEWAL)
     spy = RenewalSpy(world.repo, lose=False)
     gate = world.gate_converter()
     world.services = attrs.evolve(world.services, repo=spy)
@@ -246,9 +277,9 @@ async def test_running_step_renews_its_lease(tmp_path: Path) -> None:
     assert result.state is State.RECOGNIZE
 
 
-async def test_failed_renewal_cancels_the_step(tmp_path: Path) -> None:
+async def test_failed_renewal_cancels_the_step(new_world: NewWorld) -> None:
     """A renewal that finds the lease gone cancels the running step and saves nothing."""
-    world = make_world(tmp_path, settings=FAST_RENEWAL)
+    world = new_world(settings=FAST_RENEWAL)
     gate = world.gate_converter()
     world.services = attrs.evolve(world.services, repo=RenewalSpy(world.repo, lose=True))
     job = await world.submit()
@@ -261,10 +292,10 @@ async def test_failed_renewal_cancels_the_step(tmp_path: Path) -> None:
     assert stored.acquisition_id == lease.acquisition_id
 
 
-async def test_step_past_its_ceiling_is_retried(tmp_path: Path) -> None:
+async def test_step_past_its_ceiling_is_retried(new_world: NewWorld) -> None:
     """A step that runs past its ceiling is cancelled and retried after the pause."""
     settings = Settings(convert_ceiling=timedelta(seconds=0.05))
-    world = make_world(tmp_path, settings=settings)
+    world = new_world(settings=settings)
     gate = world.gate_converter()
     job = await world.submit()
     result = await world.step(State.CONVERT)
@@ -398,9 +429,9 @@ async def test_no_working_copy_left_after_step_failure(world: World, temp_dir: P
     assert list(temp_dir.iterdir()) == []
 
 
-async def test_no_working_copy_left_after_cancellation(tmp_path: Path, temp_dir: Path) -> None:
+async def test_no_working_copy_left_after_cancellation(new_world: NewWorld, temp_dir: Path) -> None:
     """A step cancelled mid-work (ceiling) leaves no working copy or staging file behind."""
-    world = make_world(tmp_path, settings=Settings(convert_ceiling=timedelta(seconds=0.05)))
+    world = new_world(settings=Settings(convert_ceiling=timedelta(seconds=0.05)))
     gate = world.gate_converter()
     await world.submit()
     await world.step(State.CONVERT)
@@ -436,10 +467,10 @@ async def test_http_jobs_are_not_messaged(world: World) -> None:
     assert world.notifier.notices == []
 
 
-async def test_storage_copy_made_for_recognizer_and_removed_at_end(tmp_path: Path) -> None:
+async def test_storage_copy_made_for_recognizer_and_removed_at_end(new_world: NewWorld) -> None:
     """With Object Storage the recognizer reads a copy that is deleted once the job is done."""
     bucket = MemoryFileStore()
-    world = make_world(tmp_path, recognizer_files=bucket)
+    world = new_world(recognizer_files=bucket)
     job = await world.submit()
     await world.step(State.CONVERT)
     checking = await world.step(State.RECOGNIZE)
@@ -454,20 +485,20 @@ async def test_storage_copy_made_for_recognizer_and_removed_at_end(tmp_path: Pat
         await world.repo.get_file(copy.id)
 
 
-async def test_storage_copy_removed_when_recognition_fails(tmp_path: Path) -> None:
+async def test_storage_copy_removed_when_recognition_fails(new_world: NewWorld) -> None:
     """The Object Storage copy goes away when the job fails too."""
     bucket = MemoryFileStore()
-    world = make_world(tmp_path, recognizer_files=bucket)
+    world = new_world(recognizer_files=bucket)
     world.recognizer.reject_next("no speech")
     job = await world.submit()
     assert (await world.run_to_end(job.id)).state is State.FAILED
     assert bucket.names() == []
 
 
-async def test_orphan_storage_copy_removed_when_job_dies(tmp_path: Path) -> None:
+async def test_orphan_storage_copy_removed_when_job_dies(new_world: NewWorld) -> None:
     """A copy uploaded by an attempt that crashed before pointing the job at it is removed too."""
     bucket = MemoryFileStore()
-    world = make_world(tmp_path, recognizer_files=bucket)
+    world = new_world(recognizer_files=bucket)
     job = await world.submit()
     await world.step(State.CONVERT)
     for _ in range(world.services.settings.max_attempts):
@@ -515,10 +546,10 @@ async def test_cancelled_intake_never_leaves_a_job_without_its_recording(world: 
     assert await world.files.exists(source)
 
 
-async def test_owner_ending_a_job_removes_its_storage_copy(tmp_path: Path) -> None:
+async def test_owner_ending_a_job_removes_its_storage_copy(new_world: NewWorld) -> None:
     """An owner moving a job in check to failed deletes the recognizer's copy, like the pipeline."""
     bucket = MemoryFileStore()
-    world = make_world(tmp_path, recognizer_files=bucket)
+    world = new_world(recognizer_files=bucket)
     world.recognizer.checks_before_done = 100
     job = await world.submit()
     await world.step(State.CONVERT)
@@ -548,9 +579,9 @@ async def test_owner_revive_wakes_the_step_at_once(world: World) -> None:
 QUICK_NOTICES = Settings(notify_retry_base=timedelta(milliseconds=1))
 
 
-async def test_transient_notifier_failure_is_tried_again(tmp_path: Path) -> None:
+async def test_transient_notifier_failure_is_tried_again(new_world: NewWorld) -> None:
     """A notice that meets throttling once is sent on the next try, not lost."""
-    world = make_world(tmp_path, settings=QUICK_NOTICES)
+    world = new_world(settings=QUICK_NOTICES)
     job = await world.submit()
     await world.step(State.CONVERT)
     await world.step(State.RECOGNIZE)
@@ -559,9 +590,9 @@ async def test_transient_notifier_failure_is_tried_again(tmp_path: Path) -> None
     assert world.notifier.events_for(job.id) == [Event.ACCEPTED, Event.DONE]
 
 
-async def test_notifier_gives_up_after_its_attempts(tmp_path: Path) -> None:
+async def test_notifier_gives_up_after_its_attempts(new_world: NewWorld) -> None:
     """A notifier failing every try is given up after notify_attempts; the job stays done."""
-    world = make_world(tmp_path, settings=QUICK_NOTICES)
+    world = new_world(settings=QUICK_NOTICES)
     job = await world.submit()
     await world.step(State.CONVERT)
     await world.step(State.RECOGNIZE)
@@ -576,9 +607,9 @@ async def test_notifier_gives_up_after_its_attempts(tmp_path: Path) -> None:
         await world.notifier.notify(job, Event.DONE)
 
 
-async def test_permanent_notifier_failure_is_not_repeated(tmp_path: Path) -> None:
+async def test_permanent_notifier_failure_is_not_repeated(new_world: NewWorld) -> None:
     """A refusal (blocked bot, gone chat) is tried once, not hammered."""
-    world = make_world(tmp_path, settings=QUICK_NOTICES)
+    world = new_world(settings=QUICK_NOTICES)
     job = await world.submit()
     await world.step(State.CONVERT)
     await world.step(State.RECOGNIZE)
