@@ -11,10 +11,24 @@ import pytest
 SRC = Path(__file__).resolve().parents[2] / "src"
 
 
+#: A module each package must contain: proof the scan looked in the right place.
+LANDMARKS = {
+    "transcriber_core": "transcriber_core/entities.py",
+    "transcriber_adapters": "transcriber_adapters/sqlite/repository.py",
+    "transcriber_contracts": "transcriber_contracts/job_repository.py",
+}
+
+
 def imported_roots(package: str) -> dict[str, set[str]]:
-    """Top-level names imported by each module of ``package``."""
+    """Top-level names imported by each module of ``package``; fails if it finds no module.
+
+    A scan of the wrong folder finds nothing and so no offender: without the
+    check every layering test would pass on an empty find.
+    """
     found: dict[str, set[str]] = {}
-    for path in sorted((SRC / package).rglob("*.py")):
+    paths = sorted((SRC / package).rglob("*.py"))
+    assert paths, f"no modules found under {SRC / package}"
+    for path in paths:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         roots: set[str] = set()
         for node in ast.walk(tree):
@@ -52,3 +66,18 @@ def test_contracts_do_not_depend_on_our_adapters() -> None:
         if "transcriber_adapters" in roots
     ]
     assert offenders == []
+
+
+@pytest.mark.parametrize("package", sorted(LANDMARKS))
+def test_the_scan_finds_each_package(package: str) -> None:
+    """The scan reads the real tree: a known module of each package is among those it parsed."""
+    found = imported_roots(package)
+    assert LANDMARKS[package] in found
+    assert len(found) > 3
+
+
+def test_an_empty_find_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pointed at a folder without modules, the scan fails instead of finding no offender."""
+    monkeypatch.setattr(sys.modules[__name__], "SRC", tmp_path)
+    with pytest.raises(AssertionError, match="no modules found"):
+        imported_roots("transcriber_core")
