@@ -9,9 +9,10 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     TRANSCRIBER_HTTP_HOST=0.0.0.0
 
 WORKDIR /app
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md constraints.txt ./
 COPY src ./src
-RUN pip install . \
+# The versions CI tested (constraints.txt), not whatever is newest today.
+RUN pip install -c constraints.txt . \
     && useradd --system --uid 10001 --home-dir /data --shell /usr/sbin/nologin transcriber \
     && mkdir -p /data && chown transcriber /data
 

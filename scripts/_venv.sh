@@ -1,11 +1,13 @@
 # Sourced by scripts/serve and scripts/test: make .venv and install the project into it.
 # $1: the extras to install ("" for the service alone, "dev" for tests and linters).
+# Versions come from constraints.txt (see scripts/refresh-constraints), so a new
+# release upstream cannot change what CI tests.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 python3 -m venv .venv
-.venv/bin/python -m pip install --quiet --upgrade pip
+.venv/bin/python -m pip install --quiet --upgrade -c constraints.txt pip
 if [ -n "${1:-}" ]; then
-    .venv/bin/python -m pip install --quiet -e ".[$1]"
+    .venv/bin/python -m pip install --quiet -c constraints.txt -e ".[$1]"
 else
-    .venv/bin/python -m pip install --quiet -e .
+    .venv/bin/python -m pip install --quiet -c constraints.txt -e .
 fi
