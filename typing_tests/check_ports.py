@@ -12,10 +12,11 @@ from transcriber_adapters.memory import (
     MemoryFileStore,
     MemoryJobRepository,
     MemoryNotifier,
+    MemoryOwnerStore,
     MemoryRecognizer,
 )
 from transcriber_adapters.s3 import S3FileStore
-from transcriber_adapters.sqlite import SqliteJobRepository
+from transcriber_adapters.sqlite import SqliteJobRepository, SqliteOwnerStore
 from transcriber_adapters.system import RandomIds, SystemClock
 from transcriber_adapters.telegram import TelegramNotifier, make_bot
 from transcriber_adapters.yandex import YandexRecognizer
@@ -32,7 +33,11 @@ from transcriber_core.ports import (
 
 
 def check(
-    sqlite: SqliteJobRepository, root: Path, s3: S3FileStore, yandex: YandexRecognizer
+    sqlite: SqliteJobRepository,
+    sqlite_owners: SqliteOwnerStore,
+    root: Path,
+    s3: S3FileStore,
+    yandex: YandexRecognizer,
 ) -> None:
     """Never called: mypy reads the assignments."""
     repos: list[JobRepository] = [MemoryJobRepository(), sqlite]
@@ -42,5 +47,5 @@ def check(
     notifiers: list[Notifier] = [MemoryNotifier(), TelegramNotifier(make_bot("1:never-used"))]
     clocks: list[Clock] = [SystemClock(), ManualClock()]
     ids: list[IdSource] = [RandomIds()]
-    owners: list[OwnerStore] = [MemoryJobRepository(), sqlite]
+    owners: list[OwnerStore] = [MemoryOwnerStore(), sqlite_owners]
     del owners, repos, stores, converters, recognizers, notifiers, clocks, ids

@@ -12,7 +12,7 @@ import attrs
 from transcriber_adapters.ffmpeg import FfmpegConverter
 from transcriber_adapters.filesystem import FilesystemFileStore
 from transcriber_adapters.memory import MemoryRecognizer
-from transcriber_adapters.sqlite import SqliteJobRepository
+from transcriber_adapters.sqlite import SqliteJobRepository, SqliteOwnerStore
 from transcriber_adapters.system import RandomIds, SystemClock
 from transcriber_app.config import Config, ConfigError
 from transcriber_core.entities import Job
@@ -90,6 +90,8 @@ async def build(config: Config, **overrides: Any) -> Runtime:
     repo = await SqliteJobRepository.open(data_dir / DATABASE_NAME, clock=clock)
     closers.append(repo.close)
     try:
+        owners = await SqliteOwnerStore.open(data_dir / DATABASE_NAME, clock=clock)
+        closers.append(owners.close)
         recognizer, recognizer_files = _recognizer(config, closers)
         bot = _bot(config, closers)
         notifier: Notifier = SilentNotifier() if bot is None else _telegram_notifier(bot)
@@ -130,7 +132,7 @@ async def build(config: Config, **overrides: Any) -> Runtime:
         config=config,
         services=services,
         workers=Workers(services),
-        owners=repo,
+        owners=owners,
         bot=polling,
         closers=closers,
     )

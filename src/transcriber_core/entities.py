@@ -139,3 +139,38 @@ class Job:
             for file_id in (self.source_file_id, self.converted_file_id, self.storage_file_id)
             if file_id is not None
         )
+
+
+@attrs.frozen(kw_only=True)
+class OwnerSession:
+    """One login of the admin panel's owner, as the store keeps it (ADR 17).
+
+    The browser holds a random id; the store holds only its hash, so a copy
+    of the database opens no session, and deleting the record ends the
+    session for every copy of the cookie.
+    """
+
+    #: SHA-256 of the cookie's random id, in hex; the store's key.
+    id_hash: str
+    #: The token every form of this session carries.
+    csrf: str = attrs.field(repr=False)
+    #: When the owner logged in; the absolute lifetime counts from here.
+    created: datetime
+    #: The last request seen, to the policy's touch interval; idle expiry counts from here.
+    last_seen: datetime
+    #: The session is refused from this moment on (idle or absolute, whichever comes first).
+    expires: datetime
+    #: A one-shot message for the next page this session sees.
+    flash: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class LoginFailures:
+    """Wrong passwords from one client, for the login back-off (ADR 17)."""
+
+    #: The client's address (an IPv6 client's /64 network).
+    client: str
+    #: Failures since the client last got in or was forgotten.
+    count: int
+    #: When the latest failure was counted.
+    last: datetime

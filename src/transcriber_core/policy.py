@@ -1,4 +1,4 @@
-"""The settings table and the pure decisions made from it: retries, leases, ceilings."""
+"""The settings tables and the pure decisions made from them: retries, leases, ceilings, logins."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 
 import attrs
 
-from transcriber_core.entities import State
+from transcriber_core.entities import LoginFailures, OwnerSession, State
 
 
 @attrs.frozen(kw_only=True)
@@ -98,3 +98,94 @@ def first_check_delay(
 ) -> timedelta:
     """The wait before the first check: the recognizer's advice wins when it gives one."""
     return settings.first_check_delay if advised is None else advised
+
+
+@attrs.frozen(kw_only=True)
+class AccessSettings:
+    """How long an owner's session lives and how the login back-off grows (ADR 17)."""
+
+    #: A session unused this long is over.
+    session_idle: timedelta = timedelta(hours=1)
+    #: A session is over this long after the login, however busy.
+    session_lifetime: timedelta = timedelta(hours=24)
+    #: ``last_seen`` is written at most this often, to spare a write per page.
+    session_touch: timedelta = timedelta(minutes=1)
+    #: The wait after a client's first wrong password; doubles with each further one.
+    login_wait_base: timedelta = timedelta(seconds=1)
+    #: The longest wait a client is ever made to take before its next try.
+    login_wait_cap: timedelta = timedelta(minutes=1)
+    #: Failures older than this no longer count: the client starts afresh.
+    login_forget: timedelta = timedelta(hours=1)
+
+    def __attrs_post_init__(self) -> None:
+        if self.session_touch >= self.session_idle:
+            raise ValueError("session_touch must be shorter than session_idle")
+        if self.login_wait_cap < self.login_wait_base:
+            raise ValueError("login_wait_cap must not be shorter than login_wait_base")
+        if self.login_forget <= self.login_wait_cap:
+            raise ValueError("login_forget must be longer than login_wait_cap")
+
+
+DEFAULT_ACCESS = AccessSettings()
+
+
+def session_expiry(
+    created: datetime, last_seen: datetime, settings: AccessSettings = DEFAULT_ACCESS
+) -> datetime:
+    """When a session seen last at ``last_seen`` ends: idle or absolute, whichever is first."""
+    return min(last_seen + settings.session_idle, created + settings.session_lifetime)
+
+
+def session_is_live(session: OwnerSession, now: datetime) -> bool:
+    """True while ``session`` may still be used."""
+    return now < session.expires
+
+
+def session_touched(
+    session: OwnerSession, now: datetime, settings: AccessSettings = DEFAULT_ACCESS
+) -> OwnerSession | None:
+    """``session`` seen at ``now``, when that is worth a write; None when it is not yet."""
+    if now - session.last_seen < settings.session_touch:
+        return None
+    return attrs.evolve(
+        session, last_seen=now, expires=session_expiry(session.created, now, settings)
+    )
+
+
+def login_backoff(count: int, settings: AccessSettings = DEFAULT_ACCESS) -> timedelta:
+    """The wait after the ``count``-th wrong password in a row: ``base * 2^(count-1)``, capped."""
+    exponent = max(count, 1) - 1
+    # Past 2^20 the cap has long won; stop before the multiplication grows huge.
+    if exponent >= 20:
+        return settings.login_wait_cap
+    return min(settings.login_wait_base * (1 << exponent), settings.login_wait_cap)
+
+
+def login_wait(
+    failures: LoginFailures | None, now: datetime, settings: AccessSettings = DEFAULT_ACCESS
+) -> timedelta | None:
+    """How long the client must still wait before a password is checked; None when it may try."""
+    count = failures_count(failures, now, settings)
+    if failures is None or count < 1:
+        return None
+    ready = failures.last + login_backoff(count, settings)
+    return ready - now if ready > now else None
+
+
+def failures_count(
+    failures: LoginFailures | None, now: datetime, settings: AccessSettings = DEFAULT_ACCESS
+) -> int:
+    """The failures that still count at ``now``: none once ``login_forget`` has passed."""
+    if failures is None or now - failures.last >= settings.login_forget:
+        return 0
+    return failures.count
+
+
+def login_failed(
+    client: str,
+    failures: LoginFailures | None,
+    now: datetime,
+    settings: AccessSettings = DEFAULT_ACCESS,
+) -> LoginFailures:
+    """The client's failures with one more counted at ``now``."""
+    return LoginFailures(client=client, count=failures_count(failures, now, settings) + 1, last=now)

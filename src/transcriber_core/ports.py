@@ -16,7 +16,15 @@ from typing import Protocol
 
 import attrs
 
-from transcriber_core.entities import FileRecord, Job, Location, State, Word
+from transcriber_core.entities import (
+    FileRecord,
+    Job,
+    Location,
+    LoginFailures,
+    OwnerSession,
+    State,
+    Word,
+)
 
 
 class Clock(Protocol):
@@ -120,7 +128,7 @@ class JobRepository(Protocol):
 
 
 class OwnerStore(Protocol):
-    """The admin panel's one owner account and its signing secrets."""
+    """The admin panel's one owner account, its sessions and its login back-off (ADR 17)."""
 
     async def get_owner_hash(self) -> str | None:
         """The owner's password hash, or None while no owner exists."""
@@ -130,8 +138,54 @@ class OwnerStore(Protocol):
         """Store the owner's password hash; False, storing nothing, when an owner exists."""
         ...
 
-    async def get_or_create_secret(self, name: str, value: bytes, *, now: datetime) -> bytes:
-        """The secret stored under ``name``, storing ``value`` first when there is none."""
+    async def change_password(self, password_hash: str, *, now: datetime) -> bool:
+        """Replace the owner's hash and end every session, at once; False when no owner exists."""
+        ...
+
+    async def create_session(self, session: OwnerSession) -> None:
+        """Store a new session; an ``id_hash`` already stored raises ``Conflict``."""
+        ...
+
+    async def get_session(self, id_hash: str) -> OwnerSession | None:
+        """The session stored under ``id_hash``, expired or not; None when there is none."""
+        ...
+
+    async def save_session(self, session: OwnerSession) -> bool:
+        """Write the session's ``last_seen``, ``expires`` and ``flash``; False when it is gone.
+
+        Never stores a session that is not there: a logout racing a page
+        view stays a logout.
+        """
+        ...
+
+    async def delete_session(self, id_hash: str) -> None:
+        """End one session; nothing happens when it does not exist."""
+        ...
+
+    async def delete_expired_sessions(self, *, now: datetime) -> int:
+        """Remove the sessions whose ``expires`` is not after ``now``; how many there were."""
+        ...
+
+    async def get_login_failures(self, client: str) -> LoginFailures | None:
+        """The failures counted for ``client``, or None."""
+        ...
+
+    async def save_login_failures(
+        self, failures: LoginFailures, *, previous: LoginFailures | None
+    ) -> bool:
+        """Store ``failures`` if what is stored for its client is still ``previous``.
+
+        False, storing nothing, when another attempt got there first: of
+        parallel guesses only one is checked.
+        """
+        ...
+
+    async def clear_login_failures(self, client: str) -> None:
+        """Forget ``client``'s failures: the owner got in."""
+        ...
+
+    async def forget_login_failures(self, *, before: datetime) -> int:
+        """Remove failures last counted before ``before``; how many clients were forgotten."""
         ...
 
 

@@ -21,14 +21,16 @@ from transcriber_app.web.admin import revive_state
 from transcriber_app.web.auth import (
     SETUP_LINK_LIFETIME,
     AdminState,
-    LoginThrottle,
     SetupLink,
+    client_address,
     hash_password,
     password_problem,
     prepare_admin,
     setup_url,
+    trusted_networks,
     verify_password,
 )
+from transcriber_app.web.sessions import hash_id
 from transcriber_contracts.job_repository import make_job
 from transcriber_core.entities import State
 
@@ -98,34 +100,28 @@ def test_setup_url_names_the_listener() -> None:
     assert setup_url("::1", 9000, "a/b") == "http://[::1]:9000/admin/setup?token=a%2Fb"
 
 
-def test_throttle_holds_a_client_after_five_failures() -> None:
-    """Five wrong passwords in the window make the sixth attempt wait; others are not held."""
-    throttle = LoginThrottle(max_failures=5, window=timedelta(minutes=5))
-    for n in range(5):
-        assert throttle.retry_after("1.2.3.4", T0) is None
-        throttle.failed("1.2.3.4", T0 + timedelta(seconds=n))
-    assert throttle.retry_after("1.2.3.4", T0 + timedelta(seconds=10)) == timedelta(
-        minutes=5, seconds=-10
-    )
-    assert throttle.retry_after("5.6.7.8", T0) is None
-    assert throttle.retry_after("1.2.3.4", T0 + timedelta(minutes=5)) is None
-
-
-def test_throttle_forgets_a_client_that_got_in() -> None:
-    """A right password clears the client's failures."""
-    throttle = LoginThrottle(max_failures=2)
-    throttle.failed("c", T0)
-    throttle.succeeded("c")
-    throttle.failed("c", T0)
-    assert throttle.retry_after("c", T0) is None
-
-
-def test_throttle_memory_is_bounded() -> None:
-    """A flood of addresses cannot grow the throttle without limit."""
-    throttle = LoginThrottle(max_clients=100)
-    for n in range(1000):
-        throttle.failed(f"10.0.{n // 256}.{n % 256}", T0)
-    assert len(throttle._failures) == 100
+@pytest.mark.parametrize(
+    ("peer", "forwarded", "client"),
+    [
+        ("192.0.2.7", ["198.51.100.1"], "192.0.2.7"),
+        ("10.0.0.2", [], "10.0.0.2"),
+        ("10.0.0.2", ["198.51.100.1"], "198.51.100.1"),
+        ("10.0.0.2", ["203.0.113.9, 198.51.100.1"], "198.51.100.1"),
+        ("10.0.0.2", ["203.0.113.9", "198.51.100.1, 10.0.0.3"], "198.51.100.1"),
+        ("10.0.0.2", ["not-an-address"], "10.0.0.2"),
+        ("10.0.0.2", ["10.0.0.3"], "10.0.0.3"),
+        ("2001:db8:1:2::7", [], "2001:db8:1:2::/64"),
+        ("10.0.0.2", ["2001:db8:1:2:ffff::1"], "2001:db8:1:2::/64"),
+        ("::ffff:192.0.2.7", [], "192.0.2.7"),
+        (None, ["198.51.100.1"], "unknown"),
+    ],
+)
+def test_client_address_trusts_forwarded_for_only_from_proxies(
+    peer: str | None, forwarded: list[str], client: str
+) -> None:
+    """Only a trusted peer's X-Forwarded-For counts, read from its right end; IPv6 by /64."""
+    trusted = trusted_networks(["10.0.0.0/8"])
+    assert client_address(peer, forwarded, trusted) == client
 
 
 def test_revive_restarts_at_the_first_missing_result() -> None:
@@ -176,14 +172,14 @@ async def test_prepare_logs_one_link_while_no_owner_exists(
 async def test_prepare_makes_no_link_once_the_owner_exists(
     runtime: Runtime, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """With an owner, startup makes no link and logs none; the session key stays the same."""
+    """With an owner, startup makes no link and logs none."""
     first = await prepare_admin(runtime)
     await runtime.owners.create_owner(await hash_password(PASSWORD), now=T0)
     caplog.set_level(logging.INFO, logger="transcriber.admin")
     second = await prepare_admin(runtime)
+    assert first.setup is not None
     assert second.setup is None
     assert _setup_lines(caplog) == []
-    assert second.session_secret == first.session_secret
 
 
 # -- in-process panel where the clock matters -------------------------------------------------
@@ -219,32 +215,66 @@ async def test_expired_setup_link_is_refused(runtime: Runtime, clock: ManualCloc
     assert await runtime.owners.get_owner_hash() is None
 
 
-async def test_login_is_throttled_after_repeated_failures(
+async def _wrong(client: httpx.AsyncClient) -> httpx.Response:
+    csrf = _CSRF.search((await client.get("/admin/login")).text)
+    assert csrf is not None
+    return await client.post("/admin/login", data={"csrf": csrf[1], "password": "nope"})
+
+
+async def _right(client: httpx.AsyncClient) -> httpx.Response:
+    csrf = _CSRF.search((await client.get("/admin/login")).text)
+    assert csrf is not None
+    return await client.post("/admin/login", data={"csrf": csrf[1], "password": PASSWORD})
+
+
+async def test_login_backs_off_and_lets_the_owner_in_after_the_wait(
     runtime: Runtime, clock: ManualClock
 ) -> None:
-    """Five wrong passwords from one address make the next try answer 429 with Retry-After."""
+    """Each wrong password doubles the wait (1, 2, 4 ... s); the owner gets in once it passes."""
     await runtime.owners.create_owner(await hash_password(PASSWORD), now=T0)
     admin = await prepare_admin(runtime)
-    admin.throttle = LoginThrottle(max_failures=5, window=timedelta(minutes=5))
     async with await _client(runtime, admin) as client:
-        csrf = _CSRF.search((await client.get("/admin/login")).text)
-        assert csrf is not None
-        for _ in range(5):
-            wrong = await client.post("/admin/login", data={"csrf": csrf[1], "password": "nope"})
-            assert wrong.status_code == 403
-        held = await client.post("/admin/login", data={"csrf": csrf[1], "password": PASSWORD})
-        assert held.status_code == 429
-        assert int(held.headers["retry-after"]) > 0
-        clock.advance(timedelta(minutes=5))
-        passed = await client.post("/admin/login", data={"csrf": csrf[1], "password": PASSWORD})
-        assert passed.status_code == 303
+        for n in range(4):
+            assert (await _wrong(client)).status_code == 403
+            held = await _right(client)
+            assert held.status_code == 429
+            assert held.headers["retry-after"] == str(2**n)
+            clock.advance(timedelta(seconds=2**n))
+        assert (await _right(client)).status_code == 303
 
 
-async def test_parallel_guesses_meet_the_throttle(runtime: Runtime) -> None:
-    """Wrong passwords sent all at once are held after five, not all checked in parallel."""
+async def test_login_wait_is_capped_far_below_five_minutes(
+    runtime: Runtime, clock: ManualClock
+) -> None:
+    """However many guesses came before, the owner waits one minute at most."""
     await runtime.owners.create_owner(await hash_password(PASSWORD), now=T0)
     admin = await prepare_admin(runtime)
-    admin.throttle = LoginThrottle(max_failures=5, window=timedelta(minutes=5))
+    async with await _client(runtime, admin) as client:
+        for _ in range(12):
+            assert (await _wrong(client)).status_code == 403
+            clock.advance(timedelta(minutes=1))
+        assert (await _wrong(client)).status_code == 403
+        held = await _right(client)
+        assert held.status_code == 429
+        assert held.headers["retry-after"] == "60"
+        clock.advance(timedelta(seconds=60))
+        assert (await _right(client)).status_code == 303
+        # Success cleared the count: the next typo costs a second again.
+        await _client_logout(client)
+        assert (await _wrong(client)).status_code == 403
+        assert (await _right(client)).headers["retry-after"] == "1"
+
+
+async def _client_logout(client: httpx.AsyncClient) -> None:
+    csrf = _CSRF.search((await client.get("/admin/")).text)
+    assert csrf is not None
+    assert (await client.post("/admin/logout", data={"csrf": csrf[1]})).status_code == 303
+
+
+async def test_parallel_guesses_meet_the_back_off(runtime: Runtime) -> None:
+    """Wrong passwords sent all at once: one is checked, the rest are told to wait."""
+    await runtime.owners.create_owner(await hash_password(PASSWORD), now=T0)
+    admin = await prepare_admin(runtime)
     async with await _client(runtime, admin) as client:
         csrf = _CSRF.search((await client.get("/admin/login")).text)
         assert csrf is not None
@@ -255,18 +285,83 @@ async def test_parallel_guesses_meet_the_throttle(runtime: Runtime) -> None:
             )
         )
     statuses = sorted(answer.status_code for answer in answers)
-    assert statuses == [403] * 5 + [429] * 7
+    assert statuses == [403] + [429] * 11
+
+
+async def test_idle_session_ends_after_an_hour(runtime: Runtime, clock: ManualClock) -> None:
+    """A session unused for the idle time is refused and its record removed; use keeps it alive."""
+    await runtime.owners.create_owner(await hash_password(PASSWORD), now=T0)
+    admin = await prepare_admin(runtime)
+    async with await _client(runtime, admin) as client:
+        assert (await _right(client)).status_code == 303
+        for _ in range(3):
+            clock.advance(admin.access.session_idle - timedelta(minutes=1))
+            assert (await client.get("/admin/")).status_code == 200
+        clock.advance(admin.access.session_idle)
+        gone = await client.get("/admin/")
+        assert gone.status_code == 303
+        assert gone.headers["set-cookie"].startswith("transcriber_admin=;")
+        assert "Max-Age=0" in gone.headers["set-cookie"]
+    assert await runtime.owners.delete_expired_sessions(now=clock.now()) == 0
+
+
+async def test_busy_session_ends_at_its_absolute_lifetime(
+    runtime: Runtime, clock: ManualClock
+) -> None:
+    """Even a session used every few minutes ends a day after the login."""
+    await runtime.owners.create_owner(await hash_password(PASSWORD), now=T0)
+    admin = await prepare_admin(runtime)
+    async with await _client(runtime, admin) as client:
+        assert (await _right(client)).status_code == 303
+        step = timedelta(minutes=30)
+        elapsed = timedelta(0)
+        while elapsed + step < admin.access.session_lifetime:
+            clock.advance(step)
+            elapsed += step
+            assert (await client.get("/admin/")).status_code == 200
+        clock.advance(step)
+        assert (await client.get("/admin/")).status_code == 303
+
+
+async def test_login_sweeps_sessions_that_expired(runtime: Runtime, clock: ManualClock) -> None:
+    """Old sessions do not pile up: each login deletes the ones that are over."""
+    await runtime.owners.create_owner(await hash_password(PASSWORD), now=T0)
+    admin = await prepare_admin(runtime)
+    async with await _client(runtime, admin) as first:
+        assert (await _right(first)).status_code == 303
+        old = first.cookies.get("transcriber_admin")
+    assert old is not None
+    clock.advance(admin.access.session_lifetime)
+    async with await _client(runtime, admin) as second:
+        assert (await _right(second)).status_code == 303
+    assert await runtime.owners.get_session(hash_id(old)) is None
 
 
 async def test_session_cookie_is_httponly_samesite_and_scoped_to_admin(runtime: Runtime) -> None:
-    """The session cookie cannot be read by scripts, is not sent cross-site, and stays in /admin."""
+    """The cookies cannot be read by scripts, are not sent cross-site, and stay in /admin."""
+    await runtime.owners.create_owner(await hash_password(PASSWORD), now=T0)
     admin = await prepare_admin(runtime)
     async with await _client(runtime, admin) as client:
-        answer = await client.get("/admin/login")
-    cookie = answer.headers["set-cookie"].lower()
-    assert "httponly" in cookie
-    assert "samesite=lax" in cookie
-    assert "path=/admin;" in cookie
-    assert f"max-age={7 * 24 * 3600}" in cookie
-    assert answer.headers["cache-control"] == "no-store"
-    assert "frame-ancestors 'none'" in answer.headers["content-security-policy"]
+        page = await client.get("/admin/login")
+        logged_in = await _right(client)
+    form_cookie = page.headers["set-cookie"].lower()
+    assert form_cookie.startswith("transcriber_admin_form=")
+    cookie = logged_in.headers["set-cookie"].lower()
+    assert cookie.startswith("transcriber_admin=")
+    for each in (form_cookie, cookie):
+        assert "httponly" in each
+        assert "samesite=lax" in each
+        assert "path=/admin;" in each
+    assert f"max-age={24 * 3600}" in cookie
+    assert page.headers["cache-control"] == "no-store"
+    assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
+
+
+async def test_anonymous_visits_store_no_session(runtime: Runtime) -> None:
+    """Opening the login page many times adds nothing to the database: no table to flood."""
+    admin = await prepare_admin(runtime)
+    async with await _client(runtime, admin) as client:
+        for _ in range(20):
+            client.cookies.clear()
+            assert (await client.get("/admin/login")).status_code == 200
+    assert await runtime.owners.delete_expired_sessions(now=T0 + timedelta(days=365)) == 0

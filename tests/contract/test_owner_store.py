@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from transcriber_adapters.memory.jobs import MemoryJobRepository
+from transcriber_adapters.memory import MemoryOwnerStore
 from transcriber_adapters.sqlite import (
     SqliteJobRepository,
+    SqliteOwnerStore,
     connect,
     job_params,
     migrate,
@@ -19,59 +20,101 @@ from transcriber_adapters.sqlite import (
 )
 from transcriber_adapters.sqlite.statements import INSERT_JOB_SQL
 from transcriber_contracts.job_repository import make_job
-from transcriber_contracts.owner_store import HASH, OTHER_HASH, T0, OwnerStoreContract
+from transcriber_contracts.owner_store import (
+    HASH,
+    OTHER_HASH,
+    T0,
+    OwnerStoreContract,
+    session,
+)
+from transcriber_core.entities import LoginFailures
 
 
 class TestMemoryOwnerStore(OwnerStoreContract):
-    """The in-memory repository keeps the owner store contract."""
+    """The in-memory owner store keeps the owner store contract."""
 
     @pytest.fixture
-    async def owners(self) -> AsyncIterator[MemoryJobRepository]:
-        store = MemoryJobRepository()
+    async def owners(self) -> AsyncIterator[MemoryOwnerStore]:
+        store = MemoryOwnerStore()
         yield store
         await store.close()
 
 
 class TestSqliteOwnerStore(OwnerStoreContract):
-    """The SQLite repository keeps the owner store contract on a real file."""
+    """The SQLite owner store keeps the owner store contract on a real file."""
 
     @pytest.fixture
-    async def owners(self, tmp_path: Path) -> AsyncIterator[SqliteJobRepository]:
-        store = await SqliteJobRepository.open(tmp_path / "jobs.db")
+    async def owners(self, tmp_path: Path) -> AsyncIterator[SqliteOwnerStore]:
+        store = await SqliteOwnerStore.open(tmp_path / "jobs.db")
         yield store
         await store.close()
 
 
-async def test_memory_reset_forgets_the_owner() -> None:
-    """``reset`` empties the owner and secrets too, so one fake serves many tests."""
-    store = MemoryJobRepository()
+async def test_memory_reset_forgets_owner_sessions_and_failures() -> None:
+    """``reset`` empties the owner, sessions and failures, so one fake serves many tests."""
+    store = MemoryOwnerStore()
     await store.create_owner(HASH, now=T0)
-    await store.get_or_create_secret("session", b"key", now=T0)
+    await store.create_session(session(1))
+    await store.save_login_failures(LoginFailures(client="c", count=1, last=T0), previous=None)
     store.reset()
     assert await store.get_owner_hash() is None
-    assert await store.get_or_create_secret("session", b"new", now=T0) == b"new"
+    assert await store.get_session(session(1).id_hash) is None
+    assert await store.get_login_failures("c") is None
 
 
-async def test_sqlite_owner_and_secret_survive_reopening(tmp_path: Path) -> None:
-    """The owner and the session secret outlive the process: a restart keeps logins working."""
+async def test_sqlite_owner_and_sessions_survive_reopening(tmp_path: Path) -> None:
+    """The owner and its sessions outlive the process: a restart keeps the owner logged in."""
     path = tmp_path / "jobs.db"
-    first = await SqliteJobRepository.open(path)
+    first = await SqliteOwnerStore.open(path)
     await first.create_owner(HASH, now=T0)
-    secret = await first.get_or_create_secret("session", b"k" * 32, now=T0)
+    await first.create_session(session(1))
     await first.close()
-    second = await SqliteJobRepository.open(path)
+    second = await SqliteOwnerStore.open(path)
     try:
         assert await second.get_owner_hash() == HASH
-        assert await second.get_or_create_secret("session", b"other", now=T0) == secret
+        assert await second.get_session(session(1).id_hash) == session(1)
         assert await second.create_owner(OTHER_HASH, now=T0) is False
     finally:
         await second.close()
 
 
+async def test_sqlite_logout_is_seen_by_another_connection(tmp_path: Path) -> None:
+    """A session ended through one process's connection is gone for every other one at once."""
+    path = tmp_path / "jobs.db"
+    stores = [await SqliteOwnerStore.open(path) for _ in range(2)]
+    try:
+        await stores[0].create_session(session(1))
+        assert await stores[1].get_session(session(1).id_hash) == session(1)
+        await stores[0].delete_session(session(1).id_hash)
+        assert await stores[1].get_session(session(1).id_hash) is None
+    finally:
+        for store in stores:
+            await store.close()
+
+
+async def test_sqlite_parallel_failures_across_connections_have_one_winner(tmp_path: Path) -> None:
+    """Guesses through several processes' connections: the one statement counts exactly one."""
+    path = tmp_path / "jobs.db"
+    stores = [await SqliteOwnerStore.open(path) for _ in range(4)]
+    try:
+        results = await asyncio.gather(
+            *(
+                store.save_login_failures(
+                    LoginFailures(client="c", count=1, last=T0), previous=None
+                )
+                for store in stores
+            )
+        )
+        assert results.count(True) == 1
+    finally:
+        for store in stores:
+            await store.close()
+
+
 async def test_sqlite_setups_on_two_connections_have_one_winner(tmp_path: Path) -> None:
     """Two processes' connections racing to create the owner: the single statement lets one win."""
     path = tmp_path / "jobs.db"
-    stores = [await SqliteJobRepository.open(path) for _ in range(4)]
+    stores = [await SqliteOwnerStore.open(path) for _ in range(4)]
     try:
         hashes = [f"{HASH}-{n}" for n in range(len(stores))]
         results = await asyncio.gather(
@@ -87,7 +130,7 @@ async def test_sqlite_setups_on_two_connections_have_one_winner(tmp_path: Path) 
 async def test_sqlite_owner_table_refuses_a_second_row(tmp_path: Path) -> None:
     """The schema itself holds one owner at most, whatever SQL a hand edit runs."""
     path = tmp_path / "jobs.db"
-    store = await SqliteJobRepository.open(path)
+    store = await SqliteOwnerStore.open(path)
     await store.close()
     conn = connect(path)
     try:
@@ -109,10 +152,40 @@ async def test_sqlite_upgrade_from_0001_keeps_jobs(tmp_path: Path) -> None:
     finally:
         conn.close()
     store = await SqliteJobRepository.open(path)
+    owners = await SqliteOwnerStore.open(path)
     try:
-        assert store.applied_migrations == (2,)
+        assert store.applied_migrations[:2] == (2, 3)
         assert await store.get(job.id) == job
-        assert await store.get_owner_hash() is None
-        assert await store.create_owner(HASH, now=T0) is True
+        assert await owners.get_owner_hash() is None
+        assert await owners.create_owner(HASH, now=T0) is True
     finally:
+        await owners.close()
         await store.close()
+
+
+async def test_sqlite_upgrade_from_0002_keeps_the_owner_and_drops_the_signing_key(
+    tmp_path: Path,
+) -> None:
+    """0003 keeps the owner's hash, adds sessions, and deletes the old cookie-signing key."""
+    path = tmp_path / "jobs.db"
+    conn = connect(path)
+    try:
+        migrate(conn, now=T0, migrations=[m for m in shipped_migrations() if m.version <= 2])
+        conn.execute("INSERT INTO owner (id, password_hash, created) VALUES (1, ?, 0)", (HASH,))
+        conn.execute("INSERT INTO secrets (name, value, created) VALUES ('session', x'00', 0)")
+    finally:
+        conn.close()
+    owners = await SqliteOwnerStore.open(path)
+    try:
+        assert await owners.get_owner_hash() == HASH
+        await owners.create_session(session(1))
+        assert await owners.get_session(session(1).id_hash) == session(1)
+    finally:
+        await owners.close()
+    conn = connect(path)
+    try:
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+    finally:
+        conn.close()
+    assert "secrets" not in tables
+    assert {"admin_sessions", "login_failures"} <= tables

@@ -25,6 +25,7 @@ from tests.support.admin import (
     direct_access,
     job_ids_of,
     log_in,
+    log_in_waiting,
     post_form,
     setup_link,
     setup_links,
@@ -264,11 +265,11 @@ async def test_short_or_mismatched_password_is_refused_at_setup(tmp_path: Path) 
 
 
 async def test_wrong_password_is_refused(anonymous: httpx.AsyncClient) -> None:
-    """A wrong password gets no session; the right one does, and logout ends it."""
+    """A wrong password gets no session; the right one does after the back-off; logout ends it."""
     answer = await log_in(anonymous, "not the password at all")
     assert answer.status_code == 403
     assert (await anonymous.get("/admin/")).status_code == 303
-    assert (await log_in(anonymous)).status_code == 303
+    assert (await log_in_waiting(anonymous)).status_code == 303
     assert (await anonymous.get("/admin/")).status_code == 200
     out = await post_form(anonymous, "/admin/", "/admin/logout")
     assert out.status_code == 303

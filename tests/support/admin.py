@@ -9,6 +9,7 @@ while the service runs.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import re
 import secrets
@@ -86,6 +87,20 @@ async def log_in(client: httpx.AsyncClient, password: str = PASSWORD) -> httpx.R
     return await client.post(
         "/admin/login", data={"csrf": csrf_of(page.text), "password": password}
     )
+
+
+async def log_in_waiting(
+    client: httpx.AsyncClient, password: str = PASSWORD, *, within: float = 10.0
+) -> httpx.Response:
+    """Log in, waiting out the back-off an earlier wrong password left (429 with Retry-After)."""
+    deadline = asyncio.get_running_loop().time() + within
+    while True:
+        answer = await log_in(client, password)
+        if answer.status_code != 429:
+            return answer
+        wait = float(answer.headers["retry-after"])
+        assert asyncio.get_running_loop().time() + wait < deadline, "the back-off did not end"
+        await asyncio.sleep(wait)
 
 
 async def post_form(client: httpx.AsyncClient, page_path: str, action: str, **fields: str) -> Any:

@@ -9,6 +9,7 @@ from transcriber_adapters.memory.converter import MemoryConverter
 from transcriber_adapters.memory.files import MemoryFileStore
 from transcriber_adapters.memory.jobs import MemoryJobRepository
 from transcriber_adapters.memory.notifier import MemoryNotifier, Notice
+from transcriber_adapters.memory.owners import MemoryOwnerStore
 from transcriber_adapters.memory.recognizer import MemoryRecognizer
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "MemoryFileStore",
     "MemoryJobRepository",
     "MemoryNotifier",
+    "MemoryOwnerStore",
     "MemoryRecognizer",
     "Notice",
 ]

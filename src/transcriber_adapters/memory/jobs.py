@@ -1,7 +1,4 @@
-"""``MemoryJobRepository``: jobs and file records in dicts, with the queue semantics of SQLite.
-
-It is also the in-memory owner store, as ``SqliteJobRepository`` is the SQLite one.
-"""
+"""``MemoryJobRepository``: jobs and file records in dicts, with the queue semantics of SQLite."""
 
 from __future__ import annotations
 
@@ -17,7 +14,7 @@ from transcriber_core.errors import Conflict, FileNotFound, JobNotFound, LeaseLo
 
 
 class MemoryJobRepository:
-    """The job repository and owner store in memory: for demos, tests and a single process.
+    """The job repository in memory: for demos, tests and a single process.
 
     Behaves as ``SqliteJobRepository`` does, down to the errors: a job that
     no longer exists is ``LeaseLost`` for ``renew`` and ``save_if_held``,
@@ -32,19 +29,15 @@ class MemoryJobRepository:
         self._files: dict[str, FileRecord] = {}
         #: dedup key -> id of the job that first used it.
         self._dedup: dict[str, str] = {}
-        self._owner_hash: str | None = None
-        self._secrets: dict[str, bytes] = {}
         #: Names of the methods called so far, in order, for tests that need to look.
         self.calls: list[str] = []
 
     def reset(self) -> None:
-        """Forget every job, file record, the owner, every secret and recorded call."""
+        """Forget every job, file record and recorded call."""
         with self._lock:
             self._jobs.clear()
             self._files.clear()
             self._dedup.clear()
-            self._owner_hash = None
-            self._secrets.clear()
             self.calls.clear()
 
     async def create(self, job: Job, files: Sequence[FileRecord] = ()) -> tuple[Job, bool]:
@@ -182,27 +175,6 @@ class MemoryJobRepository:
         with self._lock:
             self.calls.append("count_by_state")
             return dict(Counter(job.state for job in self._jobs.values()))
-
-    async def get_owner_hash(self) -> str | None:
-        """The owner's password hash, or None while no owner exists."""
-        with self._lock:
-            self.calls.append("get_owner_hash")
-            return self._owner_hash
-
-    async def create_owner(self, password_hash: str, *, now: datetime) -> bool:
-        """Store the owner's password hash; False, storing nothing, when an owner exists."""
-        with self._lock:
-            self.calls.append("create_owner")
-            if self._owner_hash is not None:
-                return False
-            self._owner_hash = password_hash
-            return True
-
-    async def get_or_create_secret(self, name: str, value: bytes, *, now: datetime) -> bytes:
-        """The secret stored under ``name``, storing ``value`` first when there is none."""
-        with self._lock:
-            self.calls.append("get_or_create_secret")
-            return self._secrets.setdefault(name, bytes(value))
 
     async def close(self) -> None:
         """Nothing to release; the jobs stay readable for tests that look afterwards."""

@@ -1,9 +1,10 @@
-"""The job repository on stdlib ``sqlite3``: one file, WAL, numbered migrations.
+"""The job repository and owner store on stdlib ``sqlite3``: one file, WAL, numbered migrations.
 
 ``ACQUIRE_SQL`` and ``SAVE_IF_HELD_SQL`` are the exact statements the
 repository runs, exposed so a benchmark can run them on a bare connection.
 """
 
+from transcriber_adapters.sqlite.owners import SqliteOwnerStore
 from transcriber_adapters.sqlite.repository import SqliteJobRepository
 from transcriber_adapters.sqlite.schema import connect, migrate, shipped_migrations
 from transcriber_adapters.sqlite.statements import (
@@ -17,6 +18,7 @@ __all__ = [
     "ACQUIRE_SQL",
     "SAVE_IF_HELD_SQL",
     "SqliteJobRepository",
+    "SqliteOwnerStore",
     "connect",
     "from_db",
     "job_params",

@@ -34,15 +34,11 @@ from transcriber_adapters.sqlite.schema import DEFAULT_BUSY_TIMEOUT, connect, im
 from transcriber_adapters.sqlite.statements import (
     ACQUIRE_SQL,
     COUNT_BY_STATE_SQL,
-    CREATE_OWNER_SQL,
     DELETE_FILE_SQL,
     GET_FILE_SQL,
     GET_JOB_BY_DEDUP_SQL,
     GET_JOB_SQL,
-    GET_OWNER_HASH_SQL,
-    GET_SECRET_SQL,
     INSERT_JOB_SQL,
-    INSERT_SECRET_SQL,
     LIST_JOBS_IN_STATE_SQL,
     LIST_JOBS_SQL,
     PUT_FILE_SQL,
@@ -66,7 +62,7 @@ T = TypeVar("T")
 
 
 class SqliteJobRepository:
-    """Jobs and file records in one SQLite file; the queue of SPEC §4; the owner store.
+    """Jobs and file records in one SQLite file; the queue of SPEC §4.
 
     Make one with ``await SqliteJobRepository.open(path)``, which also brings
     the schema up to date, and ``await close()`` it when done.
@@ -169,18 +165,6 @@ class SqliteJobRepository:
     async def count_by_state(self) -> dict[State, int]:
         """How many jobs are in each state; states with none are left out."""
         return await self._call(_count_by_state)
-
-    async def get_owner_hash(self) -> str | None:
-        """The owner's password hash, or None while no owner exists."""
-        return await self._call(_get_owner_hash)
-
-    async def create_owner(self, password_hash: str, *, now: datetime) -> bool:
-        """Store the hash with one ``INSERT … ON CONFLICT DO NOTHING``; False if an owner exists."""
-        return await self._call(_create_owner, password_hash, now)
-
-    async def get_or_create_secret(self, name: str, value: bytes, *, now: datetime) -> bytes:
-        """The secret stored under ``name``, storing ``value`` first when there is none."""
-        return await self._call(_get_or_create_secret, name, value, now)
 
     async def close(self) -> None:
         """Close the connection and end its thread; later calls raise ``RepositoryUnavailable``."""
@@ -298,25 +282,6 @@ def _list_jobs(conn: sqlite3.Connection, state: State | None, limit: int, offset
 
 def _count_by_state(conn: sqlite3.Connection) -> dict[State, int]:
     return {state_of(state): count for state, count in conn.execute(COUNT_BY_STATE_SQL)}
-
-
-def _get_owner_hash(conn: sqlite3.Connection) -> str | None:
-    rows = conn.execute(GET_OWNER_HASH_SQL).fetchall()
-    return str(rows[0][0]) if rows else None
-
-
-def _create_owner(conn: sqlite3.Connection, password_hash: str, now: datetime) -> bool:
-    params = {"password_hash": password_hash, "created": to_db(now)}
-    return conn.execute(CREATE_OWNER_SQL, params).rowcount == 1
-
-
-def _get_or_create_secret(
-    conn: sqlite3.Connection, name: str, value: bytes, now: datetime
-) -> bytes:
-    with immediate(conn):
-        conn.execute(INSERT_SECRET_SQL, {"name": name, "value": value, "created": to_db(now)})
-        rows = conn.execute(GET_SECRET_SQL, {"name": name}).fetchall()
-    return bytes(rows[0][0])
 
 
 @attrs.frozen

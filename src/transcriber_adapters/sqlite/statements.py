@@ -1,4 +1,4 @@
-"""The SQL of the job repository and the mapping between rows and records.
+"""The SQL of the job repository and the owner store, and the mapping between rows and records.
 
 The statements are plain module constants with named parameters, so a
 benchmark can run exactly the same statements on a bare ``sqlite3``
@@ -17,8 +17,10 @@ from transcriber_core.entities import (
     FileRecord,
     Job,
     Location,
+    LoginFailures,
     Origin,
     OriginKind,
+    OwnerSession,
     State,
     Word,
 )
@@ -149,14 +151,62 @@ CREATE_OWNER_SQL = (
     " ON CONFLICT (id) DO NOTHING"
 )
 
-#: Store a secret unless one has this name; parameters: ``name``, ``value``, ``created``.
-INSERT_SECRET_SQL = (
-    "INSERT INTO secrets (name, value, created) VALUES (:name, :value, :created)"  # noqa: S105 - SQL
-    " ON CONFLICT (name) DO NOTHING"
+#: Replace the owner's hash; parameters: ``password_hash``. No row changed while no owner exists.
+CHANGE_PASSWORD_SQL = "UPDATE owner SET password_hash = :password_hash WHERE id = 1"  # noqa: S105 - SQL
+
+#: The columns of ``admin_sessions``, in the order reads return them.
+SESSION_COLUMNS = ("id_hash", "csrf", "created", "last_seen", "expires", "flash")
+_SESSION_LIST = ", ".join(SESSION_COLUMNS)
+
+#: Store a new session; parameters: every column of ``SESSION_COLUMNS``.
+INSERT_SESSION_SQL = (
+    f"INSERT INTO admin_sessions ({_SESSION_LIST})"
+    f" VALUES ({', '.join(f':{c}' for c in SESSION_COLUMNS)})"
 )
 
-#: One secret by name; parameter: ``name``.
-GET_SECRET_SQL = "SELECT value FROM secrets WHERE name = :name"  # noqa: S105 - SQL text
+#: One session by the hash of its id; parameter: ``id_hash``.
+GET_SESSION_SQL = f"SELECT {_SESSION_LIST} FROM admin_sessions WHERE id_hash = :id_hash"
+
+#: Write what a page view changes, only if the session still exists (an UPDATE, never an
+#: upsert, so a logout racing a page view is not undone); parameters: ``id_hash``,
+#: ``last_seen``, ``expires``, ``flash``.
+SAVE_SESSION_SQL = (
+    "UPDATE admin_sessions SET last_seen = :last_seen, expires = :expires, flash = :flash"
+    " WHERE id_hash = :id_hash"
+)
+
+#: End one session; parameter: ``id_hash``.
+DELETE_SESSION_SQL = "DELETE FROM admin_sessions WHERE id_hash = :id_hash"
+
+#: End every session (a password change); no parameters.
+DELETE_ALL_SESSIONS_SQL = "DELETE FROM admin_sessions"
+
+#: Sweep the sessions that are over; parameter: ``now``.
+DELETE_EXPIRED_SESSIONS_SQL = "DELETE FROM admin_sessions WHERE expires <= :now"
+
+#: One client's failures; parameter: ``client``.
+GET_LOGIN_FAILURES_SQL = "SELECT client, count, last FROM login_failures WHERE client = :client"
+
+#: The first failure of a client; parameters: ``client``, ``count``, ``last``. A row already
+#: there means another attempt got in first: no row changes.
+INSERT_LOGIN_FAILURES_SQL = (
+    "INSERT INTO login_failures (client, count, last) VALUES (:client, :count, :last)"
+    " ON CONFLICT (client) DO NOTHING"
+)
+
+#: A further failure, compare-and-set on what the caller read; parameters: ``client``,
+#: ``count``, ``last``, ``seen_count``, ``seen_last``. One statement: of parallel
+#: attempts that read the same row, exactly one changes it.
+UPDATE_LOGIN_FAILURES_SQL = (
+    "UPDATE login_failures SET count = :count, last = :last"
+    " WHERE client = :client AND count = :seen_count AND last = :seen_last"
+)
+
+#: Forget one client's failures; parameter: ``client``.
+CLEAR_LOGIN_FAILURES_SQL = "DELETE FROM login_failures WHERE client = :client"
+
+#: Forget failures last counted before ``before``; parameter: ``before``.
+FORGET_LOGIN_FAILURES_SQL = "DELETE FROM login_failures WHERE last < :before"
 
 _STATES = {state.value: state for state in State}
 _ORIGIN_KINDS = {kind.value: kind for kind in OriginKind}
@@ -292,3 +342,34 @@ def _words_from_db(value: str) -> tuple[Word, ...]:
     return tuple(
         Word(text=item["text"], start=item["start"], end=item["end"]) for item in json.loads(value)
     )
+
+
+def session_params(session: OwnerSession) -> dict[str, Any]:
+    """The named parameters of every ``admin_sessions`` column for ``session``."""
+    return {
+        "id_hash": session.id_hash,
+        "csrf": session.csrf,
+        "created": to_db(session.created),
+        "last_seen": to_db(session.last_seen),
+        "expires": to_db(session.expires),
+        "flash": session.flash,
+    }
+
+
+def session_from_row(row: Sequence[Any]) -> OwnerSession:
+    """The session of a row selected in ``SESSION_COLUMNS`` order."""
+    id_hash, csrf, created, last_seen, expires, flash = row
+    return OwnerSession(
+        id_hash=id_hash,
+        csrf=csrf,
+        created=from_db(created),
+        last_seen=from_db(last_seen),
+        expires=from_db(expires),
+        flash=flash,
+    )
+
+
+def login_failures_from_row(row: Sequence[Any]) -> LoginFailures:
+    """The failures of a row selected as ``client, count, last``."""
+    client, count, last = row
+    return LoginFailures(client=client, count=count, last=from_db(last))

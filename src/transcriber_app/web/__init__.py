@@ -19,11 +19,11 @@ def create_app(
 
     ``metrics`` counts the worker's events only while its ``watching()``
     block runs (``serve`` holds it); without one, a fresh, unwatched set.
-    ``admin`` is the panel's state from ``prepare_admin`` (session key, setup
-    link); without one, sessions end with the process and no setup link works.
+    ``admin`` is the panel's state from ``prepare_admin`` (setup link, trusted
+    proxies); without one, no setup link works and no proxy is trusted.
     """
-    admin = admin or AdminState.ephemeral()
-    routes: list[BaseRoute] = [*api.routes(), admin_panel.mount(admin)]
+    admin = admin or AdminState()
+    routes: list[BaseRoute] = [*api.routes(), admin_panel.mount()]
     app = Starlette(routes=routes, exception_handlers=api.exception_handlers())
     app.state.runtime = runtime
     app.state.admin = admin

@@ -1,8 +1,9 @@
 """The admin panel of SPEC §8: Jinja2 pages under ``/admin`` for the one owner.
 
-Pages: setup (with the startup link's token), login, logout, the jobs list
-(state filter, find by id, newest first, paginated), a job's detail with its
-files, file download, and the state change that also revives a dead job.
+Pages: setup (with the startup link's token), login, logout, the password
+change, the jobs list (state filter, find by id, newest first, paginated), a
+job's detail with its files, file download, and the state change that also
+revives a dead job. Sessions live in the database (``sessions.py``, ADR 17).
 
 Every page but setup and login needs the owner's session: an anonymous page
 request is sent to the login page (303), an anonymous download or form post
@@ -16,9 +17,10 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -26,7 +28,7 @@ from urllib.parse import quote, urlencode
 import jinja2
 from starlette.datastructures import FormData
 from starlette.middleware import Middleware
-from starlette.middleware.sessions import SessionMiddleware
+from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
@@ -35,21 +37,14 @@ from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from transcriber_app.web.auth import (
-    CSRF_FIELD,
-    SESSION_COOKIE,
-    SESSION_MAX_AGE,
     AdminState,
-    csrf_ok,
-    csrf_token,
-    flash,
+    claim_attempt,
+    client_address,
     hash_password,
-    is_owner,
-    log_in,
-    log_out,
     password_problem,
-    take_flash,
     verify_password,
 )
+from transcriber_app.web.sessions import CSRF_FIELD, ServerSessions, session_of
 from transcriber_app.web.state import runtime_of
 from transcriber_core import edits
 from transcriber_core.entities import FileRecord, Job, State
@@ -146,12 +141,12 @@ def _render(
     status_code: int = 200,
     headers: Mapping[str, str] | None = None,
 ) -> Response:
-    session = request.session
+    session = session_of(request)
     full = {
-        "owner": is_owner(session),
-        "csrf": csrf_token(session),
+        "owner": session.is_owner,
+        "csrf": session.csrf_token(),
         "csrf_field": CSRF_FIELD,
-        "flash": take_flash(session),
+        "flash": session.take_flash(),
         "prefix": PREFIX,
         **(context or {}),
     }
@@ -170,7 +165,10 @@ def _refused(text: str = "Log in as the owner first.") -> Response:
 
 
 def _client(request: Request) -> str:
-    return request.client.host if request.client else "unknown"
+    """Who is asking, for the login back-off: the peer, or who a trusted proxy says it is."""
+    peer = request.client.host if request.client else None
+    forwarded = request.headers.getlist("x-forwarded-for")
+    return client_address(peer, forwarded, _admin(request).trusted_proxies)
 
 
 def _job_url(job_id: str) -> str:
@@ -190,6 +188,10 @@ def _safe_next(target: object) -> str:
     return f"{PREFIX}/"
 
 
+def _stale_form() -> Response:
+    return _refused("The form is stale or forged; reload the page and try again.")
+
+
 def _see_other(url: str) -> RedirectResponse:
     return RedirectResponse(url, status_code=303)
 
@@ -203,7 +205,7 @@ def page(handler: Handler) -> Handler:
 
     @functools.wraps(handler)
     async def guarded(request: Request) -> Response:
-        if not is_owner(request.session):
+        if not session_of(request).is_owner:
             target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
             return _see_other(f"{PREFIX}/login?{urlencode({'next': target})}")
         return await handler(request)
@@ -216,11 +218,12 @@ def action(handler: Callable[[Request, FormData], Awaitable[Response]]) -> Handl
 
     @functools.wraps(handler)
     async def guarded(request: Request) -> Response:
-        if not is_owner(request.session):
+        session = session_of(request)
+        if not session.is_owner:
             return _refused()
         form = await _form(request)
-        if not csrf_ok(request.session, form.get(CSRF_FIELD)):
-            return _refused("The form is stale or forged; reload the page and try again.")
+        if not session.csrf_ok(form.get(CSRF_FIELD)):
+            return _stale_form()
         return await handler(request, form)
 
     return guarded
@@ -243,8 +246,8 @@ async def setup_page(request: Request) -> Response:
 async def setup_submit(request: Request) -> Response:
     """``POST /admin/setup``: store the owner's password hash and log the owner in."""
     form = await _form(request)
-    if not csrf_ok(request.session, form.get(CSRF_FIELD)):
-        return _refused("The form is stale or forged; reload the page and try again.")
+    if not session_of(request).csrf_ok(form.get(CSRF_FIELD)):
+        return _stale_form()
     runtime = runtime_of(request)
     if await runtime.owners.get_owner_hash() is not None:
         return _owner_exists(request)
@@ -261,8 +264,9 @@ async def setup_submit(request: Request) -> Response:
         return _owner_exists(request)
     _admin(request).setup = None
     log.info("admin.owner_created")
-    log_in(request.session)
-    flash(request.session, "The owner account is ready; you are logged in.")
+    session = session_of(request)
+    await session.log_in()
+    session.flash("The owner account is ready; you are logged in.")
     return _see_other(f"{PREFIX}/")
 
 
@@ -291,7 +295,7 @@ def _bad_setup_link(request: Request) -> Response:
 
 async def login_page(request: Request) -> Response:
     """``GET /admin/login``: the password form, or the list for a logged-in owner."""
-    if is_owner(request.session):
+    if session_of(request).is_owner:
         return _see_other(f"{PREFIX}/")
     target = _safe_next(request.query_params.get("next"))
     return _render(request, "login.html", {"next": target, "problem": None})
@@ -300,25 +304,16 @@ async def login_page(request: Request) -> Response:
 async def login_submit(request: Request) -> Response:
     """``POST /admin/login``: check the password (slowly, throttled) and start the session."""
     form = await _form(request)
-    if not csrf_ok(request.session, form.get(CSRF_FIELD)):
-        return _refused("The form is stale or forged; reload the page and try again.")
+    if not session_of(request).csrf_ok(form.get(CSRF_FIELD)):
+        return _stale_form()
     runtime, admin = runtime_of(request), _admin(request)
     target = _safe_next(form.get("next"))
     client, now = _client(request), runtime.services.clock.now()
-    wait = admin.throttle.retry_after(client, now)
+    # Counted as a failure before the password is checked, so parallel guesses meet the
+    # back-off too; a right password clears it below.
+    wait = await claim_attempt(runtime.owners, client, now, admin.access)
     if wait is not None:
-        seconds = max(1, int(wait.total_seconds()) + 1)
-        problem = f"Too many wrong passwords; try again in {seconds} seconds."
-        return _render(
-            request,
-            "login.html",
-            {"next": target, "problem": problem},
-            status_code=429,
-            headers={"Retry-After": str(seconds)},
-        )
-    # Counted as a failure before anything is awaited, so parallel guesses meet the
-    # throttle too; a right password clears it below.
-    admin.throttle.failed(client, now)
+        return _too_many(request, "login.html", {"next": target}, wait)
     password_hash = await runtime.owners.get_owner_hash()
     if password_hash is None:
         problem = "No owner exists yet: open the setup link from the service's startup log."
@@ -331,19 +326,75 @@ async def login_submit(request: Request) -> Response:
             {"next": target, "problem": "Wrong password."},
             status_code=403,
         )
-    admin.throttle.succeeded(client)
-    log_in(request.session)
+    await runtime.owners.clear_login_failures(client)
+    await session_of(request).log_in()
     log.info("admin.login", extra={"client": client})
     return _see_other(target)
+
+
+def _too_many(
+    request: Request, template: str, context: Mapping[str, Any], wait: timedelta
+) -> Response:
+    """429 with ``Retry-After``: the client's back-off has not passed yet."""
+    seconds = max(1, math.ceil(wait.total_seconds()))
+    problem = f"Too many wrong passwords; try again in {seconds} seconds."
+    return _render(
+        request,
+        template,
+        {**context, "problem": problem},
+        status_code=429,
+        headers={"Retry-After": str(seconds)},
+    )
 
 
 async def logout(request: Request) -> Response:
     """``POST /admin/logout``: end the session (CSRF-checked, so no page can log you out)."""
     form = await _form(request)
-    if not csrf_ok(request.session, form.get(CSRF_FIELD)):
-        return _refused("The form is stale or forged; reload the page and try again.")
-    log_out(request.session)
+    if not session_of(request).csrf_ok(form.get(CSRF_FIELD)):
+        return _stale_form()
+    await session_of(request).log_out()
     return _see_other(f"{PREFIX}/login")
+
+
+@page
+async def account_page(request: Request) -> Response:
+    """``GET /admin/account``: the form that changes the owner's password."""
+    return _render(request, "account.html", {"problem": None})
+
+
+@action
+async def change_password(request: Request, form: FormData) -> Response:
+    """``POST /admin/account/password``: check the current password, store the new one.
+
+    Every session ends, in the same transaction as the new hash, so a cookie
+    left in another browser (or stolen) is dead; this browser gets a fresh
+    session. The current password is checked with the login's back-off, so a
+    stolen session cannot guess it faster than the login form could.
+    """
+    runtime, admin = runtime_of(request), _admin(request)
+    password, confirm = _text(form, "password"), _text(form, "confirm")
+    problem = password_problem(password, confirm)
+    if problem is not None:
+        return _render(request, "account.html", {"problem": problem}, status_code=400)
+    client, now = _client(request), runtime.services.clock.now()
+    wait = await claim_attempt(runtime.owners, client, now, admin.access)
+    if wait is not None:
+        return _too_many(request, "account.html", {}, wait)
+    current = await runtime.owners.get_owner_hash()
+    if current is None or not await verify_password(current, _text(form, "current")):
+        log.warning("admin.password_change_refused", extra={"client": client})
+        problem = "The current password is wrong."
+        return _render(request, "account.html", {"problem": problem}, status_code=403)
+    await runtime.owners.clear_login_failures(client)
+    new_hash = await hash_password(password)
+    if not await runtime.owners.change_password(new_hash, now=runtime.services.clock.now()):
+        return _refused()
+    session = session_of(request)
+    # The old record went with all the others; this browser starts a new session.
+    await session.log_in()
+    session.flash("Password changed; every other session was logged out.")
+    log.info("admin.password_changed", extra={"client": client})
+    return _see_other(f"{PREFIX}/")
 
 
 # -- jobs --------------------------------------------------------------------------
@@ -469,8 +520,7 @@ async def change_state(request: Request, form: FormData) -> Response:
     except JobNotFound:
         return _message(request, "No such job", "No job has this id.", status_code=404)
     if _text(form, "from_state") != job.state.value:
-        flash(
-            request.session,
+        session_of(request).flash(
             f"The job moved to {job.state.value} since you opened it; nothing was changed.",
         )
         return _see_other(_job_url(job.id))
@@ -482,7 +532,7 @@ async def change_state(request: Request, form: FormData) -> Response:
         "admin.state_change",
         extra={"job_id": job.id, "from_state": job.state.value, "to_state": to.value},
     )
-    flash(request.session, f"State changed from {job.state.value} to {to.value}.")
+    session_of(request).flash(f"State changed from {job.state.value} to {to.value}.")
     return _see_other(_job_url(job.id))
 
 
@@ -500,7 +550,7 @@ def _store_for(request: Request, record: FileRecord) -> FileStore | None:
 
 async def download(request: Request) -> Response:
     """``GET /admin/files/{id}``: the file's bytes as an attachment named ``<id><extension>``."""
-    if not is_owner(request.session):
+    if not session_of(request).is_owner:
         return _refused()
     services = runtime_of(request).services
     try:
@@ -587,8 +637,12 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
-def mount(admin: AdminState) -> Mount:
-    """The panel under ``/admin`` with its own session cookie (path ``/admin``) and headers."""
+def mount() -> Mount:
+    """The panel under ``/admin`` with its server-side sessions and its headers on every answer.
+
+    The exception middleware sits inside ``SecurityHeaders``, so the 404 and
+    405 that the routing raises are answered with the headers too.
+    """
     routes = [
         Route("/", jobs_list, methods=["GET"]),
         Route("/setup", setup_page, methods=["GET"]),
@@ -596,6 +650,8 @@ def mount(admin: AdminState) -> Mount:
         Route("/login", login_page, methods=["GET"]),
         Route("/login", login_submit, methods=["POST"]),
         Route("/logout", logout, methods=["POST"]),
+        Route("/account", account_page, methods=["GET"]),
+        Route("/account/password", change_password, methods=["POST"]),
         Route("/jobs/{job_id}", job_detail, methods=["GET"]),
         Route("/jobs/{job_id}/state", change_state, methods=["POST"]),
         Route("/files/{file_id}", download, methods=["GET"]),
@@ -603,16 +659,7 @@ def mount(admin: AdminState) -> Mount:
     ]
     middleware = [
         Middleware(SecurityHeaders),
-        Middleware(
-            SessionMiddleware,
-            secret_key=admin.session_secret.hex(),
-            session_cookie=SESSION_COOKIE,
-            max_age=int(SESSION_MAX_AGE.total_seconds()),
-            path=PREFIX,
-            same_site="lax",
-            # The service listens on 127.0.0.1 over plain HTTP; a Secure cookie
-            # would never come back. Behind a TLS proxy this should be True.
-            https_only=False,
-        ),
+        Middleware(ExceptionMiddleware),
+        Middleware(ServerSessions),
     ]
     return Mount(PREFIX, routes=routes, middleware=middleware, max_body_size=MAX_FORM_BYTES)

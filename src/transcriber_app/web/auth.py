@@ -1,4 +1,4 @@
-"""The admin panel's owner account: setup link, password hashes, sessions, CSRF, login throttle.
+"""The admin panel's owner account: setup link, password hashes, who is asking, login back-off.
 
 SPEC §8. While no owner exists, each start makes a random setup token valid
 for 30 minutes, held only in this process's memory, and logs the link once;
@@ -7,22 +7,23 @@ The owner's password is stored only as an argon2id hash (argon2-cffi's
 defaults: 64 MiB, 3 passes), computed and checked in a thread because it is
 slow on purpose.
 
-Sessions are Starlette's signed cookies (``SessionMiddleware``, itsdangerous),
-signed with a key that the owner store makes once and keeps, so logins
-survive restarts and die with the database. The session holds only
-"owner: true", the CSRF token and a one-shot flash message; no job data.
+Password checks are slowed per client by a back-off kept in the owner store,
+so every process on the database sees it (ADR 17): each wrong password
+doubles the client's wait, up to a minute; the right one clears it. The
+client is the peer address, or, from a proxy named in ``[http]
+forwarded_allow_ips``, the address that proxy appended to
+``X-Forwarded-For``. Sessions themselves are in ``sessions.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hmac
+import ipaddress
 import logging
 import secrets
-from collections import deque
-from collections.abc import MutableMapping
+from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Any
 from urllib.parse import quote
 
 import attrs
@@ -30,23 +31,23 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
 from transcriber_app.bootstrap import Runtime
+from transcriber_core.policy import (
+    DEFAULT_ACCESS,
+    AccessSettings,
+    login_backoff,
+    login_failed,
+    login_wait,
+)
+from transcriber_core.ports import OwnerStore
 
 log = logging.getLogger("transcriber.admin")
 
 #: How long the setup link printed at startup stays valid (SPEC §8).
 SETUP_LINK_LIFETIME = timedelta(minutes=30)
-#: How long a login lasts; the cookie's signature carries its time.
-SESSION_MAX_AGE = timedelta(days=7)
-#: The session cookie's name; its path is ``/admin``, so the API never sees it.
-SESSION_COOKIE = "transcriber_admin"
-#: The owner store's name for the key that signs session cookies.
-SESSION_SECRET_NAME = "session"  # noqa: S105 - the key's name, not the key
 #: The shortest password the setup form takes.
 MIN_PASSWORD_LENGTH = 12
 #: The longest; hashing megabytes of "password" would be a cheap way to burn CPU.
 MAX_PASSWORD_LENGTH = 1024
-#: Name of the hidden field that carries the CSRF token in every form.
-CSRF_FIELD = "csrf"
 
 _hasher = PasswordHasher()
 #: Hashes computed at once: each takes 64 MiB and a thread, so a burst of
@@ -70,7 +71,7 @@ async def verify_password(password_hash: str, password: str) -> bool:
 
 
 def password_problem(password: str, confirm: str) -> str | None:
-    """Why the setup form refuses this password, in words for the owner; None when it is fine."""
+    """Why a new password is refused, in words for the owner; None when it is fine."""
     if len(password) < MIN_PASSWORD_LENGTH:
         return f"The password must have at least {MIN_PASSWORD_LENGTH} characters."
     if len(password) > MAX_PASSWORD_LENGTH:
@@ -104,82 +105,110 @@ def setup_url(host: str, port: int, token: str) -> str:
     return f"http://{shown}:{port}/admin/setup?token={quote(token, safe='')}"
 
 
-class LoginThrottle:
-    """Refuses password checks from a client that failed too often lately.
+#: An IP network as ``ipaddress.ip_network`` makes it.
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+#: How many addresses of an IPv6 client count as one: a /64 is what one host is usually given.
+IPV6_CLIENT_PREFIX = 64
 
-    Per client address, in memory: ``max_failures`` wrong passwords within
-    ``window`` make further attempts wait until the oldest of them leaves the
-    window. Memory is bounded by dropping the oldest clients first.
+
+def client_address(
+    peer: str | None, forwarded_for: Sequence[str], trusted: Sequence[Network]
+) -> str:
+    """The address of whoever is asking, as the login back-off counts it.
+
+    The peer, unless the peer is a trusted proxy: then ``X-Forwarded-For``
+    is read from its right end (each proxy appends the address it heard
+    from) and the first hop that is not itself trusted is the client. What
+    a client writes into the header itself sits to the left of that and is
+    never reached. A hop that is not an address stops the walk at the last
+    trusted one. IPv6 clients count by their /64.
     """
+    if peer is None:
+        return "unknown"
+    client = _address(peer)
+    if client is None or not _trusted(client, trusted):
+        return _bucket(client) if client is not None else peer
+    hops = [hop.strip() for header in forwarded_for for hop in header.split(",")]
+    for hop in reversed(hops):
+        address = _address(hop)
+        if address is None:
+            break
+        client = address
+        if not _trusted(address, trusted):
+            break
+    return _bucket(client)
 
-    def __init__(
-        self,
-        *,
-        max_failures: int = 5,
-        window: timedelta = timedelta(minutes=5),
-        max_clients: int = 10_000,
-    ) -> None:
-        self.max_failures = max_failures
-        self.window = window
-        self.max_clients = max_clients
-        self._failures: dict[str, deque[datetime]] = {}
 
-    def retry_after(self, client: str, now: datetime) -> timedelta | None:
-        """How long ``client`` must wait before its next attempt; None when it may try now."""
-        failures = self._recent(client, now)
-        if len(failures) < self.max_failures:
-            return None
-        return failures[0] + self.window - now
+def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        address = ipaddress.ip_address(text)
+    except ValueError:
+        return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
 
-    def failed(self, client: str, now: datetime) -> None:
-        """Count a wrong password from ``client``."""
-        failures = self._recent(client, now)
-        failures.append(now)
-        self._failures[client] = failures
-        while len(self._failures) > self.max_clients:
-            del self._failures[next(iter(self._failures))]
 
-    def succeeded(self, client: str) -> None:
-        """Forget ``client``'s failures: the owner got in."""
-        self._failures.pop(client, None)
+def _trusted(
+    address: ipaddress.IPv4Address | ipaddress.IPv6Address, trusted: Sequence[Network]
+) -> bool:
+    return any(address in network for network in trusted)
 
-    def _recent(self, client: str, now: datetime) -> deque[datetime]:
-        failures = self._failures.pop(client, deque())
-        while failures and failures[0] + self.window <= now:
-            failures.popleft()
-        if failures:
-            self._failures[client] = failures
-        return failures
+
+def _bucket(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str:
+    if isinstance(address, ipaddress.IPv6Address):
+        return str(ipaddress.ip_network(f"{address}/{IPV6_CLIENT_PREFIX}", strict=False))
+    return str(address)
+
+
+def trusted_networks(entries: Sequence[str]) -> tuple[Network, ...]:
+    """The proxies of ``[http] forwarded_allow_ips`` as networks (the config checked them)."""
+    return tuple(ipaddress.ip_network(entry, strict=False) for entry in entries)
+
+
+async def claim_attempt(
+    owners: OwnerStore, client: str, now: datetime, settings: AccessSettings
+) -> timedelta | None:
+    """Count a password attempt from ``client`` before it is checked; the wait when it may not.
+
+    The attempt is stored as a failure first (a right password clears it),
+    with a compare-and-set on what was read: of parallel guesses only one
+    gets through, the rest are told to wait like any guess within the wait.
+    """
+    seen = await owners.get_login_failures(client)
+    wait = login_wait(seen, now, settings)
+    if wait is not None:
+        return wait
+    counted = login_failed(client, seen, now, settings)
+    if not await owners.save_login_failures(counted, previous=seen):
+        return login_backoff(1, settings)
+    await owners.forget_login_failures(before=now - settings.login_forget)
+    return None
 
 
 @attrs.define(kw_only=True)
 class AdminState:
-    """What the admin panel holds in memory for the life of the process."""
+    """What the admin panel holds for the life of the process: nothing that must be shared."""
 
-    #: The key that signs session cookies.
-    session_secret: bytes = attrs.field(repr=False)
     #: The setup link while no owner exists; None once used, or when an owner existed at start.
     setup: SetupLink | None = None
-    throttle: LoginThrottle = attrs.field(factory=LoginThrottle)
-
-    @classmethod
-    def ephemeral(cls) -> AdminState:
-        """State for an app built without ``prepare_admin``: sessions end with the process."""
-        return cls(session_secret=secrets.token_bytes(32))
+    #: Proxies whose ``X-Forwarded-For`` names the client (``[http] forwarded_allow_ips``).
+    trusted_proxies: tuple[Network, ...] = ()
+    #: Session lifetimes and the login back-off.
+    access: AccessSettings = DEFAULT_ACCESS
 
 
 async def prepare_admin(runtime: Runtime) -> AdminState:
-    """Load the session key and, while no owner exists, make and log the setup link.
+    """Sweep what expired while stopped and, while no owner exists, make and log the setup link.
 
     Called once at startup before the port opens. The link goes to the log
     (stderr) once; when an owner exists nothing is made and nothing logged.
     """
     owners = runtime.owners
     now = runtime.services.clock.now()
-    secret = await owners.get_or_create_secret(
-        SESSION_SECRET_NAME, secrets.token_bytes(32), now=now
-    )
-    state = AdminState(session_secret=secret)
+    state = AdminState(trusted_proxies=trusted_networks(runtime.config.http.forwarded_allow_ips))
+    await owners.delete_expired_sessions(now=now)
+    await owners.forget_login_failures(before=now - state.access.login_forget)
     if await owners.get_owner_hash() is None:
         state.setup = SetupLink.new(now)
         http = runtime.config.http
@@ -191,53 +220,3 @@ async def prepare_admin(runtime: Runtime) -> AdminState:
             },
         )
     return state
-
-
-# -- the session --------------------------------------------------------------
-
-Session = MutableMapping[str, Any]
-
-
-def is_owner(session: Session) -> bool:
-    """True when this session logged in as the owner."""
-    return session.get("owner") is True
-
-
-def log_in(session: Session) -> None:
-    """Make ``session`` the owner's, with a fresh CSRF token (nothing from before survives)."""
-    session.clear()
-    session["owner"] = True
-    session[CSRF_FIELD] = secrets.token_urlsafe(32)
-
-
-def log_out(session: Session) -> None:
-    """Forget everything in ``session``; the middleware then expires the cookie."""
-    session.clear()
-
-
-def csrf_token(session: Session) -> str:
-    """The session's CSRF token for a form, made on first use."""
-    token = session.get(CSRF_FIELD)
-    if not isinstance(token, str):
-        token = secrets.token_urlsafe(32)
-        session[CSRF_FIELD] = token
-    return token
-
-
-def csrf_ok(session: Session, submitted: object) -> bool:
-    """True when a form's CSRF field equals the session's token; constant time."""
-    expected = session.get(CSRF_FIELD)
-    if not isinstance(expected, str) or not isinstance(submitted, str):
-        return False
-    return hmac.compare_digest(expected.encode(), submitted.encode())
-
-
-def flash(session: Session, message: str) -> None:
-    """Leave ``message`` for the next page this session sees."""
-    session["flash"] = message
-
-
-def take_flash(session: Session) -> str | None:
-    """The message left by ``flash``, once."""
-    message = session.pop("flash", None)
-    return message if isinstance(message, str) else None
