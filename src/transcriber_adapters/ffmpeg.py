@@ -26,6 +26,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 from pathlib import Path
@@ -305,7 +306,7 @@ def _regular_size(source: Path) -> int | None:
         status = source.stat()
     except OSError:
         return None  # ffmpeg will say what is wrong
-    return status.st_size if source.is_file() else None
+    return status.st_size if stat.S_ISREG(status.st_mode) else None
 
 
 async def _start(arguments: list[str]) -> asyncio.subprocess.Process:
