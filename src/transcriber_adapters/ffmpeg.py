@@ -8,26 +8,91 @@ written.
 ffmpeg's messages name the input and output paths, so none of its text
 leaves this module: a failure is classified by a few known phrases and
 reported in our own words.
+
+An upload is hostile input to ffmpeg (SPEC §17, ADR 19): only the
+demuxers of real audio and video containers may open it, none of which
+opens a further file; ffmpeg works in an empty directory that is already
+removed; it is killed once its output passes the ``DecodeLimits``, or as
+soon as the container declares more audio than they allow; and it dies
+with the process that started it (``setpriv --pdeathsig``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
+import re
 import shutil
 import signal
+import stat
+import subprocess
+import tempfile
 from pathlib import Path
 
 import imageio_ffmpeg
 
 from transcriber_adapters._threads import wait_out
 from transcriber_core.errors import ConverterUnavailable, StepError, UnreadableMedia
+from transcriber_core.policy import DEFAULT_DECODE_LIMITS, DecodeLimits
 from transcriber_core.ports import ProgressCallback
+
+log = logging.getLogger("transcriber.ffmpeg")
 
 #: Bytes of ffmpeg's stderr kept to classify a failure: its verdict is at the end.
 STDERR_TAIL_BYTES = 64 * 1024
 
+#: The demuxers ffmpeg may use: real audio and video containers, none of which opens
+#: another file. Left out on purpose: concat, hls, dash, image2 and every image or
+#: subtitle format, sdp/rtp/rtsp, ffmetadata, lavfi, tee, imf, dvdvideo, avisynth,
+#: webm_dash_manifest, raw PCM without a header. ``mov`` covers mp4, m4a, 3gp and
+#: mov (its external references stay off: ``enable_drefs`` defaults to 0);
+#: ``matroska`` covers webm.
+ALLOWED_DEMUXERS = (
+    "wav",
+    "w64",
+    "mp3",
+    "ogg",
+    "flac",
+    "mov",
+    "matroska",
+    "aac",
+    "loas",
+    "amr",
+    "amrnb",
+    "amrwb",
+    "avi",
+    "asf",
+    "aiff",
+    "caf",
+    "au",
+    "mpegts",
+    "mpeg",
+    "flv",
+    "ac3",
+    "eac3",
+    "dts",
+    "wv",
+    "ape",
+    "tta",
+    "mpc",
+    "mpc8",
+    "qcp",
+    "xwma",
+    "voc",
+    "rm",
+    "dv",
+)
+
+#: setpriv's exit codes when it could not start ffmpeg (not found, not executable).
+SETPRIV_EXEC_FAILED = frozenset({126, 127})
+#: Extra seconds ffmpeg may write past the allowed length, so that an output
+#: cut by ``-t`` is still seen to pass the limit.
+LIMIT_MARGIN_SECONDS = 1.0
+
+#: Phrases (lower case) that mean ffmpeg refused the input's format or a file it names.
+NOT_MEDIA_PHRASES = ("not on whitelist",)
 #: Phrases (lower case) that mean the input has no audio stream to take.
 NO_AUDIO_PHRASES = (
     "matches no streams",
@@ -61,6 +126,7 @@ NO_AUDIO = "the recording has no audio stream"
 UNDECODABLE = "the recording is not a format ffmpeg can decode"
 DAMAGED = "the recording is damaged: ffmpeg could not decode it to the end"
 EMPTY = "the recording contains no audio"
+NOT_MEDIA = "the recording is not an audio or video file"
 
 
 def find_ffmpeg() -> str:
@@ -74,8 +140,36 @@ def find_ffmpeg() -> str:
         raise ConverterUnavailable("no ffmpeg binary was found") from None
 
 
-def command(binary: str, source: Path, target: Path) -> list[str]:
-    """The ffmpeg arguments that write ``source``'s first audio stream to ``target``."""
+def find_death_signal() -> list[str]:
+    """The command prefix that makes a child die with us: ``setpriv --pdeathsig KILL``.
+
+    Empty (with a warning in the log) where setpriv is missing or too old
+    to know ``--pdeathsig`` (util-linux before 2.33): ffmpeg then still
+    runs, but may outlive a killed service (ADR 19).
+    """
+    setpriv = shutil.which("setpriv")
+    prefix = [setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []
+    if prefix:
+        try:
+            probe = subprocess.run([*prefix, "true"], capture_output=True, timeout=10, check=False)
+        except (OSError, subprocess.SubprocessError):
+            prefix = []
+        else:
+            prefix = prefix if probe.returncode == 0 else []
+    if not prefix:
+        log.warning("ffmpeg.no_death_signal")
+    return prefix
+
+
+def command(
+    binary: str, source: Path, target: Path, *, max_seconds: float | None = None
+) -> list[str]:
+    """The ffmpeg arguments that write ``source``'s first audio stream to ``target``.
+
+    ``max_seconds``: ffmpeg stops writing a little past it (a backstop to
+    the converter's watch on the progress).
+    """
+    limit = [] if max_seconds is None else ["-t", f"{max_seconds + LIMIT_MARGIN_SECONDS:.3f}"]
     return [
         binary,
         "-nostdin",
@@ -84,6 +178,9 @@ def command(binary: str, source: Path, target: Path) -> list[str]:
         # Local files only: a playlist or concat script in an upload reaches no network.
         "-protocol_whitelist",
         "file",
+        # Real containers only: none of them opens a further file (SPEC §17).
+        "-format_whitelist",
+        ",".join(ALLOWED_DEMUXERS),
         "-i",
         _file_url(source),
         "-map",
@@ -104,6 +201,7 @@ def command(binary: str, source: Path, target: Path) -> list[str]:
         "-progress",
         "pipe:1",
         "-nostats",
+        *limit,
         # The format is named, so the target's own name (a staging file) does not matter.
         "-f",
         "ogg",
@@ -124,12 +222,14 @@ def classify_failure(  # noqa: PLR0911 - one return per class of failure, in ord
     A negative code (killed by a signal) and known I/O trouble are transient.
     No audio stream, an undecodable input, and any other failure after ffmpeg
     opened the input are this recording's fault: ``UnreadableMedia``. So is a
-    missing file while the source is still there: the recording itself names
-    files (an ffconcat script, a playlist), which no retry will bring.
+    format or protocol ffmpeg was told to refuse (a concat script, a
+    playlist), and a missing file while the source is still there.
     """
     text = stderr.lower()
     if returncode < 0:
         return ConverterUnavailable("ffmpeg was stopped by a signal")
+    if any(phrase in text for phrase in NOT_MEDIA_PHRASES):
+        return UnreadableMedia(NOT_MEDIA)
     if any(phrase in text for phrase in NO_AUDIO_PHRASES):
         return UnreadableMedia(NO_AUDIO)
     if source_present and "no such file or directory" in text:
@@ -147,15 +247,21 @@ class FfmpegConverter:
     """Runs ffmpeg once per recording; output is mono 48 kHz Opus at 48 kbit/s in Ogg.
 
     ``binary`` defaults to ``find_ffmpeg()``, looked up at the first
-    conversion. A recording with no audio, undecodable, or whose audio
-    lasts zero seconds (nothing to recognise) raises ``UnreadableMedia``;
-    ffmpeg missing, killed, or short of disk raises ``ConverterUnavailable``.
-    Cancelling ``convert`` kills ffmpeg and waits for it to exit; the
-    partial output stays at ``target`` for the caller's staging to remove.
+    conversion. A recording with no audio, undecodable, not a real
+    container, or whose audio lasts zero seconds raises ``UnreadableMedia``;
+    one that decodes to more than ``limits`` allow raises
+    ``RecordingTooLong``; ffmpeg missing, killed, or short of disk raises
+    ``ConverterUnavailable``. Cancelling ``convert`` kills ffmpeg and waits
+    for it to exit; the partial output stays at ``target`` for the caller's
+    staging to remove.
     """
 
-    def __init__(self, binary: str | Path | None = None) -> None:
+    def __init__(
+        self, binary: str | Path | None = None, *, limits: DecodeLimits = DEFAULT_DECODE_LIMITS
+    ) -> None:
         self._binary = str(binary) if binary is not None else None
+        self._limits = limits
+        self._death_signal: list[str] | None = None
 
     @property
     def output_extension(self) -> str:
@@ -168,24 +274,19 @@ class FfmpegConverter:
         """Write ``source``'s first audio stream to ``target``; return its duration in seconds."""
         if self._binary is None:
             self._binary = await asyncio.to_thread(find_ffmpeg)
+        if self._death_signal is None:
+            self._death_signal = await asyncio.to_thread(find_death_signal)
+        size = await asyncio.to_thread(_regular_size, source)
+        watch = _Limits(self._limits, size)
+        arguments = command(self._binary, source, target, max_seconds=watch.allowed)
+        process = await _start([*self._death_signal, *arguments])
         try:
-            process = await asyncio.create_subprocess_exec(
-                *command(self._binary, source, target),
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                # Its own session: a Ctrl-C at the terminal is ours to handle and
-                # must not make ffmpeg fail a recording that is fine; and the
-                # group can be killed as one.
-                start_new_session=True,
-            )
-        except OSError:
-            raise ConverterUnavailable("ffmpeg could not be started") from None
-        try:
-            returncode, duration, tail = await _follow(process, on_progress)
+            returncode, duration, tail = await _follow(process, watch, on_progress)
         except BaseException:
             await _kill(process)
             raise
+        if returncode in SETPRIV_EXEC_FAILED and self._death_signal and not tail.input_opened:
+            raise ConverterUnavailable("ffmpeg could not be started")
         if returncode != 0:
             raise classify_failure(
                 returncode,
@@ -195,17 +296,87 @@ class FfmpegConverter:
             )
         if duration is None or duration <= 0:
             raise UnreadableMedia(EMPTY)
+        watch.check(duration)
         return duration
 
 
+def _regular_size(source: Path) -> int | None:
+    """The size of ``source`` if it is a regular file; None for a pipe or a missing file."""
+    try:
+        status = source.stat()
+    except OSError:
+        return None  # ffmpeg will say what is wrong
+    return status.st_size if stat.S_ISREG(status.st_mode) else None
+
+
+async def _start(arguments: list[str]) -> asyncio.subprocess.Process:
+    """Start ffmpeg in an empty directory that is removed as soon as ffmpeg runs.
+
+    A relative name in whatever ffmpeg opens resolves against a removed
+    directory, where nothing can be found or created.
+    """
+    workdir = await asyncio.to_thread(tempfile.mkdtemp, prefix="transcriber-ffmpeg-")
+    try:
+        return await asyncio.create_subprocess_exec(
+            *arguments,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=workdir,
+            # Its own session: a Ctrl-C at the terminal is ours to handle and
+            # must not make ffmpeg fail a recording that is fine; and the
+            # group can be killed as one.
+            start_new_session=True,
+        )
+    except OSError:
+        raise ConverterUnavailable("ffmpeg could not be started") from None
+    finally:
+        # Synchronous, so a cancellation cannot skip it; an empty rmdir is quick.
+        _remove_empty(workdir)
+
+
+def _remove_empty(folder: str) -> None:
+    with contextlib.suppress(OSError):
+        Path(folder).rmdir()
+
+
+class _Limits:
+    """The ``DecodeLimits`` applied to one source of a known (or unknown) size."""
+
+    def __init__(self, limits: DecodeLimits, size: int | None) -> None:
+        self._limits = limits
+        self._size = size
+        #: Seconds of audio this source may decode to.
+        self.allowed = limits.allowed_seconds(size)
+
+    def check(self, seconds: float) -> None:
+        """Raise ``RecordingTooLong`` when ``seconds`` of audio pass a limit."""
+        refusal = self._limits.refusal(seconds, self._size)
+        if refusal is not None:
+            raise refusal
+
+
 class _StderrTail:
-    """The last ``STDERR_TAIL_BYTES`` of stderr, and whether ffmpeg opened its input."""
+    """The last ``STDERR_TAIL_BYTES`` of stderr, whether ffmpeg opened its input, and its length.
+
+    The length is the input's "Duration:" line, which ffmpeg prints once it
+    has read the container's header, before decoding. That line is indented
+    by exactly two spaces; the sender's tags above it are indented by four
+    and cannot forge it.
+    """
 
     _MARK = b"Input #0"
+    _DURATION = re.compile(rb"  Duration: (\d+):(\d{2}):(\d{2}(?:\.\d+)?)")
+    #: Longest line looked at for the length; longer ones are tags, skipped.
+    _LINE_BYTES = 4096
 
     def __init__(self) -> None:
         self._buffer = bytearray()
         self.input_opened = False
+        #: Seconds of audio the container declares; None until read, or if it does not say.
+        self.declared: float | None = None
+        self._reading_header = True
+        self._line = bytearray()
 
     def feed(self, chunk: bytes) -> None:
         """Add ``chunk``, dropping what falls out of the tail."""
@@ -214,6 +385,24 @@ class _StderrTail:
         if not self.input_opened and self._MARK in self._buffer[start:]:
             self.input_opened = True
         del self._buffer[:-STDERR_TAIL_BYTES]
+        if self._reading_header:
+            self._read_header(chunk)
+
+    def _read_header(self, chunk: bytes) -> None:
+        *lines, rest = (bytes(self._line) + chunk).split(b"\n")
+        self._line = bytearray(rest[: self._LINE_BYTES])
+        for line in lines:
+            if line.startswith(b"  Duration: "):
+                # The first one is the input's; later ones belong to no one we trust.
+                self._reading_header = False
+                match = self._DURATION.match(line)
+                if match is not None and self.input_opened:
+                    hours, minutes, seconds = match.groups()
+                    self.declared = int(hours) * 3600 + int(minutes) * 60 + float(seconds)
+                return
+            if line.startswith((b"Stream mapping:", b"Output #0")):
+                self._reading_header = False
+                return
 
     def text(self) -> str:
         """The tail as text, for matching phrases only; never shown or logged."""
@@ -221,17 +410,21 @@ class _StderrTail:
 
 
 async def _follow(
-    process: asyncio.subprocess.Process, on_progress: ProgressCallback | None
+    process: asyncio.subprocess.Process, watch: _Limits, on_progress: ProgressCallback | None
 ) -> tuple[int, float | None, _StderrTail]:
-    """Read both pipes to the end while ffmpeg runs, so neither can fill up and block it."""
+    """Read both pipes to the end while ffmpeg runs, so neither can fill up and block it.
+
+    Raises ``RecordingTooLong`` as soon as the declared length or the output
+    written passes a limit; the caller then kills ffmpeg.
+    """
     stdout, stderr = process.stdout, process.stderr
     if stdout is None or stderr is None:  # pragma: no cover - both are PIPE above
         raise ConverterUnavailable("ffmpeg's output could not be read")
     tail = _StderrTail()
     try:
         async with asyncio.TaskGroup() as group:
-            progress = group.create_task(_read_progress(stdout, on_progress))
-            group.create_task(_read_stderr(stderr, tail))
+            progress = group.create_task(_read_progress(stdout, watch, on_progress))
+            group.create_task(_read_stderr(stderr, tail, watch))
             exit_code = group.create_task(process.wait())
     except BaseExceptionGroup as group_error:
         # One failing reader (the caller's callback raising) is the error to report.
@@ -239,15 +432,22 @@ async def _follow(
     return exit_code.result(), progress.result(), tail
 
 
-async def _read_stderr(stream: asyncio.StreamReader, tail: _StderrTail) -> None:
+async def _read_stderr(stream: asyncio.StreamReader, tail: _StderrTail, watch: _Limits) -> None:
+    declared: float | None = None
     while chunk := await stream.read(STDERR_TAIL_BYTES):
         tail.feed(chunk)
+        if declared is None and tail.declared is not None:
+            declared = tail.declared
+            watch.check(declared)
 
 
 async def _read_progress(
-    stream: asyncio.StreamReader, on_progress: ProgressCallback | None
+    stream: asyncio.StreamReader, watch: _Limits, on_progress: ProgressCallback | None
 ) -> float | None:
-    """Report ``out_time`` at each progress block; return the last one (the duration)."""
+    """Report ``out_time`` at each progress block; return the last one (the duration).
+
+    Output past the allowed length raises at once: the rest is not decoded.
+    """
     latest: float | None = None
     reported = 0.0
     async for raw in stream:
@@ -257,6 +457,7 @@ async def _read_progress(
             seconds = _microseconds(value)
             if seconds is not None:
                 latest = seconds
+                watch.check(latest)
         elif key == "progress" and latest is not None and on_progress is not None:
             reported = max(reported, latest)
             on_progress(reported)

@@ -16,7 +16,7 @@ from transcriber_adapters.sqlite import SqliteJobRepository, SqliteOwnerStore
 from transcriber_adapters.system import RandomIds, SystemClock
 from transcriber_app.config import Config, ConfigError
 from transcriber_core.entities import Job
-from transcriber_core.policy import Settings
+from transcriber_core.policy import DecodeLimits, Settings
 from transcriber_core.ports import Event, FileStore, Notifier, OwnerStore, Recognizer
 from transcriber_core.services import Services
 from transcriber_core.worker import Workers
@@ -78,6 +78,16 @@ def settings_from(config: Config) -> Settings:
     )
 
 
+def decode_limits_from(config: Config) -> DecodeLimits:
+    """How much audio one recording may decode to, from ``[storage]``."""
+    storage = config.storage
+    try:
+        longest = timedelta(seconds=storage.max_duration_seconds)
+    except OverflowError:
+        raise ConfigError("[storage] max_duration_seconds: too large") from None
+    return DecodeLimits(max_duration=longest, min_bytes_per_second=storage.min_bytes_per_second)
+
+
 async def build(config: Config, **overrides: Any) -> Runtime:
     """Open the database, stores and clients the config names; ``overrides`` replace ports.
 
@@ -102,7 +112,7 @@ async def build(config: Config, **overrides: Any) -> Runtime:
         fields: dict[str, Any] = {
             "repo": repo,
             "files": files,
-            "converter": FfmpegConverter(),
+            "converter": FfmpegConverter(limits=decode_limits_from(config)),
             "recognizer": recognizer,
             "recognizer_files": recognizer_files,
             "notifier": notifier,

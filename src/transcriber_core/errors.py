@@ -19,6 +19,7 @@ edge, so that the worker can classify a failure by type alone::
         │   └── StepTimedOut
         └── PermanentError        this recording is judged for good: `failed`
             ├── UnreadableMedia
+            ├── RecordingTooLong
             ├── MissingFile
             └── RecognitionFailed
 
@@ -99,6 +100,10 @@ class PermanentError(StepError):
 
 class UnreadableMedia(PermanentError):  # noqa: N818
     """The recording could not be decoded as audio or video."""
+
+
+class RecordingTooLong(PermanentError):  # noqa: N818
+    """The recording decodes to more audio than the service accepts."""
 
 
 class MissingFile(PermanentError):  # noqa: N818

@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 import attrs
 
 from transcriber_core.entities import LoginFailures, OwnerSession, State
+from transcriber_core.errors import RecordingTooLong
 
 
 @attrs.frozen(kw_only=True)
@@ -65,6 +66,54 @@ class Settings:
 
 
 DEFAULT_SETTINGS = Settings()
+
+
+@attrs.frozen(kw_only=True)
+class DecodeLimits:
+    """How much audio one recording may decode to (SPEC §17 "Decoded size").
+
+    A few kilobytes can declare hours of audio (8-bit PCM at 1 Hz), and
+    converting them costs minutes of CPU; no real codec needs fewer than
+    ``min_bytes_per_second`` bytes of file per second of sound.
+    """
+
+    #: Longest decoded audio accepted from one recording, whatever its size.
+    max_duration: timedelta = timedelta(hours=8)
+    #: Fewest bytes of file per second of decoded audio; a file with fewer is refused.
+    min_bytes_per_second: float = 100.0
+
+    def __attrs_post_init__(self) -> None:
+        if self.max_duration <= timedelta(0):
+            raise ValueError("max_duration must be positive")
+        if self.min_bytes_per_second <= 0:
+            raise ValueError("min_bytes_per_second must be positive")
+
+    def allowed_seconds(self, size: int | None) -> float:
+        """Seconds of audio a file of ``size`` bytes may decode to; ``None`` is a size unknown."""
+        longest = self.max_duration.total_seconds()
+        if size is None:
+            return longest
+        return min(longest, size / self.min_bytes_per_second)
+
+    def refusal(self, seconds: float, size: int | None) -> RecordingTooLong | None:
+        """The error that refuses ``seconds`` of audio from ``size`` bytes; None if allowed.
+
+        It names the limit that was passed, so the sender learns why.
+        """
+        longest = self.max_duration.total_seconds()
+        if seconds > longest:
+            return RecordingTooLong(
+                f"the recording is longer than the limit of {longest:g} seconds"
+            )
+        if seconds > self.allowed_seconds(size):
+            return RecordingTooLong(
+                "the recording decodes to more audio than its size allows"
+                f" (the limit is {self.min_bytes_per_second:g} bytes per second of audio)"
+            )
+        return None
+
+
+DEFAULT_DECODE_LIMITS = DecodeLimits()
 
 
 def retry_pause(attempts: int, settings: Settings = DEFAULT_SETTINGS) -> timedelta:

@@ -253,8 +253,11 @@ class Converter(Protocol):
     ) -> float:
         """Write ``source``'s first audio stream to ``target``; return its duration in seconds.
 
-        Raises ``UnreadableMedia`` when the input has no audio or cannot be
-        decoded, ``TransientError`` for anything that may pass on a retry.
+        Raises ``UnreadableMedia`` when the input has no audio, cannot be
+        decoded or is not a real audio or video container,
+        ``RecordingTooLong`` when it decodes to more audio than the
+        converter's limits allow, ``TransientError`` for anything that may
+        pass on a retry.
         """
         ...
 

@@ -10,7 +10,12 @@ import pytest
 from tests.support import media
 from transcriber_adapters.ffmpeg import FfmpegConverter
 from transcriber_adapters.memory.converter import BYTES_PER_SECOND, MemoryConverter
-from transcriber_contracts.converter import ConverterContract, MakeGarbage, MakeRecording
+from transcriber_contracts.converter import (
+    ConverterContract,
+    MakeGarbage,
+    MakeLimitedConverter,
+    MakeRecording,
+)
 
 
 class TestMemoryConverter(ConverterContract):
@@ -21,6 +26,10 @@ class TestMemoryConverter(ConverterContract):
     @pytest.fixture
     def converter(self) -> MemoryConverter:
         return MemoryConverter()
+
+    @pytest.fixture
+    def make_limited_converter(self) -> MakeLimitedConverter:
+        return lambda limits: MemoryConverter(limits=limits)
 
     @pytest.fixture
     def make_recording(self, tmp_path: Path) -> MakeRecording:
@@ -47,6 +56,10 @@ class TestFfmpegConverter(ConverterContract):
     @pytest.fixture
     def converter(self) -> FfmpegConverter:
         return FfmpegConverter()
+
+    @pytest.fixture
+    def make_limited_converter(self) -> MakeLimitedConverter:
+        return lambda limits: FfmpegConverter(limits=limits)
 
     @pytest.fixture
     def make_recording(self, tmp_path: Path) -> MakeRecording:

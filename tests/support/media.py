@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import wave
 from pathlib import Path
 
 from transcriber_adapters.ffmpeg import find_ffmpeg
@@ -49,3 +50,29 @@ def empty_audio(target: Path) -> Path:
     return generate(
         target, "-f", "lavfi", "-i", "anullsrc=r=8000:cl=mono", "-t", "0", "-c:a", "pcm_s16le"
     )
+
+
+def encoded(target: Path, seconds: float, *codec: str) -> Path:
+    """A tone of ``seconds`` encoded with ``codec`` arguments, muxed by ``target``'s extension."""
+    return generate(target, "-f", "lavfi", "-i", f"sine=frequency=440:duration={seconds}", *codec)
+
+
+def video(target: Path, seconds: float, *codec: str) -> Path:
+    """A small video with a tone track of ``seconds``, encoded with the ``codec`` arguments."""
+    return generate(
+        target,
+        *("-f", "lavfi", "-i", f"color=c=blue:s=64x64:r=10:d={seconds}"),
+        *("-f", "lavfi", "-i", f"sine=frequency=440:duration={seconds}"),
+        *codec,
+        "-shortest",
+    )
+
+
+def one_hertz_wav(target: Path, seconds: int) -> Path:
+    """A duration bomb: 8-bit PCM at 1 Hz, one byte per second of decoded audio."""
+    with wave.open(str(target), "wb") as writer:
+        writer.setnchannels(1)
+        writer.setsampwidth(1)
+        writer.setframerate(1)
+        writer.writeframes(bytes([128]) * seconds)
+    return target

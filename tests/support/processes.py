@@ -25,12 +25,13 @@ def _live_processes() -> Iterator[tuple[int, str, int, int]]:
             yield int(entry.name), comm, int(ppid), int(pgrp)
 
 
-def children(name_prefix: str = "") -> list[int]:
-    """Pids of this process's live children whose command name starts with ``name_prefix``."""
+def children(name_prefix: str = "", *, parent: int | None = None) -> list[int]:
+    """Pids of ``parent``'s (this process's) live children whose command starts ``name_prefix``."""
+    parent = os.getpid() if parent is None else parent
     return [
         pid
         for pid, comm, ppid, _ in _live_processes()
-        if ppid == os.getpid() and comm.startswith(name_prefix)
+        if ppid == parent and comm.startswith(name_prefix)
     ]
 
 

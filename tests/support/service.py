@@ -183,11 +183,11 @@ class Service:
             ) from None
 
     def kill(self) -> int:
-        """SIGKILL the server like a crash, then the ffmpeg it left running; the exit code.
+        """SIGKILL the server like a crash, then any child it left running; the exit code.
 
-        ffmpeg runs in its own session and would outlive the server, writing
-        a staging file nobody removes; it is killed after the server so the
-        server cannot notice and react.
+        ffmpeg dies with the server by itself (``setpriv --pdeathsig``); this
+        sweep is for hosts without setpriv and for other children. It runs
+        after the server is killed so the server cannot notice and react.
         """
         children = _descendants(self.process.pid)
         if self.process.poll() is None:

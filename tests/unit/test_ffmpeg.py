@@ -6,7 +6,11 @@ import asyncio
 import os
 import signal
 import subprocess
+import sys
 import tempfile
+import time
+from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -16,7 +20,13 @@ from tests.support.processes import children, group_members, open_fifo_writer
 from transcriber_adapters import ffmpeg
 from transcriber_adapters._temp import staging_path
 from transcriber_adapters.ffmpeg import FfmpegConverter, classify_failure
-from transcriber_core.errors import ConverterUnavailable, TransientError, UnreadableMedia
+from transcriber_core.errors import (
+    ConverterUnavailable,
+    RecordingTooLong,
+    TransientError,
+    UnreadableMedia,
+)
+from transcriber_core.policy import DecodeLimits
 
 #: ffmpeg's command name as /proc shows it (the wheel's binary is "ffmpeg-linux-...").
 FFMPEG_COMM = "ffmpeg"
@@ -304,6 +314,13 @@ async def test_failing_progress_callback_stops_ffmpeg(tmp_path: Path) -> None:
         ),
         (1, "[mov] moov atom not found", False, UnreadableMedia, ffmpeg.UNDECODABLE),
         (
+            183,
+            "[in#0] Format not on whitelist 'wav,mp3'\nError opening input: Invalid argument",
+            False,
+            UnreadableMedia,
+            ffmpeg.NOT_MEDIA,
+        ),
+        (
             1,
             "Could not find codec parameters for stream 0",
             True,
@@ -338,3 +355,295 @@ def test_failures_are_classified(
     if message is not None:
         assert str(error) == message
     assert "/srv" not in str(error)
+
+
+# SPEC §17 "Converter input": only real containers are decoded.
+
+#: Common real inputs, each made by ffmpeg: (file name, how to make it from a length in seconds).
+REAL_INPUTS: list[tuple[str, Callable[[Path, float], Path]]] = [
+    ("tone.wav", media.tone),
+    ("tone.mp3", media.tone),
+    ("voice.ogg", lambda p, s: media.encoded(p, s, "-c:a", "libopus", "-ac", "1", "-ar", "48000")),
+    ("vorbis.ogg", lambda p, s: media.encoded(p, s, "-c:a", "libvorbis")),
+    ("tone.flac", media.tone),
+    ("tone.m4a", lambda p, s: media.encoded(p, s, "-c:a", "aac")),
+    ("tone.aac", lambda p, s: media.encoded(p, s, "-c:a", "aac")),
+    ("tone.amr", lambda p, s: media.encoded(p, s, "-c:a", "libopencore_amrnb", "-ar", "8000")),
+    ("tone.3gp", lambda p, s: media.encoded(p, s, "-c:a", "libopencore_amrnb", "-ar", "8000")),
+    ("tone.webm", lambda p, s: media.encoded(p, s, "-c:a", "libopus")),
+    ("tone.wma", lambda p, s: media.encoded(p, s, "-c:a", "wmav2")),
+    ("clip.mp4", media.video_with_audio),
+    (
+        "video-note.mp4",
+        lambda p, s: media.video(p, s, "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac"),
+    ),
+    ("clip.mov", lambda p, s: media.video(p, s, "-c:v", "mpeg4", "-c:a", "aac")),
+    ("clip.mkv", lambda p, s: media.video(p, s, "-c:v", "mpeg4", "-c:a", "libvorbis")),
+    ("clip.avi", lambda p, s: media.video(p, s, "-c:v", "mpeg4", "-c:a", "libmp3lame")),
+    ("clip.ts", lambda p, s: media.video(p, s, "-c:v", "mpeg2video", "-c:a", "mp2")),
+]
+
+
+@pytest.mark.parametrize(("name", "make"), REAL_INPUTS, ids=[name for name, _ in REAL_INPUTS])
+async def test_real_containers_convert(
+    converter: FfmpegConverter, tmp_path: Path, name: str, make: Callable[[Path, float], Path]
+) -> None:
+    """Each common audio and video container still converts and is measured."""
+    source = make(tmp_path / name, 1.0)
+    target = tmp_path / "out.ogg"
+    assert await converter.convert(source, target) == pytest.approx(1.0, abs=0.25)
+    assert target.read_bytes().startswith(b"OggS")
+
+
+def _stored_recording(folder: Path) -> Path:
+    """Another sender's recording, stored beside the upload: 3.7 s, a length easy to spot."""
+    return media.tone(folder / "k3Yw9-other-sender.wav", 3.7)
+
+
+def _ffconcat(folder: Path, name: str) -> Path:
+    source = folder / "upload.mp3"
+    source.write_text(f"ffconcat version 1.0\nfile {name}\n")
+    return source
+
+
+def _hls(folder: Path, name: str) -> Path:
+    source = folder / "upload.m3u8"
+    source.write_text(f"#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXTINF:3.7,\n{name}\n#EXT-X-ENDLIST\n")
+    return source
+
+
+#: Ways an upload can name a file stored beside it: relative, absolute, through "..".
+NAMINGS: list[Callable[[Path], str]] = [
+    lambda stored: stored.name,
+    str,
+    lambda stored: f"../{stored.parent.name}/{stored.name}",
+]
+
+
+@pytest.mark.parametrize("script", [_ffconcat, _hls], ids=["ffconcat", "hls"])
+@pytest.mark.parametrize("naming", NAMINGS, ids=["relative", "absolute", "dotdot"])
+async def test_upload_naming_a_stored_file_is_refused(
+    converter: FfmpegConverter,
+    tmp_path: Path,
+    script: Callable[[Path, str], Path],
+    naming: Callable[[Path], str],
+) -> None:
+    """A concat script or playlist naming another recording is "not an audio or video file"."""
+    stored = _stored_recording(tmp_path)
+    source = script(tmp_path, naming(stored))
+    target = tmp_path / "out.ogg"
+    with pytest.raises(UnreadableMedia) as info:
+        await converter.convert(source, target)
+    assert str(info.value) == ffmpeg.NOT_MEDIA
+    _assert_names_nothing(info.value, source, stored, target)
+
+
+def _sdp(folder: Path) -> Path:
+    source = folder / "upload.sdp"
+    source.write_text(
+        "v=0\no=- 0 0 IN IP4 127.0.0.1\ns=x\nc=IN IP4 127.0.0.1\nt=0 0\nm=audio 9 RTP/AVP 0\n"
+    )
+    return source
+
+
+def _subtitles(folder: Path) -> Path:
+    source = folder / "upload.srt"
+    source.write_text("1\n00:00:01,000 --> 00:00:02,000\nhello\n")
+    return source
+
+
+def _image(folder: Path) -> Path:
+    return media.generate(
+        folder / "upload.png", "-f", "lavfi", "-i", "color=c=red:s=8x8:d=0.1", "-frames:v", "1"
+    )
+
+
+def _ffmetadata(folder: Path) -> Path:
+    source = folder / "upload.txt"
+    source.write_text(";FFMETADATA1\ntitle=x\n")
+    return source
+
+
+@pytest.mark.parametrize(
+    "make", [_sdp, _subtitles, _image, _ffmetadata], ids=["sdp", "srt", "png", "ffmetadata"]
+)
+async def test_files_that_are_not_containers_are_refused(
+    converter: FfmpegConverter, tmp_path: Path, make: Callable[[Path], Path]
+) -> None:
+    """SDP, subtitles, pictures and metadata files are "not an audio or video file", for good."""
+    with pytest.raises(UnreadableMedia) as info:
+        await converter.convert(make(tmp_path), tmp_path / "out.ogg")
+    assert str(info.value) == ffmpeg.NOT_MEDIA
+
+
+@pytest.mark.timeout(20)
+async def test_ffmpeg_works_in_an_empty_removed_directory(
+    converter: FfmpegConverter, tmp_path: Path, system_temp: Path
+) -> None:
+    """ffmpeg's working directory is empty and already removed: a relative name finds nothing."""
+    fifo = tmp_path / "endless.wav"
+    os.mkfifo(fifo)
+    task = asyncio.create_task(converter.convert(fifo, tmp_path / "out.ogg"))
+    writer = await open_fifo_writer(fifo, task)
+    try:
+        [pid] = children(FFMPEG_COMM)
+        cwd = str(Path(f"/proc/{pid}/cwd").readlink())
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    finally:
+        writer.close()
+    assert cwd.endswith(" (deleted)")
+    assert not Path(cwd.removesuffix(" (deleted)")).exists()
+    assert list(system_temp.iterdir()) == []
+
+
+# SPEC §17 "Decoded size": a small file cannot make hours of work.
+
+
+def _limited(max_seconds: float = 28_800, min_bytes_per_second: float = 100) -> FfmpegConverter:
+    return FfmpegConverter(
+        limits=DecodeLimits(
+            max_duration=timedelta(seconds=max_seconds), min_bytes_per_second=min_bytes_per_second
+        )
+    )
+
+
+@pytest.mark.timeout(30)
+async def test_one_hertz_wav_is_refused_naming_the_limit(
+    converter: FfmpegConverter, tmp_path: Path
+) -> None:
+    """The 21,644-byte WAV that decodes to 6 h fails for good, naming bytes per second."""
+    source = media.one_hertz_wav(tmp_path / "bomb.wav", 6 * 3600)
+    target = tmp_path / "out.ogg"
+    with pytest.raises(RecordingTooLong) as info:
+        await converter.convert(source, target)
+    assert "100 bytes" in str(info.value)
+    _assert_names_nothing(info.value, source, target)
+    # Refused from the declared length, before ffmpeg wrote one limit's worth (216 s) of Opus.
+    assert not target.exists() or target.stat().st_size < 216 * 6_000
+    assert children() == []
+
+
+@pytest.mark.timeout(30)
+async def test_stream_without_declared_length_stops_at_max_duration(tmp_path: Path) -> None:
+    """A file that declares no length is stopped once its output passes the maximum duration."""
+    # ffmpeg writing Matroska to a pipe cannot seek back to store the length.
+    streamed = await asyncio.to_thread(
+        subprocess.run,
+        [
+            *(media.FFMPEG, "-v", "error", "-f", "lavfi", "-i", "sine=duration=30"),
+            *("-c:a", "libvorbis", "-f", "matroska", "-"),
+        ],
+        capture_output=True,
+        check=True,
+    )
+    source = tmp_path / "streamed.mkv"
+    source.write_bytes(streamed.stdout)
+    with pytest.raises(RecordingTooLong) as info:
+        await _limited(max_seconds=2).convert(source, tmp_path / "out.ogg")
+    assert str(info.value) == "the recording is longer than the limit of 2 seconds"
+    assert children() == []
+
+
+async def test_recording_within_tight_limits_converts(tmp_path: Path) -> None:
+    """A recording just inside both limits converts: the limits refuse only what passes them."""
+    source = media.tone(tmp_path / "tone.mp3", 2.0)
+    per_second = source.stat().st_size / 2.0
+    converter = _limited(max_seconds=2.5, min_bytes_per_second=per_second * 0.8)
+    assert await converter.convert(source, tmp_path / "out.ogg") == pytest.approx(2.0, abs=0.2)
+
+
+@pytest.mark.timeout(20)
+async def test_declared_length_refuses_before_any_output(tmp_path: Path) -> None:
+    """A container declaring more audio than its size allows is refused as soon as it is read."""
+    script = _fake_ffmpeg(
+        tmp_path,
+        "echo \"Input #0, wav, from 'file:/data/x.wav':\" >&2\n"
+        "echo '  Duration: 06:00:00.00, bitrate: 0 kb/s' >&2\n"
+        "exec sleep 60",
+    )
+    source = tmp_path / "in.wav"
+    source.write_bytes(b"\0" * 21_644)
+    with pytest.raises(RecordingTooLong) as info:
+        await FfmpegConverter(script).convert(source, tmp_path / "out.ogg")
+    assert "100 bytes" in str(info.value)
+    assert children() == []
+
+
+@pytest.mark.timeout(20)
+async def test_output_past_the_limit_kills_ffmpeg(tmp_path: Path) -> None:
+    """Progress past the maximum duration ends the conversion at once, with ffmpeg killed."""
+    script = _fake_ffmpeg(
+        tmp_path,
+        "printf 'out_time_us=1000000\\nprogress=continue\\n'\n"
+        "printf 'out_time_us=3000000\\nprogress=continue\\n'\n"
+        "exec sleep 60",
+    )
+    source = tmp_path / "in.wav"
+    source.write_bytes(b"\0" * 100_000)
+    with pytest.raises(RecordingTooLong) as info:
+        await FfmpegConverter(
+            script, limits=DecodeLimits(max_duration=timedelta(seconds=2))
+        ).convert(source, tmp_path / "out.ogg")
+    assert str(info.value) == "the recording is longer than the limit of 2 seconds"
+    assert children() == []
+
+
+async def test_metadata_cannot_forge_a_declared_length(tmp_path: Path) -> None:
+    """A tag whose value looks like a Duration line is not taken for the container's length."""
+    script = _fake_ffmpeg(
+        tmp_path,
+        "echo \"Input #0, mp3, from 'file:/data/x.mp3':\" >&2\n"
+        "echo '  Metadata:' >&2\n"
+        "echo '    title           : x' >&2\n"
+        "echo '                    :   Duration: 06:00:00.00' >&2\n"
+        "echo '    comment         : Duration: 06:00:00.00' >&2\n"
+        "echo '  Duration: 00:00:01.00, start: 0.000000, bitrate: 64 kb/s' >&2\n"
+        "printf 'out_time_us=1000000\\nprogress=end\\n'",
+    )
+    source = tmp_path / "in.mp3"
+    source.write_bytes(b"\0" * 8_000)
+    assert await FfmpegConverter(script).convert(source, tmp_path / "out.ogg") == 1.0
+
+
+# SPEC §17 "Crashes": ffmpeg dies with the process that started it.
+
+_CONVERT_IN_CHILD = """
+import asyncio, sys
+from pathlib import Path
+from transcriber_adapters.ffmpeg import FfmpegConverter
+asyncio.run(FfmpegConverter().convert(Path(sys.argv[1]), Path(sys.argv[2])))
+"""
+
+
+def _gone(pid: int) -> bool:
+    """True once ``pid`` has exited (a zombie waiting for init counts as exited)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    return stat[stat.rindex(")") + 2] == "Z"
+
+
+@pytest.mark.timeout(30)
+def test_ffmpeg_dies_with_its_parent(tmp_path: Path) -> None:
+    """SIGKILL of the converting process kills its ffmpeg: no orphan keeps writing."""
+    fifo = tmp_path / "endless.wav"
+    os.mkfifo(fifo)
+    parent = subprocess.Popen(
+        [sys.executable, "-c", _CONVERT_IN_CHILD, str(fifo), str(tmp_path / "out.ogg")]
+    )
+    try:
+        # Opening the FIFO for writing waits until ffmpeg opens it for reading.
+        with fifo.open("wb"):
+            [pid] = children(FFMPEG_COMM, parent=parent.pid)
+            parent.kill()
+            parent.wait()
+            deadline = time.monotonic() + 10
+            while not _gone(pid) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert _gone(pid)
+    finally:
+        parent.kill()
+        parent.wait()

@@ -37,7 +37,7 @@ async def test_converter_failures_are_queued(tmp_path: Path) -> None:
 async def test_converter_fixed_duration_and_deterministic_output(tmp_path: Path) -> None:
     """A set duration overrides the size rule; the same input gives the same output bytes."""
     converter = MemoryConverter(duration=42.5)
-    source = _file(tmp_path, b"abc")
+    source = _file(tmp_path, b"abc" * 2_000)  # enough bytes for 42.5 s within the limits
     assert await converter.convert(source, tmp_path / "a.ogg") == 42.5
     await converter.convert(source, tmp_path / "b.ogg")
     assert (tmp_path / "a.ogg").read_bytes() == (tmp_path / "b.ogg").read_bytes()

@@ -8,6 +8,7 @@ import attrs
 
 from transcriber_adapters._threads import in_thread
 from transcriber_core.errors import ConverterUnavailable, UnreadableMedia
+from transcriber_core.policy import DEFAULT_DECODE_LIMITS, DecodeLimits
 from transcriber_core.ports import ProgressCallback
 
 #: Bytes that count as one second of recording, unless told otherwise.
@@ -29,7 +30,8 @@ class MemoryConverter:
 
     The rule: an empty recording, or one that starts with ``not_audio``, is
     ``UnreadableMedia``. Any other is ``duration`` seconds long when that is
-    set, else its size divided by ``bytes_per_second``. The output is a few
+    set, else its size divided by ``bytes_per_second``; a duration past
+    ``limits`` for its size is ``RecordingTooLong``. The output is a few
     bytes that name the input's size and the duration, the same for the same
     input. ``fail_next`` makes the next calls raise; ``calls`` records them.
     """
@@ -40,8 +42,10 @@ class MemoryConverter:
         duration: float | None = None,
         bytes_per_second: int = BYTES_PER_SECOND,
         not_audio: bytes = NOT_AUDIO,
+        limits: DecodeLimits = DEFAULT_DECODE_LIMITS,
     ) -> None:
         self.duration = duration
+        self.limits = limits
         self.bytes_per_second = bytes_per_second
         self.not_audio = not_audio
         #: Every call, in order, including those that failed.
@@ -76,6 +80,9 @@ class MemoryConverter:
         if size == 0 or (self.not_audio and head == self.not_audio):
             raise UnreadableMedia("the recording is not a format the converter can decode")
         duration = self.duration if self.duration is not None else size / self.bytes_per_second
+        refusal = self.limits.refusal(duration, size)
+        if refusal is not None:
+            raise refusal
         if on_progress is not None:
             on_progress(duration / 2)
         output = f"OggS memory-converter {size} bytes {duration:.3f} s\n".encode("ascii")
