@@ -96,9 +96,7 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / ticks
 
 
-def upload_once(
-    variant: str, size: int, chunk: bytes, round_no: int
-) -> tuple[float, float, float]:
+def upload_once(variant: str, size: int, chunk: bytes, round_no: int) -> tuple[float, float, float]:
     """One upload to a fresh server running ``variant``; MiB/s, peak RSS and its growth (MiB)."""
     mib = size / MIB
     with tempfile.TemporaryDirectory() as tmp:

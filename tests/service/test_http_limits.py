@@ -267,3 +267,14 @@ def test_open_files_limit_is_raised_for_max_connections(tmp_path: Path) -> None:
     soft, hard = line.split()[3:5]
     assert int(hard) == 8192
     assert int(soft) >= 1000 + 64
+
+
+def test_open_files_hard_limit_too_low_is_named_in_the_log(tmp_path: Path) -> None:
+    """Below what max_connections needs even at the hard limit, the log says so, naming the key."""
+    command = ["prlimit", "--nofile=64:512", sys.executable, "-m", "transcriber_app", "serve"]
+    with running_service(tmp_path, command=command) as service:
+        line = service.wait_for_log("event=http.open_files_short")
+        limits = Path(f"/proc/{service.pid}/limits").read_text()
+    assert 'key="[http] max_connections"' in line
+    assert "needed=1256" in line
+    assert "Max open files            512                  512" in limits
