@@ -15,13 +15,20 @@ Figures, all read from /proc/<server pid>:
 - bytes the server process wrote to disk (``write_bytes`` in /proc/<pid>/io)
   during the upload, as a ratio to the upload's size.
 
+A/B: ``--variants stock,limited`` (the default) runs the same upload
+against each HTTP protocol of ``bench/server_variants.py`` in turn, a fresh
+server for each, alternating round by round so the disk's drift falls on
+both; a summary per variant closes the run.
+
 Usage: .venv/bin/python bench/upload.py [--mib 1024] [--chunk-kib 1024] [--rounds 1]
+       [--variants stock,h11,limited]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -33,6 +40,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # for tests.support.service, the real-server harness
 
+from bench.server_variants import VARIANTS, command  # noqa: E402
 from tests.support.service import running_service  # noqa: E402 - needs ROOT on the path
 
 MIB = 1024 * 1024
@@ -88,10 +96,9 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / ticks
 
 
-def run(mib: int, chunk_kib: int, rounds: int) -> None:
-    """Start the service, upload ``rounds`` times, print the figures."""
-    size = mib * MIB
-    chunk = os.urandom(chunk_kib * 1024)
+def upload_once(variant: str, size: int, chunk: bytes, round_no: int) -> tuple[float, float, float]:
+    """One upload to a fresh server running ``variant``; MiB/s, peak RSS and its growth (MiB)."""
+    mib = size / MIB
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         config = {
@@ -99,46 +106,57 @@ def run(mib: int, chunk_kib: int, rounds: int) -> None:
             # The convert step of random bytes fails fast; keep it from retrying during the run.
             "queue": {"max_attempts": 1},
         }
-        with running_service(root, config=config) as service:
+        with running_service(root, config=config, command=command(variant)) as service:
             pid = service.pid
             same_fs = service.temp_dir.stat().st_dev == service.data_dir.parent.stat().st_dev
-            print(f"server pid {pid}; TMPDIR and data dir on one filesystem: {same_fs}")
             # No timeout: the figure is how long the upload takes, however long.
             with httpx.Client(base_url=service.base_url, timeout=None) as client:  # noqa: S113
                 startup_peak = proc_status(pid, "VmHWM")
-                print(f"server peak RSS from start-up to the upload {startup_peak / MIB:.1f} MiB")
-                for round_no in range(1, rounds + 1):
-                    reset_peak(pid)
-                    baseline = proc_status(pid, "VmRSS")
-                    written_before = write_bytes(pid)
-                    cpu_before = cpu_seconds(pid)
-                    length, body = multipart_body(size, chunk)
-                    headers = {
-                        "Content-Type": f"multipart/form-data; boundary={BOUNDARY}",
-                        "Content-Length": str(length),
-                    }
-                    started = time.perf_counter()
-                    response = client.post("/api/audio", content=body, headers=headers)
-                    seconds = time.perf_counter() - started
-                    written = write_bytes(pid) - written_before
-                    cpu = cpu_seconds(pid) - cpu_before
-                    peak = proc_status(pid, "VmHWM")
-                    assert response.status_code == 202, response.text
-                    print(
-                        f"round {round_no}: {mib} MiB in {seconds:.2f} s"
-                        f" = {mib / seconds:.0f} MiB/s;"
-                        f" server CPU {cpu:.2f} s ({cpu / seconds:.0%} of one core)"
-                    )
-                    print(
-                        f"  server RSS before {baseline / MIB:.1f} MiB,"
-                        f" peak during the upload {peak / MIB:.1f} MiB"
-                        f" (+{(peak - baseline) / MIB:.1f} MiB)"
-                    )
-                    print(
-                        f"  server disk writes {written / MIB:.1f} MiB"
-                        f" = {written / size:.3f} x the upload"
-                    )
+                reset_peak(pid)
+                baseline = proc_status(pid, "VmRSS")
+                written_before = write_bytes(pid)
+                cpu_before = cpu_seconds(pid)
+                length, body = multipart_body(size, chunk)
+                headers = {
+                    "Content-Type": f"multipart/form-data; boundary={BOUNDARY}",
+                    "Content-Length": str(length),
+                }
+                started = time.perf_counter()
+                response = client.post("/api/audio", content=body, headers=headers)
+                seconds = time.perf_counter() - started
+                written = write_bytes(pid) - written_before
+                cpu = cpu_seconds(pid) - cpu_before
+                peak = proc_status(pid, "VmHWM")
+                assert response.status_code == 202, response.text
             service.stop()
+    print(
+        f"round {round_no} {variant}: {mib:.0f} MiB in {seconds:.2f} s"
+        f" = {mib / seconds:.0f} MiB/s; server CPU {cpu:.2f} s ({cpu / seconds:.0%} of one core)"
+    )
+    print(
+        f"  start-up peak {startup_peak / MIB:.1f} MiB; RSS before {baseline / MIB:.1f} MiB,"
+        f" peak during the upload {peak / MIB:.1f} MiB (+{(peak - baseline) / MIB:.1f} MiB);"
+        f" disk writes {written / size:.3f} x the upload; one filesystem: {same_fs}"
+    )
+    return mib / seconds, peak / MIB, (peak - baseline) / MIB
+
+
+def run(mib: int, chunk_kib: int, rounds: int, variants: list[str]) -> None:
+    """Upload ``rounds`` times to each variant in turn, print each run and a summary."""
+    size = mib * MIB
+    chunk = os.urandom(chunk_kib * 1024)
+    results: dict[str, list[tuple[float, float, float]]] = {variant: [] for variant in variants}
+    for round_no in range(1, rounds + 1):
+        for variant in variants:
+            results[variant].append(upload_once(variant, size, chunk, round_no))
+    print(f"summary, {rounds} round(s) of {mib} MiB:")
+    for variant, runs in results.items():
+        speeds = [speed for speed, _, _ in runs]
+        print(
+            f"  {variant:8} MiB/s min {min(speeds):.0f} median {statistics.median(speeds):.0f}"
+            f" max {max(speeds):.0f}; peak RSS max {max(peak for _, peak, _ in runs):.1f} MiB"
+            f" (growth max +{max(growth for _, _, growth in runs):.1f} MiB)"
+        )
 
 
 def main() -> None:
@@ -146,9 +164,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mib", type=int, default=1024, help="recording size in MiB")
     parser.add_argument("--chunk-kib", type=int, default=1024, help="client write size in KiB")
-    parser.add_argument("--rounds", type=int, default=1, help="uploads to the same server")
+    parser.add_argument("--rounds", type=int, default=1, help="uploads per variant")
+    parser.add_argument(
+        "--variants",
+        default="stock,limited",
+        help=f"comma-separated HTTP protocols to compare, of {', '.join(VARIANTS)}",
+    )
     args = parser.parse_args()
-    run(args.mib, args.chunk_kib, args.rounds)
+    variants = args.variants.split(",")
+    unknown = set(variants) - set(VARIANTS)
+    if unknown:
+        parser.error(f"unknown variants: {', '.join(sorted(unknown))}")
+    run(args.mib, args.chunk_kib, args.rounds, variants)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from transcriber_app.bootstrap import Runtime, build
 from transcriber_app.config import Config
 from transcriber_app.web import create_app
 from transcriber_app.web.auth import AdminState, prepare_admin
+from transcriber_app.web.connections import fit_open_files_limit, protocol_for
 from transcriber_app.web.metrics import Metrics
 
 log = logging.getLogger("transcriber.server")
@@ -41,7 +42,11 @@ class _Server(uvicorn.Server):
 def uvicorn_config(
     runtime: Runtime, metrics: Metrics | None = None, *, admin: AdminState | None = None
 ) -> uvicorn.Config:
-    """uvicorn settings for the service: our logging, no total read timeout on uploads."""
+    """uvicorn settings for the service: our logging, no total read timeout on uploads.
+
+    Connections are ``web.connections``' protocol: uvicorn's httptools one
+    with SPEC §17's limits on header size, header time and connection count.
+    """
     http = runtime.config.http
     return uvicorn.Config(
         create_app(runtime, metrics, admin=admin),
@@ -50,6 +55,10 @@ def uvicorn_config(
         log_config=None,
         access_log=False,
         lifespan="off",
+        http=protocol_for(http),
+        # No WebSocket routes: an upgrade must not hand the connection to a
+        # protocol without our limits.
+        ws="none",
         timeout_graceful_shutdown=math.ceil(runtime.config.shutdown.grace_seconds),
         server_header=False,
         # X-Forwarded-For from 127.0.0.1 would otherwise pick the client address
@@ -85,6 +94,7 @@ async def _run(runtime: Runtime, metrics: Metrics) -> int:
     stop = asyncio.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
+    fit_open_files_limit(config.http.max_connections)
     try:
         sock = _bind(config.http.host, config.http.port)
     except OSError as exc:

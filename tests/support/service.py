@@ -24,7 +24,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,8 @@ READY_TIMEOUT = 20.0
 STOP_TIMEOUT = 20.0
 #: Pause between two looks at a separate process (health, log lines, a job's state).
 POLL_INTERVAL = 0.02
+#: How the service is started, before ``-c <config>``.
+SERVE_COMMAND = (sys.executable, "-m", "transcriber_app", "serve")
 #: States a job never leaves by itself.
 TERMINAL_STATES = frozenset({"done", "failed", "dead"})
 
@@ -252,7 +254,11 @@ def _environment(temp_dir: Path, env: Mapping[str, str] | None) -> dict[str, str
 
 
 def _launch(
-    root: Path, config_path: Path, temp_dir: Path, env: Mapping[str, str] | None
+    root: Path,
+    config_path: Path,
+    temp_dir: Path,
+    env: Mapping[str, str] | None,
+    command: Sequence[str] = SERVE_COMMAND,
 ) -> tuple[subprocess.Popen[bytes], Path, Path]:
     run = 1
     while (root / f"stderr-{run}.log").exists():
@@ -261,7 +267,7 @@ def _launch(
     stdout_path = root / f"stdout-{run}.log"
     with stderr_path.open("wb") as stderr, stdout_path.open("wb") as stdout:
         process = subprocess.Popen(
-            [sys.executable, "-m", "transcriber_app", "serve", "-c", str(config_path)],
+            [*command, "-c", str(config_path)],
             stdin=subprocess.DEVNULL,
             stdout=stdout,
             stderr=stderr,
@@ -297,6 +303,7 @@ def running_service(
     data_dir: Path | None = None,
     raw: str = "",
     ready_timeout: float = READY_TIMEOUT,
+    command: Sequence[str] = SERVE_COMMAND,
 ) -> Iterator[Service]:
     """A started service whose /health answered 200; killed on exit if still running.
 
@@ -305,12 +312,15 @@ def running_service(
     process gets ``TMPDIR=root/tmp`` so a test can see what staging leaves
     behind, and no ``TRANSCRIBER_*`` variables but those in ``env``.
     Calling it again with the same ``root`` keeps earlier runs' logs.
+    ``command`` replaces ``python -m transcriber_app serve`` (a wrapper such
+    as ``prlimit``, or a benchmark's variant of the server); it must exec
+    the server, so the process is the server.
     """
     root.mkdir(parents=True, exist_ok=True)
     temp_dir = root / "tmp"
     temp_dir.mkdir(exist_ok=True)
     config_path, data, port = write_config(root, config=config, data_dir=data_dir, raw=raw)
-    process, stderr_path, stdout_path = _launch(root, config_path, temp_dir, env)
+    process, stderr_path, stdout_path = _launch(root, config_path, temp_dir, env, command)
     service = Service(
         process=process,
         port=port,

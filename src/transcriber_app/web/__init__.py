@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.routing import BaseRoute
 
 from transcriber_app.bootstrap import Runtime
@@ -10,6 +11,7 @@ from transcriber_app.web import admin as admin_panel
 from transcriber_app.web import api
 from transcriber_app.web.auth import AdminState
 from transcriber_app.web.metrics import Metrics
+from transcriber_app.web.redirects import LocalRedirects
 
 
 def create_app(
@@ -24,7 +26,12 @@ def create_app(
     """
     admin = admin or AdminState()
     routes: list[BaseRoute] = [*api.routes(), admin_panel.mount()]
-    app = Starlette(routes=routes, exception_handlers=api.exception_handlers())
+    app = Starlette(
+        routes=routes,
+        exception_handlers=api.exception_handlers(),
+        # Starlette's trailing-slash redirects would send a client to its own Host header.
+        middleware=[Middleware(LocalRedirects)],
+    )
     app.state.runtime = runtime
     app.state.admin = admin
     app.state.metrics = metrics or Metrics()

@@ -1,0 +1,281 @@
+"""SPEC §17 HTTP limits, attacked through the real server process on 127.0.0.1.
+
+Header size, header time and connection count, and the Host header in
+redirects. Raw sockets stand in for the attacker: a client library would
+refuse to send what these send.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import statistics
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.support.service import POLL_INTERVAL, Service, running_service
+
+pytestmark = pytest.mark.slow
+
+MIB = 1024 * 1024
+#: A request line and the start of a header block that is never finished.
+HALF_REQUEST = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "
+
+
+def proc_status(pid: int, field: str) -> int:
+    """A ``kB`` field of /proc/<pid>/status, in bytes."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1]) * 1024
+    raise KeyError(field)
+
+
+def connect(service: Service) -> socket.socket:
+    """A plain TCP connection to the service."""
+    return socket.create_connection(("127.0.0.1", service.port), timeout=10.0)
+
+
+def read_all(sock: socket.socket) -> bytes:
+    """What the server sends until it closes (or resets) the connection."""
+    received = bytearray()
+    with contextlib.suppress(ConnectionResetError):
+        while chunk := sock.recv(65536):
+            received += chunk
+    return bytes(received)
+
+
+def seconds_until_closed(sock: socket.socket, *, trickle: bool = False) -> float:
+    """Seconds until the server closes ``sock``; with ``trickle``, a header byte sent every poll."""
+    started = time.monotonic()
+    sock.settimeout(POLL_INTERVAL)
+    deadline = started + 15.0
+    while time.monotonic() < deadline:
+        try:
+            if not sock.recv(65536):
+                return time.monotonic() - started
+        except TimeoutError:
+            pass
+        except ConnectionResetError:
+            return time.monotonic() - started
+        if trickle:
+            try:
+                sock.send(b"a")
+            except (BrokenPipeError, ConnectionResetError):
+                return time.monotonic() - started
+    raise AssertionError("the server kept the connection open for 15 s")
+
+
+def health_ok(service: Service) -> bool:
+    """Whether one fresh connection gets 200 from /health."""
+    try:
+        with service.client(timeout=2.0) as client:
+            return client.get("/health").status_code == 200
+    except httpx.TransportError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    """The service with a 2-second header timeout and the default header size limit."""
+    config = {"http": {"header_timeout_seconds": 2.0}}
+    with running_service(tmp_path_factory.mktemp("limits"), config=config) as started:
+        yield started
+
+
+def test_header_over_the_limit_gets_431(service: Service) -> None:
+    """Headers just past 64 KiB are answered 431 with a JSON error, then the connection closes."""
+    with connect(service) as sock:
+        sock.sendall(HALF_REQUEST + b"a" * 70_000 + b"\r\n\r\n")
+        answer = read_all(sock)
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 431 "), answer[:200]
+    assert b"connection: close" in head.lower()
+    assert b'"error":"headers_too_large"' in body.replace(b" ", b"")
+
+
+def test_header_under_the_limit_is_served(service: Service) -> None:
+    """Headers of 60 KiB, under the limit, are an ordinary request."""
+    with service.client() as client:
+        response = client.get("/health", headers={"X-Padding": "a" * 60_000})
+    assert response.status_code == 200
+
+
+def test_100_mib_header_keeps_memory_flat(service: Service) -> None:
+    """A 100 MiB header is refused without being buffered: server RSS grows by a few MiB at most."""
+    pid = service.pid
+    Path(f"/proc/{pid}/clear_refs").write_text("5")  # VmHWM starts again from here
+    before = proc_status(pid, "VmRSS")
+    chunk = b"a" * MIB
+    started = time.monotonic()
+    with connect(service) as sock:
+        sock.sendall(HALF_REQUEST)
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            for _ in range(100):
+                sock.sendall(chunk)
+        with contextlib.suppress(TimeoutError):
+            read_all(sock)
+    peak = proc_status(pid, "VmHWM")
+    assert peak - before < 16 * MIB, f"RSS grew by {(peak - before) / MIB:.1f} MiB"
+    assert time.monotonic() - started < 5.0
+    assert health_ok(service)
+
+
+def test_half_sent_headers_are_dropped(service: Service) -> None:
+    """A request whose headers stop halfway is closed after the header timeout, not held."""
+    with connect(service) as sock:
+        sock.sendall(HALF_REQUEST)
+        waited = seconds_until_closed(sock)
+    assert 1.5 <= waited < 4.0
+
+
+def test_trickled_headers_are_dropped(service: Service) -> None:
+    """Headers sent a byte at a time are dropped at the deadline: it is not an idle timeout."""
+    with connect(service) as sock:
+        sock.sendall(HALF_REQUEST)
+        waited = seconds_until_closed(sock, trickle=True)
+    assert 1.5 <= waited < 4.0
+
+
+def test_silent_connection_is_dropped(service: Service) -> None:
+    """A connection that never sends a byte is closed after the header timeout."""
+    with connect(service) as sock:
+        waited = seconds_until_closed(sock)
+    assert 1.5 <= waited < 4.0
+
+
+def test_second_request_on_a_connection_has_a_header_timeout(service: Service) -> None:
+    """On a keep-alive connection, a half-sent second request is dropped like the first."""
+    with connect(service) as sock:
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        first = sock.recv(65536)
+        assert first.startswith(b"HTTP/1.1 200 ")
+        sock.sendall(HALF_REQUEST)
+        waited = seconds_until_closed(sock)
+    assert 1.5 <= waited < 4.0
+
+
+def test_second_request_with_huge_headers_gets_431(service: Service) -> None:
+    """On a keep-alive connection, a second request's oversized headers are refused too."""
+    with connect(service) as sock:
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert sock.recv(65536).startswith(b"HTTP/1.1 200 ")
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            sock.sendall(HALF_REQUEST + b"a" * (400 * 1024))
+        answer = read_all(sock)
+    # The first answer's body may come in this read.
+    assert b"HTTP/1.1 431 " in answer, answer[:200]
+
+
+def test_body_trickled_after_the_answer_does_not_hold_the_connection(service: Service) -> None:
+    """Bytes of a body the app never read, sent after its answer, do not keep a connection open."""
+    with connect(service) as sock:
+        sock.sendall(b"POST /health HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100000\r\n\r\n")
+        assert sock.recv(65536).startswith(b"HTTP/1.1 405 ")
+        waited = seconds_until_closed(sock, trickle=True)
+    assert waited < 4.0
+
+
+def test_slow_header_flood_does_not_slow_health(service: Service) -> None:
+    """200 connections stuck in their headers leave /health fast for everybody else."""
+    flood = []
+    try:
+        for _ in range(200):
+            sock = connect(service)
+            sock.sendall(HALF_REQUEST)
+            flood.append(sock)
+        latencies = []
+        with service.client() as client:
+            for _ in range(100):
+                started = time.perf_counter()
+                response = client.get("/health")
+                latencies.append(time.perf_counter() - started)
+                assert response.status_code == 200
+    finally:
+        for sock in flood:
+            sock.close()
+    p99 = statistics.quantiles(latencies, n=100)[98]
+    assert p99 < 0.5, f"/health p99 {p99 * 1000:.0f} ms under the flood"
+
+
+def test_host_header_is_never_reflected_into_a_redirect(service: Service) -> None:
+    """Trailing-slash redirects point at a path on this server, whatever the Host header says."""
+    with service.client(headers={"Host": "evil.example"}) as client:
+        for path, target in [
+            ("/admin", "/admin/"),
+            ("/admin/login/", "/admin/login"),
+            ("/health/", "/health"),
+            ("/admin/setup/?x=1", "/admin/setup?x=1"),
+        ]:
+            response = client.get(path)
+            assert response.is_redirect, (path, response.status_code)
+            assert response.headers["location"] == target
+
+
+def test_a_person_typing_admin_reaches_the_panel(service: Service) -> None:
+    """``/admin`` still leads a browser to the panel (through ``/admin/``)."""
+    with service.client(follow_redirects=True) as client:
+        response = client.get("/admin")
+    assert response.status_code == 200
+    assert response.history[0].headers["location"] == "/admin/"
+    assert "/admin" in str(response.url)
+
+
+@pytest.fixture
+def capped(tmp_path: Path) -> Iterator[Service]:
+    """A service that serves 20 connections at once and drops unfinished headers after 2 s."""
+    config = {"http": {"max_connections": 20, "header_timeout_seconds": 2.0}}
+    with running_service(tmp_path, config=config) as started:
+        yield started
+
+
+def test_connections_past_the_cap_are_refused_then_served_again(capped: Service) -> None:
+    """Past ``max_connections`` a connection is refused fast; served again once the flood ends."""
+    flood = [connect(capped) for _ in range(20)]
+    try:
+        # The server counts a connection once it has accepted it; wait for all 20.
+        deadline = time.monotonic() + 5.0
+        while health_ok(capped):
+            assert time.monotonic() < deadline, "a 21st connection was still served"
+            time.sleep(POLL_INTERVAL)
+        started = time.monotonic()
+        with connect(capped) as extra:
+            extra.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            extra.settimeout(2.0)
+            answer = read_all(extra)
+        assert time.monotonic() - started < 1.0, "the refusal was not fast"
+        assert not answer.startswith(b"HTTP/1.1 200")
+        deadline = time.monotonic() + 6.0
+        while not health_ok(capped):
+            assert time.monotonic() < deadline, "/health still refused after the header timeout"
+            time.sleep(POLL_INTERVAL)
+    finally:
+        for sock in flood:
+            sock.close()
+
+
+def test_open_files_limit_is_raised_for_max_connections(tmp_path: Path) -> None:
+    """Started with a soft RLIMIT_NOFILE of 64, the server raises it to fit max_connections."""
+    command = ["prlimit", "--nofile=64:8192", sys.executable, "-m", "transcriber_app", "serve"]
+    with running_service(tmp_path, command=command) as service:
+        limits = Path(f"/proc/{service.pid}/limits").read_text().splitlines()
+    (line,) = [line for line in limits if line.startswith("Max open files")]
+    soft, hard = line.split()[3:5]
+    assert int(hard) == 8192
+    assert int(soft) >= 1000 + 64
+
+
+def test_open_files_hard_limit_too_low_is_named_in_the_log(tmp_path: Path) -> None:
+    """Below what max_connections needs even at the hard limit, the log says so, naming the key."""
+    command = ["prlimit", "--nofile=64:512", sys.executable, "-m", "transcriber_app", "serve"]
+    with running_service(tmp_path, command=command) as service:
+        line = service.wait_for_log("event=http.open_files_short")
+        limits = Path(f"/proc/{service.pid}/limits").read_text()
+    assert 'key="[http] max_connections"' in line
+    assert "needed=1256" in line
+    (row,) = [row for row in limits.splitlines() if row.startswith("Max open files")]
+    assert row.split()[3:5] == ["512", "512"]
