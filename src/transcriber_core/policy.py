@@ -10,7 +10,6 @@ from transcriber_core.entities import EVERYWHERE, LoginFailures, OwnerSession, S
 from transcriber_core.errors import (
     DiskFull,
     RecognizerCredentialsRejected,
-    RecognizerThrottled,
     RecordingTooLong,
     ServiceCondition,
     StorageBucketMissing,
@@ -292,10 +291,9 @@ _CLEARED_BY: dict[State, frozenset[str]] = {
             StorageCredentialsRejected.code,
             StorageBucketMissing.code,
             RecognizerCredentialsRejected.code,
-            RecognizerThrottled.code,
         }
     ),
-    State.CHECK: frozenset({RecognizerCredentialsRejected.code, RecognizerThrottled.code}),
+    State.CHECK: frozenset({RecognizerCredentialsRejected.code}),
 }
 
 

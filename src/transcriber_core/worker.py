@@ -147,7 +147,8 @@ async def _report_condition(services: Services, condition: ServiceCondition) -> 
     also measures the data dir's free space itself, so nothing depends on it.
     """
     store = services.conditions
-    if store is None:
+    if store is None or not condition.fault:
+        # Throttling paces itself; it is logged with the wait, not a health fault.
         return
     try:
         await store.report(
