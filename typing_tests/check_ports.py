@@ -35,6 +35,7 @@ from transcriber_core.ports import (
 
 
 def check(
+    *,
     sqlite: SqliteJobRepository,
     sqlite_owners: SqliteOwnerStore,
     root: Path,
