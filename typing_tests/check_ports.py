@@ -8,6 +8,7 @@ from transcriber_adapters.ffmpeg import FfmpegConverter
 from transcriber_adapters.filesystem import FilesystemFileStore
 from transcriber_adapters.memory import (
     ManualClock,
+    MemoryConditionStore,
     MemoryConverter,
     MemoryFileStore,
     MemoryJobRepository,
@@ -16,12 +17,13 @@ from transcriber_adapters.memory import (
     MemoryRecognizer,
 )
 from transcriber_adapters.s3 import S3FileStore
-from transcriber_adapters.sqlite import SqliteJobRepository, SqliteOwnerStore
+from transcriber_adapters.sqlite import SqliteConditionStore, SqliteJobRepository, SqliteOwnerStore
 from transcriber_adapters.system import RandomIds, SystemClock
 from transcriber_adapters.telegram import TelegramNotifier, make_bot
 from transcriber_adapters.yandex import YandexRecognizer
 from transcriber_core.ports import (
     Clock,
+    ConditionStore,
     Converter,
     FileStore,
     IdSource,
@@ -33,11 +35,13 @@ from transcriber_core.ports import (
 
 
 def check(
+    *,
     sqlite: SqliteJobRepository,
     sqlite_owners: SqliteOwnerStore,
     root: Path,
     s3: S3FileStore,
     yandex: YandexRecognizer,
+    sqlite_conditions: SqliteConditionStore,
 ) -> None:
     """Never called: mypy reads the assignments."""
     repos: list[JobRepository] = [MemoryJobRepository(), sqlite]
@@ -48,4 +52,5 @@ def check(
     clocks: list[Clock] = [SystemClock(), ManualClock()]
     ids: list[IdSource] = [RandomIds()]
     owners: list[OwnerStore] = [MemoryOwnerStore(), sqlite_owners]
-    del owners, repos, stores, converters, recognizers, notifiers, clocks, ids
+    conditions: list[ConditionStore] = [MemoryConditionStore(), sqlite_conditions]
+    del conditions, owners, repos, stores, converters, recognizers, notifiers, clocks, ids

@@ -5,7 +5,8 @@
 * ``copy_into`` / ``move_into``: put bytes under a final name whole or not at
   all: a temp name next to the destination, fsync, rename, fsync the folder.
 * ``storage_errors``: the one place where ``OSError`` becomes a core error.
-  Its text carries paths, so it is dropped (SPEC §9).
+  Its text carries paths, so it is dropped (SPEC §9). A full disk or an
+  exceeded quota is the service's condition (``DiskFull``), not the job's.
 
 Names here never come from a sender: staging names are random, stored names
 are checked ids and extensions.
@@ -23,12 +24,14 @@ import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
-from transcriber_core.errors import StorageUnavailable, TranscriberError
+from transcriber_core.errors import DiskFull, StorageUnavailable, TranscriberError
 
 #: Prefix of staging files in the system temp dir.
 STAGING_PREFIX = "transcriber-"
 #: Prefix of half-written files inside a store's folder; no stored name starts with a dot.
 PARTIAL_PREFIX = ".tmp-"
+#: errno values that mean "no room": the service's condition, not the recording's.
+NO_SPACE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
 #: Bytes read and written per slice of a copy; cancellation is noticed between slices.
 CHUNK_SIZE = 1024 * 1024
 
@@ -85,6 +88,9 @@ def remove_now(path: Path) -> None:
 def storage_errors(missing: TranscriberError | None = None) -> Iterator[None]:
     """Turn ``OSError`` into ``StorageUnavailable`` (or ``missing`` for a missing file).
 
+    ENOSPC and EDQUOT become ``DiskFull``: the job waits for space without
+    spending an attempt (SPEC §17).
+
     The OS text names the path, so only the error's generic meaning
     survives, and the original is not chained (SPEC §9).
     """
@@ -95,6 +101,8 @@ def storage_errors(missing: TranscriberError | None = None) -> Iterator[None]:
             raise missing from None
         raise StorageUnavailable("the file store could not find a file it expected") from None
     except OSError as exc:
+        if exc.errno in NO_SPACE_ERRNOS:
+            raise DiskFull(f"the file store has no space left: {os.strerror(exc.errno)}") from None
         reason = os.strerror(exc.errno) if exc.errno is not None else "unknown error"
         raise StorageUnavailable(f"the file store failed: {reason}") from None
 

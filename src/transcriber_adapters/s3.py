@@ -28,7 +28,13 @@ from botocore.exceptions import BotoCoreError, ClientError
 from transcriber_adapters._temp import CHUNK_SIZE, staging_path, storage_errors, stored_name
 from transcriber_adapters._threads import close, in_thread, wait_out
 from transcriber_core.entities import FileRecord, Location
-from transcriber_core.errors import FileNotFound, StorageUnavailable, TranscriberError
+from transcriber_core.errors import (
+    FileNotFound,
+    StorageBucketMissing,
+    StorageCredentialsRejected,
+    StorageUnavailable,
+    TranscriberError,
+)
 
 #: S3's smallest part but the last one.
 MIN_PART_SIZE = 5 * 1024 * 1024
@@ -53,8 +59,11 @@ _SAFE_CODE = re.compile(r"[A-Za-z0-9]{1,64}")
 def s3_errors(missing: TranscriberError | None = None) -> Iterator[None]:
     """Turn botocore and aiohttp exceptions into ``StorageUnavailable`` (or ``missing``).
 
-    Vendor texts name the bucket, the key and the endpoint, so only the
-    error code survives, and the original is not chained (SPEC §9).
+    Refused credentials and a missing bucket are the service's conditions
+    (``StorageCredentialsRejected``, ``StorageBucketMissing``): the
+    deployment's configuration is wrong, not the recording. Vendor texts
+    name the bucket, the key and the endpoint, so only the error code
+    survives, and the original is not chained (SPEC §9).
     """
     try:
         yield
@@ -63,9 +72,9 @@ def s3_errors(missing: TranscriberError | None = None) -> Iterator[None]:
         if code in _MISSING_CODES and missing is not None:
             raise missing from None
         if code == "NoSuchBucket":
-            raise StorageUnavailable("the object storage bucket does not exist") from None
+            raise StorageBucketMissing("the object storage bucket does not exist") from None
         if code in _REFUSED_CODES:
-            raise StorageUnavailable(
+            raise StorageCredentialsRejected(
                 f"the object storage refused our credentials ({code})"
             ) from None
         shown = code if _SAFE_CODE.fullmatch(code) else "unknown"

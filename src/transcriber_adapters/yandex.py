@@ -23,7 +23,12 @@ from urllib.parse import quote
 import aiohttp
 
 from transcriber_core.entities import FileRecord, Word
-from transcriber_core.errors import RecognitionFailed, RecognizerUnavailable
+from transcriber_core.errors import (
+    RecognitionFailed,
+    RecognizerCredentialsRejected,
+    RecognizerThrottled,
+    RecognizerUnavailable,
+)
 from transcriber_core.ports import CheckResult, Pending, Recognized, Rejected, Started
 
 log = logging.getLogger("transcriber.yandex")
@@ -47,8 +52,12 @@ NO_SPEECH = "no speech recognised"
 #: What a transient failure says when the answer makes no sense to us.
 UNREADABLE = "the speech recognizer answered something we could not read"
 
-#: Statuses that say "try later": throttled, timed out, or the service is down.
-_TRANSIENT_STATUSES = frozenset({408, 429})
+#: Statuses that say "try later": timed out, or the service is down (5xx too).
+_TRANSIENT_STATUSES = frozenset({408})
+#: Statuses that say our API key is wrong, revoked or lacks the role: the service's condition.
+_REFUSED_STATUSES = frozenset({401, 403})
+#: Longest ``Retry-After`` we take from SpeechKit; a larger one is read as this.
+MAX_RETRY_AFTER = timedelta(hours=1)
 
 #: Monotonic seconds; injectable so tests move time by hand.
 Monotonic = Callable[[], float]
@@ -102,17 +111,27 @@ def api_errors() -> Iterator[None]:
         raise RecognizerUnavailable(UNREADABLE) from None
 
 
-def _refuse_bad_status(status: int, action: str) -> None:
-    """Raise the core error for a non-2xx status: 408, 429 and 5xx transient, other 4xx for good."""
+def _refuse_bad_status(status: int, action: str, retry_after: str | None = None) -> None:
+    """Raise the core error for a non-2xx status.
+
+    408 and 5xx are transient; 401/403 (our key) and 429 (our quota) are the
+    service's conditions, so the job waits without spending attempts (SPEC
+    §17, §6b); any other 4xx judges this request for good.
+    """
     if 200 <= status < 300:
         return
     if status in _TRANSIENT_STATUSES or status >= 500:
         raise RecognizerUnavailable(
             f"the speech recognizer is unavailable (HTTP {status} on {action})"
         )
-    if status in (401, 403):
-        raise RecognitionFailed(
+    if status in _REFUSED_STATUSES:
+        raise RecognizerCredentialsRejected(
             f"the speech recognizer refused our credentials (HTTP {status} on {action})"
+        )
+    if status == 429:
+        raise RecognizerThrottled(
+            f"the speech recognizer asked us to slow down (HTTP 429 on {action})",
+            retry_after=_retry_after(retry_after),
         )
     raise RecognitionFailed(
         f"the speech recognizer refused the request (HTTP {status} on {action})"
@@ -221,7 +240,7 @@ class YandexRecognizer:
                     headers={"Authorization": f"Api-Key {self._api_key}"},
                 ) as response:
                     status = response.status
-                    _refuse_bad_status(status, action)
+                    _refuse_bad_status(status, action, response.headers.get("Retry-After"))
                     answer = await response.json(content_type=None)
         finally:
             log.debug("speechkit.call", extra={"action": action, "status": status})
@@ -234,6 +253,20 @@ class YandexRecognizer:
             # trust_env off: no proxy or netrc from the environment sees the API key.
             self._session = aiohttp.ClientSession(timeout=self._timeout, trust_env=False)
         return self._session
+
+
+def _retry_after(value: str | None) -> timedelta | None:
+    """The wait a ``Retry-After`` header asks for in seconds; None when absent or not a number."""
+    if value is None:
+        return None
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        # An HTTP date is allowed too; the fixed condition pause will do instead.
+        return None
+    if not math.isfinite(seconds) or seconds <= 0:
+        return None
+    return min(timedelta(seconds=seconds), MAX_RETRY_AFTER)
 
 
 def advised_delay(duration: float | None) -> timedelta | None:

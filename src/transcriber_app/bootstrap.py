@@ -12,8 +12,9 @@ import attrs
 from transcriber_adapters.ffmpeg import FfmpegConverter
 from transcriber_adapters.filesystem import FilesystemFileStore
 from transcriber_adapters.memory import MemoryRecognizer
-from transcriber_adapters.sqlite import SqliteJobRepository, SqliteOwnerStore
-from transcriber_adapters.system import RandomIds, SystemClock
+from transcriber_adapters.sqlite import SqliteConditionStore, SqliteJobRepository, SqliteOwnerStore
+from transcriber_adapters.system import RandomIds, SystemClock, host_name
+from transcriber_app.conditions import storage_is_short
 from transcriber_app.config import Config, ConfigError
 from transcriber_core.entities import Job
 from transcriber_core.policy import DecodeLimits, Settings
@@ -75,6 +76,11 @@ def settings_from(config: Config) -> Settings:
         lease=timedelta(seconds=queue.lease_seconds),
         lease_renewal=timedelta(seconds=queue.lease_renewal_seconds),
         idle_poll_interval=timedelta(seconds=queue.idle_poll_seconds),
+        condition_pause=timedelta(seconds=queue.condition_pause_seconds),
+        # A condition still holding is seen again at every pause: age out well after it.
+        condition_max_age=max(
+            Settings().condition_max_age, 4 * timedelta(seconds=queue.condition_pause_seconds)
+        ),
     )
 
 
@@ -102,6 +108,8 @@ async def build(config: Config, **overrides: Any) -> Runtime:
     try:
         owners = await SqliteOwnerStore.open(data_dir / DATABASE_NAME, clock=clock)
         closers.append(owners.close)
+        conditions = await SqliteConditionStore.open(data_dir / DATABASE_NAME, clock=clock)
+        closers.append(conditions.close)
         recognizer, recognizer_files = _recognizer(config, closers)
         bot = _bot(config, closers)
         notifier: Notifier = SilentNotifier() if bot is None else _telegram_notifier(bot)
@@ -115,6 +123,8 @@ async def build(config: Config, **overrides: Any) -> Runtime:
             "converter": FfmpegConverter(limits=decode_limits_from(config)),
             "recognizer": recognizer,
             "recognizer_files": recognizer_files,
+            "conditions": conditions,
+            "host": host_name(),
             "notifier": notifier,
             "clock": clock,
             "ids": RandomIds(),
@@ -136,6 +146,7 @@ async def build(config: Config, **overrides: Any) -> Runtime:
             services,
             max_file_bytes=download_limit(telegram.api_base),
             allowed_chat_ids=telegram.allowed_chat_ids,
+            short_of_space=lambda: storage_is_short(config.storage),
         )
         polling = BotPolling(bot, dispatcher)
     return Runtime(

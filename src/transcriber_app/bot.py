@@ -60,6 +60,11 @@ TOO_LARGE_TEXT = (
 )
 DOWNLOAD_FAILED_TEXT = "I could not download this file from Telegram. Please send it again."
 UNAVAILABLE_TEXT = "I cannot take this recording right now. Please send it again in a few minutes."
+#: The reply while the service is short of disk space (the HTTP intake's 507).
+NO_ROOM_TEXT = (
+    "I cannot take recordings right now: the service is short of disk space."
+    " Please send it again later."
+)
 #: What a second copy of a recording is told, by the state of the first one's job.
 DUPLICATE_TEXTS = {
     State.DONE: "I already transcribed this recording: see my reply to the first one.",
@@ -154,8 +159,11 @@ class BotIntake:
         *,
         max_file_bytes: int = CLOUD_DOWNLOAD_LIMIT,
         allowed_chat_ids: Collection[int] = (),
+        short_of_space: Callable[[], bool] = lambda: False,
     ) -> None:
         self.services = services
+        #: True while the data dir is below ``[storage] min_free_bytes``: nothing is downloaded.
+        self.short_of_space = short_of_space
         #: Largest file taken; also never more than the settings' recording cap.
         self.max_file_bytes = min(max_file_bytes, services.settings.max_record_bytes)
         #: Empty: every chat may send recordings.
@@ -177,6 +185,10 @@ class BotIntake:
         if size is not None and size > self.max_file_bytes:
             log.info("bot.too_large", extra=extra)
             await self._reply(bot, message, self.too_large_text)
+            return
+        if self.short_of_space():
+            log.warning("bot.no_room", extra=extra)
+            await self._reply(bot, message, NO_ROOM_TEXT)
             return
         try:
             job, is_new = await self._accept(bot, message, recording)
@@ -269,13 +281,19 @@ def make_dispatcher(
     *,
     max_file_bytes: int = CLOUD_DOWNLOAD_LIMIT,
     allowed_chat_ids: Collection[int] = (),
+    short_of_space: Callable[[], bool] = lambda: False,
 ) -> Dispatcher:
     """A dispatcher with the bot's handlers; its dependencies go in as workflow data.
 
     ``max_file_bytes`` is ``download_limit(api_base)``: 20 MB for the cloud
     Bot API, 2,000 MB through a local Bot API server.
     """
-    intake = BotIntake(services, max_file_bytes=max_file_bytes, allowed_chat_ids=allowed_chat_ids)
+    intake = BotIntake(
+        services,
+        max_file_bytes=max_file_bytes,
+        allowed_chat_ids=allowed_chat_ids,
+        short_of_space=short_of_space,
+    )
     dispatcher = Dispatcher(disable_fsm=True, intake=intake)
     dispatcher.include_router(make_router())
     return dispatcher

@@ -129,6 +129,8 @@ class QueueConfig:
     lease_renewal_seconds: float = 30.0
     #: Fallback poll of the queue when nothing woke the workers.
     idle_poll_seconds: float = 1.0
+    #: How long a job waits when the service itself cannot work (disk full, keys refused).
+    condition_pause_seconds: float = 30.0
 
 
 @attrs.frozen(kw_only=True)
@@ -362,6 +364,8 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
         raise ConfigError("[queue] max_attempts: must be at least 1")
     if queue.idle_poll_seconds <= 0:
         raise ConfigError("[queue] idle_poll_seconds: must be positive")
+    if queue.condition_pause_seconds <= 0:
+        raise ConfigError("[queue] condition_pause_seconds: must be positive")
     if not 0 < queue.lease_renewal_seconds < queue.lease_seconds:
         raise ConfigError("[queue] lease_renewal_seconds: must be positive and below lease_seconds")
     if config.shutdown.grace_seconds < 0:

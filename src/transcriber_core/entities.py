@@ -174,3 +174,23 @@ class LoginFailures:
     count: int
     #: When the latest failure was counted.
     last: datetime
+
+
+#: The scope of a condition that holds for every host of the deployment.
+EVERYWHERE = ""
+
+
+@attrs.frozen(kw_only=True)
+class Condition:
+    """A fault of the service itself (disk full, credentials refused) seen by some worker."""
+
+    #: The cause's stable code, as ``ServiceCondition.code``.
+    code: str
+    #: The host it holds on, or ``EVERYWHERE`` for the whole deployment.
+    scope: str
+    #: Our own words for the log and the admin page; never a vendor's text.
+    message: str
+    #: When it was first seen since it last cleared.
+    since: datetime
+    #: When a worker last ran into it; it no longer holds once this is too old.
+    seen: datetime

@@ -11,6 +11,12 @@ edge, so that the worker can classify a failure by type alone::
     ├── Conflict
     ├── InvalidTransition
     └── StepError                 a step could not finish this attempt
+        ├── ServiceCondition      the service cannot work now, not the job: it waits, no attempt
+        │   ├── DiskFull                        (disk_full, this host)
+        │   ├── RecognizerCredentialsRejected   (recognizer_credentials_rejected)
+        │   ├── RecognizerThrottled             (recognizer_throttled, not a health fault)
+        │   ├── StorageCredentialsRejected      (storage_credentials_rejected)
+        │   └── StorageBucketMissing            (storage_bucket_missing)
         ├── TransientError        try again after the retry pause
         │   ├── StorageUnavailable
         │   ├── RepositoryUnavailable
@@ -23,11 +29,18 @@ edge, so that the worker can classify a failure by type alone::
             ├── MissingFile
             └── RecognitionFailed
 
+A ``ServiceCondition`` carries a stable ``code`` (what ``/health`` names)
+and says whether it belongs to one host (``local``: a disk) or to the whole
+deployment (credentials, a bucket).
+
 Messages are our own words. They never carry a path, an object key, a URL or
 a library's message, because a job's error is shown to its sender (SPEC §9).
 """
 
 from __future__ import annotations
+
+from datetime import timedelta
+from typing import ClassVar
 
 
 class TranscriberError(Exception):
@@ -68,6 +81,54 @@ class InvalidTransition(TranscriberError):  # noqa: N818
 
 class StepError(TranscriberError):
     """A pipeline step could not finish this attempt."""
+
+
+class ServiceCondition(StepError):  # noqa: N818 - a condition of the service, not an error of it
+    """The service cannot do this work now; the job waits without spending an attempt."""
+
+    #: Stable name of the cause, shown by ``/health`` and kept by the condition store.
+    code: ClassVar[str] = "service_condition"
+    #: True when the cause belongs to this host (its disk), False when to the whole deployment.
+    local: ClassVar[bool] = False
+    #: True when ``/health`` answers 503 while it holds; pacing (throttling) is not a fault.
+    fault: ClassVar[bool] = True
+
+    def __init__(self, message: str | None = None, *, retry_after: timedelta | None = None) -> None:
+        super().__init__(message)
+        #: How long the service behind the condition asked us to wait, when it said.
+        self.retry_after = retry_after
+
+
+class DiskFull(ServiceCondition):
+    """The disk is full: no space left to write the service's files."""
+
+    code = "disk_full"
+    local = True
+
+
+class RecognizerCredentialsRejected(ServiceCondition):
+    """The speech recognizer refused the service's credentials."""
+
+    code = "recognizer_credentials_rejected"
+
+
+class RecognizerThrottled(ServiceCondition):
+    """The speech recognizer asked the service to slow down."""
+
+    code = "recognizer_throttled"
+    fault = False
+
+
+class StorageCredentialsRejected(ServiceCondition):
+    """The object storage refused the service's credentials."""
+
+    code = "storage_credentials_rejected"
+
+
+class StorageBucketMissing(ServiceCondition):
+    """The object storage bucket the service is configured with does not exist."""
+
+    code = "storage_bucket_missing"
 
 
 class TransientError(StepError):

@@ -6,8 +6,15 @@ from datetime import datetime, timedelta
 
 import attrs
 
-from transcriber_core.entities import LoginFailures, OwnerSession, State
-from transcriber_core.errors import RecordingTooLong
+from transcriber_core.entities import EVERYWHERE, LoginFailures, OwnerSession, State
+from transcriber_core.errors import (
+    DiskFull,
+    RecognizerCredentialsRejected,
+    RecordingTooLong,
+    ServiceCondition,
+    StorageBucketMissing,
+    StorageCredentialsRejected,
+)
 
 
 @attrs.frozen(kw_only=True)
@@ -47,6 +54,13 @@ class Settings:
     #: Longest wait between two tries to tell, even when the notifier asks for more.
     notify_wait_cap: timedelta = timedelta(seconds=30)
 
+    #: How long a job waits when the service itself cannot work (disk full, credentials refused).
+    condition_pause: timedelta = timedelta(seconds=30)
+    #: Longest wait for a condition, even when the vendor asks for more.
+    condition_pause_cap: timedelta = timedelta(minutes=5)
+    #: A condition no worker has run into for this long no longer holds.
+    condition_max_age: timedelta = timedelta(minutes=5)
+
     def __attrs_post_init__(self) -> None:
         if self.max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
@@ -54,6 +68,11 @@ class Settings:
             raise ValueError("lease_renewal must be shorter than lease")
         if self.notify_attempts < 1:
             raise ValueError("notify_attempts must be at least 1")
+        if self.condition_pause <= timedelta(0):
+            raise ValueError("condition_pause must be positive")
+        if self.condition_max_age <= self.condition_pause:
+            # A condition that still holds is seen at every pause; it must not age out in between.
+            raise ValueError("condition_max_age must be longer than condition_pause")
 
     def ceiling(self, state: State) -> timedelta:
         """How long the step of ``state`` may run before the attempt fails."""
@@ -238,3 +257,46 @@ def login_failed(
 ) -> LoginFailures:
     """The client's failures with one more counted at ``now``."""
     return LoginFailures(client=client, count=failures_count(failures, now, settings) + 1, last=now)
+
+
+def condition_pause(
+    condition: ServiceCondition, settings: Settings = DEFAULT_SETTINGS
+) -> timedelta:
+    """How long a job waits out a service condition: a fixed pause, or longer if the vendor asks.
+
+    The wait never grows with repetition: a full disk or a revoked key may be
+    fixed at any moment, and the job should notice within one pause.
+    """
+    asked = condition.retry_after
+    if asked is None or asked <= settings.condition_pause:
+        return settings.condition_pause
+    return min(asked, settings.condition_pause_cap)
+
+
+def condition_scope(condition: ServiceCondition, host: str) -> str:
+    """Where a condition holds: on ``host`` for its own disk, everywhere for credentials."""
+    return host if condition.local else EVERYWHERE
+
+
+def condition_cutoff(now: datetime, settings: Settings = DEFAULT_SETTINGS) -> datetime:
+    """Conditions last seen at or before this moment have aged out."""
+    return now - settings.condition_max_age
+
+
+#: Which conditions a step that finished proves gone: it used what each one is about.
+_CLEARED_BY: dict[State, frozenset[str]] = {
+    State.CONVERT: frozenset({DiskFull.code}),
+    State.RECOGNIZE: frozenset(
+        {
+            StorageCredentialsRejected.code,
+            StorageBucketMissing.code,
+            RecognizerCredentialsRejected.code,
+        }
+    ),
+    State.CHECK: frozenset({RecognizerCredentialsRejected.code}),
+}
+
+
+def conditions_cleared_by(state: State) -> frozenset[str]:
+    """The codes a step of ``state`` that finished without error shows no longer hold."""
+    return _CLEARED_BY.get(state, frozenset())

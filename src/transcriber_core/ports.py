@@ -17,6 +17,7 @@ from typing import Protocol
 import attrs
 
 from transcriber_core.entities import (
+    Condition,
     FileRecord,
     Job,
     Location,
@@ -186,6 +187,22 @@ class OwnerStore(Protocol):
 
     async def forget_login_failures(self, *, before: datetime) -> int:
         """Remove failures last counted before ``before``; how many clients were forgotten."""
+        ...
+
+
+class ConditionStore(Protocol):
+    """The service's own faults that workers ran into, seen by every process (SPEC §17)."""
+
+    async def report(self, code: str, *, scope: str, message: str, now: datetime) -> None:
+        """Note that ``code`` holds in ``scope`` at ``now``; keeps ``since`` if it already held."""
+        ...
+
+    async def clear(self, codes: frozenset[str], *, scopes: frozenset[str]) -> None:
+        """Forget ``codes`` in each of ``scopes``: a step that needed them just succeeded."""
+        ...
+
+    async def current(self, *, scopes: frozenset[str], seen_after: datetime) -> list[Condition]:
+        """Conditions in ``scopes`` last seen after ``seen_after``, by code then scope."""
         ...
 
 

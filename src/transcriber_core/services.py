@@ -7,6 +7,7 @@ import attrs
 from transcriber_core.policy import DEFAULT_SETTINGS, Settings
 from transcriber_core.ports import (
     Clock,
+    ConditionStore,
     Converter,
     FileStore,
     IdSource,
@@ -31,5 +32,9 @@ class Services:
     ids: IdSource
     #: Where the recognizer reads audio from (Object Storage); None: it reads ``files``.
     recognizer_files: FileStore | None = None
+    #: Where workers note the service's own faults for ``/health``; None: they are only logged.
+    conditions: ConditionStore | None = None
+    #: This host's name: the scope of conditions about its own disk.
+    host: str = ""
     settings: Settings = DEFAULT_SETTINGS
     wakeup: Wakeup = attrs.field(factory=Wakeup)

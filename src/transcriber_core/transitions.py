@@ -46,6 +46,7 @@ def transition(
     actor: Actor = Actor.PIPELINE,
     error: str | None = None,
     delay_until: datetime | None = None,
+    attempt_spent: bool = True,
     **changes: Any,
 ) -> Job:
     """Move ``job`` to ``to`` and clear what the new state must not keep.
@@ -54,6 +55,11 @@ def transition(
     ``error`` is a failed attempt and keeps the attempt count; one without is a
     step that finished and resets it to 0. Terminal states keep no delay.
     An owner's edit clears lease, delay and attempts, whatever the states.
+
+    ``attempt_spent=False`` is a job that waits for the service (disk full,
+    credentials refused): it stays in its state with a reason and a delay,
+    and gives back the attempt its acquire counted, so waiting never brings
+    it closer to ``dead``.
     """
     forbidden = _OWNED_FIELDS.intersection(changes)
     if forbidden:
@@ -61,7 +67,12 @@ def transition(
     if actor is Actor.PIPELINE:
         _check_pipeline_move(job.state, to, error)
         attempts = job.attempts if error is not None else 0
+        if not attempt_spent:
+            _check_wait(job.state, to, error, delay_until)
+            attempts = max(job.attempts - 1, 0)
     else:
+        if not attempt_spent:
+            raise InvalidTransition("only the pipeline gives back an attempt")
         attempts = 0
         delay_until = None
     if to in TERMINAL_STATES:
@@ -86,3 +97,10 @@ def _check_pipeline_move(current: State, to: State, error: str | None) -> None:
         raise InvalidTransition(f"a step cannot move a job from {current.value} to {to.value}")
     if to in (State.FAILED, State.DEAD) and error is None:
         raise InvalidTransition(f"a job moved to {to.value} must carry the reason")
+
+
+def _check_wait(current: State, to: State, error: str | None, delay_until: datetime | None) -> None:
+    if to is not current:
+        raise InvalidTransition("a job that waits for the service stays in its state")
+    if error is None or delay_until is None:
+        raise InvalidTransition("a job that waits for the service carries the reason and a delay")

@@ -16,16 +16,25 @@ from datetime import timedelta
 
 import attrs
 
-from transcriber_core.entities import STEP_STATES, Job, State
+from transcriber_core.entities import EVERYWHERE, STEP_STATES, Job, State
 from transcriber_core.errors import (
     LeaseLost,
     NotFound,
     PermanentError,
+    ServiceCondition,
     StepTimedOut,
     TransientError,
 )
 from transcriber_core.naming import derived_file_id
-from transcriber_core.policy import Settings, is_exhausted, lease_cutoff, retry_pause
+from transcriber_core.policy import (
+    Settings,
+    condition_pause,
+    condition_scope,
+    conditions_cleared_by,
+    is_exhausted,
+    lease_cutoff,
+    retry_pause,
+)
 from transcriber_core.ports import Event
 from transcriber_core.services import Services
 from transcriber_core.steps import STEPS, STORAGE_COPY
@@ -92,6 +101,9 @@ async def process(services: Services, lease: Lease) -> Job | None:
     except PermanentError as exc:
         log.warning("step.failed", extra={**extra, "error_type": type(exc).__name__})
         result = transition(job, State.FAILED, now=services.clock.now(), error=exc.message)
+    except ServiceCondition as exc:
+        result = _wait_for_service(services, job, exc)
+        await _report_condition(services, exc)
     except TransientError as exc:
         result = _retry(services, job, exc.message, type(exc).__name__)
     except Exception as exc:  # noqa: BLE001 - a step must never take its worker down
@@ -99,7 +111,69 @@ async def process(services: Services, lease: Lease) -> Job | None:
         result = _retry(services, job, reason, type(exc).__name__)
     seconds = round(loop.time() - started, 6)
     log.info("step.end", extra={**extra, "to": result.state.value, "seconds": seconds})
-    return await _save_and_announce(services, result, lease.acquisition_id)
+    saved = await _save_and_announce(services, result, lease.acquisition_id)
+    if result.error is None:
+        await _clear_conditions(services, state)
+    return saved
+
+
+def _wait_for_service(services: Services, job: Job, condition: ServiceCondition) -> Job:
+    """The job waits a fixed pause with its attempt given back: the fault is ours, not its."""
+    now = services.clock.now()
+    pause = condition_pause(condition, services.settings)
+    log.warning(
+        "step.service_condition",
+        extra={
+            "job_id": job.id,
+            "state": job.state.value,
+            "code": condition.code,
+            "pause_seconds": pause.total_seconds(),
+        },
+    )
+    return transition(
+        job,
+        job.state,
+        now=now,
+        error=condition.message,
+        delay_until=now + pause,
+        attempt_spent=False,
+    )
+
+
+async def _report_condition(services: Services, condition: ServiceCondition) -> None:
+    """Note the condition where ``/health`` of every process looks; a failure is only logged.
+
+    On a full disk the database may refuse the write too; the health check
+    also measures the data dir's free space itself, so nothing depends on it.
+    """
+    store = services.conditions
+    if store is None or not condition.fault:
+        # Throttling paces itself; it is logged with the wait, not a health fault.
+        return
+    try:
+        await store.report(
+            condition.code,
+            scope=condition_scope(condition, services.host),
+            message=condition.message,
+            now=services.clock.now(),
+        )
+    except Exception as exc:  # noqa: BLE001 - the job already waits; health has its own eyes
+        log.warning(
+            "condition.report_error",
+            extra={"code": condition.code, "error_type": type(exc).__name__},
+        )
+
+
+async def _clear_conditions(services: Services, state: State) -> None:
+    """A step that finished proves the conditions about what it used are gone."""
+    store = services.conditions
+    codes = conditions_cleared_by(state)
+    if store is None or not codes:
+        return
+    try:
+        await store.clear(codes, scopes=frozenset({services.host, EVERYWHERE}))
+    except Exception as exc:  # noqa: BLE001 - the condition ages out instead
+        log.warning("condition.clear_error", extra={"error_type": type(exc).__name__})
 
 
 def _retry(services: Services, job: Job, reason: str, error_type: str) -> Job:

@@ -102,7 +102,7 @@ class FakeSpeechKit:
         self.requests: list[RecordedRequest] = []
         self.operations: dict[str, _Operation] = {}
         self._scripts: list[_Operation] = []
-        self._start_statuses: list[int] = []
+        self._start_statuses: list[tuple[int, str | None]] = []
         self._check_faults: list[int | str] = []
         self._release = asyncio.Event()
         self._runner: web.AppRunner | None = None
@@ -173,9 +173,12 @@ class FakeSpeechKit:
             response["chunks"] = []
         self._scripts.append(_Operation(pending_checks=pending_checks, response=response))
 
-    def status_next_start(self, status: int) -> None:
-        """The next start is answered with this HTTP status and an error body naming the audio."""
-        self._start_statuses.append(status)
+    def status_next_start(self, status: int, *, retry_after: str | None = None) -> None:
+        """The next start is answered with this HTTP status and an error body naming the audio.
+
+        ``retry_after`` is sent as the ``Retry-After`` header when given.
+        """
+        self._start_statuses.append((status, retry_after))
 
     def status_next_check(self, status: int) -> None:
         """The next check is answered with this HTTP status."""
@@ -192,8 +195,8 @@ class FakeSpeechKit:
     # RecognizerDriver, for the contract suite.
 
     def unavailable_next_start(self) -> None:
-        """Throttled: the next start gets a 429."""
-        self.status_next_start(429)
+        """Down: the next start gets a 503 (a 429 is the service's condition, not transient)."""
+        self.status_next_start(503)
 
     def unavailable_next_check(self) -> None:
         """Down: the next check gets a 503."""
@@ -230,9 +233,12 @@ class FakeSpeechKit:
         if not self._authorized(request):
             return _error(401, 16, "The token is invalid")
         if self._start_statuses:
-            status = self._start_statuses.pop(0)
+            status, retry_after = self._start_statuses.pop(0)
             uri = _uri_of(body)
-            return _error(status, 3 if status == 400 else 8, f"cannot process audio {uri}")
+            answer = _error(status, 3 if status == 400 else 8, f"cannot process audio {uri}")
+            if retry_after is not None:
+                answer.headers["Retry-After"] = retry_after
+            return answer
         problem = self._body_problem(body)
         if problem is not None:
             return _error(400, 3, problem)

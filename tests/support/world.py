@@ -14,6 +14,7 @@ import attrs
 from tests.support.gates import GatedConverter
 from transcriber_adapters.memory import (
     ManualClock,
+    MemoryConditionStore,
     MemoryConverter,
     MemoryFileStore,
     MemoryJobRepository,
@@ -31,6 +32,8 @@ from transcriber_core.worker import acquire_next, process
 
 #: Settings for tests: real numbers, but a lease short enough to read easily.
 TEST_SETTINGS = Settings()
+#: The host the world's workers run on, the scope of its disk's conditions.
+HOST = "worker-host-a"
 
 
 @attrs.define
@@ -44,6 +47,7 @@ class World:
     recognizer: MemoryRecognizer
     notifier: MemoryNotifier
     clock: ManualClock
+    conditions: MemoryConditionStore
     tmp: Path
     _uploads: int = 0
 
@@ -110,6 +114,7 @@ def make_world(
     converter = MemoryConverter()
     recognizer = MemoryRecognizer()
     notifier = MemoryNotifier()
+    conditions = MemoryConditionStore()
     repository = repo if repo is not None else MemoryJobRepository()
     services = Services(
         repo=repository,
@@ -120,6 +125,8 @@ def make_world(
         clock=clock,
         ids=RandomIds(),
         recognizer_files=recognizer_files,
+        conditions=conditions,
+        host=HOST,
         settings=settings,
     )
     return World(
@@ -130,5 +137,6 @@ def make_world(
         recognizer=recognizer,
         notifier=notifier,
         clock=clock,
+        conditions=conditions,
         tmp=tmp,
     )

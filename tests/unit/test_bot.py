@@ -113,6 +113,7 @@ async def start(tmp_path: Path, temp_dir: Path) -> AsyncIterator[Start]:
             max_file_bytes: int = CLOUD_DOWNLOAD_LIMIT,
             allowed_chat_ids: Collection[int] = (),
             gated: bool = False,
+            short_of_space: bool = False,
         ) -> Running:
             api = await stack.enter_async_context(FakeBotApi(local=local, files_dir=files_dir))
             world = make_world(tmp_path, settings=settings)
@@ -126,7 +127,10 @@ async def start(tmp_path: Path, temp_dir: Path) -> AsyncIterator[Start]:
             workers.start()
             stack.push_async_callback(workers.drain, 1)
             dispatcher = make_dispatcher(
-                services, max_file_bytes=max_file_bytes, allowed_chat_ids=allowed_chat_ids
+                services,
+                max_file_bytes=max_file_bytes,
+                allowed_chat_ids=allowed_chat_ids,
+                short_of_space=lambda: short_of_space,
             )
             polling = BotPolling(bot, dispatcher, polling_timeout=10)
             await polling.start()
@@ -251,6 +255,17 @@ async def test_file_over_twenty_megabytes_is_refused_before_download(start: Star
     assert reply.reply_to == message_id
     assert "too large" in reply.body
     assert "20 MB" in reply.body
+    assert "getfile" not in running.api.calls
+    assert await running.jobs() == []
+
+
+async def test_recording_is_refused_while_the_disk_is_short_of_space(start: Start) -> None:
+    """Below [storage] min_free_bytes the bot says so, downloads nothing and makes no job."""
+    running = await start(short_of_space=True)
+    message_id = await running.send("voice")
+    [reply] = await running.api.wait_sent(CHAT, 1)
+    assert reply.reply_to == message_id
+    assert "short of disk space" in reply.body
     assert "getfile" not in running.api.calls
     assert await running.jobs() == []
 

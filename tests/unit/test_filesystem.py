@@ -16,7 +16,7 @@ import pytest
 from tests.support.processes import open_fifo_writer
 from transcriber_adapters import _temp
 from transcriber_adapters.filesystem import FilesystemFileStore
-from transcriber_core.errors import FileNotFound, StorageUnavailable
+from transcriber_core.errors import DiskFull, FileNotFound, ServiceCondition, StorageUnavailable
 
 NOW = datetime(2026, 1, 2, tzinfo=UTC)
 FILE_ID = "c3RvcmVkLWZpbGUtaWQtMDE"
@@ -137,7 +137,7 @@ async def test_failed_cross_device_move_keeps_source(
     data = source.read_bytes()
     _cross_device(monkeypatch)
     _fail_fsync(monkeypatch, on=_is_partial)
-    with pytest.raises(StorageUnavailable):
+    with pytest.raises(DiskFull):
         await store.put(FILE_ID, ".mp3", source, now=NOW, move=True)
     assert source.read_bytes() == data
     assert list(root.iterdir()) == []
@@ -151,7 +151,7 @@ async def test_failed_copy_leaves_nothing(
 ) -> None:
     """A copy failing at fsync (disk full) leaves no file and no temp name in the folder."""
     _fail_fsync(monkeypatch, on=_is_partial)
-    with pytest.raises(StorageUnavailable):
+    with pytest.raises(DiskFull):
         await store.put(FILE_ID, ".mp3", source, now=NOW)
     assert list(root.iterdir()) == []
     assert source.exists()
@@ -169,7 +169,7 @@ async def test_failed_replace_keeps_the_old_file(
     newer = tmp_path / "newer.bin"
     newer.write_bytes(b"newer")
     _fail_fsync(monkeypatch, on=_is_partial)
-    with pytest.raises(StorageUnavailable):
+    with pytest.raises(DiskFull):
         await store.put(FILE_ID, ".mp3", newer, now=NOW)
     assert [p.name for p in root.iterdir()] == [first.name]
     assert (root / first.name).read_bytes() == source.read_bytes()
@@ -183,7 +183,7 @@ async def test_storage_error_names_no_path(
 ) -> None:
     """A storage error says what went wrong in our words, without the OS's path (SPEC §9)."""
     _fail_fsync(monkeypatch, on=_is_partial)
-    with pytest.raises(StorageUnavailable) as info:
+    with pytest.raises(DiskFull) as info:
         await store.put(FILE_ID, ".mp3", source, now=NOW)
     text = str(info.value)
     assert "No space left on device" in text
@@ -297,3 +297,20 @@ async def test_sweeping_a_missing_root_is_harmless(tmp_path: Path) -> None:
     """A first start, before any file was stored, sweeps nothing and does not fail."""
     store = FilesystemFileStore(tmp_path / "not-yet")
     assert await store.remove_stale_partials(older_than=timedelta(hours=1)) == 0
+
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EDQUOT])
+def test_no_space_is_the_service_condition(code: int) -> None:
+    """A full disk or a spent quota is the service's condition (the job waits), in our words."""
+    with pytest.raises(DiskFull) as info, _temp.storage_errors():
+        raise OSError(code, os.strerror(code), "/secret/path/name.mp3")
+    assert isinstance(info.value, ServiceCondition)
+    assert info.value.code == "disk_full"
+    assert "/secret" not in str(info.value)
+    assert info.value.__cause__ is None
+
+
+def test_other_os_errors_stay_transient() -> None:
+    """An I/O error is not a full disk: it stays StorageUnavailable, retried with attempts."""
+    with pytest.raises(StorageUnavailable), _temp.storage_errors():
+        raise OSError(errno.EIO, os.strerror(errno.EIO), "/secret/path/name.mp3")

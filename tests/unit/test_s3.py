@@ -7,7 +7,7 @@ import errno
 import os
 import socket
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
@@ -19,7 +19,14 @@ from tests.support.s3 import MotoS3
 from transcriber_adapters import s3 as s3_module
 from transcriber_adapters.s3 import MIN_PART_SIZE, S3FileStore, s3_errors
 from transcriber_core.entities import FileRecord, Location
-from transcriber_core.errors import FileNotFound, StorageUnavailable
+from transcriber_core.errors import (
+    FileNotFound,
+    ServiceCondition,
+    StorageBucketMissing,
+    StorageCredentialsRejected,
+    StorageUnavailable,
+    TransientError,
+)
 
 NOW = datetime(2026, 1, 2, tzinfo=UTC)
 FILE_ID = "czMtZmlsZS1pZC0wMDAwMDE"
@@ -228,18 +235,48 @@ async def test_missing_object_names_no_key(store: S3FileStore, bucket: str) -> N
     assert not await store.exists(record)
 
 
-async def test_missing_bucket_is_unavailable(moto_s3: MotoS3, tmp_path: Path) -> None:
-    """A bucket that does not exist is StorageUnavailable, without its name."""
+async def test_missing_bucket_is_the_service_condition(moto_s3: MotoS3, tmp_path: Path) -> None:
+    """A bucket that does not exist is the deployment's fault: a condition, without its name."""
     source = tmp_path / "a.bin"
     source.write_bytes(b"abc")
     store = moto_s3.store("no-such-bucket-4711")
     try:
-        with pytest.raises(StorageUnavailable) as info:
+        with pytest.raises(StorageBucketMissing) as info:
             await store.put(FILE_ID, ".ogg", source, now=NOW)
     finally:
         await store.close()
+    assert not isinstance(info.value, TransientError)
+    assert info.value.code == "storage_bucket_missing"
     assert "bucket does not exist" in str(info.value)
     _assert_secret_free(info.value, "no-such-bucket-4711", FILE_ID)
+
+
+@pytest.fixture
+def checked_bucket(bucket: str) -> Iterator[str]:
+    """A bucket made as usual, then moto checks keys and signatures like S3 for the test."""
+    from moto.core.authorization import enable_iam_authentication  # noqa: PLC0415 - test-only
+
+    with enable_iam_authentication():
+        yield bucket
+
+
+async def test_refused_keys_are_the_service_condition(
+    moto_s3: MotoS3, checked_bucket: str, tmp_path: Path
+) -> None:
+    """A key S3 does not know is the deployment's fault: credentials rejected, naming no key."""
+    source = tmp_path / "a.bin"
+    source.write_bytes(b"abc")
+    store = moto_s3.store(
+        checked_bucket, access_key_id="AKIDUNKNOWNUNKNOWN00", secret_access_key="some-secret-value"
+    )
+    try:
+        with pytest.raises(StorageCredentialsRejected) as info:
+            await store.put(FILE_ID, ".ogg", source, now=NOW)
+    finally:
+        await store.close()
+    assert isinstance(info.value, ServiceCondition)
+    assert info.value.code == "storage_credentials_rejected"
+    _assert_secret_free(info.value, checked_bucket, FILE_ID, "AKID", "some-secret-value")
 
 
 async def test_unreachable_endpoint_is_unavailable(moto_s3: MotoS3, tmp_path: Path) -> None:
@@ -290,8 +327,6 @@ def _client_error(code: str, message: str, status: int = 400) -> ClientError:
 @pytest.mark.parametrize(
     ("code", "expected"),
     [
-        ("AccessDenied", "refused our credentials (AccessDenied)"),
-        ("SignatureDoesNotMatch", "refused our credentials"),
         ("SlowDown", "answered with an error (SlowDown)"),
         ("https://secret.example/key", "answered with an error (unknown)"),
     ],
@@ -301,6 +336,23 @@ def test_vendor_errors_become_our_words(code: str, expected: str) -> None:
     with pytest.raises(StorageUnavailable) as info, s3_errors(missing=FileNotFound()):
         raise _client_error(code, "https://secret-bucket.storage/transcriber/key.ogg?X-Amz=1")
     assert expected in str(info.value)
+    _assert_secret_free(info.value, "secret", "X-Amz")
+
+
+@pytest.mark.parametrize(
+    ("code", "condition"),
+    [
+        ("AccessDenied", StorageCredentialsRejected),
+        ("InvalidAccessKeyId", StorageCredentialsRejected),
+        ("SignatureDoesNotMatch", StorageCredentialsRejected),
+        ("NoSuchBucket", StorageBucketMissing),
+    ],
+)
+def test_configuration_errors_become_conditions(code: str, condition: type[Exception]) -> None:
+    """Refused keys and a missing bucket are the service's conditions, in our words."""
+    with pytest.raises(condition) as info, s3_errors(missing=FileNotFound()):
+        raise _client_error(code, "https://secret-bucket.storage/transcriber/key.ogg?X-Amz=1", 403)
+    assert isinstance(info.value, ServiceCondition)
     _assert_secret_free(info.value, "secret", "X-Amz")
 
 

@@ -13,9 +13,14 @@ from tests.support.fake_speechkit import API_KEY, OTHER_CHANNEL_TEXT, FakeSpeech
 from transcriber_adapters.yandex import CheckBudget, YandexRecognizer, advised_delay, read_operation
 from transcriber_core.entities import FileRecord, Location, Word
 from transcriber_core.errors import (
+    PermanentError,
     RecognitionFailed,
+    RecognizerCredentialsRejected,
+    RecognizerThrottled,
     RecognizerUnavailable,
+    ServiceCondition,
     TranscriberError,
+    TransientError,
 )
 from transcriber_core.ports import Pending, Recognized, Rejected
 
@@ -128,14 +133,6 @@ async def test_api_key_header_on_every_call(
     assert fake.requests[1].path == f"/operations/{started.operation_id}"
 
 
-async def test_wrong_api_key_is_permanent(make: MakeRecognizer) -> None:
-    """Credentials SpeechKit refuses fail the job for good, without the key in the text."""
-    with pytest.raises(RecognitionFailed, match="credentials") as info:
-        await make(api_key="AQVN-wrong-key").start(AUDIO, duration=1.0)
-    _assert_secret_free(info.value)
-    assert "AQVN-wrong-key" not in str(info.value)
-
-
 async def test_audio_outside_object_storage_is_refused(
     recognizer: YandexRecognizer, fake: FakeSpeechKit
 ) -> None:
@@ -235,43 +232,90 @@ async def test_only_other_channels_is_no_speech(
     assert await recognizer.check(started.operation_id) == Rejected(reason="no speech recognised")
 
 
-@pytest.mark.parametrize("status", [408, 429, 500, 502, 503, 504])
-async def test_throttled_or_down_start_is_transient(
+@pytest.mark.parametrize("status", [408, 500, 502, 503, 504])
+async def test_down_start_is_transient(
     recognizer: YandexRecognizer, fake: FakeSpeechKit, status: int
 ) -> None:
-    """429 and 5xx at start are RecognizerUnavailable, retried with backoff."""
+    """408 and 5xx at start are RecognizerUnavailable, retried with backoff."""
     fake.status_next_start(status)
     with pytest.raises(RecognizerUnavailable, match=str(status)) as info:
         await recognizer.start(AUDIO, duration=1.0)
     _assert_secret_free(info.value)
 
 
-@pytest.mark.parametrize("status", [400, 401, 403])
-async def test_refused_start_is_permanent(
-    recognizer: YandexRecognizer, fake: FakeSpeechKit, status: int
+async def test_bad_request_at_start_is_permanent(
+    recognizer: YandexRecognizer, fake: FakeSpeechKit
 ) -> None:
-    """400, 401 and 403 at start fail the job; the server's text (naming the URI) is dropped."""
-    fake.status_next_start(status)
-    with pytest.raises(RecognitionFailed, match=str(status)) as info:
+    """400 at start fails the job; the server's text (naming the URI) is dropped."""
+    fake.status_next_start(400)
+    with pytest.raises(RecognitionFailed, match="400") as info:
         await recognizer.start(AUDIO, duration=1.0)
     _assert_secret_free(info.value)
+
+
+@pytest.mark.parametrize("status", [401, 403])
+async def test_refused_credentials_at_start_are_the_service_condition(
+    recognizer: YandexRecognizer, fake: FakeSpeechKit, status: int
+) -> None:
+    """401/403 at start say our key is wrong: a service condition, never the job's failure."""
+    fake.status_next_start(status)
+    with pytest.raises(RecognizerCredentialsRejected, match=str(status)) as info:
+        await recognizer.start(AUDIO, duration=1.0)
+    assert not isinstance(info.value, PermanentError | TransientError)
+    assert info.value.code == "recognizer_credentials_rejected"
+    _assert_secret_free(info.value)
+
+
+async def test_a_wrong_api_key_is_the_service_condition(
+    make: MakeRecognizer, fake: FakeSpeechKit
+) -> None:
+    """A key SpeechKit does not know (its own 401) is credentials rejected, in our words."""
+    recognizer = make(api_key="AQVN-revoked-key")
+    with pytest.raises(RecognizerCredentialsRejected) as info:
+        await recognizer.start(AUDIO, duration=1.0)
+    assert "AQVN-revoked-key" not in str(info.value)
+    _assert_secret_free(info.value)
+
+
+async def test_throttled_start_is_the_service_condition_with_its_wait(
+    recognizer: YandexRecognizer, fake: FakeSpeechKit
+) -> None:
+    """429 at start is our quota, not the job's fault: throttled, with SpeechKit's Retry-After."""
+    fake.status_next_start(429, retry_after="120")
+    with pytest.raises(RecognizerThrottled) as info:
+        await recognizer.start(AUDIO, duration=1.0)
+    assert isinstance(info.value, ServiceCondition)
+    assert info.value.retry_after == timedelta(seconds=120)
+    assert info.value.fault is False
+    _assert_secret_free(info.value)
+
+
+@pytest.mark.parametrize("header", [None, "Wed, 21 Oct 2026 07:28:00 GMT", "-5", "nan"])
+async def test_throttled_start_without_a_usable_retry_after_waits_the_default(
+    recognizer: YandexRecognizer, fake: FakeSpeechKit, header: str | None
+) -> None:
+    """A missing, dated or nonsense Retry-After leaves the wait to the condition policy."""
+    fake.status_next_start(429, retry_after=header)
+    with pytest.raises(RecognizerThrottled) as info:
+        await recognizer.start(AUDIO, duration=1.0)
+    assert info.value.retry_after is None
 
 
 @pytest.mark.parametrize(
     ("status", "error"),
     [
-        (429, RecognizerUnavailable),
+        (429, RecognizerThrottled),
         (500, RecognizerUnavailable),
         (503, RecognizerUnavailable),
         (400, RecognitionFailed),
-        (401, RecognitionFailed),
-        (403, RecognitionFailed),
+        (401, RecognizerCredentialsRejected),
+        (403, RecognizerCredentialsRejected),
     ],
 )
 async def test_check_statuses(
     recognizer: YandexRecognizer, fake: FakeSpeechKit, status: int, error: type[Exception]
 ) -> None:
-    """At check too, 429/5xx are transient and 400/401/403 permanent."""
+    """At check too: 5xx transient, 429 and 401/403 the service's condition, 400 permanent."""
     started = await recognizer.start(AUDIO, duration=1.0)
     fake.status_next_check(status)
     with pytest.raises(error) as info:

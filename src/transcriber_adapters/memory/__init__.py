@@ -5,6 +5,7 @@ offers ``reset()`` and a record of calls where a test needs to look.
 """
 
 from transcriber_adapters.memory.clock import ManualClock
+from transcriber_adapters.memory.conditions import MemoryConditionStore
 from transcriber_adapters.memory.converter import MemoryConverter
 from transcriber_adapters.memory.files import MemoryFileStore
 from transcriber_adapters.memory.jobs import MemoryJobRepository
@@ -14,6 +15,7 @@ from transcriber_adapters.memory.recognizer import MemoryRecognizer
 
 __all__ = [
     "ManualClock",
+    "MemoryConditionStore",
     "MemoryConverter",
     "MemoryFileStore",
     "MemoryJobRepository",

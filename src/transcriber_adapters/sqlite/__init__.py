@@ -4,6 +4,7 @@
 repository runs, exposed so a benchmark can run them on a bare connection.
 """
 
+from transcriber_adapters.sqlite.conditions import SqliteConditionStore
 from transcriber_adapters.sqlite.owners import SqliteOwnerStore
 from transcriber_adapters.sqlite.repository import SqliteJobRepository
 from transcriber_adapters.sqlite.schema import connect, migrate, shipped_migrations
@@ -17,6 +18,7 @@ from transcriber_adapters.sqlite.times import from_db, to_db
 __all__ = [
     "ACQUIRE_SQL",
     "SAVE_IF_HELD_SQL",
+    "SqliteConditionStore",
     "SqliteJobRepository",
     "SqliteOwnerStore",
     "connect",

@@ -15,12 +15,14 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from transcriber_app.bootstrap import Runtime
+from transcriber_app.conditions import current_conditions, short_of_space
 from transcriber_app.web.errors import ApiError, error_response
 from transcriber_app.web.metrics import CONTENT_TYPE, Metrics
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.uploads import CLOSE, check_declared_length, received_file
 from transcriber_core.entities import Job, Origin
-from transcriber_core.errors import JobNotFound, TranscriberError
+from transcriber_core.errors import DiskFull, JobNotFound, TranscriberError
 from transcriber_core.intake import submit
 
 log = logging.getLogger("transcriber.http")
@@ -97,6 +99,7 @@ async def upload(request: Request) -> Response:
             client = require_token(request)
             dedup_key = dedup_key_of(request, client)
             check_declared_length(request.headers, settings.max_record_bytes)
+            refuse_when_short_of_space(runtime)
         except ApiError as exc:
             # The body is left unread: uvicorn must close, not swallow it for keep-alive.
             exc.headers = {**(exc.headers or {}), **CLOSE}
@@ -129,6 +132,11 @@ async def upload(request: Request) -> Response:
         metrics.uploads.labels("disconnected").inc()
         log.info("upload.aborted", extra={"reason": "client_disconnected"})
         return Response(status_code=400)
+    except DiskFull:
+        # The disk filled up while the body was written: the same answer as before it.
+        metrics.uploads.labels(INSUFFICIENT_STORAGE).inc()
+        log.warning("upload.refused", extra={"status": 507, "code": INSUFFICIENT_STORAGE})
+        raise _insufficient_storage() from None
     except TranscriberError as exc:
         metrics.uploads.labels("unavailable").inc()
         log.warning("upload.error", extra={"error_type": type(exc).__name__})
@@ -143,6 +151,25 @@ async def upload(request: Request) -> Response:
         extra={"job_id": job.id, "outcome": outcome, "size": size, "seconds": round(seconds, 3)},
     )
     return accepted(job, replayed=not is_new)
+
+
+#: The stable code of a refusal for want of disk space (SPEC §17).
+INSUFFICIENT_STORAGE = "insufficient_storage"
+
+
+def _insufficient_storage() -> ApiError:
+    return ApiError(
+        507,
+        INSUFFICIENT_STORAGE,
+        "the service is short of disk space; send the recording again later",
+        headers={"Retry-After": "60"},
+    )
+
+
+def refuse_when_short_of_space(runtime: Runtime) -> None:
+    """507 while the data dir has less free space than ``[storage] min_free_bytes``."""
+    if short_of_space(runtime):
+        raise _insufficient_storage()
 
 
 def accepted(job: Job, *, replayed: bool, headers: dict[str, str] | None = None) -> Response:
@@ -163,7 +190,9 @@ def status_body(job: Job) -> dict[str, Any]:
     }
     if job.text is not None:
         body["text"] = job.text
-    if job.error is not None:
+    # A job still on its way may be waiting for the service (a full disk, a
+    # refused key): that is ours to fix, not the sender's to read (SPEC §17).
+    if job.error is not None and job.state.is_terminal:
         body["error"] = job.error
     if job.duration is not None:
         body["duration"] = job.duration
@@ -182,13 +211,33 @@ async def status(request: Request) -> Response:
 
 
 async def health(request: Request) -> Response:
-    """``GET /health``: 200 when the database answers, 503 otherwise."""
+    """``GET /health``: 200 when the database answers and no service condition holds.
+
+    503 otherwise, as JSON naming the cause: ``database_unavailable``, or the
+    first condition's code (``disk_full``, ``recognizer_credentials_rejected``,
+    ...) with every code that holds in ``conditions``. Only codes and times
+    are shown: the details are for the log and the admin page.
+    """
     runtime = runtime_of(request)
     try:
         await runtime.services.repo.count_by_state()
+        held = await current_conditions(runtime)
     except Exception as exc:  # noqa: BLE001 - any failure means unhealthy
         log.warning("health.error", extra={"error_type": type(exc).__name__})
-        return PlainTextResponse("database unavailable\n", status_code=503)
+        return JSONResponse(
+            {"error": "database_unavailable", "message": "the job database does not answer"},
+            status_code=503,
+        )
+    if held:
+        codes = list(dict.fromkeys(condition.code for condition in held))
+        return JSONResponse(
+            {
+                "error": codes[0],
+                "message": "the service cannot do its work now: " + ", ".join(codes),
+                "conditions": [{"code": c.code, "since": c.since.isoformat()} for c in held],
+            },
+            status_code=503,
+        )
     return PlainTextResponse("ok\n")
 
 

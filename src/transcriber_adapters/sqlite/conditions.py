@@ -1,0 +1,129 @@
+"""``SqliteConditionStore``: the service's own faults in the job database, seen by every process.
+
+It has its own connection and thread, so ``/health`` never waits behind the
+workers' queue traffic on the repository's connection, and a condition
+written by one process is read by all that share the file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import weakref
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, TypeVar
+
+from transcriber_adapters.sqlite.repository import _ConnectionThread
+from transcriber_adapters.sqlite.schema import DEFAULT_BUSY_TIMEOUT, connect, migrate
+from transcriber_adapters.sqlite.times import from_db, to_db
+from transcriber_adapters.system import SystemClock
+from transcriber_core.entities import Condition
+from transcriber_core.errors import RepositoryUnavailable
+from transcriber_core.ports import Clock
+
+T = TypeVar("T")
+
+#: Insert a condition, or move its ``seen`` (and message) while keeping ``since``.
+REPORT_SQL = (
+    "INSERT INTO service_conditions (code, scope, message, since, seen) VALUES (?, ?, ?, ?, ?) "
+    "ON CONFLICT (code, scope) DO UPDATE SET message = excluded.message, seen = excluded.seen"
+)
+_CURRENT_SQL = (
+    "SELECT code, scope, message, since, seen FROM service_conditions "
+    "WHERE scope IN ({scopes}) AND seen > ? ORDER BY code, scope"
+)
+_ANY_SQL = (
+    "SELECT EXISTS (SELECT 1 FROM service_conditions"
+    " WHERE code IN ({codes}) AND scope IN ({scopes}))"
+)
+_CLEAR_SQL = "DELETE FROM service_conditions WHERE code IN ({codes}) AND scope IN ({scopes})"
+
+
+class SqliteConditionStore:
+    """Conditions in the ``service_conditions`` table; open with ``await open(path)``."""
+
+    def __init__(
+        self, path: str | os.PathLike[str], *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT
+    ) -> None:
+        """Start the connection thread; use ``open``, which also brings the schema up to date."""
+        self._thread = _ConnectionThread(lambda: connect(path, busy_timeout=busy_timeout))
+        self._closed = False
+        self._finalizer = weakref.finalize(self, self._thread.stop_soon)
+
+    @classmethod
+    async def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        clock: Clock | None = None,
+        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+    ) -> SqliteConditionStore:
+        """Open the database at ``path`` (migrating it, as the repository does) for conditions."""
+        store = cls(path, busy_timeout=busy_timeout)
+        now = (clock or SystemClock()).now()
+        try:
+            await store._call(_migrate, now)
+        except BaseException:
+            await store.close()
+            raise
+        return store
+
+    async def report(self, code: str, *, scope: str, message: str, now: datetime) -> None:
+        """Note that ``code`` holds in ``scope`` at ``now``; the first ``since`` is kept."""
+        moment = to_db(now)
+        await self._call(_execute, REPORT_SQL, (code, scope, message, moment, moment))
+
+    async def clear(self, codes: frozenset[str], *, scopes: frozenset[str]) -> None:
+        """Forget ``codes`` in each of ``scopes``; a read first: the usual no-op takes no lock."""
+        if codes and scopes:
+            await self._call(_clear, tuple(sorted(codes)), tuple(sorted(scopes)))
+
+    async def current(self, *, scopes: frozenset[str], seen_after: datetime) -> list[Condition]:
+        """Conditions in ``scopes`` last seen after ``seen_after``, by code then scope."""
+        if not scopes:
+            return []
+        return await self._call(_current, tuple(sorted(scopes)), to_db(seen_after))
+
+    async def close(self) -> None:
+        """Close the connection and end its thread."""
+        if self._closed:
+            return
+        self._closed = True
+        self._finalizer.detach()
+        await self._thread.stop()
+
+    def _call(self, operation: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+        if self._closed:
+            raise RepositoryUnavailable("the condition store is closed")
+        return self._thread.submit(operation, *args)
+
+
+def _marks(count: int) -> str:
+    return ", ".join("?" * count)
+
+
+def _migrate(conn: sqlite3.Connection, now: datetime) -> list[int]:
+    return migrate(conn, now=now)
+
+
+def _execute(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> None:
+    conn.execute(sql, params)
+
+
+def _clear(conn: sqlite3.Connection, codes: tuple[str, ...], scopes: tuple[str, ...]) -> None:
+    marks = {"codes": _marks(len(codes)), "scopes": _marks(len(scopes))}
+    # Every finished step calls this; nearly always nothing holds, and a read
+    # takes no write lock away from the queue.
+    (held,) = conn.execute(_ANY_SQL.format(**marks), codes + scopes).fetchone()
+    if held:
+        conn.execute(_CLEAR_SQL.format(**marks), codes + scopes)
+
+
+def _current(conn: sqlite3.Connection, scopes: tuple[str, ...], seen_after: int) -> list[Condition]:
+    rows = conn.execute(_CURRENT_SQL.format(scopes=_marks(len(scopes))), (*scopes, seen_after))
+    return [
+        Condition(code=code, scope=scope, message=message, since=from_db(since), seen=from_db(seen))
+        for code, scope, message, since, seen in rows
+    ]
