@@ -34,7 +34,7 @@ from pathlib import Path
 import imageio_ffmpeg
 
 from transcriber_adapters._threads import wait_out
-from transcriber_core.errors import ConverterUnavailable, StepError, UnreadableMedia
+from transcriber_core.errors import ConverterUnavailable, DiskFull, StepError, UnreadableMedia
 from transcriber_core.policy import DEFAULT_DECODE_LIMITS, DecodeLimits
 from transcriber_core.ports import ProgressCallback
 
@@ -98,10 +98,13 @@ NO_AUDIO_PHRASES = (
     "matches no streams",
     "does not contain any stream",
 )
-#: Phrases that mean something around ffmpeg failed, not the recording; worth a retry.
-TRANSIENT_PHRASES = (
+#: Phrases that mean the disk is full: the service's condition, the job waits (ADR 20).
+NO_SPACE_PHRASES = (
     "no space left on device",
     "disk quota exceeded",
+)
+#: Phrases that mean something around ffmpeg failed, not the recording; worth a retry.
+TRANSIENT_PHRASES = (
     "cannot allocate memory",
     "too many open files",
     "resource temporarily unavailable",
@@ -234,6 +237,8 @@ def classify_failure(  # noqa: PLR0911 - one return per class of failure, in ord
         return UnreadableMedia(NO_AUDIO)
     if source_present and "no such file or directory" in text:
         return UnreadableMedia(UNDECODABLE)
+    if any(phrase in text for phrase in NO_SPACE_PHRASES):
+        return DiskFull("ffmpeg found no space left to write the converted audio")
     if any(phrase in text for phrase in TRANSIENT_PHRASES):
         return ConverterUnavailable("ffmpeg could not read or write its files")
     if any(phrase in text for phrase in UNDECODABLE_PHRASES):

@@ -22,6 +22,7 @@ from transcriber_adapters._temp import staging_path
 from transcriber_adapters.ffmpeg import FfmpegConverter, classify_failure
 from transcriber_core.errors import (
     ConverterUnavailable,
+    DiskFull,
     RecordingTooLong,
     TransientError,
     UnreadableMedia,
@@ -332,9 +333,10 @@ async def test_failing_progress_callback_stops_ffmpeg(tmp_path: Path) -> None:
             1,
             "av_interleaved_write_frame(): No space left on device",
             True,
-            ConverterUnavailable,
+            DiskFull,
             None,
         ),
+        (1, "x.ogg: Disk quota exceeded", True, DiskFull, None),
         (254, "Error opening input: No such file or directory", False, ConverterUnavailable, None),
         (1, "Error opening output file /srv/x.ogg.", True, ConverterUnavailable, None),
         (255, "Exiting normally, received signal 2.", True, ConverterUnavailable, None),
