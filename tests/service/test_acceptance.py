@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -118,11 +119,14 @@ def test_stored_names_appear_in_no_log_line(
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     fake = bin_dir / "ffmpeg"
+    # Python, not sh: ffmpeg runs in a removed working directory, where a shell
+    # would first print its own "getcwd() failed: No such file or directory".
     fake.write_text(
-        "#!/bin/sh\n"
-        'echo "fake ffmpeg $*" >&2\n'
-        'echo "Resource temporarily unavailable" >&2\n'
-        "exit 1\n"
+        f"#!{sys.executable}\n"
+        "import sys\n"
+        'print("fake ffmpeg", *sys.argv[1:], file=sys.stderr)\n'
+        'print("Resource temporarily unavailable", file=sys.stderr)\n'
+        "sys.exit(1)\n"
     )
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
     env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
