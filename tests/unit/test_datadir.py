@@ -14,7 +14,7 @@ import pytest
 
 from transcriber_adapters._temp import clear_staging_dir
 from transcriber_adapters.datadir import LOCK_NAME, DataDirInUse, claim, private_file
-from transcriber_adapters.sqlite import SqliteJobRepository
+from transcriber_adapters.sqlite import SqliteJobRepository, SqliteOwnerStore
 
 #: A child that claims the data dir given as argv[1], says so, and holds it until stdin closes.
 _HOLDER = (
@@ -129,6 +129,18 @@ async def test_database_files_are_private(tmp_path: Path) -> None:
         "transcriber.db-wal": 0o600,
         "transcriber.db-shm": 0o600,
     }
+
+
+async def test_owner_store_makes_the_database_private(tmp_path: Path) -> None:
+    """Whichever SQLite adapter opens the file first, it is made 0600."""
+    path = tmp_path / "transcriber.db"
+    old_umask = os.umask(0o022)
+    try:
+        owners = await SqliteOwnerStore.open(path)
+        await owners.close()
+    finally:
+        os.umask(old_umask)
+    assert _mode(path) == 0o600
 
 
 def test_clear_staging_dir_removes_leftovers(tmp_path: Path) -> None:
