@@ -14,7 +14,7 @@ COPY src ./src
 # The versions CI tested (constraints.txt), not whatever is newest today.
 RUN pip install -c constraints.txt . \
     && useradd --system --uid 10001 --home-dir /data --shell /usr/sbin/nologin transcriber \
-    && mkdir -p /data && chown transcriber /data
+    && mkdir -p /data && chown transcriber /data && chmod 700 /data
 
 USER transcriber
 VOLUME ["/data"]

@@ -123,6 +123,7 @@ async def upload(
         secret_access_key=SECRET_ACCESS_KEY,
         path_style=True,
         part_size=part_size,
+        staging_dir=source.parent / "staging",
     )
     try:
         warm = source.with_name("warm.bin")

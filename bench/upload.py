@@ -20,8 +20,13 @@ against each HTTP protocol of ``bench/server_variants.py`` in turn, a fresh
 server for each, alternating round by round so the disk's drift falls on
 both; a summary per variant closes the run.
 
+With ``--key`` each upload carries an Idempotency-Key (so the server also
+computes its SHA-256) and is then sent again with the same key: the replay
+is read and hashed, not written, and its time, CPU and disk writes are
+printed too (ADR 21).
+
 Usage: .venv/bin/python bench/upload.py [--mib 1024] [--chunk-kib 1024] [--rounds 1]
-       [--variants stock,h11,limited]
+       [--variants stock,h11,limited] [--key]
 """
 
 from __future__ import annotations
@@ -96,7 +101,9 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / ticks
 
 
-def upload_once(variant: str, size: int, chunk: bytes, round_no: int) -> tuple[float, float, float]:
+def upload_once(
+    variant: str, size: int, chunk: bytes, round_no: int, *, key: bool = False
+) -> tuple[float, float, float]:
     """One upload to a fresh server running ``variant``; MiB/s, peak RSS and its growth (MiB)."""
     mib = size / MIB
     with tempfile.TemporaryDirectory() as tmp:
@@ -121,6 +128,8 @@ def upload_once(variant: str, size: int, chunk: bytes, round_no: int) -> tuple[f
                     "Content-Type": f"multipart/form-data; boundary={BOUNDARY}",
                     "Content-Length": str(length),
                 }
+                if key:
+                    headers["Idempotency-Key"] = f"bench-{round_no}"
                 started = time.perf_counter()
                 response = client.post("/api/audio", content=body, headers=headers)
                 seconds = time.perf_counter() - started
@@ -128,6 +137,8 @@ def upload_once(variant: str, size: int, chunk: bytes, round_no: int) -> tuple[f
                 cpu = cpu_seconds(pid) - cpu_before
                 peak = proc_status(pid, "VmHWM")
                 assert response.status_code == 202, response.text
+                if key:
+                    replay(client, pid, size, chunk, headers)
             service.stop()
     print(
         f"round {round_no} {variant}: {mib:.0f} MiB in {seconds:.2f} s"
@@ -141,14 +152,34 @@ def upload_once(variant: str, size: int, chunk: bytes, round_no: int) -> tuple[f
     return mib / seconds, peak / MIB, (peak - baseline) / MIB
 
 
-def run(mib: int, chunk_kib: int, rounds: int, variants: list[str]) -> None:
+def replay(
+    client: httpx.Client, pid: int, size: int, chunk: bytes, headers: dict[str, str]
+) -> None:
+    """Send the same upload again with its key and print what the replay cost the server."""
+    written_before = write_bytes(pid)
+    cpu_before = cpu_seconds(pid)
+    _, body = multipart_body(size, chunk)
+    started = time.perf_counter()
+    response = client.post("/api/audio", content=body, headers=headers)
+    seconds = time.perf_counter() - started
+    assert response.status_code == 202, response.text
+    assert response.headers["idempotent-replayed"] == "true"
+    cpu = cpu_seconds(pid) - cpu_before
+    written = write_bytes(pid) - written_before
+    print(
+        f"  replay: {size / MIB / seconds:.0f} MiB/s; server CPU {cpu:.2f} s;"
+        f" disk writes {written / size:.3f} x the upload"
+    )
+
+
+def run(mib: int, chunk_kib: int, rounds: int, variants: list[str], *, key: bool = False) -> None:
     """Upload ``rounds`` times to each variant in turn, print each run and a summary."""
     size = mib * MIB
     chunk = os.urandom(chunk_kib * 1024)
     results: dict[str, list[tuple[float, float, float]]] = {variant: [] for variant in variants}
     for round_no in range(1, rounds + 1):
         for variant in variants:
-            results[variant].append(upload_once(variant, size, chunk, round_no))
+            results[variant].append(upload_once(variant, size, chunk, round_no, key=key))
     print(f"summary, {rounds} round(s) of {mib} MiB:")
     for variant, runs in results.items():
         speeds = [speed for speed, _, _ in runs]
@@ -170,12 +201,15 @@ def main() -> None:
         default="stock,limited",
         help=f"comma-separated HTTP protocols to compare, of {', '.join(VARIANTS)}",
     )
+    parser.add_argument(
+        "--key", action="store_true", help="send an Idempotency-Key, then replay each upload"
+    )
     args = parser.parse_args()
     variants = args.variants.split(",")
     unknown = set(variants) - set(VARIANTS)
     if unknown:
         parser.error(f"unknown variants: {', '.join(sorted(unknown))}")
-    run(args.mib, args.chunk_kib, args.rounds, variants)
+    run(args.mib, args.chunk_kib, args.rounds, variants, key=args.key)
 
 
 if __name__ == "__main__":

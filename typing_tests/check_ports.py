@@ -45,7 +45,8 @@ def check(
 ) -> None:
     """Never called: mypy reads the assignments."""
     repos: list[JobRepository] = [MemoryJobRepository(), sqlite]
-    stores: list[FileStore] = [MemoryFileStore(), FilesystemFileStore(root), s3]
+    local = FilesystemFileStore(root, staging_dir=root / "tmp")
+    stores: list[FileStore] = [MemoryFileStore(), local, s3]
     converters: list[Converter] = [MemoryConverter(), FfmpegConverter()]
     recognizers: list[Recognizer] = [MemoryRecognizer(), yandex]
     notifiers: list[Notifier] = [MemoryNotifier(), TelegramNotifier(make_bot("1:never-used"))]

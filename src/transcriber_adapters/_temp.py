@@ -1,9 +1,12 @@
 """Temporary and stored files on local disk, shared by the local file stores.
 
-* ``staging_path``: a fresh file in the system temp dir, removed on every
-  exit (SPEC §5: uploads and converter output are staged there).
+* ``staging_path``: a fresh file in a store's staging dir (``<data_dir>/tmp``
+  in the service), removed on every exit; ``clear_staging_dir`` empties that
+  dir at start-up of what a killed process left there (ADR 21).
 * ``copy_into`` / ``move_into``: put bytes under a final name whole or not at
   all: a temp name next to the destination, fsync, rename, fsync the folder.
+  Stored files are 0600, staging files too (``mkstemp``), and the folders the
+  stores make are 0700: only the service's own user reads recordings.
 * ``storage_errors``: the one place where ``OSError`` becomes a core error.
   Its text carries paths, so it is dropped (SPEC §9). A full disk or an
   exceeded quota is the service's condition (``DiskFull``), not the job's.
@@ -19,6 +22,7 @@ import errno
 import os
 import re
 import secrets
+import shutil
 import tempfile
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -26,8 +30,12 @@ from pathlib import Path
 
 from transcriber_core.errors import DiskFull, StorageUnavailable, TranscriberError
 
-#: Prefix of staging files in the system temp dir.
+#: Prefix of staging files in a staging dir.
 STAGING_PREFIX = "transcriber-"
+#: Mode of every file the stores write: the owner reads and writes, nobody else.
+FILE_MODE = 0o600
+#: Mode of every folder the stores make.
+DIR_MODE = 0o700
 #: Prefix of half-written files inside a store's folder; no stored name starts with a dot.
 PARTIAL_PREFIX = ".tmp-"
 #: errno values that mean "no room": the service's condition, not the recording's.
@@ -58,24 +66,45 @@ def stored_name(file_id: str, extension: str) -> str:
 
 
 @contextlib.asynccontextmanager
-async def staging_path(extension: str) -> AsyncIterator[Path]:
-    """A new empty file ``transcriber-<random><extension>`` in the system temp dir.
+async def staging_path(directory: Path, extension: str) -> AsyncIterator[Path]:
+    """A new empty file ``transcriber-<random><extension>`` in ``directory``, mode 0600.
 
-    Whoever uses it may write, replace or move it; whatever is at the path
-    on exit is removed, however the block ends.
+    ``directory`` is made (0700) when missing. Whoever uses the file may
+    write, replace or move it; whatever is at the path on exit is removed,
+    however the block ends.
     """
     check_extension(extension)
     # Made in this thread, not in a worker: a cancellation between creating
     # the file and learning its name would leak it. mkstemp is one syscall,
-    # and O_EXCL with mode 0600 keeps other users of /tmp away from it.
+    # and O_EXCL with mode 0600 keeps everyone else away from it; the folder
+    # is there already but after a first start or a hand clean-up.
     with storage_errors():
-        handle, name = tempfile.mkstemp(prefix=STAGING_PREFIX, suffix=extension)
+        directory.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)  # noqa: ASYNC240 - see above
+        handle, name = tempfile.mkstemp(prefix=STAGING_PREFIX, suffix=extension, dir=directory)
         os.close(handle)
     path = Path(name)
     try:
         yield path
     finally:
         remove_now(path)
+
+
+def clear_staging_dir(directory: Path) -> int:
+    """Make ``directory`` (0700) and empty it of what a killed process left; how many entries.
+
+    Only safe while no other process stages files there: the service holds
+    the data dir's lock (``datadir.claim``) before calling it.
+    """
+    directory.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    removed = 0
+    for entry in directory.iterdir():
+        # A folder is never made here by us; whatever one holds is a leftover too.
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+        removed += 1
+    return removed
 
 
 def remove_now(path: Path) -> None:
@@ -142,13 +171,16 @@ def _write_synced(source: Path, partial: Path, stop: threading.Event) -> int:
     size = 0
     # Unbuffered reads return what is there, so a slow source (a pipe) still
     # lets us look at ``stop`` between slices.
-    with source.open("rb", buffering=0) as reader, partial.open("xb") as writer:
-        while chunk := reader.read(CHUNK_SIZE):
-            _check(stop)
-            writer.write(chunk)
-            size += len(chunk)
-        writer.flush()
-        os.fsync(writer.fileno())
+    with source.open("rb", buffering=0) as reader:
+        # Created 0600 in one call: there is no moment when others may open it.
+        handle = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, FILE_MODE)
+        with open(handle, "wb") as writer:  # noqa: PTH123 - Path.open takes no descriptor
+            while chunk := reader.read(CHUNK_SIZE):
+                _check(stop)
+                writer.write(chunk)
+                size += len(chunk)
+            writer.flush()
+            os.fsync(writer.fileno())
     return size
 
 
@@ -164,8 +196,10 @@ def move_into(source: Path, destination: Path, *, stop: threading.Event) -> int:
     once the copy is in place, the source is removed. On failure the source
     is kept.
     """
-    # A rename makes the name durable, not the bytes: sync them first.
+    # A rename makes the name durable, not the bytes: sync them first. The
+    # mode goes with the rename, so a source made elsewhere is made private.
     with source.open("rb") as reader:
+        os.fchmod(reader.fileno(), FILE_MODE)
         os.fsync(reader.fileno())
         size = os.fstat(reader.fileno()).st_size
     try:

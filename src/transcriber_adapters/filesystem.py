@@ -14,6 +14,7 @@ from pathlib import Path
 
 from transcriber_adapters._temp import (
     CHUNK_SIZE,
+    DIR_MODE,
     PARTIAL_PREFIX,
     copy_into,
     move_into,
@@ -34,11 +35,15 @@ class FilesystemFileStore:
     that arrives after the rename leaves the whole file in place, with no
     record; the retried step puts the same id again and replaces it. The working
     copy of a record is the stored file itself, handed out read-only.
+    Stored files are 0600 in a 0700 folder. Staging files go to
+    ``staging_dir``; on the same filesystem as ``root`` (the service puts both
+    in the data dir) a staged upload moves in by a rename, never a copy.
     Blocking calls run in threads; errors never name a path (SPEC §9).
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, staging_dir: Path) -> None:
         self._root = root
+        self._staging_dir = staging_dir
 
     @property
     def location(self) -> Location:
@@ -46,8 +51,8 @@ class FilesystemFileStore:
         return Location.LOCAL
 
     def staging(self, extension: str) -> AbstractAsyncContextManager[Path]:
-        """A fresh file in the system temp dir, removed on exit if still there."""
-        return staging_path(extension)
+        """A fresh 0600 file in the staging dir, removed on exit if still there."""
+        return staging_path(self._staging_dir, extension)
 
     async def put(
         self, file_id: str, extension: str, source: Path, *, now: datetime, move: bool = False
@@ -62,7 +67,7 @@ class FilesystemFileStore:
         )
 
     def _put(self, source: Path, destination: Path, move: bool, stop: threading.Event) -> int:
-        self._root.mkdir(parents=True, exist_ok=True)
+        self._root.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
         if move:
             return move_into(source, destination, stop=stop)
         return copy_into(source, destination, stop=stop)

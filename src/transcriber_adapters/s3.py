@@ -2,7 +2,7 @@
 
 Object key = ``<prefix><id><extension>``. Uploads stream from disk one part
 at a time, so memory holds at most one part whatever the file's size
-(SPEC §5); downloads stream to a staging file in the system temp dir.
+(SPEC §5); downloads stream to a staging file in the store's staging dir.
 ``s3_errors`` is the one place where botocore and aiohttp exceptions become
 core errors; their texts carry keys, bucket URLs and endpoints, so they are
 dropped (SPEC §9).
@@ -99,7 +99,7 @@ class S3FileStore:
     An object appears whole or not at all: a small file is one PutObject, a
     larger one a multipart upload that is aborted on any error or
     cancellation, so no half object and no pending upload remains. The
-    working copy is a download into the system temp dir, removed on every
+    working copy is a download into ``staging_dir``, removed on every
     exit. One client is opened on first use and reused; ``close`` releases it.
     Errors never name the key, the bucket or the endpoint (SPEC §9).
 
@@ -117,6 +117,7 @@ class S3FileStore:
         bucket: str,
         access_key_id: str,
         secret_access_key: str,
+        staging_dir: Path,
         prefix: str = DEFAULT_PREFIX,
         path_style: bool = False,
         part_size: int = DEFAULT_PART_SIZE,
@@ -131,6 +132,7 @@ class S3FileStore:
         if not bucket:
             raise ValueError("the bucket name must not be empty")
         self._endpoint_url = endpoint_url
+        self._staging_dir = staging_dir
         self._bucket = bucket
         self._prefix = prefix
         self.part_size = part_size
@@ -166,8 +168,8 @@ class S3FileStore:
         return self._prefix + stored_name(file_id, extension)
 
     def staging(self, extension: str) -> AbstractAsyncContextManager[Path]:
-        """A fresh file in the system temp dir, removed on exit if still there."""
-        return staging_path(extension)
+        """A fresh 0600 file in the staging dir, removed on exit if still there."""
+        return staging_path(self._staging_dir, extension)
 
     async def put(
         self, file_id: str, extension: str, source: Path, *, now: datetime, move: bool = False
@@ -256,7 +258,7 @@ class S3FileStore:
     @contextlib.asynccontextmanager
     async def working_copy(self, record: FileRecord) -> AsyncIterator[Path]:
         """The object downloaded to a staging file, removed after the block."""
-        async with staging_path(record.extension) as path:
+        async with staging_path(self._staging_dir, record.extension) as path:
             await self._download(self._key(record), path)
             yield path
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
@@ -9,6 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from transcriber_adapters._temp import clear_staging_dir
+from transcriber_adapters.datadir import DataDirLock
+from transcriber_adapters.datadir import claim as claim_data_dir
 from transcriber_adapters.ffmpeg import FfmpegConverter
 from transcriber_adapters.filesystem import FilesystemFileStore
 from transcriber_adapters.memory import MemoryRecognizer
@@ -33,8 +37,11 @@ log = logging.getLogger("transcriber.app")
 DATABASE_NAME = "transcriber.db"
 #: The folder of local files inside the data dir.
 FILES_DIR = "files"
-#: Half-written files untouched this long were left by a killed process (ADR 5).
-STALE_PARTIAL_AGE = timedelta(hours=1)
+#: The staging folder inside the data dir: uploads, downloads, converter output (ADR 21).
+STAGING_DIR = "tmp"
+#: Half-written files untouched this long were left by a killed process (ADR 5). Any age
+#: will do: the data dir's lock means no other process is writing one (ADR 21).
+STALE_PARTIAL_AGE = timedelta(0)
 
 
 class SilentNotifier:
@@ -100,10 +107,20 @@ async def build(config: Config, **overrides: Any) -> Runtime:
     Tests pass e.g. ``recognizer=MemoryRecognizer(...)`` or ``settings=Settings(...)``.
     """
     data_dir = config.storage.data_dir
-    data_dir.mkdir(parents=True, exist_ok=True)
-    closers: list[Callable[[], Awaitable[None]]] = []
-    clock = overrides.pop("clock", None) or SystemClock()
-    repo = await SqliteJobRepository.open(data_dir / DATABASE_NAME, clock=clock)
+    # First of all: a second process on this data dir stops here, having touched nothing.
+    lock = claim_data_dir(data_dir)
+    closers: list[Callable[[], Awaitable[None]]] = [_releaser(lock)]
+    if lock.tightened:
+        log.warning("data_dir.tightened", extra={"mode": f"{lock.previous_mode:o}"})
+    try:
+        cleared = await asyncio.to_thread(clear_staging_dir, data_dir / STAGING_DIR)
+        if cleared:
+            log.info("files.staging_removed", extra={"count": cleared})
+        clock = overrides.pop("clock", None) or SystemClock()
+        repo = await SqliteJobRepository.open(data_dir / DATABASE_NAME, clock=clock)
+    except BaseException:
+        lock.release()
+        raise
     closers.append(repo.close)
     try:
         owners = await SqliteOwnerStore.open(data_dir / DATABASE_NAME, clock=clock)
@@ -113,7 +130,7 @@ async def build(config: Config, **overrides: Any) -> Runtime:
         recognizer, recognizer_files = _recognizer(config, closers)
         bot = _bot(config, closers)
         notifier: Notifier = SilentNotifier() if bot is None else _telegram_notifier(bot)
-        files = FilesystemFileStore(data_dir / FILES_DIR)
+        files = FilesystemFileStore(data_dir / FILES_DIR, staging_dir=data_dir / STAGING_DIR)
         stale = await files.remove_stale_partials(older_than=STALE_PARTIAL_AGE)
         if stale:
             log.info("files.stale_partials_removed", extra={"count": stale})
@@ -157,6 +174,15 @@ async def build(config: Config, **overrides: Any) -> Runtime:
         bot=polling,
         closers=closers,
     )
+
+
+def _releaser(lock: DataDirLock) -> Callable[[], Awaitable[None]]:
+    """A closer that releases the data dir's lock (the last thing ``Runtime.close`` does)."""
+
+    async def release() -> None:
+        lock.release()
+
+    return release
 
 
 def _bot(config: Config, closers: list[Callable[[], Awaitable[None]]]) -> Bot | None:
@@ -205,6 +231,7 @@ def _recognizer(
         access_key_id=s3.access_key_id,
         secret_access_key=s3.secret_access_key,
         path_style=s3.path_style,
+        staging_dir=config.storage.data_dir / STAGING_DIR,
     )
     closers.append(store.close)
     yandex = config.yandex

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from transcriber_adapters.datadir import DataDirInUse
 from transcriber_app.config import ConfigError, load_config
 from transcriber_app.logs import configure_logging
 
@@ -22,6 +23,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging()
     try:
         return _serve(args.config)
+    except DataDirInUse as exc:
+        print(f"transcriber: {exc}", file=sys.stderr)  # noqa: T201
+        return 2
     except ConfigError as exc:
         # From loading the file, or from what only building the service finds
         # out (a malformed bot token).

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,8 +32,10 @@ def _payload(size: int, seed: int = 1) -> bytes:
 class FileStoreContract:
     """Subclass and provide a fixture ``store`` returning a fresh, empty ``FileStore``.
 
-    Every test runs with the system temp dir pointed at an empty folder of
-    its own (``system_temp``), so what a store leaves there can be counted.
+    The store must stage its files in the folder the ``staging_dir`` fixture
+    names (which does not exist yet: the store makes it). Every test runs
+    with the system temp dir pointed at an empty folder of its own
+    (``system_temp``): a store leaves nothing there, ever.
 
     Set ``working_copy_is_temporary`` to False for a store whose working copy
     is the stored file itself (a local folder); True means the store makes a
@@ -48,6 +51,11 @@ class FileStoreContract:
         folder.mkdir()
         monkeypatch.setattr(tempfile, "tempdir", str(folder))
         return folder
+
+    @pytest.fixture
+    def staging_dir(self, tmp_path: Path) -> Path:
+        """The folder the store under test is given for its staging files; not made yet."""
+        return tmp_path / "data" / "tmp"
 
     @pytest.fixture
     def sources(self, tmp_path: Path) -> Path:
@@ -275,23 +283,41 @@ class FileStoreContract:
         assert await store.exists(record)
 
     def assert_working_copy_released(self, path: Path, system_temp: Path) -> None:
-        """Nothing of the store's remains in the temp dir; a temporary copy is gone."""
+        """Nothing of the store's remains in the temp dirs; a temporary copy is gone."""
         assert list(system_temp.iterdir()) == []
         if self.working_copy_is_temporary:
             assert not path.exists()
+            assert list(path.parent.iterdir()) == []
         else:
             assert path.exists()
 
-    async def test_staging_is_fresh_in_system_temp(
-        self, store: FileStore, system_temp: Path
+    async def test_working_copy_is_staged_privately(
+        self, store: FileStore, sources: Path, staging_dir: Path
     ) -> None:
-        """A staging path is a new, empty or absent file in the temp dir with the extension."""
+        """A temporary working copy is a 0600 file in the store's staging dir, not the temp dir."""
+        record = await self.put_bytes(store, sources, b"abc")
+        async with store.working_copy(record) as path:
+            if self.working_copy_is_temporary:
+                assert path.parent == staging_dir
+            assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0
+
+    async def test_staging_is_fresh_in_staging_dir(
+        self, store: FileStore, staging_dir: Path, system_temp: Path
+    ) -> None:
+        """A staging path is a new, empty or absent file in the staging dir with the extension."""
         async with store.staging(".ogg") as first, store.staging(".ogg") as second:
             assert first != second
             for path in (first, second):
-                assert path.parent == system_temp
+                assert path.parent == staging_dir
                 assert path.name.endswith(".ogg")
                 assert not path.exists() or path.stat().st_size == 0
+        assert list(system_temp.iterdir()) == []
+
+    async def test_staging_is_private(self, store: FileStore, staging_dir: Path) -> None:
+        """The staging dir is made 0700 and a staging file is 0600: no other user reads uploads."""
+        async with store.staging(".ogg") as path:
+            assert stat.S_IMODE(staging_dir.stat().st_mode) == 0o700
+            assert not path.exists() or stat.S_IMODE(path.stat().st_mode) == 0o600
 
     async def test_staging_removed_when_not_consumed(
         self, store: FileStore, system_temp: Path
@@ -308,6 +334,7 @@ class FileStoreContract:
 
         with pytest.raises(LookupError):
             await fail_while_staged()
+        assert list(path.parent.iterdir()) == []
         assert list(system_temp.iterdir()) == []
 
     async def test_staging_consumed_by_put_move(self, store: FileStore, system_temp: Path) -> None:
@@ -315,11 +342,12 @@ class FileStoreContract:
         async with store.staging(".ogg") as path:
             path.write_bytes(b"converted")
             record = await store.put(FILE_ID, ".ogg", path, now=NOW, move=True)
+        assert list(path.parent.iterdir()) == []
         assert list(system_temp.iterdir()) == []
         assert await self.read_all(store, record) == b"converted"
 
     async def test_staging_removed_after_cancellation(
-        self, store: FileStore, system_temp: Path
+        self, store: FileStore, staging_dir: Path, system_temp: Path
     ) -> None:
         """A staging file is removed when the task using it is cancelled."""
         entered = asyncio.Event()
@@ -335,4 +363,5 @@ class FileStoreContract:
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
+        assert list(staging_dir.iterdir()) == []
         assert list(system_temp.iterdir()) == []

@@ -40,6 +40,8 @@ from transcriber_core.transitions import Actor, transition
 T0 = datetime(2026, 3, 1, 12, 0, 0, 123457, tzinfo=UTC)
 #: When the suite's workers ask for work.
 NOW = T0 + timedelta(minutes=10)
+#: A SHA-256 digest as intake stores it: 64 lower-case hex digits.
+DIGEST = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 #: The lease the suite's workers use.
 LEASE = timedelta(minutes=2)
 _MICROSECOND = timedelta(microseconds=1)
@@ -132,6 +134,7 @@ class JobRepositoryContract:
             acquire_time=T0 + timedelta(seconds=5, microseconds=1),
             delay_time=T0 + timedelta(seconds=10, microseconds=999999),
             dedup_key="tg:42:AgADxyz",
+            upload_digest=DIGEST,
             created=T0,
             updated=T0 + timedelta(microseconds=7),
         )
@@ -198,6 +201,22 @@ class JobRepositoryContract:
         found = await repo.find_by_dedup_key("idem-5")
         assert found is not None
         assert found.state is State.FAILED
+
+    async def test_upload_digest_comes_back_with_the_first_job(self, repo: JobRepository) -> None:
+        """A retry sees the digest its key was first used with, through create, find and a step."""
+        first = make_job(dedup_key="idem-6", upload_digest=DIGEST)
+        await repo.create(first)
+        again = make_job(dedup_key="idem-6", upload_digest="0" * 64)
+        answer, is_new = await repo.create(again)
+        assert (answer.upload_digest, is_new) == (DIGEST, False)
+        leased = await acquire(repo, acquisition_id="lease-6")
+        assert leased is not None
+        assert leased.upload_digest == DIGEST
+        failed = transition(leased, State.FAILED, now=T0, error="no audio")
+        await repo.save_if_held(failed, acquisition_id="lease-6")
+        found = await repo.find_by_dedup_key("idem-6")
+        assert found is not None
+        assert found.upload_digest == DIGEST
 
     async def test_jobs_without_dedup_key_never_collide(self, repo: JobRepository) -> None:
         """Two jobs without a dedup key are two jobs; a missing key is not a shared key."""

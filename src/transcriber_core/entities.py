@@ -129,6 +129,8 @@ class Job:
     delay_time: datetime | None = None
     #: Makes a retried intake return the first job (Idempotency-Key, Telegram file).
     dedup_key: str | None = None
+    #: SHA-256 (hex) of the bytes first received with ``dedup_key``; a retry must match it.
+    upload_digest: str | None = None
     created: datetime
     updated: datetime
 

@@ -9,6 +9,7 @@ edge, so that the worker can classify a failure by type alone::
     │   └── FileNotFound
     ├── LeaseLost
     ├── Conflict
+    │   └── DedupKeyReused
     ├── InvalidTransition
     └── StepError                 a step could not finish this attempt
         ├── ServiceCondition      the service cannot work now, not the job: it waits, no attempt
@@ -73,6 +74,10 @@ class LeaseLost(TranscriberError):  # noqa: N818
 
 class Conflict(TranscriberError):  # noqa: N818
     """The record conflicts with one already stored."""
+
+
+class DedupKeyReused(Conflict):
+    """This key was first used with a different file; a new file needs a new key."""
 
 
 class InvalidTransition(TranscriberError):  # noqa: N818

@@ -6,6 +6,7 @@ import logging
 from pathlib import Path
 
 from transcriber_core.entities import Job, Origin, State
+from transcriber_core.errors import DedupKeyReused
 from transcriber_core.ports import Event
 from transcriber_core.services import Services
 from transcriber_core.worker import tell
@@ -20,11 +21,15 @@ async def submit(
     extension: str,
     origin: Origin,
     dedup_key: str | None = None,
+    digest: str | None = None,
 ) -> tuple[Job, bool]:
     """Move the recording at ``source`` into storage and enqueue a job for it.
 
     Returns the job and True, or, when ``dedup_key`` was seen before, the
-    first job and False with nothing new stored. ``source`` is gone either way.
+    first job and False with nothing new stored. ``digest`` (the recording's
+    SHA-256) is kept with the job; a key seen before with another digest
+    raises ``DedupKeyReused`` (``check_replay``), also with nothing stored.
+    ``source`` is gone either way.
     """
     now = services.clock.now()
     record = await services.files.put(services.ids.new_id(), extension, source, now=now, move=True)
@@ -34,6 +39,7 @@ async def submit(
         origin=origin,
         source_file_id=record.id,
         dedup_key=dedup_key,
+        upload_digest=digest,
         created=now,
         updated=now,
     )
@@ -47,6 +53,8 @@ async def submit(
     # are the lesser harm, ADR 5).
     if not is_new:
         await services.files.delete(record)
+        # A concurrent upload with the same key won the insert: compare with its file.
+        check_replay(stored, digest)
         log.info("job.duplicate", extra={"job_id": stored.id})
         return stored, False
     log.info(
@@ -61,3 +69,13 @@ async def submit(
     services.wakeup.notify(State.CONVERT)
     await tell(services, stored, Event.ACCEPTED)
     return stored, True
+
+
+def check_replay(first: Job, digest: str | None) -> None:
+    """Raise ``DedupKeyReused`` unless ``digest`` is the one ``first`` was received with.
+
+    Either digest unknown (a job from before digests were kept, or an intake
+    that keeps none) is no evidence of a different file: the replay stands.
+    """
+    if first.upload_digest is not None and digest is not None and digest != first.upload_digest:
+        raise DedupKeyReused

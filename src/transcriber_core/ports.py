@@ -215,7 +215,11 @@ class FileStore(Protocol):
         ...
 
     def staging(self, extension: str) -> AbstractAsyncContextManager[Path]:
-        """A fresh empty private file in the system temp dir; removed on exit if still there."""
+        """A fresh empty private file in the store's staging dir; removed on exit if still there.
+
+        The staging dir is the store's own (a constructor argument), so a
+        process that starts on it can remove what a killed one left there.
+        """
         ...
 
     async def put(

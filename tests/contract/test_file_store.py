@@ -20,8 +20,8 @@ class TestMemoryFileStore(FileStoreContract):
     working_copy_is_temporary = True
 
     @pytest.fixture
-    def store(self) -> MemoryFileStore:
-        return MemoryFileStore()
+    def store(self, staging_dir: Path) -> MemoryFileStore:
+        return MemoryFileStore(staging_dir=staging_dir)
 
 
 class TestFilesystemFileStore(FileStoreContract):
@@ -30,8 +30,8 @@ class TestFilesystemFileStore(FileStoreContract):
     working_copy_is_temporary = False
 
     @pytest.fixture
-    def store(self, tmp_path: Path) -> FilesystemFileStore:
-        return FilesystemFileStore(tmp_path / "files")
+    def store(self, tmp_path: Path, staging_dir: Path) -> FilesystemFileStore:
+        return FilesystemFileStore(tmp_path / "data" / "files", staging_dir=staging_dir)
 
 
 class TestS3FileStore(FileStoreContract):
@@ -40,8 +40,8 @@ class TestS3FileStore(FileStoreContract):
     working_copy_is_temporary = True
 
     @pytest.fixture
-    async def store(self, moto_s3: MotoS3) -> AsyncIterator[S3FileStore]:
-        store = moto_s3.store(moto_s3.new_bucket())
+    async def store(self, moto_s3: MotoS3, staging_dir: Path) -> AsyncIterator[S3FileStore]:
+        store = moto_s3.store(moto_s3.new_bucket(), staging_dir=staging_dir)
         try:
             yield store
         finally:

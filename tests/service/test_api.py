@@ -6,8 +6,10 @@ inactivity timeout, so the limits are reached with small bodies.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import sqlite3
 import time
 from collections.abc import Iterator
 
@@ -167,12 +169,23 @@ def test_malformed_part_headers_are_400(client: httpx.Client, service: Service) 
 
 
 def test_oversized_other_field_is_413(client: httpx.Client, recording: bytes) -> None:
-    """Fields besides ``file`` are dropped, but not read without bound."""
+    """Fields besides ``file`` are dropped, but not read without bound: a 413 of their own."""
     body = part("note", b"n" * (128 * 1024)) + part("file", recording, filename="a.mp3")
     response = client.post(
         "/api/audio", content=body + closing(), headers={"Content-Type": CONTENT_TYPE}
     )
-    assert_error(response, 413, "too_large")
+    assert_error(response, 413, "form_too_large")
+    message = response.json()["message"]
+    assert "65536 bytes" in message
+    assert str(CAP) not in message
+
+
+def test_many_small_fields_are_413_form_too_large(client: httpx.Client, recording: bytes) -> None:
+    """Thousands of tiny fields add up to the form's bound; the answer names that bound."""
+    body = b"".join(part(f"f{i}", b"x") for i in range(2000))
+    body += part("file", recording, filename="a.mp3") + closing()
+    response = client.post("/api/audio", content=body, headers={"Content-Type": CONTENT_TYPE})
+    assert_error(response, 413, "form_too_large")
 
 
 def test_bad_idempotency_key_is_400(client: httpx.Client, recording: bytes) -> None:
@@ -186,17 +199,56 @@ def test_bad_idempotency_key_is_400(client: httpx.Client, recording: bytes) -> N
         assert_error(response, 400, "bad_idempotency_key")
 
 
-def test_replayed_idempotency_key_is_answered_before_the_body(
+def _upload_with_key(client: httpx.Client, data: bytes, key: str) -> httpx.Response:
+    return client.post(
+        "/api/audio",
+        files={"file": ("voice.mp3", data, "audio/mpeg")},
+        headers={"Idempotency-Key": key},
+    )
+
+
+def test_replay_with_the_same_file_gets_the_first_job(
     client: httpx.Client, service: Service, recording: bytes
 ) -> None:
-    """A retry with a known Idempotency-Key gets the first job at once, with no body sent."""
-    first = client.post(
-        "/api/audio",
-        files={"file": ("voice.mp3", recording, "audio/mpeg")},
-        headers={"Idempotency-Key": "early-answer-7"},
-    )
-    job_id = first.json()["job_id"]
+    """A retry with a known Idempotency-Key and the same bytes gets the first job; no new file."""
+    job_id = _upload_with_key(client, recording, "same-file-3").json()["job_id"]
     service.wait_for_job(job_id)
+    names = service.stored_names()
+    again = _upload_with_key(client, recording, "same-file-3")
+    assert again.status_code == 202, again.text
+    assert again.json() == {"job_id": job_id}
+    assert again.headers["idempotent-replayed"] == "true"
+    assert service.stored_names() == names
+    assert service.staging_files() == []
+
+
+def test_idempotency_key_reused_with_another_file_is_422(
+    client: httpx.Client, service: Service, recording: bytes
+) -> None:
+    """The same Idempotency-Key with different bytes is 422, with no second job and no file."""
+    job_id = _upload_with_key(client, recording, "reused-key-9").json()["job_id"]
+    service.wait_for_job(job_id)
+    names = service.stored_names()
+    jobs = service.query("SELECT count(*) FROM jobs")
+    other = _upload_with_key(client, recording + b"\x00", "reused-key-9")
+    assert_error(other, 422, "idempotency_key_reused")
+    assert job_id not in other.text
+    assert service.stored_names() == names
+    assert service.query("SELECT count(*) FROM jobs") == jobs
+    assert service.staging_files() == []
+    # The key still answers for its own file.
+    assert _upload_with_key(client, recording, "reused-key-9").json() == {"job_id": job_id}
+
+
+def test_replay_of_a_job_without_digest_is_answered_before_the_body(
+    client: httpx.Client, service: Service, recording: bytes
+) -> None:
+    """A key whose job predates digests (migration 0004) is answered at once, no body read."""
+    job_id = _upload_with_key(client, recording, "early-answer-7").json()["job_id"]
+    service.wait_for_job(job_id)
+    with contextlib.closing(sqlite3.connect(service.data_dir / "transcriber.db")) as conn:
+        conn.execute("UPDATE jobs SET upload_digest = NULL WHERE id = ?", (job_id,))
+        conn.commit()
     names = service.stored_names()
     with RawClient(service.port, timeout=5.0) as raw:
         raw.send_head(

@@ -23,7 +23,7 @@ import httpx
 from tests.support.service import Service
 from transcriber_adapters.filesystem import FilesystemFileStore
 from transcriber_adapters.sqlite import SqliteJobRepository
-from transcriber_app.bootstrap import DATABASE_NAME, FILES_DIR
+from transcriber_app.bootstrap import DATABASE_NAME, FILES_DIR, STAGING_DIR
 from transcriber_core.entities import FileRecord, Job, Origin, State
 
 #: The owner password the tests set.
@@ -125,7 +125,12 @@ async def direct_access(
     """The service's own database and file store, opened a second time beside it."""
     repo = await SqliteJobRepository.open(service.data_dir / DATABASE_NAME)
     try:
-        yield repo, FilesystemFileStore(service.data_dir / FILES_DIR)
+        yield (
+            repo,
+            FilesystemFileStore(
+                service.data_dir / FILES_DIR, staging_dir=service.data_dir / STAGING_DIR
+            ),
+        )
     finally:
         await repo.close()
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import secrets
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -51,6 +53,8 @@ class MotoS3:
             "secret_access_key": SECRET_ACCESS_KEY,
             "path_style": True,
             "max_attempts": 1,
+            # Tests that look at staging pass their own folder.
+            "staging_dir": Path(tempfile.gettempdir()),
         }
         settings.update(options)
         return S3FileStore(**settings)

@@ -158,8 +158,11 @@ class Service:
         return sorted(path.name for path in folder.iterdir()) if folder.exists() else []
 
     def staging_files(self) -> list[str]:
-        """Names of the service's staging files left in its temp dir."""
-        return sorted(path.name for path in self.temp_dir.glob("transcriber-*"))
+        """Names of staging files left in the data dir's staging folder or the system temp dir."""
+        staging = self.data_dir / "tmp"
+        found = list(staging.iterdir()) if staging.exists() else []
+        found.extend(self.temp_dir.glob("transcriber-*"))
+        return sorted(path.name for path in found)
 
     def query(self, sql: str, parameters: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """Rows of a read-only query on the service's database (it may be running)."""

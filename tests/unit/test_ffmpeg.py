@@ -191,7 +191,7 @@ async def test_cancellation_kills_ffmpeg(
     """Cancelling a conversion kills ffmpeg and reaps it; the staged output is removed."""
     fifo = tmp_path / "endless.wav"
     os.mkfifo(fifo)
-    async with staging_path(".ogg") as target:
+    async with staging_path(system_temp, ".ogg") as target:
         task = asyncio.create_task(converter.convert(fifo, target))
         writer = await open_fifo_writer(fifo, task)
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import os
+import stat
 import tempfile
 import time
 from collections.abc import Callable
@@ -29,7 +30,7 @@ def root(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def store(root: Path) -> FilesystemFileStore:
-    return FilesystemFileStore(root)
+    return FilesystemFileStore(root, staging_dir=root.parent / "tmp")
 
 
 @pytest.fixture
@@ -88,7 +89,7 @@ async def test_stored_under_its_name_and_nothing_else(
 
 async def test_put_creates_the_folder(tmp_path: Path, source: Path) -> None:
     """A store on a folder that does not exist yet makes it on the first put."""
-    store = FilesystemFileStore(tmp_path / "a" / "b")
+    store = FilesystemFileStore(tmp_path / "a" / "b", staging_dir=tmp_path / "tmp")
     record = await store.put(FILE_ID, "", source, now=NOW)
     assert (tmp_path / "a" / "b" / record.name).is_file()
 
@@ -197,7 +198,7 @@ async def test_unusable_root_is_storage_unavailable(tmp_path: Path, source: Path
     """A root that is a file, not a folder, raises StorageUnavailable naming no path."""
     root = tmp_path / "not-a-folder"
     root.write_bytes(b"")
-    store = FilesystemFileStore(root)
+    store = FilesystemFileStore(root, staging_dir=tmp_path / "tmp")
     with pytest.raises(StorageUnavailable) as info:
         await store.put(FILE_ID, ".mp3", source, now=NOW)
     assert str(tmp_path) not in str(info.value)
@@ -282,7 +283,7 @@ async def test_stale_partials_are_swept_and_nothing_else(tmp_path: Path) -> None
     """Start-up removes half-written files a killed process left, not fresh ones or stored files."""
     root = tmp_path / "files"
     root.mkdir()
-    store = FilesystemFileStore(root)
+    store = FilesystemFileStore(root, staging_dir=tmp_path / "tmp")
     two_hours_ago = time.time() - 2 * 3600
     stale, fresh, stored = root / ".tmp-0123abcd", root / ".tmp-4567ef01", root / "abc.mp3"
     for path in (stale, fresh, stored):
@@ -295,7 +296,7 @@ async def test_stale_partials_are_swept_and_nothing_else(tmp_path: Path) -> None
 
 async def test_sweeping_a_missing_root_is_harmless(tmp_path: Path) -> None:
     """A first start, before any file was stored, sweeps nothing and does not fail."""
-    store = FilesystemFileStore(tmp_path / "not-yet")
+    store = FilesystemFileStore(tmp_path / "not-yet", staging_dir=tmp_path / "tmp")
     assert await store.remove_stale_partials(older_than=timedelta(hours=1)) == 0
 
 
@@ -314,3 +315,27 @@ def test_other_os_errors_stay_transient() -> None:
     """An I/O error is not a full disk: it stays StorageUnavailable, retried with attempts."""
     with pytest.raises(StorageUnavailable), _temp.storage_errors():
         raise OSError(errno.EIO, os.strerror(errno.EIO), "/secret/path/name.mp3")
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+async def test_stored_files_are_private(tmp_path: Path, source: Path) -> None:
+    """A copied or moved file is stored 0600 in a 0700 folder, whatever the source's mode."""
+    root = tmp_path / "data" / "files"
+    store = FilesystemFileStore(root, staging_dir=tmp_path / "data" / "tmp")
+    source.chmod(0o644)
+    copied = await store.put(FILE_ID, ".mp3", source, now=NOW)
+    assert _mode(root) == 0o700
+    assert _mode(root / copied.name) == 0o600
+    moved = await store.put("bW92ZWQtZmlsZS1pZC0wMDE", ".mp3", source, now=NOW, move=True)
+    assert _mode(root / moved.name) == 0o600
+
+
+async def test_staged_upload_moves_in_private(store: FilesystemFileStore, root: Path) -> None:
+    """A staging file moved into the store keeps its 0600: no window where others may read."""
+    async with store.staging(".ogg") as path:
+        path.write_bytes(b"converted")
+        record = await store.put(FILE_ID, ".ogg", path, now=NOW, move=True)
+    assert _mode(root / record.name) == 0o600

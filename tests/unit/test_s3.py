@@ -292,6 +292,7 @@ async def test_unreachable_endpoint_is_unavailable(moto_s3: MotoS3, tmp_path: Pa
         secret_access_key="secret-key",
         path_style=True,
         max_attempts=1,
+        staging_dir=tmp_path / "tmp",
     )
     try:
         with pytest.raises(StorageUnavailable) as info:
@@ -310,6 +311,7 @@ def test_part_size_below_s3_minimum_is_refused() -> None:
             bucket="b",
             access_key_id="a",
             secret_access_key="s",
+            staging_dir=Path("unused"),
             part_size=MIN_PART_SIZE - 1,
         )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import tempfile
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime
@@ -33,11 +34,14 @@ class MemoryFileStore:
     """Whole files in memory under their stored names, for demos and tests.
 
     ``put`` reads the source (and with ``move`` removes it); ``working_copy``
-    writes the bytes to a temp file that is removed after the block, on
-    every exit. ``calls`` records what was asked, ``names()`` what is kept.
+    writes the bytes to a staging file that is removed after the block, on
+    every exit. Staging files go to ``staging_dir``, by default the system
+    temp dir (read when a file is staged). ``calls`` records what was asked,
+    ``names()`` what is kept.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, staging_dir: Path | None = None) -> None:
+        self._staging_dir = staging_dir
         self._files: dict[str, bytes] = {}
         #: Every call, in order.
         self.calls: list[FileCall] = []
@@ -64,8 +68,11 @@ class MemoryFileStore:
         return Location.LOCAL
 
     def staging(self, extension: str) -> AbstractAsyncContextManager[Path]:
-        """A fresh file in the system temp dir, removed on exit if still there."""
-        return staging_path(extension)
+        """A fresh 0600 file in the staging dir, removed on exit if still there."""
+        return staging_path(self._staging(), extension)
+
+    def _staging(self) -> Path:
+        return self._staging_dir or Path(tempfile.gettempdir())
 
     async def put(
         self, file_id: str, extension: str, source: Path, *, now: datetime, move: bool = False
@@ -84,10 +91,10 @@ class MemoryFileStore:
 
     @contextlib.asynccontextmanager
     async def working_copy(self, record: FileRecord) -> AsyncIterator[Path]:
-        """A temp file with the bytes, removed after the block."""
+        """A staging file with the bytes, removed after the block."""
         self.calls.append(FileCall(method="working_copy", name=_name(record)))
         data = self.content(record)
-        async with staging_path(record.extension) as path:
+        async with staging_path(self._staging(), record.extension) as path:
             with storage_errors():
                 await in_thread(path.write_bytes, data)
             yield path

@@ -18,8 +18,8 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, TypeVar
 
-from transcriber_adapters.sqlite.repository import _ConnectionThread
-from transcriber_adapters.sqlite.schema import DEFAULT_BUSY_TIMEOUT, connect, immediate, migrate
+from transcriber_adapters.sqlite.repository import _connect_private, _ConnectionThread
+from transcriber_adapters.sqlite.schema import DEFAULT_BUSY_TIMEOUT, immediate, migrate
 from transcriber_adapters.sqlite.statements import (
     CHANGE_PASSWORD_SQL,
     CLEAR_LOGIN_FAILURES_SQL,
@@ -55,7 +55,7 @@ class SqliteOwnerStore:
         self, path: str | os.PathLike[str], *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT
     ) -> None:
         """Start the connection thread; use ``open``, which also migrates the schema."""
-        self._thread = _ConnectionThread(lambda: connect(path, busy_timeout=busy_timeout))
+        self._thread = _ConnectionThread(lambda: _connect_private(path, busy_timeout))
         self._closed = False
         self._finalizer = weakref.finalize(self, self._thread.stop_soon)
 

@@ -25,10 +25,12 @@ import threading
 import weakref
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import Any, TypeVar
 
 import attrs
 
+from transcriber_adapters.datadir import private_file
 from transcriber_adapters.sqlite.errors import translate
 from transcriber_adapters.sqlite.schema import DEFAULT_BUSY_TIMEOUT, connect, immediate, migrate
 from transcriber_adapters.sqlite.statements import (
@@ -77,7 +79,7 @@ class SqliteJobRepository:
         self, path: str | os.PathLike[str], *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT
     ) -> None:
         """Start the connection thread; use ``open``, which also migrates the schema."""
-        self._thread = _ConnectionThread(lambda: connect(path, busy_timeout=busy_timeout))
+        self._thread = _ConnectionThread(lambda: _connect_private(path, busy_timeout))
         self._closed = False
         #: Versions of the migrations this ``open`` applied; empty when the schema was current.
         self.applied_migrations: tuple[int, ...] = ()
@@ -178,6 +180,18 @@ class SqliteJobRepository:
         if self._closed:
             raise RepositoryUnavailable("the job repository is closed")
         return self._thread.submit(operation, *args)
+
+
+def _connect_private(path: str | os.PathLike[str], busy_timeout: float) -> sqlite3.Connection:
+    """``connect``, the database file made 0600 first: its WAL files take its mode (ADR 21)."""
+    if os.fspath(path) != ":memory:":
+        try:
+            private_file(Path(path))
+        except OSError as exc:
+            # The OS text names the path (SPEC §9): only its generic reason is kept.
+            reason = os.strerror(exc.errno) if exc.errno is not None else "unknown error"
+            raise RepositoryUnavailable(f"the database file cannot be opened: {reason}") from None
+    return connect(path, busy_timeout=busy_timeout)
 
 
 # The operations below run on the connection thread; each takes the connection first.

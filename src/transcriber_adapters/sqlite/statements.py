@@ -45,6 +45,7 @@ JOB_COLUMNS: tuple[str, ...] = (
     "acquire_time",
     "delay_time",
     "dedup_key",
+    "upload_digest",
     "created",
     "updated",
 )
@@ -239,6 +240,7 @@ def job_params(job: Job) -> dict[str, Any]:
         "acquire_time": None if acquire_time is None else to_db(acquire_time),
         "delay_time": None if delay_time is None else to_db(delay_time),
         "dedup_key": job.dedup_key,
+        "upload_digest": job.upload_digest,
         "created": to_db(job.created),
         "updated": to_db(job.updated),
     }
@@ -265,6 +267,7 @@ def job_from_row(row: Sequence[Any]) -> Job:
         acquire_time,
         delay_time,
         dedup_key,
+        upload_digest,
         created,
         updated,
     ) = row
@@ -291,6 +294,7 @@ def job_from_row(row: Sequence[Any]) -> Job:
         acquire_time=None if acquire_time is None else from_db(acquire_time),
         delay_time=None if delay_time is None else from_db(delay_time),
         dedup_key=dedup_key,
+        upload_digest=upload_digest,
         created=from_db(created),
         updated=from_db(updated),
     )

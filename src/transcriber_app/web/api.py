@@ -20,10 +20,15 @@ from transcriber_app.conditions import current_conditions, short_of_space
 from transcriber_app.web.errors import ApiError, error_response
 from transcriber_app.web.metrics import CONTENT_TYPE, Metrics
 from transcriber_app.web.state import runtime_of
-from transcriber_app.web.uploads import CLOSE, check_declared_length, received_file
+from transcriber_app.web.uploads import (
+    CLOSE,
+    check_declared_length,
+    received_digest,
+    received_file,
+)
 from transcriber_core.entities import Job, Origin
-from transcriber_core.errors import DiskFull, JobNotFound, TranscriberError
-from transcriber_core.intake import submit
+from transcriber_core.errors import DedupKeyReused, DiskFull, JobNotFound, TranscriberError
+from transcriber_core.intake import check_replay, submit
 
 log = logging.getLogger("transcriber.http")
 
@@ -106,15 +111,13 @@ async def upload(request: Request) -> Response:
             raise
         first = await services.repo.find_by_dedup_key(dedup_key) if dedup_key else None
         if first is not None:
-            # A retried upload is answered before its body is read, let alone stored.
-            metrics.uploads.labels("duplicate").inc()
-            log.info("upload.received", extra={"job_id": first.id, "outcome": "duplicate"})
-            return accepted(first, replayed=True, headers=CLOSE)
+            return await replay(request, first)
         async with received_file(
             request,
             files=services.files,
             max_bytes=settings.max_record_bytes,
             inactivity=settings.upload_inactivity_timeout.total_seconds(),
+            digest=dedup_key is not None,
         ) as received:
             size = received.size
             job, is_new = await submit(
@@ -123,11 +126,14 @@ async def upload(request: Request) -> Response:
                 extension=received.extension,
                 origin=Origin.http(),
                 dedup_key=dedup_key,
+                digest=received.digest,
             )
     except ApiError as exc:
         metrics.uploads.labels(exc.code).inc()
         log.info("upload.refused", extra={"status": exc.status, "code": exc.code})
         raise
+    except DedupKeyReused:
+        raise _key_reused(metrics) from None
     except ClientDisconnect:
         metrics.uploads.labels("disconnected").inc()
         log.info("upload.aborted", extra={"reason": "client_disconnected"})
@@ -170,6 +176,40 @@ def refuse_when_short_of_space(runtime: Runtime) -> None:
     """507 while the data dir has less free space than ``[storage] min_free_bytes``."""
     if short_of_space(runtime):
         raise _insufficient_storage()
+
+
+async def replay(request: Request, first: Job) -> Response:
+    """Answer an upload whose Idempotency-Key is known: the first job, if it is the same file.
+
+    The body is read and hashed, never written; a job from before digests
+    were kept is answered at once, its body left unread (ADR 21).
+    """
+    metrics = metrics_of(request)
+    if first.upload_digest is None:
+        metrics.uploads.labels("duplicate").inc()
+        log.info("upload.received", extra={"job_id": first.id, "outcome": "duplicate"})
+        return accepted(first, replayed=True, headers=CLOSE)
+    settings = runtime_of(request).services.settings
+    digest = await received_digest(
+        request,
+        max_bytes=settings.max_record_bytes,
+        inactivity=settings.upload_inactivity_timeout.total_seconds(),
+    )
+    check_replay(first, digest)
+    metrics.uploads.labels("duplicate").inc()
+    log.info("upload.received", extra={"job_id": first.id, "outcome": "duplicate"})
+    return accepted(first, replayed=True)
+
+
+def _key_reused(metrics: Metrics) -> ApiError:
+    """The 422 for an Idempotency-Key sent again with a different file."""
+    metrics.uploads.labels("idempotency_key_reused").inc()
+    log.info("upload.refused", extra={"status": 422, "code": "idempotency_key_reused"})
+    return ApiError(
+        422,
+        "idempotency_key_reused",
+        "this Idempotency-Key was first used with a different file; send a new file with a new key",
+    )
 
 
 def accepted(job: Job, *, replayed: bool, headers: dict[str, str] | None = None) -> Response:

@@ -8,6 +8,12 @@ at a time while the next mebibyte is received — so memory stays flat
 whatever the upload's size, and the file is written once. Other parts are
 read and dropped, within a small bound.
 
+With ``digest`` (an upload that carries an Idempotency-Key) the file bytes
+are also fed to SHA-256 in the same writer thread, batch by batch, so the
+digest costs no second read and no time on the event loop. A replay of a
+known key is received by ``received_digest``: the same parser and hashing,
+no file at all (ADR 21).
+
 Each wait for the next chunk has the inactivity timeout; there is no total
 timeout, so a slow 6-hour upload passes and a stalled one does not hang.
 However the upload ends — refused, stalled, disconnected, cancelled — the
@@ -21,11 +27,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import os
 import threading
 from collections.abc import AsyncGenerator, AsyncIterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import attrs
 from python_multipart.exceptions import MultipartParseError
@@ -67,6 +74,19 @@ class Received:
     extension: str
     #: Bytes of the recording.
     size: int
+    #: SHA-256 of the recording, hex; None unless it was asked for.
+    digest: str | None = None
+
+
+def form_too_large(*, close: bool) -> ApiError:
+    """The 413 answer to a form whose other fields and part headers pass ``ENVELOPE_BYTES``."""
+    return ApiError(
+        413,
+        "form_too_large",
+        f"the form's other fields and part headers are larger than {ENVELOPE_BYTES} bytes; "
+        'send the recording in the field "file" alone',
+        headers=CLOSE if close else None,
+    )
 
 
 def too_large(max_bytes: int, *, close: bool) -> ApiError:
@@ -108,8 +128,19 @@ def boundary_of(headers: Headers) -> bytes:
     return boundary
 
 
+class Hasher(Protocol):
+    """What the writer needs of a ``hashlib`` object."""
+
+    def update(self, data: memoryview, /) -> None:
+        """Add ``data`` to the digest."""
+
+
 class _TooLarge(Exception):  # noqa: N818 - a signal out of the parser's callbacks
-    """The recording, or the rest of the form, passed its bound."""
+    """The recording passed its bound."""
+
+
+class _FormTooLarge(Exception):  # noqa: N818 - a signal out of the parser's callbacks
+    """The form's other fields and part headers passed ``ENVELOPE_BYTES``."""
 
 
 class _FormSink:
@@ -150,7 +181,7 @@ class _FormSink:
     def _count_envelope(self, length: int) -> None:
         self._envelope += length
         if self._envelope > ENVELOPE_BYTES:
-            raise _TooLarge
+            raise _FormTooLarge
 
     def _part_begin(self) -> None:
         self._disposition = None
@@ -204,8 +235,19 @@ class _FormSink:
         return slices
 
 
-def _write_all(fd: int, slices: list[memoryview], stop: threading.Event) -> None:
-    """Write every slice to ``fd`` in order, ``writev`` at a time; partial writes resumed."""
+def _write_all(
+    fd: int | None, slices: list[memoryview], hasher: Hasher | None, stop: threading.Event
+) -> None:
+    """Hash and write every slice to ``fd`` in order, ``writev`` at a time; partial writes resumed.
+
+    Without ``fd`` the slices are only hashed. hashlib lets go of the GIL on
+    large inputs, so hashing here does not slow the event loop.
+    """
+    if hasher is not None:
+        for view in slices:
+            hasher.update(view)
+    if fd is None:
+        return
     index = 0
     while index < len(slices):
         if stop.is_set():
@@ -228,8 +270,9 @@ class _Writer:
     socket; memory stays at two batches.
     """
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int | None, hasher: Hasher | None) -> None:
         self._fd = fd
+        self._hasher = hasher
         self._stop = threading.Event()
         self._busy: asyncio.Future[None] | None = None
 
@@ -238,7 +281,7 @@ class _Writer:
         await self.drain()
         if slices:
             self._busy = asyncio.ensure_future(
-                asyncio.to_thread(_write_all, self._fd, slices, self._stop)
+                asyncio.to_thread(_write_all, self._fd, slices, self._hasher, self._stop)
             )
 
     async def drain(self) -> None:
@@ -311,48 +354,86 @@ async def _pump(
     await writer.drain()
 
 
+async def _receive(
+    chunks: AsyncGenerator[bytes, None],
+    boundary: bytes,
+    sink: _FormSink,
+    writer: _Writer,
+    *,
+    inactivity: float,
+) -> None:
+    """Run the body through the parser into ``writer``; every way it can fail as ``ApiError``."""
+    parser = MultipartParser(boundary, callbacks=sink.callbacks())
+    try:
+        await _pump(chunks, parser, sink, writer, inactivity)
+    except TimeoutError:
+        raise ApiError(
+            408, "upload_timeout", f"no data for {inactivity:g} s; upload aborted", CLOSE
+        ) from None
+    except _TooLarge:
+        ended = await _drain(chunks)
+        raise too_large(sink.max_bytes, close=not ended) from None
+    except _FormTooLarge:
+        ended = await _drain(chunks)
+        raise form_too_large(close=not ended) from None
+    except MultipartParseError:
+        raise ApiError(400, "bad_multipart", "the multipart body is malformed", CLOSE) from None
+    finally:
+        await writer.abandon()
+    if not sink.ended:
+        raise ApiError(400, "bad_multipart", "the multipart body ended early")
+    if not sink.found:
+        raise ApiError(400, "missing_file", 'the form has no field "file"')
+    if sink.size == 0:
+        raise ApiError(400, "empty_file", "the uploaded file is empty")
+
+
 @contextlib.asynccontextmanager
 async def received_file(
-    request: Request, *, files: FileStore, max_bytes: int, inactivity: float
+    request: Request, *, files: FileStore, max_bytes: int, inactivity: float, digest: bool = False
 ) -> AsyncIterator[Received]:
     """Stream the request's multipart body into a staging file; the recording inside the block.
 
-    Raises ``ApiError`` (400 bad form, missing or empty file; 408 stalled;
-    413 too large; 415 not multipart) and ``ClientDisconnect``; in every
-    case, and after the block unless the file was moved, the staging file
-    is removed.
+    With ``digest`` the recording's SHA-256 is computed on the way. Raises
+    ``ApiError`` (400 bad form, missing or empty file; 408 stalled; 413 too
+    large or too many other fields; 415 not multipart) and
+    ``ClientDisconnect``; in every case, and after the block unless the
+    file was moved, the staging file is removed.
     """
     boundary = boundary_of(request.headers)
     sink = _FormSink(max_bytes)
-    parser = MultipartParser(boundary, callbacks=sink.callbacks())
+    hasher = hashlib.sha256() if digest else None
     chunks = request.stream()
     try:
         async with files.staging("") as path:
             with storage_errors():
                 fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
-            writer = _Writer(fd)
             try:
-                await _pump(chunks, parser, sink, writer, inactivity)
-            except TimeoutError:
-                raise ApiError(
-                    408, "upload_timeout", f"no data for {inactivity:g} s; upload aborted", CLOSE
-                ) from None
-            except _TooLarge:
-                ended = await _drain(chunks)
-                raise too_large(max_bytes, close=not ended) from None
-            except MultipartParseError:
-                raise ApiError(
-                    400, "bad_multipart", "the multipart body is malformed", CLOSE
-                ) from None
+                await _receive(chunks, boundary, sink, _Writer(fd, hasher), inactivity=inactivity)
             finally:
-                await writer.abandon()
                 os.close(fd)
-            if not sink.ended:
-                raise ApiError(400, "bad_multipart", "the multipart body ended early")
-            if not sink.found:
-                raise ApiError(400, "missing_file", 'the form has no field "file"')
-            if sink.size == 0:
-                raise ApiError(400, "empty_file", "the uploaded file is empty")
-            yield Received(path=path, extension=sink.extension, size=sink.size)
+            yield Received(
+                path=path,
+                extension=sink.extension,
+                size=sink.size,
+                digest=None if hasher is None else hasher.hexdigest(),
+            )
     finally:
         await chunks.aclose()
+
+
+async def received_digest(request: Request, *, max_bytes: int, inactivity: float) -> str:
+    """Read the request's multipart body like ``received_file``, keeping only the file's SHA-256.
+
+    For a replay of a known Idempotency-Key: the answer needs the digest,
+    not the bytes, so nothing touches the disk. Same limits and errors.
+    """
+    boundary = boundary_of(request.headers)
+    sink = _FormSink(max_bytes)
+    hasher = hashlib.sha256()
+    chunks = request.stream()
+    try:
+        await _receive(chunks, boundary, sink, _Writer(None, hasher), inactivity=inactivity)
+    finally:
+        await chunks.aclose()
+    return hasher.hexdigest()

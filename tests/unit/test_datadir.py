@@ -1,0 +1,157 @@
+"""The data dir: one process at a time, private modes, staging leftovers swept (ADR 21)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from transcriber_adapters._temp import clear_staging_dir
+from transcriber_adapters.datadir import LOCK_NAME, DataDirInUse, claim, private_file
+from transcriber_adapters.sqlite import SqliteJobRepository, SqliteOwnerStore
+
+#: A child that claims the data dir given as argv[1], says so, and holds it until stdin closes.
+_HOLDER = (
+    "import sys, pathlib\n"
+    "from transcriber_adapters.datadir import claim\n"
+    "claim(pathlib.Path(sys.argv[1]))\n"
+    "print('held', flush=True)\n"
+    "sys.stdin.read()\n"
+)
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.fixture
+def holder(tmp_path: Path) -> Iterator[subprocess.Popen[str]]:
+    """Another process holding the lock on ``tmp_path / "data"``."""
+    with subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, str(tmp_path / "data")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as process:
+        try:
+            assert process.stdout is not None
+            assert process.stdout.readline() == "held\n"
+            yield process
+        finally:
+            process.kill()
+
+
+def test_claim_makes_a_private_dir(tmp_path: Path) -> None:
+    """A new data dir is made 0700 with its lock file 0600."""
+    lock = claim(tmp_path / "data")
+    try:
+        assert _mode(tmp_path / "data") == 0o700
+        assert _mode(tmp_path / "data" / LOCK_NAME) == 0o600
+        assert not lock.tightened
+    finally:
+        lock.release()
+
+
+def test_claim_tightens_a_loose_dir(tmp_path: Path) -> None:
+    """An existing 0755 data dir is made 0700, and the old mode is reported for the log."""
+    data = tmp_path / "data"
+    data.mkdir()
+    data.chmod(0o755)
+    lock = claim(data)
+    try:
+        assert _mode(data) == 0o700
+        assert lock.tightened
+        assert lock.previous_mode == 0o755
+    finally:
+        lock.release()
+
+
+def test_second_process_is_refused(tmp_path: Path, holder: subprocess.Popen[str]) -> None:
+    """While another process holds the data dir, claim raises DataDirInUse naming its pid."""
+    with pytest.raises(DataDirInUse) as info:
+        claim(tmp_path / "data")
+    assert info.value.holder == holder.pid
+    assert f"process {holder.pid}" in str(info.value)
+    assert "[storage] data_dir" in str(info.value)
+
+
+def test_lock_dies_with_its_process(tmp_path: Path, holder: subprocess.Popen[str]) -> None:
+    """A SIGKILLed holder frees the data dir: a crash never needs a hand-removed lock file."""
+    holder.send_signal(signal.SIGKILL)
+    holder.wait()
+    claim(tmp_path / "data").release()
+
+
+def test_release_lets_the_next_claim_in(tmp_path: Path) -> None:
+    """After release (a closed runtime) the data dir can be claimed again; twice is harmless."""
+    first = claim(tmp_path / "data")
+    with pytest.raises(DataDirInUse):
+        claim(tmp_path / "data")
+    first.release()
+    first.release()
+    claim(tmp_path / "data").release()
+
+
+def test_private_file_creates_and_tightens(tmp_path: Path) -> None:
+    """A new file is made 0600; an existing 0644 database and its WAL files are made 0600."""
+    fresh = tmp_path / "fresh.db"
+    private_file(fresh)
+    assert _mode(fresh) == 0o600
+    old = tmp_path / "old.db"
+    for path in (old, Path(f"{old}-wal"), Path(f"{old}-shm")):
+        path.write_bytes(b"")
+        path.chmod(0o644)
+    private_file(old)
+    assert [_mode(p) for p in (old, Path(f"{old}-wal"), Path(f"{old}-shm"))] == [0o600] * 3
+
+
+async def test_database_files_are_private(tmp_path: Path) -> None:
+    """The SQLite database, its -wal and its -shm are 0600 even under a permissive umask."""
+    path = tmp_path / "transcriber.db"
+    old_umask = os.umask(0o022)
+    try:
+        repo = await SqliteJobRepository.open(path)
+        try:
+            await repo.count_by_state()
+            modes = {path.name: _mode(path) for path in tmp_path.iterdir()}
+        finally:
+            await repo.close()
+    finally:
+        os.umask(old_umask)
+    assert modes == {
+        "transcriber.db": 0o600,
+        "transcriber.db-wal": 0o600,
+        "transcriber.db-shm": 0o600,
+    }
+
+
+async def test_owner_store_makes_the_database_private(tmp_path: Path) -> None:
+    """Whichever SQLite adapter opens the file first, it is made 0600."""
+    path = tmp_path / "transcriber.db"
+    old_umask = os.umask(0o022)
+    try:
+        owners = await SqliteOwnerStore.open(path)
+        await owners.close()
+    finally:
+        os.umask(old_umask)
+    assert _mode(path) == 0o600
+
+
+def test_clear_staging_dir_removes_leftovers(tmp_path: Path) -> None:
+    """Start-up empties the staging dir of files and folders a killed process left; made 0700."""
+    staging = tmp_path / "tmp"
+    assert clear_staging_dir(staging) == 0
+    assert _mode(staging) == 0o700
+    (staging / "transcriber-abc.ogg").write_bytes(b"x" * 1000)
+    (staging / "nested").mkdir()
+    (staging / "nested" / "part").write_bytes(b"y")
+    (staging / "link").symlink_to(tmp_path)
+    assert clear_staging_dir(staging) == 3
+    assert list(staging.iterdir()) == []
+    assert tmp_path.is_dir()
