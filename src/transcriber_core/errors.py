@@ -9,6 +9,7 @@ edge, so that the worker can classify a failure by type alone::
     │   └── FileNotFound
     ├── LeaseLost
     ├── Conflict
+    ├── JobChanged                an owner's edit met a job changed since it was read
     ├── InvalidTransition
     └── StepError                 a step could not finish this attempt
         ├── TransientError        try again after the retry pause
@@ -60,6 +61,10 @@ class LeaseLost(TranscriberError):  # noqa: N818
 
 class Conflict(TranscriberError):  # noqa: N818
     """The record conflicts with one already stored."""
+
+
+class JobChanged(TranscriberError):  # noqa: N818
+    """The job changed since it was read; nothing was written."""
 
 
 class InvalidTransition(TranscriberError):  # noqa: N818
