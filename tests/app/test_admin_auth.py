@@ -9,7 +9,6 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import attrs
 import httpx
 import pytest
 
@@ -17,7 +16,6 @@ from transcriber_adapters.memory import ManualClock
 from transcriber_app.bootstrap import Runtime, build
 from transcriber_app.config import Config, HttpConfig, StorageConfig
 from transcriber_app.web import create_app
-from transcriber_app.web.admin import revive_state
 from transcriber_app.web.auth import (
     SETUP_LINK_LIFETIME,
     AdminState,
@@ -31,8 +29,6 @@ from transcriber_app.web.auth import (
     verify_password,
 )
 from transcriber_app.web.sessions import hash_id
-from transcriber_contracts.job_repository import make_job
-from transcriber_core.entities import State
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 PASSWORD = "correct horse battery staple"
@@ -122,14 +118,6 @@ def test_client_address_trusts_forwarded_for_only_from_proxies(
     """Only a trusted peer's X-Forwarded-For counts, read from its right end; IPv6 by /64."""
     trusted = trusted_networks(["10.0.0.0/8"])
     assert client_address(peer, forwarded, trusted) == client
-
-
-def test_revive_restarts_at_the_first_missing_result() -> None:
-    """A revived job keeps the recognizer's operation or the converted audio it already has."""
-    job = make_job(state=State.DEAD)
-    assert revive_state(job) is State.CONVERT
-    assert revive_state(attrs.evolve(job, converted_file_id="c")) is State.RECOGNIZE
-    assert revive_state(attrs.evolve(job, converted_file_id="c", operation_id="o")) is State.CHECK
 
 
 # -- startup -----------------------------------------------------------------------------

@@ -35,7 +35,7 @@ from tests.support.admin import (
 )
 from tests.support.media import tone
 from tests.support.service import Service, running_service
-from transcriber_app.web.admin import PAGE_SIZE
+from transcriber_app.web.admin.jobs import PAGE_SIZE
 from transcriber_core.entities import State
 
 pytestmark = pytest.mark.slow
