@@ -123,6 +123,20 @@ async def test_uploaded_job_is_listed_and_its_file_downloads_whole(
     assert "секретное" not in detail.text
 
 
+async def test_downloads_leave_no_file_id_in_the_service_log(
+    service: Service, owner: httpx.AsyncClient, recording: Path
+) -> None:
+    """§12.12 on the download path: the real process logs the download, never the stored name."""
+    job_id = await upload(owner, recording.read_bytes())
+    detail = await owner.get(f"/admin/jobs/{job_id}")
+    [link, *_] = re.findall(r'href="(/admin/files/[^"]+)"', detail.text)
+    file_id = link.rsplit("/", 1)[1]
+    assert (await owner.get(link)).status_code == 200
+    logs = service.logs()
+    assert f"event=admin.download size={recording.stat().st_size}" in logs
+    assert file_id not in logs
+
+
 # -- §12.14 ---------------------------------------------------------------------------
 
 
