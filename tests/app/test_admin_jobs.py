@@ -93,29 +93,34 @@ async def test_a_worker_result_saved_during_a_state_change_is_kept(runtime: Runt
     assert (stored.state, stored.operation_id) == (State.CHECK, "paid-operation")
 
 
-async def test_ended_jobs_removed_storage_copy_is_not_shown_as_a_problem(
-    runtime: Runtime, owner: httpx.AsyncClient
-) -> None:
-    """A finished job's deleted Object Storage copy reads "removed after the job ended"."""
-    job = _job(State.DONE, text="fine")
+async def _page_of_job_without_its_copy(
+    runtime: Runtime, owner: httpx.AsyncClient, state: State, **fields: object
+) -> str:
+    """The page of a job in ``state`` whose Object Storage copy has no record."""
+    job = _job(state, **fields)
     job = attrs.evolve(job, storage_file_id=derived_file_id(job.id, STORAGE_COPY))
     await runtime.services.repo.create(job)
     page = await owner.get(f"/admin/jobs/{job.id}")
     assert page.status_code == 200
-    assert "removed after the job ended" in page.text
-    assert "does not exist" not in page.text
+    return page.text
+
+
+async def test_ended_jobs_removed_storage_copy_is_not_shown_as_a_problem(
+    runtime: Runtime, owner: httpx.AsyncClient
+) -> None:
+    """A finished job's deleted Object Storage copy reads "removed after the job ended"."""
+    page = await _page_of_job_without_its_copy(runtime, owner, State.DONE, text="fine")
+    assert "removed after the job ended" in page
+    assert "does not exist" not in page
 
 
 async def test_running_jobs_missing_copy_is_still_a_problem(
     runtime: Runtime, owner: httpx.AsyncClient
 ) -> None:
     """While the job runs, a copy it points at must exist: a missing one stays the red row."""
-    job = _job(State.CHECK, operation_id="op-1")
-    job = attrs.evolve(job, storage_file_id=derived_file_id(job.id, STORAGE_COPY))
-    await runtime.services.repo.create(job)
-    page = await owner.get(f"/admin/jobs/{job.id}")
-    assert 'class="problem">no record: the job points at a file that does not exist' in page.text
-    assert "removed after the job ended" not in page.text
+    page = await _page_of_job_without_its_copy(runtime, owner, State.CHECK, operation_id="op-1")
+    assert 'class="problem">no record: the job points at a file that does not exist' in page
+    assert "removed after the job ended" not in page
 
 
 async def _stored_file(runtime: Runtime, tmp_path: Path) -> FileRecord:
