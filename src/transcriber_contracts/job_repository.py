@@ -32,7 +32,7 @@ from transcriber_core.entities import (
     State,
     Word,
 )
-from transcriber_core.errors import Conflict, FileNotFound, JobNotFound, LeaseLost
+from transcriber_core.errors import Conflict, FileNotFound, JobChanged, JobNotFound, LeaseLost
 from transcriber_core.ports import JobRepository
 from transcriber_core.transitions import Actor, transition
 
@@ -197,7 +197,7 @@ class JobRepositoryContract:
         first = make_job(dedup_key="idem-5")
         await repo.create(first)
         failed = transition(first, State.FAILED, now=T0, error="no audio")
-        await repo.save(failed)
+        await repo.save_if_unchanged(failed, seen=first)
         found = await repo.find_by_dedup_key("idem-5")
         assert found is not None
         assert found.state is State.FAILED
@@ -531,16 +531,16 @@ class JobRepositoryContract:
         with pytest.raises(JobNotFound):
             await repo.get(job.id)
 
-    # -- save ------------------------------------------------------------------
+    # -- save_if_unchanged (owner edits) ------------------------------------------
 
     async def test_owner_save_overwrites_and_clears_the_lease(self, repo: JobRepository) -> None:
-        """An owner's edit wins over a running step: the step's lease is gone and so is its save."""
+        """An owner's edit of the job as read wins over a running step: its lease and save go."""
         job = make_job()
         await repo.create(job)
         leased = await acquire(repo, acquisition_id="lease-1")
         assert leased is not None
         edited = transition(leased, State.CONVERT, now=NOW, actor=Actor.OWNER)
-        await repo.save(edited)
+        await repo.save_if_unchanged(edited, seen=leased)
         assert await repo.get(job.id) == edited
         with pytest.raises(LeaseLost):
             await repo.save_if_held(
@@ -550,13 +550,60 @@ class JobRepositoryContract:
         assert again is not None
         assert again.attempts == 1
 
-    async def test_save_unknown_job_raises_job_not_found(self, repo: JobRepository) -> None:
+    async def test_owner_save_after_a_step_saved_is_refused(self, repo: JobRepository) -> None:
+        """A step's result saved after the owner read the job is kept; the edit is JobChanged."""
+        await repo.create(make_job(state=State.RECOGNIZE))
+        leased = await acquire(repo, state=State.RECOGNIZE, acquisition_id="lease-1")
+        assert leased is not None
+        seen = await repo.get(leased.id)
+        result = transition(leased, State.CHECK, now=NOW, operation_id="op-1")
+        await repo.save_if_held(result, acquisition_id="lease-1")
+        edited = transition(seen, State.FAILED, now=NOW, actor=Actor.OWNER, error="by hand")
+        with pytest.raises(JobChanged):
+            await repo.save_if_unchanged(edited, seen=seen)
+        assert await repo.get(leased.id) == result
+
+    async def test_owner_save_after_an_acquire_is_refused(self, repo: JobRepository) -> None:
+        """A job leased after the owner read it is not edited behind the new holder's back."""
+        job = make_job()
+        await repo.create(job)
+        leased = await acquire(repo, acquisition_id="lease-1")
+        assert leased is not None
+        edited = transition(job, State.DEAD, now=NOW, actor=Actor.OWNER, error="by hand")
+        with pytest.raises(JobChanged):
+            await repo.save_if_unchanged(edited, seen=job)
+        assert await repo.get(job.id) == leased
+
+    async def test_owner_save_after_a_renewal_is_refused(self, repo: JobRepository) -> None:
+        """Any change to the stored job counts, a lease renewal too: the owner must reload."""
+        await repo.create(make_job())
+        leased = await acquire(repo, acquisition_id="lease-1")
+        assert leased is not None
+        await repo.renew(leased.id, acquisition_id="lease-1", now=NOW + LEASE / 2)
+        edited = transition(leased, State.DEAD, now=NOW, actor=Actor.OWNER, error="by hand")
+        with pytest.raises(JobChanged):
+            await repo.save_if_unchanged(edited, seen=leased)
+        stored = await repo.get(leased.id)
+        assert (stored.state, stored.acquire_time) == (State.CONVERT, NOW + LEASE / 2)
+
+    async def test_save_if_unchanged_unknown_job_raises_job_not_found(
+        self, repo: JobRepository
+    ) -> None:
         """An owner's edit of a job that is gone is JobNotFound, and creates nothing."""
         job = make_job()
         with pytest.raises(JobNotFound):
-            await repo.save(job)
+            await repo.save_if_unchanged(job, seen=job)
         with pytest.raises(JobNotFound):
             await repo.get(job.id)
+
+    async def test_save_if_unchanged_needs_the_same_job(self, repo: JobRepository) -> None:
+        """An edit compared with another job's record is a programming error; it writes nothing."""
+        first, second = make_job(), make_job()
+        await repo.create(first)
+        await repo.create(second)
+        with pytest.raises(ValueError, match="same job"):
+            await repo.save_if_unchanged(attrs.evolve(first, text="x"), seen=second)
+        assert await repo.get(first.id) == first
 
     # -- the pipeline's saves and the queue ------------------------------------
 

@@ -10,6 +10,7 @@ edge, so that the worker can classify a failure by type alone::
     ├── LeaseLost
     ├── Conflict
     │   └── DedupKeyReused
+    ├── JobChanged                an owner's edit met a job changed since it was read
     ├── InvalidTransition
     └── StepError                 a step could not finish this attempt
         ├── ServiceCondition      the service cannot work now, not the job: it waits, no attempt
@@ -78,6 +79,10 @@ class Conflict(TranscriberError):  # noqa: N818
 
 class DedupKeyReused(Conflict):
     """This key was first used with a different file; a new file needs a new key."""
+
+
+class JobChanged(TranscriberError):  # noqa: N818
+    """The job changed since it was read; nothing was written."""
 
 
 class InvalidTransition(TranscriberError):  # noqa: N818

@@ -93,8 +93,16 @@ class JobRepository(Protocol):
         """
         ...
 
-    async def save(self, job: Job) -> None:
-        """Write every field of ``job`` whoever holds it (owner edits); raises ``JobNotFound``."""
+    async def save_if_unchanged(self, job: Job, *, seen: Job) -> None:
+        """Write every field of ``job`` if the stored job still equals ``seen`` (owner edits).
+
+        ``seen`` is the job as the editor read it; a step's save, an acquire or
+        a renewal since then makes the stored job differ, and the edit raises
+        ``JobChanged``, writing nothing, instead of overwriting a result it
+        never saw. Whoever holds the lease does not matter. Raises
+        ``JobNotFound`` when the job is gone, ``Conflict`` when the dedup key
+        is taken.
+        """
         ...
 
     async def ready_states(self, *, now: datetime, lease_cutoff: datetime) -> frozenset[State]:

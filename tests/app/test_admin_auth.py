@@ -5,22 +5,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import AsyncIterator
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from datetime import timedelta
 
-import attrs
 import httpx
 import pytest
 
+from tests.support.admin import T0, in_process_client
 from transcriber_adapters.memory import ManualClock
-from transcriber_app.bootstrap import Runtime, build
-from transcriber_app.config import Config, HttpConfig, StorageConfig
-from transcriber_app.web import create_app
-from transcriber_app.web.admin import revive_state
+from transcriber_app.bootstrap import Runtime
 from transcriber_app.web.auth import (
     SETUP_LINK_LIFETIME,
-    AdminState,
     SetupLink,
     client_address,
     hash_password,
@@ -31,10 +25,7 @@ from transcriber_app.web.auth import (
     verify_password,
 )
 from transcriber_app.web.sessions import hash_id
-from transcriber_contracts.job_repository import make_job
-from transcriber_core.entities import State
 
-T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 PASSWORD = "correct horse battery staple"
 _CSRF = re.compile(r'name="csrf" value="([^"]+)"')
 
@@ -124,33 +115,7 @@ def test_client_address_trusts_forwarded_for_only_from_proxies(
     assert client_address(peer, forwarded, trusted) == client
 
 
-def test_revive_restarts_at_the_first_missing_result() -> None:
-    """A revived job keeps the recognizer's operation or the converted audio it already has."""
-    job = make_job(state=State.DEAD)
-    assert revive_state(job) is State.CONVERT
-    assert revive_state(attrs.evolve(job, converted_file_id="c")) is State.RECOGNIZE
-    assert revive_state(attrs.evolve(job, converted_file_id="c", operation_id="o")) is State.CHECK
-
-
 # -- startup -----------------------------------------------------------------------------
-
-
-@pytest.fixture
-def clock() -> ManualClock:
-    """The runtime's clock, moved by the test."""
-    return ManualClock(T0)
-
-
-@pytest.fixture
-async def runtime(tmp_path: Path, clock: ManualClock) -> AsyncIterator[Runtime]:
-    """A built runtime on a fresh data dir with a clock the test moves; no workers run."""
-    config = Config(
-        storage=StorageConfig(data_dir=tmp_path / "data"),
-        http=HttpConfig(host="127.0.0.1", port=8123),
-    )
-    built = await build(config, clock=clock)
-    yield built
-    await built.close()
 
 
 def _setup_lines(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
@@ -185,20 +150,12 @@ async def test_prepare_makes_no_link_once_the_owner_exists(
 # -- in-process panel where the clock matters -------------------------------------------------
 
 
-async def _client(runtime: Runtime, admin: AdminState) -> httpx.AsyncClient:
-    app = create_app(runtime, admin=admin)
-    return httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app, client=("192.0.2.7", 50000)),
-        base_url="http://127.0.0.1",
-    )
-
-
 async def test_expired_setup_link_is_refused(runtime: Runtime, clock: ManualClock) -> None:
     """After 30 minutes the link shows no form and creates no owner, even with a form in hand."""
     admin = await prepare_admin(runtime)
     assert admin.setup is not None
     token = admin.setup.token
-    async with await _client(runtime, admin) as client:
+    async with in_process_client(runtime, admin) as client:
         form = await client.get("/admin/setup", params={"token": token})
         assert form.status_code == 200
         csrf = _CSRF.search(form.text)
@@ -233,7 +190,7 @@ async def test_login_backs_off_and_lets_the_owner_in_after_the_wait(
     """Each wrong password doubles the wait (1, 2, 4 ... s); the owner gets in once it passes."""
     await runtime.owners.create_owner(await hash_password(PASSWORD), now=T0)
     admin = await prepare_admin(runtime)
-    async with await _client(runtime, admin) as client:
+    async with in_process_client(runtime, admin) as client:
         for n in range(4):
             assert (await _wrong(client)).status_code == 403
             held = await _right(client)
@@ -249,7 +206,7 @@ async def test_login_wait_is_capped_far_below_five_minutes(
     """However many guesses came before, the owner waits one minute at most."""
     await runtime.owners.create_owner(await hash_password(PASSWORD), now=T0)
     admin = await prepare_admin(runtime)
-    async with await _client(runtime, admin) as client:
+    async with in_process_client(runtime, admin) as client:
         for _ in range(12):
             assert (await _wrong(client)).status_code == 403
             clock.advance(timedelta(minutes=1))
@@ -275,7 +232,7 @@ async def test_parallel_guesses_meet_the_back_off(runtime: Runtime) -> None:
     """Wrong passwords sent all at once: one is checked, the rest are told to wait."""
     await runtime.owners.create_owner(await hash_password(PASSWORD), now=T0)
     admin = await prepare_admin(runtime)
-    async with await _client(runtime, admin) as client:
+    async with in_process_client(runtime, admin) as client:
         csrf = _CSRF.search((await client.get("/admin/login")).text)
         assert csrf is not None
         answers = await asyncio.gather(
@@ -292,7 +249,7 @@ async def test_idle_session_ends_after_an_hour(runtime: Runtime, clock: ManualCl
     """A session unused for the idle time is refused and its record removed; use keeps it alive."""
     await runtime.owners.create_owner(await hash_password(PASSWORD), now=T0)
     admin = await prepare_admin(runtime)
-    async with await _client(runtime, admin) as client:
+    async with in_process_client(runtime, admin) as client:
         assert (await _right(client)).status_code == 303
         for _ in range(3):
             clock.advance(admin.access.session_idle - timedelta(minutes=1))
@@ -311,7 +268,7 @@ async def test_busy_session_ends_at_its_absolute_lifetime(
     """Even a session used every few minutes ends a day after the login."""
     await runtime.owners.create_owner(await hash_password(PASSWORD), now=T0)
     admin = await prepare_admin(runtime)
-    async with await _client(runtime, admin) as client:
+    async with in_process_client(runtime, admin) as client:
         assert (await _right(client)).status_code == 303
         step = timedelta(minutes=30)
         elapsed = timedelta(0)
@@ -327,12 +284,12 @@ async def test_login_sweeps_sessions_that_expired(runtime: Runtime, clock: Manua
     """Old sessions do not pile up: each login deletes the ones that are over."""
     await runtime.owners.create_owner(await hash_password(PASSWORD), now=T0)
     admin = await prepare_admin(runtime)
-    async with await _client(runtime, admin) as first:
+    async with in_process_client(runtime, admin) as first:
         assert (await _right(first)).status_code == 303
         old = first.cookies.get("transcriber_admin")
     assert old is not None
     clock.advance(admin.access.session_lifetime)
-    async with await _client(runtime, admin) as second:
+    async with in_process_client(runtime, admin) as second:
         assert (await _right(second)).status_code == 303
     assert await runtime.owners.get_session(hash_id(old)) is None
 
@@ -341,7 +298,7 @@ async def test_session_cookie_is_httponly_samesite_and_scoped_to_admin(runtime: 
     """The cookies cannot be read by scripts, are not sent cross-site, and stay in /admin."""
     await runtime.owners.create_owner(await hash_password(PASSWORD), now=T0)
     admin = await prepare_admin(runtime)
-    async with await _client(runtime, admin) as client:
+    async with in_process_client(runtime, admin) as client:
         page = await client.get("/admin/login")
         logged_in = await _right(client)
     form_cookie = page.headers["set-cookie"].lower()
@@ -360,7 +317,7 @@ async def test_session_cookie_is_httponly_samesite_and_scoped_to_admin(runtime: 
 async def test_anonymous_visits_store_no_session(runtime: Runtime) -> None:
     """Opening the login page many times adds nothing to the database: no table to flood."""
     admin = await prepare_admin(runtime)
-    async with await _client(runtime, admin) as client:
+    async with in_process_client(runtime, admin) as client:
         for _ in range(20):
             client.cookies.clear()
             assert (await client.get("/admin/login")).status_code == 200

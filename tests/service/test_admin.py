@@ -35,7 +35,7 @@ from tests.support.admin import (
 )
 from tests.support.media import tone
 from tests.support.service import Service, running_service
-from transcriber_app.web.admin import PAGE_SIZE
+from transcriber_app.web.admin.jobs import PAGE_SIZE
 from transcriber_core.entities import State
 
 pytestmark = pytest.mark.slow
@@ -121,6 +121,20 @@ async def test_uploaded_job_is_listed_and_its_file_downloads_whole(
     file_id = links[0].rsplit("/", 1)[1]
     assert disposition == f'attachment; filename="{file_id}.mp3"'
     assert "секретное" not in detail.text
+
+
+async def test_downloads_leave_no_file_id_in_the_service_log(
+    service: Service, owner: httpx.AsyncClient, recording: Path
+) -> None:
+    """§12.12 on the download path: the real process logs the download, never the stored name."""
+    job_id = await upload(owner, recording.read_bytes())
+    detail = await owner.get(f"/admin/jobs/{job_id}")
+    [link, *_] = re.findall(r'href="(/admin/files/[^"]+)"', detail.text)
+    file_id = link.rsplit("/", 1)[1]
+    assert (await owner.get(link)).status_code == 200
+    logs = service.logs()
+    assert f"event=admin.download size={recording.stat().st_size}" in logs
+    assert file_id not in logs
 
 
 # -- §12.14 ---------------------------------------------------------------------------

@@ -23,11 +23,15 @@ import httpx
 from tests.support.service import Service
 from transcriber_adapters.filesystem import FilesystemFileStore
 from transcriber_adapters.sqlite import SqliteJobRepository
-from transcriber_app.bootstrap import DATABASE_NAME, FILES_DIR, STAGING_DIR
+from transcriber_app.bootstrap import DATABASE_NAME, FILES_DIR, STAGING_DIR, Runtime
+from transcriber_app.web import create_app
+from transcriber_app.web.auth import AdminState
 from transcriber_core.entities import FileRecord, Job, Origin, State
 
 #: The owner password the tests set.
 PASSWORD = "correct horse battery staple"
+#: Where the clock of an in-process panel starts.
+T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 _SETUP_URL = re.compile(r'event=admin\.setup_link url="?(?P<url>[^"\s]+)"?')
 _CSRF = re.compile(r'name="csrf" value="(?P<token>[^"]+)"')
@@ -56,6 +60,16 @@ def csrf_of(html: str) -> str:
 def job_ids_of(html: str) -> list[str]:
     """The job ids a jobs list page links to, top to bottom."""
     return [match["id"] for match in _JOB_LINK.finditer(html)]
+
+
+def in_process_client(runtime: Runtime, admin: AdminState | None = None) -> httpx.AsyncClient:
+    """A client of the app built over ``runtime`` in this process, from one fixed client address."""
+    app = create_app(runtime, admin=admin)
+    return httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app, client=("192.0.2.7", 50000)),
+        base_url="http://127.0.0.1",
+        follow_redirects=False,
+    )
 
 
 def admin_client(service: Service) -> httpx.AsyncClient:

@@ -22,6 +22,7 @@ from transcriber_adapters.sqlite import SqliteJobRepository
 from transcriber_core import edits, steps
 from transcriber_core.entities import Job, Location, Origin, State
 from transcriber_core.errors import (
+    JobChanged,
     LeaseLost,
     PermanentError,
     RecognizerUnavailable,
@@ -560,6 +561,23 @@ async def test_owner_ending_a_job_removes_its_storage_copy(new_world: NewWorld) 
     assert changed.state is State.FAILED
     assert bucket.names() == []
     assert (await world.repo.get(job.id)).state is State.FAILED
+
+
+async def test_owner_edit_never_overwrites_a_result_saved_after_it_read(world: World) -> None:
+    """A worker's save between the owner's read and the owner's save wins; the edit is refused."""
+    job = await world.submit()
+    await world.step(State.CONVERT)
+    lease = await acquire_next(world.services, State.RECOGNIZE)
+    assert lease is not None
+    seen = await world.repo.get(job.id)
+    checking = await process(world.services, lease)
+    assert checking is not None
+    assert checking.operation_id is not None
+    with pytest.raises(JobChanged):
+        await edits.change_state(world.services, seen, State.FAILED)
+    stored = await world.repo.get(job.id)
+    assert (stored.state, stored.operation_id) == (State.CHECK, checking.operation_id)
+    assert len(world.recognizer.started) == 1
 
 
 async def test_owner_revive_wakes_the_step_at_once(world: World) -> None:

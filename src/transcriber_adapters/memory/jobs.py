@@ -10,15 +10,16 @@ from datetime import datetime
 import attrs
 
 from transcriber_core.entities import STEP_STATES, FileRecord, Job, State
-from transcriber_core.errors import Conflict, FileNotFound, JobNotFound, LeaseLost
+from transcriber_core.errors import Conflict, FileNotFound, JobChanged, JobNotFound, LeaseLost
 
 
 class MemoryJobRepository:
     """The job repository in memory: for demos, tests and a single process.
 
     Behaves as ``SqliteJobRepository`` does, down to the errors: a job that
-    no longer exists is ``LeaseLost`` for ``renew`` and ``save_if_held``,
-    an id or dedup key already used by another job is a ``Conflict``.
+    no longer exists is ``LeaseLost`` for ``renew`` and ``save_if_held``
+    and ``JobNotFound`` for ``save_if_unchanged``; an id or dedup key
+    already used by another job is a ``Conflict``.
     A lock makes every method atomic, from tasks and from threads alike.
     Stored jobs and records are the frozen objects given; nothing is copied.
     """
@@ -118,13 +119,17 @@ class MemoryJobRepository:
                 raise LeaseLost()
             self._replace(stored, job)
 
-    async def save(self, job: Job) -> None:
-        """Write every field of ``job`` whoever holds it; raises ``JobNotFound``."""
+    async def save_if_unchanged(self, job: Job, *, seen: Job) -> None:
+        """Write ``job`` if the stored job still equals ``seen``; else raise ``JobChanged``."""
+        if job.id != seen.id:
+            raise ValueError("an edit must be compared with the same job as it was read")
         with self._lock:
-            self.calls.append("save")
+            self.calls.append("save_if_unchanged")
             stored = self._jobs.get(job.id)
             if stored is None:
                 raise JobNotFound()
+            if stored != seen:
+                raise JobChanged()
             self._replace(stored, job)
 
     async def ready_states(self, *, now: datetime, lease_cutoff: datetime) -> frozenset[State]:

@@ -57,7 +57,13 @@ from transcriber_adapters.sqlite.statements import (
 from transcriber_adapters.sqlite.times import to_db
 from transcriber_adapters.system import SystemClock
 from transcriber_core.entities import FileRecord, Job, State
-from transcriber_core.errors import FileNotFound, JobNotFound, LeaseLost, RepositoryUnavailable
+from transcriber_core.errors import (
+    FileNotFound,
+    JobChanged,
+    JobNotFound,
+    LeaseLost,
+    RepositoryUnavailable,
+)
 from transcriber_core.ports import Clock
 
 T = TypeVar("T")
@@ -71,8 +77,8 @@ class SqliteJobRepository:
 
     ``save_if_held`` and ``renew`` report a job that no longer exists as
     ``LeaseLost``: the caller's lease is gone either way, and telling the two
-    apart would cost a second query on the hot path. ``save`` raises
-    ``JobNotFound``.
+    apart would cost a second query on the hot path. ``save_if_unchanged``
+    (owner edits, off the hot path) tells ``JobNotFound`` from ``JobChanged``.
     """
 
     def __init__(
@@ -136,9 +142,11 @@ class SqliteJobRepository:
         """Write every field of ``job`` with ``SAVE_IF_HELD_SQL``; ``LeaseLost`` if not held."""
         await self._call(_save_if_held, job, acquisition_id)
 
-    async def save(self, job: Job) -> None:
-        """Write every field of ``job`` whoever holds it; raises ``JobNotFound``."""
-        await self._call(_save, job)
+    async def save_if_unchanged(self, job: Job, *, seen: Job) -> None:
+        """Write ``job`` if the stored job still equals ``seen``; else raise ``JobChanged``."""
+        if job.id != seen.id:
+            raise ValueError("an edit must be compared with the same job as it was read")
+        await self._call(_save_if_unchanged, job, seen)
 
     async def ready_states(self, *, now: datetime, lease_cutoff: datetime) -> frozenset[State]:
         """The step states that have at least one eligible job, in one query."""
@@ -258,9 +266,18 @@ def _save_if_held(conn: sqlite3.Connection, job: Job, acquisition_id: str) -> No
         raise LeaseLost()
 
 
-def _save(conn: sqlite3.Connection, job: Job) -> None:
-    if conn.execute(SAVE_SQL, job_params(job)).rowcount == 0:
-        raise JobNotFound()
+def _save_if_unchanged(conn: sqlite3.Connection, job: Job, seen: Job) -> None:
+    # BEGIN IMMEDIATE takes the write lock before the read, so no worker can commit
+    # between the comparison and the write. The whole job is compared as a record
+    # rather than column by column in SQL: one rule for every field (the JSON of the
+    # words included), and an edit is rare enough that a second statement costs nothing.
+    with immediate(conn):
+        rows = conn.execute(GET_JOB_SQL, {"id": job.id}).fetchall()
+        if not rows:
+            raise JobNotFound()
+        if job_from_row(rows[0]) != seen:
+            raise JobChanged()
+        conn.execute(SAVE_SQL, job_params(job))
 
 
 def _ready_states(

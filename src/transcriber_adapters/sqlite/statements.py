@@ -84,7 +84,8 @@ ACQUIRE_SQL = (
 #: column of ``JOB_COLUMNS`` (from ``job_params``) and ``held_by``.
 SAVE_IF_HELD_SQL = f"UPDATE jobs SET {_JOB_ASSIGN} WHERE id = :id AND acquisition_id = :held_by"
 
-#: Write every field of a job whoever holds it; parameters: ``job_params``.
+#: Write every field of a job whoever holds it; parameters: ``job_params``. Run only
+#: after comparing the stored job with what the editor saw, in the same transaction.
 SAVE_SQL = f"UPDATE jobs SET {_JOB_ASSIGN} WHERE id = :id"
 
 #: Move a held lease; parameters: ``id``, ``acquisition_id``, ``now``.

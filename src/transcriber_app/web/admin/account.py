@@ -1,0 +1,225 @@
+"""The owner's account: setup with the startup link, login, logout and the password change.
+
+Passwords are hashed slowly and checked with a back-off per client
+(``web/auth.py``); sessions are server-side (``web/sessions.py``, ADR 17).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any
+
+from starlette.datastructures import FormData
+from starlette.requests import Request
+from starlette.responses import Response
+
+from transcriber_app.web.admin.rendering import PREFIX, message, render, see_other
+from transcriber_app.web.admin.security import action, form_post, form_text, page, refused
+from transcriber_app.web.auth import (
+    AdminState,
+    claim_attempt,
+    client_address,
+    hash_password,
+    password_problem,
+    verify_password,
+)
+from transcriber_app.web.sessions import session_of
+from transcriber_app.web.state import runtime_of
+
+log = logging.getLogger("transcriber.admin")
+
+
+def _admin(request: Request) -> AdminState:
+    admin: AdminState = request.app.state.admin
+    return admin
+
+
+def _client(request: Request) -> str:
+    """Who is asking, for the login back-off: the peer, or who a trusted proxy says it is."""
+    peer = request.client.host if request.client else None
+    forwarded = request.headers.getlist("x-forwarded-for")
+    return client_address(peer, forwarded, _admin(request).trusted_proxies)
+
+
+def _safe_next(target: object) -> str:
+    """Where to go after login: a path inside the panel, never another site."""
+    if (
+        isinstance(target, str)
+        and target.startswith(f"{PREFIX}/")
+        and not target.startswith("//")
+        and "\\" not in target
+        and all(32 < ord(char) < 127 for char in target)
+    ):
+        return target
+    return f"{PREFIX}/"
+
+
+# -- setup ----------------------------------------------------------------------------
+
+
+async def setup_page(request: Request) -> Response:
+    """``GET /admin/setup?token=…``: the form that creates the owner, for the startup link."""
+    runtime = runtime_of(request)
+    if await runtime.owners.get_owner_hash() is not None:
+        return _owner_exists(request)
+    token = request.query_params.get("token", "")
+    if not _setup_accepts(request, token):
+        return _bad_setup_link(request)
+    return render(request, "setup.html", {"token": token, "problem": None})
+
+
+@form_post
+async def setup_submit(request: Request, form: FormData) -> Response:
+    """``POST /admin/setup``: store the owner's password hash and log the owner in."""
+    runtime = runtime_of(request)
+    if await runtime.owners.get_owner_hash() is not None:
+        return _owner_exists(request)
+    token = form_text(form, "token")
+    if not _setup_accepts(request, token):
+        return _bad_setup_link(request)
+    password, confirm = form_text(form, "password"), form_text(form, "confirm")
+    problem = password_problem(password, confirm)
+    if problem is not None:
+        context = {"token": token, "problem": problem}
+        return render(request, "setup.html", context, status_code=400)
+    password_hash = await hash_password(password)
+    if not await runtime.owners.create_owner(password_hash, now=runtime.services.clock.now()):
+        return _owner_exists(request)
+    _admin(request).setup = None
+    log.info("admin.owner_created")
+    session = session_of(request)
+    await session.log_in()
+    session.flash("The owner account is ready; you are logged in.")
+    return see_other(f"{PREFIX}/")
+
+
+def _setup_accepts(request: Request, token: str) -> bool:
+    link = _admin(request).setup
+    return link is not None and link.accepts(token, runtime_of(request).services.clock.now())
+
+
+def _owner_exists(request: Request) -> Response:
+    return message(
+        request,
+        "The owner exists",
+        "The owner account was already created; setup links no longer work. Log in instead.",
+        status_code=403,
+    )
+
+
+def _bad_setup_link(request: Request) -> Response:
+    return message(
+        request,
+        "Setup link refused",
+        "This setup link is wrong or has expired. Restart the service to get a new one in its log.",
+        status_code=403,
+    )
+
+
+# -- login and logout -------------------------------------------------------------------
+
+
+async def login_page(request: Request) -> Response:
+    """``GET /admin/login``: the password form, or the list for a logged-in owner."""
+    if session_of(request).is_owner:
+        return see_other(f"{PREFIX}/")
+    target = _safe_next(request.query_params.get("next"))
+    return render(request, "login.html", {"next": target, "problem": None})
+
+
+@form_post
+async def login_submit(request: Request, form: FormData) -> Response:
+    """``POST /admin/login``: check the password (slowly, throttled) and start the session."""
+    runtime, admin = runtime_of(request), _admin(request)
+    target = _safe_next(form.get("next"))
+    client, now = _client(request), runtime.services.clock.now()
+    # Counted as a failure before the password is checked, so parallel guesses meet the
+    # back-off too; a right password clears it below.
+    wait = await claim_attempt(runtime.owners, client, now, admin.access)
+    if wait is not None:
+        return _too_many(request, "login.html", {"next": target}, wait)
+    password_hash = await runtime.owners.get_owner_hash()
+    if password_hash is None:
+        problem = "No owner exists yet: open the setup link from the service's startup log."
+        return render(request, "login.html", {"next": target, "problem": problem}, status_code=403)
+    if not await verify_password(password_hash, form_text(form, "password")):
+        log.warning("admin.login_failed", extra={"client": client})
+        return render(
+            request,
+            "login.html",
+            {"next": target, "problem": "Wrong password."},
+            status_code=403,
+        )
+    await runtime.owners.clear_login_failures(client)
+    await session_of(request).log_in()
+    log.info("admin.login", extra={"client": client})
+    return see_other(target)
+
+
+def _too_many(
+    request: Request, template: str, context: Mapping[str, Any], wait: timedelta
+) -> Response:
+    """429 with ``Retry-After``: the client's back-off has not passed yet."""
+    seconds = max(1, math.ceil(wait.total_seconds()))
+    problem = f"Too many wrong passwords; try again in {seconds} seconds."
+    return render(
+        request,
+        template,
+        {**context, "problem": problem},
+        status_code=429,
+        headers={"Retry-After": str(seconds)},
+    )
+
+
+@form_post
+async def logout(request: Request, _form: FormData) -> Response:
+    """``POST /admin/logout``: end the session (CSRF-checked, so no page can log you out)."""
+    await session_of(request).log_out()
+    return see_other(f"{PREFIX}/login")
+
+
+# -- password change --------------------------------------------------------------------
+
+
+@page
+async def account_page(request: Request) -> Response:
+    """``GET /admin/account``: the form that changes the owner's password."""
+    return render(request, "account.html", {"problem": None})
+
+
+@action
+async def change_password(request: Request, form: FormData) -> Response:
+    """``POST /admin/account/password``: check the current password, store the new one.
+
+    Every session ends, in the same transaction as the new hash, so a cookie
+    left in another browser (or stolen) is dead; this browser gets a fresh
+    session. The current password is checked with the login's back-off, so a
+    stolen session cannot guess it faster than the login form could.
+    """
+    runtime, admin = runtime_of(request), _admin(request)
+    password, confirm = form_text(form, "password"), form_text(form, "confirm")
+    problem = password_problem(password, confirm)
+    if problem is not None:
+        return render(request, "account.html", {"problem": problem}, status_code=400)
+    client, now = _client(request), runtime.services.clock.now()
+    wait = await claim_attempt(runtime.owners, client, now, admin.access)
+    if wait is not None:
+        return _too_many(request, "account.html", {}, wait)
+    current = await runtime.owners.get_owner_hash()
+    if current is None or not await verify_password(current, form_text(form, "current")):
+        log.warning("admin.password_change_refused", extra={"client": client})
+        problem = "The current password is wrong."
+        return render(request, "account.html", {"problem": problem}, status_code=403)
+    await runtime.owners.clear_login_failures(client)
+    new_hash = await hash_password(password)
+    if not await runtime.owners.change_password(new_hash, now=runtime.services.clock.now()):
+        return refused()
+    session = session_of(request)
+    # The old record went with all the others; this browser starts a new session.
+    await session.log_in()
+    session.flash("Password changed; every other session was logged out.")
+    log.info("admin.password_changed", extra={"client": client})
+    return see_other(f"{PREFIX}/")

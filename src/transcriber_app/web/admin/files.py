@@ -1,0 +1,91 @@
+"""File download: a copy's bytes streamed from the store that holds it, to the owner only.
+
+Log lines here carry the copy's size, extension and location, never its id
+or stored name (SPEC §9, §12.12): the id is the stored name minus its
+extension.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import AsyncIterator
+
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+
+from transcriber_app.web.admin.rendering import plain
+from transcriber_app.web.admin.security import owner_only
+from transcriber_app.web.state import runtime_of
+from transcriber_core.entities import FileRecord
+from transcriber_core.errors import FileNotFound, TranscriberError
+from transcriber_core.ports import FileStore
+from transcriber_core.services import Services
+
+log = logging.getLogger("transcriber.admin")
+
+
+def store_for(services: Services, record: FileRecord) -> FileStore | None:
+    """The service's store that holds the record's location, if it has one."""
+    for store in (services.files, services.recognizer_files):
+        if store is not None and store.location == record.location:
+            return store
+    return None
+
+
+@owner_only
+async def download(request: Request) -> Response:
+    """``GET /admin/files/{id}``: the file's bytes as an attachment named ``<id><extension>``."""
+    services = runtime_of(request).services
+    try:
+        record = await services.repo.get_file(request.path_params["file_id"])
+    except FileNotFound:
+        return plain("No file has this id.", status_code=404)
+    store = store_for(services, record)
+    if store is None:
+        return plain(
+            f"This copy lives in {record.location.value} storage, which this service"
+            " does not read.",
+            status_code=409,
+        )
+    described = {
+        "size": record.size,
+        "extension": record.extension,
+        "location": record.location.value,
+    }
+    chunks = store.open(record)
+    try:
+        # Read the first chunk before answering: a missing file must be a 404,
+        # not a 200 that breaks off.
+        first = await anext(chunks, b"")
+    except FileNotFound:
+        return plain("The file's bytes are gone from storage.", status_code=404)
+    except TranscriberError as exc:
+        log.warning("admin.download_failed", extra={**described, "error_type": type(exc).__name__})
+        return plain("Storage did not answer; try again.", status_code=503)
+    log.info("admin.download", extra=described)
+    return StreamingResponse(
+        _stream(first, chunks),
+        media_type="application/octet-stream",
+        headers={
+            "Content-Disposition": f'attachment; filename="{_download_name(record)}"',
+            "Content-Length": str(record.size),
+        },
+    )
+
+
+def _download_name(record: FileRecord) -> str:
+    """The stored name, ``<id><extension>``, with anything a header could choke on replaced."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", record.name)
+
+
+async def _stream(first: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    try:
+        if first:
+            yield first
+        async for chunk in rest:
+            yield chunk
+    finally:
+        close = getattr(rest, "aclose", None)
+        if close is not None:
+            await close()

@@ -1,0 +1,210 @@
+"""The job views: the list (state filter, find by id, newest first, paginated), a job's
+detail with its files, and the owner's state change, which also revives a dead job.
+
+The rules are the core's (``transcriber_core.edits``): where a revived job
+starts, which missing file is expected, and the edit that is refused when
+the job changed since the owner read it (ADR 23).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+from urllib.parse import urlencode
+
+from starlette.datastructures import FormData
+from starlette.requests import Request
+from starlette.responses import Response
+
+from transcriber_app.web.admin.files import store_for
+from transcriber_app.web.admin.rendering import (
+    PREFIX,
+    file_url,
+    job_url,
+    message,
+    render,
+    see_other,
+)
+from transcriber_app.web.admin.security import action, form_text, page
+from transcriber_app.web.sessions import session_of
+from transcriber_app.web.state import runtime_of
+from transcriber_core import edits
+from transcriber_core.entities import FileRecord, Job, State
+from transcriber_core.errors import FileNotFound, JobChanged, JobNotFound
+from transcriber_core.services import Services
+
+log = logging.getLogger("transcriber.admin")
+
+#: Jobs per page of the list.
+PAGE_SIZE = 50
+#: Pages beyond this are not offered; the offset would only make SQLite skip rows.
+MAX_PAGE = 100_000
+
+#: The file references a job page lists, in pipeline order.
+_FILE_ROLES: tuple[tuple[str, str], ...] = (
+    ("source", "source_file_id"),
+    ("converted", "converted_file_id"),
+    ("object storage copy", "storage_file_id"),
+)
+
+
+@page
+async def jobs_list(request: Request) -> Response:
+    """``GET /admin/``: jobs newest first; ``state`` filters, ``q`` finds an id, ``page`` pages."""
+    repo = runtime_of(request).services.repo
+    params = request.query_params
+    query = params.get("q", "").strip()
+    problem = None
+    status_code = 200
+    if query:
+        try:
+            job = await repo.get(query)
+        except JobNotFound:
+            problem = "No job has this id."
+            status_code = 404
+        else:
+            return see_other(job_url(job.id))
+    state_value = params.get("state", "")
+    state = None
+    if state_value:
+        try:
+            state = State(state_value)
+        except ValueError:
+            return _unknown_state(request)
+    page_number = _page_number(params.get("page"))
+    offset = (page_number - 1) * PAGE_SIZE
+    found = await repo.list_jobs(state=state, limit=PAGE_SIZE + 1, offset=offset)
+    counts = await repo.count_by_state()
+
+    def link(**changes: Any) -> str:
+        wanted: dict[str, Any] = {"state": state.value if state else None, "page": None}
+        wanted.update(changes)
+        query_string = urlencode({k: v for k, v in wanted.items() if v not in (None, 1)})
+        return f"{PREFIX}/" + (f"?{query_string}" if query_string else "")
+
+    context = {
+        "jobs": found[:PAGE_SIZE],
+        "state": state,
+        "states": list(State),
+        "counts": counts,
+        "total": sum(counts.values()),
+        "page": page_number,
+        "newer_url": link(page=page_number - 1) if page_number > 1 else None,
+        "older_url": link(page=page_number + 1) if len(found) > PAGE_SIZE else None,
+        "state_url": lambda value: link(state=value),
+        "job_url": job_url,
+        "query": query,
+        "problem": problem,
+    }
+    return render(request, "jobs.html", context, status_code=status_code)
+
+
+def _page_number(value: str | None) -> int:
+    """The page asked for, from 1; anything unreadable is the first page."""
+    try:
+        number = int(value or "1")
+    except ValueError:
+        return 1
+    return min(max(number, 1), MAX_PAGE)
+
+
+@page
+async def job_detail(request: Request) -> Response:
+    """``GET /admin/jobs/{id}``: every field of the job, its files and the state form."""
+    services = runtime_of(request).services
+    try:
+        job = await services.repo.get(request.path_params["job_id"])
+    except JobNotFound:
+        return _no_such_job(request)
+    lease_until = (
+        job.acquire_time + services.settings.lease
+        if job.acquisition_id is not None and job.acquire_time is not None
+        else None
+    )
+    context = {
+        "job": job,
+        "files": await _file_rows(services, job),
+        "states": list(State),
+        "revive_to": edits.revive_state(job),
+        "lease_until": lease_until,
+        "word_count": len(job.text.split()) if job.text else 0,
+        "file_url": file_url,
+        "job_url": job_url,
+    }
+    return render(request, "job.html", context)
+
+
+async def _file_rows(services: Services, job: Job) -> list[dict[str, Any]]:
+    """One row per file the job points at: its record, or why there is none."""
+    rows = []
+    for role, field in _FILE_ROLES:
+        file_id: str | None = getattr(job, field)
+        if file_id is None:
+            continue
+        try:
+            record: FileRecord | None = await services.repo.get_file(file_id)
+        except FileNotFound:
+            record = None
+        rows.append(
+            {
+                "role": role,
+                "id": file_id,
+                "record": record,
+                "downloadable": record is not None and store_for(services, record) is not None,
+                "removed": record is None and edits.removed_on_purpose(job, file_id),
+            }
+        )
+    return rows
+
+
+@action
+async def change_state(request: Request, form: FormData) -> Response:
+    """``POST /admin/jobs/{id}/state``: move the job through the core's transition as the owner.
+
+    The owner's transition clears lease, delay, attempts and error (SPEC §8);
+    the workers of the new state are woken so a revived job starts at once.
+    The form carries the state the owner saw: a job that has moved since is
+    not touched, so nobody revives a job that someone else already revived.
+    The save itself is refused if anything changed the job after this
+    request read it (a worker's result), so no result is overwritten.
+    """
+    services = runtime_of(request).services
+    try:
+        to = State(form_text(form, "state"))
+    except ValueError:
+        return _unknown_state(request)
+    try:
+        job = await services.repo.get(request.path_params["job_id"])
+    except JobNotFound:
+        return _no_such_job(request)
+    session = session_of(request)
+    if form_text(form, "from_state") != job.state.value:
+        session.flash(
+            f"The job moved to {job.state.value} since you opened it; nothing was changed.",
+        )
+        return see_other(job_url(job.id))
+    try:
+        await edits.change_state(services, job, to)
+    except JobNotFound:
+        return _no_such_job(request)
+    except JobChanged:
+        log.info("admin.state_change_refused", extra={"job_id": job.id, "to_state": to.value})
+        session.flash(
+            "The job changed while you were changing it; nothing was changed."
+            " Reload: this page shows it as it is now."
+        )
+        return see_other(job_url(job.id))
+    log.info(
+        "admin.state_change",
+        extra={"job_id": job.id, "from_state": job.state.value, "to_state": to.value},
+    )
+    session.flash(f"State changed from {job.state.value} to {to.value}.")
+    return see_other(job_url(job.id))
+
+
+def _no_such_job(request: Request) -> Response:
+    return message(request, "No such job", "No job has this id.", status_code=404)
+
+
+def _unknown_state(request: Request) -> Response:
+    return message(request, "Unknown state", "There is no such state.", status_code=400)

@@ -1,0 +1,107 @@
+"""How the panel answers: the Jinja environment and its filters, pages, messages, links.
+
+Templates autoescape everything, so a job's error or text holding HTML shows
+as text; an undefined name in a template is an error, not an empty string.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import jinja2
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.templating import Jinja2Templates
+
+from transcriber_app.web.sessions import CSRF_FIELD, session_of
+
+#: Where the panel lives on the service's port.
+PREFIX = "/admin"
+#: The panel's own files: templates and the stylesheet.
+HERE = Path(__file__).parent
+
+
+def format_time(moment: datetime | None) -> str:
+    """A stored time for people: UTC to the millisecond, or a dash."""
+    if moment is None:
+        return "—"
+    return moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{moment.microsecond // 1000:03d} UTC"
+
+
+def format_size(size: int) -> str:
+    """Bytes with thousands separators and, from a KiB up, a rounded binary unit."""
+    text = f"{size:,} bytes"
+    value = float(size)
+    for unit in ("KiB", "MiB", "GiB", "TiB"):
+        value /= 1024
+        if value < 1024 or unit == "TiB":
+            return text if size < 1024 else f"{text} ({value:.1f} {unit})"
+    return text
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(HERE / "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["when"] = format_time
+    env.filters["size"] = format_size
+    return env
+
+
+templates = Jinja2Templates(env=_environment())
+
+
+def render(
+    request: Request,
+    template: str,
+    context: Mapping[str, Any] | None = None,
+    *,
+    status_code: int = 200,
+    headers: Mapping[str, str] | None = None,
+) -> Response:
+    """The page ``template`` with the session's owner flag, CSRF token and one-shot flash."""
+    session = session_of(request)
+    full = {
+        "owner": session.is_owner,
+        "csrf": session.csrf_token(),
+        "csrf_field": CSRF_FIELD,
+        "flash": session.take_flash(),
+        "prefix": PREFIX,
+        **(context or {}),
+    }
+    return templates.TemplateResponse(
+        request, template, full, status_code=status_code, headers=dict(headers or {})
+    )
+
+
+def message(request: Request, title: str, text: str, *, status_code: int) -> Response:
+    """A page that only says something: a refusal, a missing job."""
+    return render(request, "message.html", {"title": title, "text": text}, status_code=status_code)
+
+
+def plain(text: str, *, status_code: int) -> Response:
+    """A one-line answer without a page, for downloads and refused posts."""
+    return PlainTextResponse(f"{text}\n", status_code=status_code)
+
+
+def see_other(url: str) -> RedirectResponse:
+    """303: go and GET ``url`` (after a post, or to the login page)."""
+    return RedirectResponse(url, status_code=303)
+
+
+def job_url(job_id: str) -> str:
+    """The job's page."""
+    return f"{PREFIX}/jobs/{quote(job_id, safe='')}"
+
+
+def file_url(file_id: str) -> str:
+    """The file's download."""
+    return f"{PREFIX}/files/{quote(file_id, safe='')}"

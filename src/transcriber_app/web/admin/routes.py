@@ -1,0 +1,41 @@
+"""The panel's routes, mounted under ``/admin`` with its middleware."""
+
+from __future__ import annotations
+
+from starlette.middleware import Middleware
+from starlette.middleware.exceptions import ExceptionMiddleware
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from transcriber_app.web.admin import account, files, jobs
+from transcriber_app.web.admin.rendering import HERE, PREFIX
+from transcriber_app.web.admin.security import MAX_FORM_BYTES, SecurityHeaders
+from transcriber_app.web.sessions import ServerSessions
+
+
+def mount() -> Mount:
+    """The panel under ``/admin`` with its server-side sessions and its headers on every answer.
+
+    The exception middleware sits inside ``SecurityHeaders``, so the 404 and
+    405 that the routing raises are answered with the headers too.
+    """
+    routes = [
+        Route("/", jobs.jobs_list, methods=["GET"]),
+        Route("/setup", account.setup_page, methods=["GET"]),
+        Route("/setup", account.setup_submit, methods=["POST"]),
+        Route("/login", account.login_page, methods=["GET"]),
+        Route("/login", account.login_submit, methods=["POST"]),
+        Route("/logout", account.logout, methods=["POST"]),
+        Route("/account", account.account_page, methods=["GET"]),
+        Route("/account/password", account.change_password, methods=["POST"]),
+        Route("/jobs/{job_id}", jobs.job_detail, methods=["GET"]),
+        Route("/jobs/{job_id}/state", jobs.change_state, methods=["POST"]),
+        Route("/files/{file_id}", files.download, methods=["GET"]),
+        Mount("/static", app=StaticFiles(directory=HERE / "static"), name="admin-static"),
+    ]
+    middleware = [
+        Middleware(SecurityHeaders),
+        Middleware(ExceptionMiddleware),
+        Middleware(ServerSessions),
+    ]
+    return Mount(PREFIX, routes=routes, middleware=middleware, max_body_size=MAX_FORM_BYTES)

@@ -1,0 +1,125 @@
+"""What guards every admin answer: security headers, the owner check and the CSRF check.
+
+Every page but setup and login needs the owner's session: an anonymous page
+request is sent to the login page (303), an anonymous download or form post
+is refused with 403, and neither learns whether the job or file exists.
+Every form carries the session's CSRF token; a post without the right one
+is refused with 403. Each rule is written once here and worn by the views
+as a decorator: ``page``, ``owner_only``, ``form_post`` and ``action``
+(``owner_only`` over ``form_post``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable, Mapping
+from urllib.parse import urlencode
+
+from starlette.datastructures import FormData
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from transcriber_app.web.admin.rendering import PREFIX, plain, see_other
+from transcriber_app.web.sessions import CSRF_FIELD, session_of
+
+#: The largest request body the panel reads; its forms hold a few short fields.
+MAX_FORM_BYTES = 64 * 1024
+#: The most fields a panel form may have; none has more than six.
+MAX_FORM_FIELDS = 20
+
+#: Headers on every admin answer: nothing cached, framed, referred or run.
+SECURITY_HEADERS: Mapping[str, str] = {
+    "Cache-Control": "no-store",
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self';"
+        " frame-ancestors 'none'; base-uri 'none'"
+    ),
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+}
+
+Handler = Callable[[Request], Awaitable[Response]]
+FormHandler = Callable[[Request, FormData], Awaitable[Response]]
+
+
+def refused(text: str = "Log in as the owner first.") -> Response:
+    """The answer to an anonymous download or form post: no page, no hint of what exists."""
+    return plain(text, status_code=403)
+
+
+def page(handler: Handler) -> Handler:
+    """Only the owner sees the page; anyone else is sent to the login page."""
+
+    @functools.wraps(handler)
+    async def guarded(request: Request) -> Response:
+        if not session_of(request).is_owner:
+            target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+            return see_other(f"{PREFIX}/login?{urlencode({'next': target})}")
+        return await handler(request)
+
+    return guarded
+
+
+def owner_only(handler: Handler) -> Handler:
+    """Only the owner gets an answer; anyone else gets 403 before anything is read."""
+
+    @functools.wraps(handler)
+    async def guarded(request: Request) -> Response:
+        if not session_of(request).is_owner:
+            return refused()
+        return await handler(request)
+
+    return guarded
+
+
+def form_post(handler: FormHandler) -> Handler:
+    """Read the posted form and pass it on only if it carries the session's CSRF token."""
+
+    @functools.wraps(handler)
+    async def checked(request: Request) -> Response:
+        form = await request.form(max_files=0, max_fields=MAX_FORM_FIELDS)
+        if not session_of(request).csrf_ok(form.get(CSRF_FIELD)):
+            return refused("The form is stale or forged; reload the page and try again.")
+        return await handler(request, form)
+
+    return checked
+
+
+def action(handler: FormHandler) -> Handler:
+    """Only the owner may post, with the session's CSRF token; anyone else gets 403."""
+    return owner_only(form_post(handler))
+
+
+def form_text(form: FormData, name: str) -> str:
+    """A text field of the form; "" when it is missing or is a file."""
+    value = form.get(name)
+    return value if isinstance(value, str) else ""
+
+
+class SecurityHeaders:
+    """Adds ``SECURITY_HEADERS`` to every answer of the wrapped app."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass the request on; add the headers to the response's start."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                present = {name.lower() for name, _ in headers}
+                headers.extend(
+                    (name.lower().encode(), value.encode())
+                    for name, value in SECURITY_HEADERS.items()
+                    if name.lower().encode() not in present
+                )
+                message["headers"] = headers
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
