@@ -24,6 +24,7 @@ edge, so that the worker can classify a failure by type alone::
         │   ├── RepositoryUnavailable
         │   ├── ConverterUnavailable
         │   ├── RecognizerUnavailable
+        │   ├── NotifierUnavailable   (may carry the wait the notifier asked for)
         │   └── StepTimedOut
         └── PermanentError        this recording is judged for good: `failed`
             ├── UnreadableMedia
@@ -159,6 +160,15 @@ class ConverterUnavailable(TransientError):  # noqa: N818
 
 class RecognizerUnavailable(TransientError):  # noqa: N818
     """The speech recognizer did not answer; it will be asked again."""
+
+
+class NotifierUnavailable(TransientError):  # noqa: N818
+    """The notifier could not deliver now; the notice is tried again after a pause."""
+
+    def __init__(self, message: str | None = None, *, retry_after: timedelta | None = None) -> None:
+        super().__init__(message)
+        #: How long the notifier's service asked us to wait, when it said.
+        self.retry_after = retry_after
 
 
 class StepTimedOut(TransientError):  # noqa: N818

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from transcriber_core.entities import Job, Origin, State
 from transcriber_core.errors import DedupKeyReused
+from transcriber_core.notices import tell
 from transcriber_core.ports import Event
 from transcriber_core.services import Services
-from transcriber_core.worker import tell
 
 log = logging.getLogger("transcriber.intake")
 

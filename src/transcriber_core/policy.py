@@ -144,6 +144,23 @@ def retry_pause(attempts: int, settings: Settings = DEFAULT_SETTINGS) -> timedel
     return min(settings.retry_base * (1 << exponent), settings.retry_cap)
 
 
+def notice_pause(
+    attempt: int, asked: timedelta | None, settings: Settings = DEFAULT_SETTINGS
+) -> timedelta:
+    """The wait after the ``attempt``-th failed try to tell a sender, capped at ``notify_wait_cap``.
+
+    The notifier's own ask (``asked``, e.g. Telegram's ``retry_after``) wins
+    when it gives one; otherwise ``notify_retry_base * 2^(attempt-1)``.
+    """
+    if asked is not None and asked > timedelta(0):
+        return min(asked, settings.notify_wait_cap)
+    exponent = max(attempt, 1) - 1
+    # Past 2^20 the cap has long won; stop before the multiplication overflows.
+    if exponent >= 20:
+        return settings.notify_wait_cap
+    return min(settings.notify_retry_base * (1 << exponent), settings.notify_wait_cap)
+
+
 def is_exhausted(attempts: int, settings: Settings = DEFAULT_SETTINGS) -> bool:
     """True when a job acquired for the ``attempts``-th time must be marked dead."""
     return attempts > settings.max_attempts

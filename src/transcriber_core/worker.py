@@ -12,22 +12,23 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Mapping
-from datetime import timedelta
 
 import attrs
 
 from transcriber_core.entities import EVERYWHERE, STEP_STATES, Job, State
 from transcriber_core.errors import (
     LeaseLost,
-    NotFound,
     PermanentError,
     ServiceCondition,
     StepTimedOut,
     TransientError,
 )
-from transcriber_core.naming import derived_file_id
+from transcriber_core.notices import (
+    # Re-exported until core/edits.py (another branch's area) imports it from notices.py.
+    remove_storage_copy as remove_storage_copy,  # noqa: PLC0414 - an explicit re-export
+)
+from transcriber_core.notices import tell
 from transcriber_core.policy import (
-    Settings,
     condition_pause,
     condition_scope,
     conditions_cleared_by,
@@ -37,7 +38,7 @@ from transcriber_core.policy import (
 )
 from transcriber_core.ports import Event
 from transcriber_core.services import Services
-from transcriber_core.steps import STEPS, STORAGE_COPY
+from transcriber_core.steps import STEPS
 from transcriber_core.transitions import transition
 
 log = logging.getLogger("transcriber.worker")
@@ -264,65 +265,6 @@ async def _save_then_announce(services: Services, job: Job, acquisition_id: str)
     await tell(services, job, event)
     await remove_storage_copy(services, job)
     return job
-
-
-async def tell(services: Services, job: Job, event: Event) -> None:
-    """Tell the job's origin, trying again after a transient failure; never raises.
-
-    The job is saved before anyone is told, so a notice that cannot be sent
-    is logged and given up, never allowed to undo the result. A transient
-    error (throttling, a dropped connection) is tried again after a pause
-    that doubles, or the one the notifier asks for (``retry_after``), capped.
-    """
-    settings = services.settings
-    for attempt in range(1, settings.notify_attempts + 1):
-        try:
-            await services.notifier.notify(job, event)
-        except Exception as exc:  # noqa: BLE001 - the job is saved; a lost message must not undo it
-            final = attempt == settings.notify_attempts or not isinstance(exc, TransientError)
-            log.warning(
-                "notify.error",
-                extra={
-                    "job_id": job.id,
-                    "event": event.value,
-                    "attempt": attempt,
-                    "error_type": type(exc).__name__,
-                    "gave_up": final,
-                },
-            )
-            if final:
-                return
-            wait = _notify_wait(exc, attempt, settings)
-            await asyncio.sleep(wait.total_seconds())
-        else:
-            return
-
-
-def _notify_wait(exc: Exception, attempt: int, settings: Settings) -> timedelta:
-    asked = getattr(exc, "retry_after", None)
-    if isinstance(asked, int | float) and asked > 0:
-        wait = timedelta(seconds=asked)
-    else:
-        wait = settings.notify_retry_base * (1 << (attempt - 1))
-    return min(wait, settings.notify_wait_cap)
-
-
-async def remove_storage_copy(services: Services, job: Job) -> None:
-    """Delete the recognizer's Object Storage copy of an ended job, referenced or not."""
-    store = services.recognizer_files
-    if store is None:
-        return
-    file_id = derived_file_id(job.id, STORAGE_COPY)
-    try:
-        record = await services.repo.get_file(file_id)
-        await store.delete(record)
-        await services.repo.delete_file(file_id)
-    except NotFound:
-        return
-    except Exception as exc:  # noqa: BLE001 - the copy is orphaned, not the job
-        log.warning(
-            "storage_copy.delete_error", extra={"job_id": job.id, "error_type": type(exc).__name__}
-        )
 
 
 class Workers:

@@ -24,6 +24,7 @@ from transcriber_core.entities import Job, Location, Origin, State
 from transcriber_core.errors import (
     JobChanged,
     LeaseLost,
+    NotifierUnavailable,
     PermanentError,
     RecognizerUnavailable,
     StorageUnavailable,
@@ -605,6 +606,21 @@ async def test_transient_notifier_failure_is_tried_again(new_world: NewWorld) ->
     await world.step(State.RECOGNIZE)
     world.notifier.fail_next(TransientError("throttled"))
     await world.step(State.CHECK)
+    assert world.notifier.events_for(job.id) == [Event.ACCEPTED, Event.DONE]
+
+
+async def test_a_notifier_asking_for_a_wait_gets_it(new_world: NewWorld) -> None:
+    """The wait the notifier asks for (retry_after) is the pause before the next try."""
+    asked = timedelta(milliseconds=50)
+    world = new_world(settings=QUICK_NOTICES)
+    job = await world.submit()
+    await world.step(State.CONVERT)
+    await world.step(State.RECOGNIZE)
+    world.notifier.fail_next(NotifierUnavailable("slow down", retry_after=asked))
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    await world.step(State.CHECK)
+    assert loop.time() - started >= asked.total_seconds()
     assert world.notifier.events_for(job.id) == [Event.ACCEPTED, Event.DONE]
 
 

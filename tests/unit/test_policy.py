@@ -14,6 +14,7 @@ from transcriber_core.policy import (
     is_exhausted,
     lease_cutoff,
     next_check_delay,
+    notice_pause,
     retry_pause,
 )
 
@@ -92,3 +93,19 @@ def test_settings_reject_zero_attempts() -> None:
     """With zero attempts no job could ever run."""
     with pytest.raises(ValueError, match="max_attempts"):
         Settings(max_attempts=0)
+
+
+def test_notice_pause_doubles_from_its_base_up_to_its_cap() -> None:
+    """Without an ask from the notifier the wait doubles per try and stops at notify_wait_cap."""
+    settings = Settings(
+        notify_retry_base=timedelta(seconds=2), notify_wait_cap=timedelta(seconds=5)
+    )
+    pauses = [notice_pause(attempt, None, settings) for attempt in (1, 2, 3, 60)]
+    assert pauses == [timedelta(seconds=s) for s in (2, 4, 5, 5)]
+
+
+def test_notice_pause_takes_the_notifiers_ask_within_the_cap() -> None:
+    """Telegram's retry_after replaces the doubling, but never past notify_wait_cap."""
+    assert notice_pause(1, timedelta(seconds=7)) == timedelta(seconds=7)
+    assert notice_pause(1, timedelta(hours=1)) == DEFAULT_SETTINGS.notify_wait_cap
+    assert notice_pause(2, timedelta(0)) == 2 * DEFAULT_SETTINGS.notify_retry_base

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import attrs
 import pytest
@@ -22,7 +22,7 @@ from transcriber_adapters.telegram import (
 )
 from transcriber_adapters.telegram.notifier import DOCUMENT_NAME, EMPTY_TEXT
 from transcriber_core.entities import Job, Origin, State
-from transcriber_core.errors import TransientError
+from transcriber_core.errors import NotifierUnavailable, TransientError
 from transcriber_core.ports import Event
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -228,8 +228,8 @@ async def test_rate_limit_is_transient_with_its_wait(telegram: Telegram) -> None
     telegram.api.fail_next("sendMessage", 429, "Too Many Requests: retry after 7", retry_after=7)
     with pytest.raises(TelegramUnavailable) as caught:
         await telegram.notifier.notify(job(), Event.ACCEPTED)
-    assert isinstance(caught.value, TransientError)
-    assert caught.value.retry_after == 7
+    assert isinstance(caught.value, NotifierUnavailable)
+    assert caught.value.retry_after == timedelta(seconds=7)
 
 
 async def test_server_error_is_transient(telegram: Telegram) -> None:

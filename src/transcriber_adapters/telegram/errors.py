@@ -5,7 +5,8 @@ and a Bot API URL carries the bot token and the file's path (SPEC §9)::
 
     TranscriberError
     ├── TransientError
-    │   └── TelegramUnavailable   network, timeout, 5xx, 429: try again later
+    │   └── NotifierUnavailable
+    │       └── TelegramUnavailable   network, timeout, 5xx, 429: try again later
     ├── TelegramRefused           4xx: blocked bot, gone chat, bad request
     └── FileTooLarge              more bytes than the bot may download
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from datetime import timedelta
 
 import aiohttp
 from aiogram.exceptions import (
@@ -27,19 +29,14 @@ from aiogram.exceptions import (
     TelegramServerError,
 )
 
-from transcriber_core.errors import TranscriberError, TransientError
+from transcriber_core.errors import NotifierUnavailable, TranscriberError
 
 #: How the Bot API says a file is past its download limit (cloud: 20 MB).
 _TOO_BIG = "file is too big"
 
 
-class TelegramUnavailable(TransientError):  # noqa: N818 - reads like the core's *Unavailable
+class TelegramUnavailable(NotifierUnavailable):
     """Telegram did not answer; the request may succeed later."""
-
-    def __init__(self, message: str | None = None, *, retry_after: float | None = None) -> None:
-        super().__init__(message)
-        #: Seconds Telegram asked us to wait, when it was rate limiting.
-        self.retry_after = retry_after
 
 
 class TelegramRefused(TranscriberError):  # noqa: N818
@@ -57,7 +54,8 @@ def telegram_errors() -> Iterator[None]:
         yield
     except TelegramRetryAfter as exc:
         raise TelegramUnavailable(
-            f"Telegram asked to wait {exc.retry_after} s", retry_after=exc.retry_after
+            f"Telegram asked to wait {exc.retry_after} s",
+            retry_after=timedelta(seconds=exc.retry_after),
         ) from None
     except TelegramEntityTooLarge:
         raise TelegramRefused("Telegram refused a request that was too large") from None

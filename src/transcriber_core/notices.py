@@ -1,0 +1,72 @@
+"""What follows a job's outcome: telling its sender, and removing the recognizer's copy.
+
+The worker calls both when a job ends, intake tells ``accepted``, and an
+owner's edit removes the copy: they live here so that none of those imports
+another's module for them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from transcriber_core.entities import Job
+from transcriber_core.errors import NotFound, NotifierUnavailable, TransientError
+from transcriber_core.naming import derived_file_id
+from transcriber_core.policy import notice_pause
+from transcriber_core.ports import Event
+from transcriber_core.services import Services
+from transcriber_core.steps import STORAGE_COPY
+
+log = logging.getLogger("transcriber.notices")
+
+
+async def tell(services: Services, job: Job, event: Event) -> None:
+    """Tell the job's origin, trying again after a transient failure; never raises.
+
+    The job is saved before anyone is told, so a notice that cannot be sent
+    is logged and given up, never allowed to undo the result. A transient
+    error (throttling, a dropped connection) is tried again after
+    ``notice_pause``: a pause that doubles, or the one the notifier asked
+    for (``NotifierUnavailable.retry_after``), capped.
+    """
+    settings = services.settings
+    for attempt in range(1, settings.notify_attempts + 1):
+        try:
+            await services.notifier.notify(job, event)
+        except Exception as exc:  # noqa: BLE001 - the job is saved; a lost message must not undo it
+            final = attempt == settings.notify_attempts or not isinstance(exc, TransientError)
+            log.warning(
+                "notify.error",
+                extra={
+                    "job_id": job.id,
+                    "event": event.value,
+                    "attempt": attempt,
+                    "error_type": type(exc).__name__,
+                    "gave_up": final,
+                },
+            )
+            if final:
+                return
+            asked = exc.retry_after if isinstance(exc, NotifierUnavailable) else None
+            await asyncio.sleep(notice_pause(attempt, asked, settings).total_seconds())
+        else:
+            return
+
+
+async def remove_storage_copy(services: Services, job: Job) -> None:
+    """Delete the recognizer's Object Storage copy of an ended job, referenced or not."""
+    store = services.recognizer_files
+    if store is None:
+        return
+    file_id = derived_file_id(job.id, STORAGE_COPY)
+    try:
+        record = await services.repo.get_file(file_id)
+        await store.delete(record)
+        await services.repo.delete_file(file_id)
+    except NotFound:
+        return
+    except Exception as exc:  # noqa: BLE001 - the copy is orphaned, not the job
+        log.warning(
+            "storage_copy.delete_error", extra={"job_id": job.id, "error_type": type(exc).__name__}
+        )
