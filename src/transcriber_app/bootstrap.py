@@ -6,7 +6,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -22,7 +22,16 @@ from transcriber_app.conditions import storage_is_short
 from transcriber_app.config import Config, ConfigError
 from transcriber_core.entities import Job
 from transcriber_core.policy import DecodeLimits, Settings
-from transcriber_core.ports import Event, FileStore, Notifier, OwnerStore, Recognizer
+from transcriber_core.ports import (
+    Clock,
+    Converter,
+    Event,
+    FileStore,
+    IdSource,
+    Notifier,
+    OwnerStore,
+    Recognizer,
+)
 from transcriber_core.services import Services
 from transcriber_core.worker import Workers
 
@@ -101,10 +110,25 @@ def decode_limits_from(config: Config) -> DecodeLimits:
     return DecodeLimits(max_duration=longest, min_bytes_per_second=storage.min_bytes_per_second)
 
 
-async def build(config: Config, **overrides: Any) -> Runtime:
-    """Open the database, stores and clients the config names; ``overrides`` replace ports.
+async def build(
+    config: Config,
+    *,
+    clock: Clock | None = None,
+    ids: IdSource | None = None,
+    settings: Settings | None = None,
+    converter: Converter | None = None,
+    recognizer: Recognizer | None = None,
+    recognizer_files: FileStore | None = None,
+    notifier: Notifier | None = None,
+    host: str | None = None,
+) -> Runtime:
+    """Open the database, stores and clients the config names; a dependency given replaces its own.
 
-    Tests pass e.g. ``recognizer=MemoryRecognizer(...)`` or ``settings=Settings(...)``.
+    Each keyword left at None is built from ``config``. ``recognizer_files``
+    goes with ``recognizer``: with a recognizer given, the config's Object
+    Storage is not opened, and None means the recognizer reads the local
+    files. Tests pass e.g. ``recognizer=MemoryRecognizer(...)`` or
+    ``settings=Settings(...)``.
     """
     data_dir = config.storage.data_dir
     # First of all: a second process on this data dir stops here, having touched nothing.
@@ -116,7 +140,7 @@ async def build(config: Config, **overrides: Any) -> Runtime:
         cleared = await asyncio.to_thread(clear_staging_dir, data_dir / STAGING_DIR)
         if cleared:
             log.info("files.staging_removed", extra={"count": cleared})
-        clock = overrides.pop("clock", None) or SystemClock()
+        clock = clock or SystemClock()
         repo = await SqliteJobRepository.open(data_dir / DATABASE_NAME, clock=clock)
     except BaseException:
         lock.release()
@@ -127,28 +151,28 @@ async def build(config: Config, **overrides: Any) -> Runtime:
         closers.append(owners.close)
         conditions = await SqliteConditionStore.open(data_dir / DATABASE_NAME, clock=clock)
         closers.append(conditions.close)
-        recognizer, recognizer_files = _recognizer(config, closers)
+        if recognizer is None:
+            recognizer, recognizer_files = _recognizer(config, closers)
         bot = _bot(config, closers)
-        notifier: Notifier = SilentNotifier() if bot is None else _telegram_notifier(bot)
+        if notifier is None:
+            notifier = SilentNotifier() if bot is None else _telegram_notifier(bot)
         files = FilesystemFileStore(data_dir / FILES_DIR, staging_dir=data_dir / STAGING_DIR)
         stale = await files.remove_stale_partials(older_than=STALE_PARTIAL_AGE)
         if stale:
             log.info("files.stale_partials_removed", extra={"count": stale})
-        fields: dict[str, Any] = {
-            "repo": repo,
-            "files": files,
-            "converter": FfmpegConverter(limits=decode_limits_from(config)),
-            "recognizer": recognizer,
-            "recognizer_files": recognizer_files,
-            "conditions": conditions,
-            "host": host_name(),
-            "notifier": notifier,
-            "clock": clock,
-            "ids": RandomIds(),
-            "settings": settings_from(config),
-        }
-        fields.update(overrides)
-        services = Services(**fields)
+        services = Services(
+            repo=repo,
+            files=files,
+            converter=converter or FfmpegConverter(limits=decode_limits_from(config)),
+            recognizer=recognizer,
+            recognizer_files=recognizer_files,
+            conditions=conditions,
+            host=host_name() if host is None else host,
+            notifier=notifier,
+            clock=clock,
+            ids=ids or RandomIds(),
+            settings=settings or settings_from(config),
+        )
     except BaseException:
         for closer in reversed(closers):
             await closer()

@@ -14,7 +14,6 @@ import math
 import signal
 import socket
 from collections.abc import Iterator
-from typing import Any
 
 import uvicorn
 
@@ -80,9 +79,9 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-async def serve(config: Config, **overrides: Any) -> int:
+async def serve(config: Config) -> int:
     """Run the service until SIGTERM or SIGINT; the exit status."""
-    runtime = await build(config, **overrides)
+    runtime = await build(config)
     metrics = Metrics()
     with metrics.watching():
         return await _run(runtime, metrics)

@@ -1,0 +1,63 @@
+"""The composition root: each dependency given by keyword replaces the one built from config."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from transcriber_adapters.memory import ManualClock, MemoryNotifier, MemoryRecognizer
+from transcriber_app.bootstrap import build
+from transcriber_app.config import Config, RecognizerConfig, S3Config, StorageConfig, YandexConfig
+from transcriber_core.policy import Settings
+
+
+def yandex_config(data_dir: Path) -> Config:
+    """A config whose recognizer is Yandex SpeechKit reading from an Object Storage bucket."""
+    return Config(
+        storage=StorageConfig(data_dir=data_dir),
+        recognizer=RecognizerConfig(kind="yandex"),
+        yandex=YandexConfig(api_key="key"),
+        s3=S3Config(bucket="bucket", access_key_id="id", secret_access_key="secret"),
+    )
+
+
+async def test_a_recognizer_given_replaces_the_configs_and_its_object_storage(
+    tmp_path: Path,
+) -> None:
+    """With a recognizer given, the config's Yandex and Object Storage clients are never made."""
+    recognizer = MemoryRecognizer()
+    runtime = await build(yandex_config(tmp_path / "data"), recognizer=recognizer)
+    try:
+        assert runtime.services.recognizer is recognizer
+        assert runtime.services.recognizer_files is None
+    finally:
+        await runtime.close()
+
+
+async def test_dependencies_given_are_the_ones_the_services_hold(tmp_path: Path) -> None:
+    """Clock, settings, notifier and host given by keyword reach the services unchanged."""
+    clock = ManualClock()
+    settings = Settings(notify_attempts=7, retry_cap=timedelta(seconds=9))
+    notifier = MemoryNotifier()
+    config = Config(storage=StorageConfig(data_dir=tmp_path / "data"))
+    runtime = await build(config, clock=clock, settings=settings, notifier=notifier, host="h1")
+    try:
+        services = runtime.services
+        assert (services.clock, services.settings, services.notifier, services.host) == (
+            clock,
+            settings,
+            notifier,
+            "h1",
+        )
+    finally:
+        await runtime.close()
+
+
+async def test_an_unknown_dependency_is_refused_before_anything_opens(tmp_path: Path) -> None:
+    """A misspelt keyword is a TypeError at the call, not a field silently ignored or half-set."""
+    config = Config(storage=StorageConfig(data_dir=tmp_path / "data"))
+    with pytest.raises(TypeError):
+        await build(config, recognizor=MemoryRecognizer())  # type: ignore[call-arg]
+    assert not (tmp_path / "data").exists()
