@@ -108,7 +108,7 @@ async def _run(runtime: Runtime, metrics: Metrics) -> int:
     server = _Server(uvicorn_config(runtime, metrics, admin=admin))
     runtime.workers.start()
     if runtime.bot is not None:
-        from transcriber_app.bot import TokenRejected  # noqa: PLC0415 - aiogram only with a bot
+        from transcriber_adapters.telegram import TokenRejected  # noqa: PLC0415 - aiogram only with a bot
 
         try:
             await runtime.bot.start()

@@ -34,20 +34,20 @@ from transcriber_adapters.telegram import (
     CLOUD_DOWNLOAD_LIMIT,
     LOCAL_DOWNLOAD_LIMIT,
     TelegramNotifier,
+    TokenRejected,
     make_bot,
+    recording_of,
 )
 from transcriber_adapters.telegram.notifier import ACCEPTED_TEXT, DOCUMENT_NAME
-from transcriber_app.bot import (
+from transcriber_app.bot import BotPolling, make_dispatcher
+from transcriber_app.bot.texts import (
     DOWNLOAD_FAILED_TEXT,
     DUPLICATE_IN_PROGRESS_TEXT,
     DUPLICATE_TEXTS,
     HELP_TEXT,
     REFUSED_TEXT,
     UNAVAILABLE_TEXT,
-    BotPolling,
     duplicate_text,
-    make_dispatcher,
-    recording_of,
 )
 from transcriber_core.entities import Job, Origin, State
 from transcriber_core.errors import ConverterUnavailable, UnreadableMedia
@@ -473,3 +473,39 @@ def test_animation_is_not_a_recording() -> None:
     gif = {"file_id": "f", "file_unique_id": "u", "mime_type": "video/mp4", "file_name": "a.mp4"}
     animation = {**gif, "width": 1, "height": 1, "duration": 1}
     assert recording_of(message(document=gif, animation=animation)) is None
+
+
+async def test_a_rejected_token_stops_the_start(tmp_path: Path) -> None:
+    """A token Telegram answers 401 to makes ``start`` raise TokenRejected and poll nothing."""
+    async with FakeBotApi() as api:
+        bot = make_bot("987654321:not-the-token-the-fake-api-knows", api.url)
+        try:
+            polling = BotPolling(bot, make_dispatcher(make_world(tmp_path).services))
+            with pytest.raises(TokenRejected):
+                await polling.start()
+            await polling.stop(0)
+            # The fake records only calls made with its token: none got through, none polled.
+            assert api.calls == []
+        finally:
+            await close_bot(bot)
+
+
+async def test_telegram_unreachable_at_start_is_tried_again_until_polling_begins(
+    tmp_path: Path,
+) -> None:
+    """getMe failing at start lets the service start; the bot polls once Telegram answers."""
+    async with FakeBotApi() as api:
+        for _ in range(3):
+            api.fail_next("getMe", 502, "Bad Gateway")
+        bot = make_bot(TOKEN, api.url)
+        dispatcher = make_dispatcher(make_world(tmp_path).services)
+        polling = BotPolling(bot, dispatcher, polling_timeout=10, retry_delay=0.01)
+        try:
+            await polling.start()
+            message_id = await api.push_text(CHAT, "anyone there?")
+            [reply] = await api.wait_sent(CHAT, 1)
+            assert (reply.text, reply.reply_to) == (HELP_TEXT, message_id)
+            assert api.calls[:4] == ["getme"] * 4
+        finally:
+            await polling.stop(0)
+            await close_bot(bot)

@@ -1,13 +1,15 @@
 """Telegram through aiogram: the notifier adapter, downloads of what users send, the ``Bot``.
 
-The bot's handlers are an entry point and live in the app
-(``transcriber_app.bot``); everything here only talks to the Bot API.
+Everything here talks to the Bot API or reads its payloads (``messages``:
+which recording a message carries). What the bot does with a recording is
+an entry point and lives in the app (``transcriber_app.bot``).
 """
 
 from transcriber_adapters.telegram.client import (
     CLOUD_DOWNLOAD_LIMIT,
     LOCAL_DOWNLOAD_LIMIT,
     download_limit,
+    get_me,
     make_bot,
     reply_to,
     send_reply,
@@ -16,9 +18,11 @@ from transcriber_adapters.telegram.errors import (
     FileTooLarge,
     TelegramRefused,
     TelegramUnavailable,
+    TokenRejected,
     telegram_errors,
 )
 from transcriber_adapters.telegram.files import download_file
+from transcriber_adapters.telegram.messages import Recording, recording_of
 from transcriber_adapters.telegram.notifier import MESSAGE_LIMIT, TelegramNotifier, split_text
 
 __all__ = [
@@ -26,12 +30,16 @@ __all__ = [
     "LOCAL_DOWNLOAD_LIMIT",
     "MESSAGE_LIMIT",
     "FileTooLarge",
+    "Recording",
     "TelegramNotifier",
     "TelegramRefused",
     "TelegramUnavailable",
+    "TokenRejected",
     "download_file",
     "download_limit",
+    "get_me",
     "make_bot",
+    "recording_of",
     "reply_to",
     "send_reply",
     "split_text",

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
+from datetime import timedelta
+
 from aiogram import Bot
 from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.telegram import TelegramAPIServer
-from aiogram.types import LinkPreviewOptions, Message, ReplyParameters
+from aiogram.exceptions import TelegramUnauthorizedError
+from aiogram.types import LinkPreviewOptions, Message, ReplyParameters, User
 from aiogram.utils.token import TokenValidationError, validate_token
 
-from transcriber_adapters.telegram.errors import telegram_errors
+from transcriber_adapters.telegram.errors import TokenRejected, telegram_errors
 
 #: The most a bot may download from the cloud Bot API (SPEC §7).
 CLOUD_DOWNLOAD_LIMIT = 20 * 1024 * 1024
@@ -32,6 +36,20 @@ def make_bot(token: str, api_base: str = "") -> Bot:
         return Bot(token)
     server = TelegramAPIServer.from_base(api_base, is_local=False)
     return Bot(token, session=AiohttpSession(api=server))
+
+
+async def get_me(bot: Bot, *, answer_within: timedelta) -> User:
+    """The bot's own account, asked of Telegram within ``answer_within``.
+
+    Raises ``TokenRejected`` when Telegram refuses the token and
+    ``TelegramUnavailable`` when it does not answer in time (or at all).
+    """
+    with telegram_errors():
+        try:
+            async with asyncio.timeout(answer_within.total_seconds()):
+                return await bot.me()
+        except TelegramUnauthorizedError:
+            raise TokenRejected from None
 
 
 def download_limit(api_base: str) -> int:

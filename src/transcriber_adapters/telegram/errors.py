@@ -8,6 +8,7 @@ and a Bot API URL carries the bot token and the file's path (SPEC §9)::
     │   └── NotifierUnavailable
     │       └── TelegramUnavailable   network, timeout, 5xx, 429: try again later
     ├── TelegramRefused           4xx: blocked bot, gone chat, bad request
+    │   └── TokenRejected         401 to getMe: the configured token is not a bot's
     └── FileTooLarge              more bytes than the bot may download
 """
 
@@ -41,6 +42,10 @@ class TelegramUnavailable(NotifierUnavailable):
 
 class TelegramRefused(TranscriberError):  # noqa: N818
     """Telegram refused the request: the chat is gone, the bot is blocked, or it was malformed."""
+
+
+class TokenRejected(TelegramRefused):
+    """Telegram rejected the bot token ([telegram] token)."""
 
 
 class FileTooLarge(TranscriberError):  # noqa: N818
