@@ -23,7 +23,7 @@ from pathlib import Path
 
 import attrs
 
-from transcriber_adapters._temp import DIR_MODE, FILE_MODE
+from transcriber_adapters.localdisk import DIR_MODE, FILE_MODE
 
 #: The lock file inside the data dir.
 LOCK_NAME = "transcriber.lock"

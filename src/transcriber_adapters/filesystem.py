@@ -12,7 +12,8 @@ from contextlib import AbstractAsyncContextManager
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from transcriber_adapters._temp import (
+from transcriber_adapters._threads import close, in_thread
+from transcriber_adapters.localdisk import (
     CHUNK_SIZE,
     DIR_MODE,
     PARTIAL_PREFIX,
@@ -22,7 +23,6 @@ from transcriber_adapters._temp import (
     storage_errors,
     stored_name,
 )
-from transcriber_adapters._threads import close, in_thread
 from transcriber_core.entities import FileRecord, Location
 from transcriber_core.errors import FileNotFound, StorageUnavailable
 

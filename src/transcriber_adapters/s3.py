@@ -25,8 +25,8 @@ import aiohttp
 from aiobotocore.config import AioConfig
 from botocore.exceptions import BotoCoreError, ClientError
 
-from transcriber_adapters._temp import CHUNK_SIZE, staging_path, storage_errors, stored_name
 from transcriber_adapters._threads import close, in_thread, wait_out
+from transcriber_adapters.localdisk import CHUNK_SIZE, staging_path, storage_errors, stored_name
 from transcriber_core.entities import FileRecord, Location
 from transcriber_core.errors import (
     FileNotFound,

@@ -8,7 +8,7 @@ import socket
 from datetime import UTC, datetime
 from pathlib import Path
 
-from transcriber_adapters._temp import storage_errors
+from transcriber_adapters.localdisk import storage_errors
 
 
 class SystemClock:

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from transcriber_adapters._temp import clear_staging_dir
 from transcriber_adapters.datadir import DataDirLock
 from transcriber_adapters.datadir import claim as claim_data_dir
 from transcriber_adapters.ffmpeg import FfmpegConverter
 from transcriber_adapters.filesystem import FilesystemFileStore
+from transcriber_adapters.localdisk import clear_staging_dir
 from transcriber_adapters.memory import MemoryRecognizer
 from transcriber_adapters.sqlite import SqliteConditionStore, SqliteJobRepository, SqliteOwnerStore
 from transcriber_adapters.system import RandomIds, SystemClock, host_name

@@ -29,7 +29,7 @@ from tests.support.fake_bot_api import (
 )
 from tests.support.gates import GatedConverter
 from tests.support.world import TEST_SETTINGS, World, make_world
-from transcriber_adapters._temp import STAGING_PREFIX
+from transcriber_adapters.localdisk import STAGING_PREFIX
 from transcriber_adapters.telegram import (
     CLOUD_DOWNLOAD_LIMIT,
     LOCAL_DOWNLOAD_LIMIT,

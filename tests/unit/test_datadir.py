@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from transcriber_adapters._temp import clear_staging_dir
 from transcriber_adapters.datadir import LOCK_NAME, DataDirInUse, claim, private_file
+from transcriber_adapters.localdisk import clear_staging_dir
 from transcriber_adapters.sqlite import SqliteJobRepository, SqliteOwnerStore
 
 #: A child that claims the data dir given as argv[1], says so, and holds it until stdin closes.

@@ -18,8 +18,8 @@ import pytest
 from tests.support import media
 from tests.support.processes import children, group_members, open_fifo_writer
 from transcriber_adapters import ffmpeg
-from transcriber_adapters._temp import staging_path
 from transcriber_adapters.ffmpeg import FfmpegConverter, classify_failure
+from transcriber_adapters.localdisk import staging_path
 from transcriber_core.errors import (
     ConverterUnavailable,
     DiskFull,

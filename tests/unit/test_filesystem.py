@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.processes import open_fifo_writer
-from transcriber_adapters import _temp
+from transcriber_adapters import localdisk
 from transcriber_adapters.filesystem import FilesystemFileStore
 from transcriber_core.errors import DiskFull, FileNotFound, ServiceCondition, StorageUnavailable
 
@@ -63,7 +63,7 @@ def _fail_fsync(monkeypatch: pytest.MonkeyPatch, *, on: Callable[[int], bool]) -
 
 
 def _is_partial(handle: int) -> bool:
-    return Path(f"/proc/self/fd/{handle}").readlink().name.startswith(_temp.PARTIAL_PREFIX)
+    return Path(f"/proc/self/fd/{handle}").readlink().name.startswith(localdisk.PARTIAL_PREFIX)
 
 
 def _cross_device(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -225,7 +225,7 @@ async def test_cancelled_copy_leaves_nothing(
         await asyncio.to_thread(writer.write, b"x" * (3 * 1024 * 1024))
         partial = [p.name for p in root.iterdir()]
         assert len(partial) == 1
-        assert partial[0].startswith(_temp.PARTIAL_PREFIX)
+        assert partial[0].startswith(localdisk.PARTIAL_PREFIX)
         task.cancel()
     finally:
         writer.close()
@@ -258,7 +258,7 @@ async def test_unclean_extensions_are_refused(
 async def test_staging_name_is_ours(store: FilesystemFileStore, system_temp: Path) -> None:
     """A staging file is named ``transcriber-<random><ext>``, private to its owner."""
     async with store.staging(".ogg") as path:
-        assert path.name.startswith(_temp.STAGING_PREFIX)
+        assert path.name.startswith(localdisk.STAGING_PREFIX)
         assert path.suffix == ".ogg"
         assert path.stat().st_mode & 0o077 == 0
 
@@ -303,7 +303,7 @@ async def test_sweeping_a_missing_root_is_harmless(tmp_path: Path) -> None:
 @pytest.mark.parametrize("code", [errno.ENOSPC, errno.EDQUOT])
 def test_no_space_is_the_service_condition(code: int) -> None:
     """A full disk or a spent quota is the service's condition (the job waits), in our words."""
-    with pytest.raises(DiskFull) as info, _temp.storage_errors():
+    with pytest.raises(DiskFull) as info, localdisk.storage_errors():
         raise OSError(code, os.strerror(code), "/secret/path/name.mp3")
     assert isinstance(info.value, ServiceCondition)
     assert info.value.code == "disk_full"
@@ -313,7 +313,7 @@ def test_no_space_is_the_service_condition(code: int) -> None:
 
 def test_other_os_errors_stay_transient() -> None:
     """An I/O error is not a full disk: it stays StorageUnavailable, retried with attempts."""
-    with pytest.raises(StorageUnavailable), _temp.storage_errors():
+    with pytest.raises(StorageUnavailable), localdisk.storage_errors():
         raise OSError(errno.EIO, os.strerror(errno.EIO), "/secret/path/name.mp3")
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import attrs
 
-from transcriber_adapters._temp import staging_path, storage_errors, stored_name
 from transcriber_adapters._threads import in_thread
+from transcriber_adapters.localdisk import staging_path, storage_errors, stored_name
 from transcriber_core.entities import FileRecord, Location
 from transcriber_core.errors import FileNotFound, StorageUnavailable
 

@@ -104,9 +104,6 @@ GET_JOB_SQL = f"SELECT {_JOB_LIST} FROM jobs WHERE id = :id"
 #: The job that first used a dedup key; parameter: ``dedup_key``.
 GET_JOB_BY_DEDUP_SQL = f"SELECT {_JOB_LIST} FROM jobs WHERE dedup_key = :dedup_key"
 
-#: Does a job with this id exist; parameter: ``id``.
-JOB_EXISTS_SQL = "SELECT 1 FROM jobs WHERE id = :id"
-
 #: The step states with an eligible job, in one query; parameters: ``now``, ``lease_cutoff``.
 #: Each EXISTS stops at the first eligible job of its state in the queue index.
 READY_STATES_SQL = (

@@ -11,8 +11,8 @@ from typing import BinaryIO
 
 from aiogram import Bot
 
-from transcriber_adapters._temp import copy_into, storage_errors
 from transcriber_adapters._threads import close, in_thread
+from transcriber_adapters.localdisk import copy_into, storage_errors
 from transcriber_adapters.telegram.errors import FileTooLarge, TelegramRefused, telegram_errors
 
 #: Bytes asked for per read of the download stream.
