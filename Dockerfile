@@ -12,7 +12,7 @@ WORKDIR /app
 COPY pyproject.toml README.md constraints.txt ./
 COPY src ./src
 # The versions CI tested (constraints.txt), not whatever is newest today.
-RUN pip install -c constraints.txt . \
+RUN pip install -c constraints.txt ".[all]" \
     && useradd --system --uid 10001 --home-dir /data --shell /usr/sbin/nologin transcriber \
     && mkdir -p /data && chown transcriber /data && chmod 700 /data
 

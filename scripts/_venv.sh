@@ -1,5 +1,6 @@
 # Sourced by scripts/serve and scripts/test: make .venv and install the project into it.
-# $1: the extras to install ("" for the service alone, "dev" for tests and linters).
+# $1: the extras to install ("all" for the service, "dev" for it with tests and linters;
+# "" for the base install: the core, the contract suites and the embedded adapters).
 # Versions come from constraints.txt (see scripts/refresh-constraints), so a new
 # release upstream cannot change what CI tests.
 set -euo pipefail

@@ -20,6 +20,7 @@ from transcriber_adapters.sqlite import SqliteConditionStore, SqliteJobRepositor
 from transcriber_adapters.system import RandomIds, SystemClock, host_name
 from transcriber_app.conditions import storage_is_short
 from transcriber_app.config import Config, ConfigError
+from transcriber_app.extras import require_for
 from transcriber_core.entities import Job
 from transcriber_core.policy import DecodeLimits, Settings
 from transcriber_core.ports import (
@@ -124,12 +125,17 @@ async def build(
 ) -> Runtime:
     """Open the database, stores and clients the config names; a dependency given replaces its own.
 
+    Raises ``MissingExtra`` when the config turns on a feature whose extra
+    is not installed, before it touches the data dir.
+
     Each keyword left at None is built from ``config``. ``recognizer_files``
     goes with ``recognizer``: with a recognizer given, the config's Object
     Storage is not opened, and None means the recognizer reads the local
     files. Tests pass e.g. ``recognizer=MemoryRecognizer(...)`` or
     ``settings=Settings(...)``.
     """
+    # Before anything is opened: a feature whose extra is missing stops here.
+    require_for(config)
     data_dir = config.storage.data_dir
     # First of all: a second process on this data dir stops here, having touched nothing.
     lock = claim_data_dir(data_dir)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from transcriber_adapters.datadir import DataDirInUse
 from transcriber_app.config import ConfigError, load_config
+from transcriber_app.extras import MissingExtra, require
 from transcriber_app.logs import configure_logging
 
 
@@ -23,7 +24,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging()
     try:
         return _serve(args.config)
-    except DataDirInUse as exc:
+    except (DataDirInUse, MissingExtra) as exc:
         print(f"transcriber: {exc}", file=sys.stderr)  # noqa: T201
         return 2
     except ConfigError as exc:
@@ -35,6 +36,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _serve(config_path: Path | None) -> int:
     config = load_config(config_path)
+    require("transcriber serve", "server")
     from uvicorn.loops.auto import auto_loop_factory  # noqa: PLC0415 - keep --help fast
 
     from transcriber_app.server import serve as run  # noqa: PLC0415

@@ -1,14 +1,25 @@
-"""The rings of the architecture hold (SPEC §2, ADR 1)."""
+"""The rings of the architecture hold (ADR 1), and the library needs only the base install."""
 
 from __future__ import annotations
 
 import ast
+import importlib.metadata
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
-SRC = Path(__file__).resolve().parents[2] / "src"
+ROOT = Path(__file__).resolve().parents[2]
+SRC = ROOT / "src"
+#: Adapters that need an extra (``pip install 'transcriber[...]'``); the rest ship in the base.
+EXTRA_ADAPTERS = (
+    "transcriber_adapters/s3.py",
+    "transcriber_adapters/yandex.py",
+    "transcriber_adapters/telegram/",
+)
 
 
 #: A module each package must contain: proof the scan looked in the right place.
@@ -66,6 +77,58 @@ def test_contracts_do_not_depend_on_our_adapters() -> None:
         if "transcriber_adapters" in roots
     ]
     assert offenders == []
+
+
+def base_distributions() -> set[str]:
+    """The distributions ``pip install transcriber`` brings: pyproject's dependencies, no extra."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    return {canonicalize_name(Requirement(line).name) for line in project["dependencies"]}
+
+
+def outside_the_base(modules: dict[str, set[str]], also: frozenset[str]) -> dict[str, list[str]]:
+    """Per module, the third-party imports that no base distribution (nor ``also``) provides."""
+    providers = importlib.metadata.packages_distributions()
+    allowed = base_distributions() | also
+    ours = {"transcriber_core", "transcriber_adapters", "transcriber_contracts", "__future__"}
+    offenders: dict[str, list[str]] = {}
+    for module, roots in modules.items():
+        foreign = roots - set(sys.stdlib_module_names) - ours
+        bad = [
+            root
+            for root in sorted(foreign)
+            if not {canonicalize_name(d) for d in providers.get(root, [])} & allowed
+        ]
+        if bad:
+            offenders[module] = bad
+    return offenders
+
+
+@pytest.mark.parametrize(
+    ("package", "also"),
+    [
+        ("transcriber_core", frozenset()),
+        # The suites are pytest test classes: the user's test runner is theirs to bring.
+        ("transcriber_contracts", frozenset({"pytest"})),
+        ("transcriber_adapters", frozenset()),
+    ],
+)
+def test_the_library_imports_nothing_outside_the_base_install(
+    package: str, also: frozenset[str]
+) -> None:
+    """Core, contracts and embedded adapters need only what ``pip install transcriber`` brings."""
+    modules = {
+        module: roots
+        for module, roots in imported_roots(package).items()
+        if not module.startswith(EXTRA_ADAPTERS)
+    }
+    assert outside_the_base(modules, also) == {}
+
+
+def test_an_import_outside_the_base_is_found() -> None:
+    """The check flags a module importing an extra's package (aiogram), not only unknown names."""
+    assert base_distributions() >= {"attrs", "cattrs", "imageio-ffmpeg"}
+    found = outside_the_base({"m.py": {"attrs", "aiogram", "json"}}, frozenset())
+    assert found == {"m.py": ["aiogram"]}
 
 
 @pytest.mark.parametrize("package", sorted(LANDMARKS))

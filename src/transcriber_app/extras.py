@@ -1,0 +1,47 @@
+"""Which optional install ("extra") each feature needs, and the startup error when one is missing.
+
+``pip install transcriber`` is the core, the contract suites and the
+embedded adapters (SQLite, local files, memory, ffmpeg). The rest comes
+with extras named for what they enable: ``server`` (``transcriber serve``:
+HTTP API and admin panel), ``s3`` (Object Storage), ``yandex`` (SpeechKit),
+``telegram`` (the bot), or ``all``. Asking for a feature whose extra is
+missing stops startup with the command that installs it (exit status 2),
+before anything is opened or written.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+from transcriber_app.config import Config
+
+#: Modules each extra installs; one of them missing means the extra is.
+EXTRA_MODULES: dict[str, tuple[str, ...]] = {
+    "server": ("starlette", "uvicorn", "python_multipart", "jinja2", "argon2", "prometheus_client"),
+    "s3": ("aioboto3",),
+    "yandex": ("aiohttp",),
+    "telegram": ("aiogram",),
+}
+
+
+class MissingExtra(Exception):  # noqa: N818 - says what is wrong, like ConfigError's messages
+    """A feature asked for needs an extra that is not installed."""
+
+
+def is_installed(extra: str) -> bool:
+    """True when every module of ``extra`` can be imported here."""
+    return all(importlib.util.find_spec(module) is not None for module in EXTRA_MODULES[extra])
+
+
+def require(feature: str, *extras: str) -> None:
+    """Raise ``MissingExtra`` naming the install command when any of ``extras`` is missing."""
+    if not all(is_installed(extra) for extra in extras):
+        raise MissingExtra(f"{feature} needs: pip install 'transcriber[{','.join(extras)}]'")
+
+
+def require_for(config: Config) -> None:
+    """Check the extras of what ``config`` turns on: the Yandex recognizer, the Telegram bot."""
+    if config.recognizer.kind == "yandex":
+        require('[recognizer] kind = "yandex"', "yandex", "s3")
+    if config.telegram.token:
+        require("[telegram] token", "telegram")

@@ -1,0 +1,85 @@
+"""A feature whose extra is not installed stops startup with the pip command that installs it."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from transcriber_app import cli
+from transcriber_app.bootstrap import build
+from transcriber_app.config import (
+    Config,
+    RecognizerConfig,
+    S3Config,
+    StorageConfig,
+    TelegramConfig,
+    YandexConfig,
+)
+from transcriber_app.extras import EXTRA_MODULES, MissingExtra, is_installed
+
+TOKEN = "123456789:TEST-fake-bot-api-token_0123456789"
+
+
+def uninstall(monkeypatch: pytest.MonkeyPatch, module: str) -> None:
+    """Make ``module`` unimportable for the test, as if its extra were not installed."""
+    monkeypatch.setitem(sys.modules, module, None)
+
+
+def test_every_extra_is_installed_in_the_test_environment() -> None:
+    """The dev install has them all, so the checks below start from a true 'installed'."""
+    assert all(is_installed(extra) for extra in EXTRA_MODULES)
+
+
+@pytest.mark.parametrize(
+    ("config", "module", "command"),
+    [
+        (
+            Config(
+                recognizer=RecognizerConfig(kind="yandex"),
+                yandex=YandexConfig(api_key="key"),
+                s3=S3Config(bucket="b", access_key_id="id", secret_access_key="secret"),
+            ),
+            "aioboto3",
+            "[recognizer] kind = \"yandex\" needs: pip install 'transcriber[yandex,s3]'",
+        ),
+        (
+            Config(telegram=TelegramConfig(token=TOKEN)),
+            "aiogram",
+            "[telegram] token needs: pip install 'transcriber[telegram]'",
+        ),
+    ],
+)
+async def test_build_names_the_missing_extra_and_touches_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: Config, module: str, command: str
+) -> None:
+    """Yandex without [yandex,s3] or a bot without [telegram]: MissingExtra, no data dir made."""
+    uninstall(monkeypatch, module)
+    data_dir = tmp_path / "data"
+    config = Config(
+        storage=StorageConfig(data_dir=data_dir),
+        recognizer=config.recognizer,
+        yandex=config.yandex,
+        s3=config.s3,
+        telegram=config.telegram,
+    )
+    with pytest.raises(MissingExtra) as caught:
+        await build(config)
+    assert str(caught.value) == command
+    assert not data_dir.exists()
+
+
+def test_serve_without_the_server_extra_exits_2_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``transcriber serve`` without uvicorn says which extra to install and exits 2."""
+    uninstall(monkeypatch, "uvicorn")
+    # The CLI would hand the root logger to stderr for good: keep pytest's in this process.
+    monkeypatch.setattr(cli, "configure_logging", lambda: None)
+    config = tmp_path / "config.toml"
+    config.write_text(f'[storage]\ndata_dir = "{tmp_path / "data"}"\n', encoding="utf-8")
+    assert cli.main(["serve", "-c", str(config)]) == 2
+    message = "transcriber: transcriber serve needs: pip install 'transcriber[server]'"
+    assert capsys.readouterr().err.strip() == message
+    assert not (tmp_path / "data").exists()
