@@ -1,4 +1,4 @@
-"""The duration bomb of SPEC §17: wall time to convert (or refuse) a 1 Hz WAV.
+"""The duration bomb (reference: Limits): wall time to convert (or refuse) a 1 Hz WAV.
 
 A 21,644-byte WAV of 8-bit PCM at 1 Hz declares, and decodes to, six hours
 of audio. Before the converter had input limits ffmpeg resampled all six

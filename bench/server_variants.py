@@ -4,7 +4,7 @@ Usage: python bench/server_variants.py <variant> serve -c <config>
 
 Variants:
 - ``limited``: the service as shipped (``web.connections.LimitedHttpProtocol``);
-- ``stock``: uvicorn's own httptools protocol, as before SPEC §17: no limits;
+- ``stock``: uvicorn's own httptools protocol, as before the HTTP limits: none;
 - ``h11``: uvicorn's h11 protocol with ``h11_max_incomplete_event_size`` set to
   ``[http] max_header_bytes`` (h11's only limit: no header deadline, no cap).
 

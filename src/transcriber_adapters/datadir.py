@@ -10,7 +10,7 @@
 
 The lock is advisory and local: it keeps a second ``serve`` off a data dir on
 this host. It is not for network filesystems, where ``flock`` may not reach
-other hosts (SPEC §14 scales out on PostgreSQL and Object Storage instead).
+other hosts (scaling out is for PostgreSQL and Object Storage instead).
 """
 
 from __future__ import annotations

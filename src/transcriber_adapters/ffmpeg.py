@@ -1,4 +1,4 @@
-"""The converter on ffmpeg: any recording to mono Ogg/Opus, measured by ffmpeg itself (SPEC §5).
+"""The converter on ffmpeg: any recording to mono Ogg/Opus, measured by ffmpeg (reference: Files).
 
 The imageio-ffmpeg wheel ships ffmpeg without ffprobe, so the duration and
 the progress come from ffmpeg's ``-progress`` output while it converts: the
@@ -9,7 +9,7 @@ ffmpeg's messages name the input and output paths, so none of its text
 leaves this module: a failure is classified by a few known phrases and
 reported in our own words.
 
-An upload is hostile input to ffmpeg (SPEC §17, ADR 19): only the
+An upload is hostile input to ffmpeg (reference: Limits, ADR 19): only the
 demuxers of real audio and video containers may open it, none of which
 opens a further file; ffmpeg works in an empty directory that is already
 removed; it is killed once its output passes the ``DecodeLimits``, or as
@@ -181,7 +181,7 @@ def command(
         # Local files only: a playlist or concat script in an upload reaches no network.
         "-protocol_whitelist",
         "file",
-        # Real containers only: none of them opens a further file (SPEC §17).
+        # Real containers only: none of them opens a further file (reference: Limits).
         "-format_whitelist",
         ",".join(ALLOWED_DEMUXERS),
         "-i",

@@ -38,7 +38,7 @@ class FilesystemFileStore:
     Stored files are 0600 in a 0700 folder. Staging files go to
     ``staging_dir``; on the same filesystem as ``root`` (the service puts both
     in the data dir) a staged upload moves in by a rename, never a copy.
-    Blocking calls run in threads; errors never name a path (SPEC §9).
+    Blocking calls run in threads; errors never name a path (reference: Privacy).
     """
 
     def __init__(self, root: Path, *, staging_dir: Path) -> None:

@@ -2,10 +2,10 @@
 
 Object key = ``<prefix><id><extension>``. Uploads stream from disk one part
 at a time, so memory holds at most one part whatever the file's size
-(SPEC §5); downloads stream to a staging file in the store's staging dir.
+(reference: Files); downloads stream to a staging file in the store's staging dir.
 ``s3_errors`` is the one place where botocore and aiohttp exceptions become
 core errors; their texts carry keys, bucket URLs and endpoints, so they are
-dropped (SPEC §9).
+dropped (reference: Privacy).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def s3_errors(missing: TranscriberError | None = None) -> Iterator[None]:
     (``StorageCredentialsRejected``, ``StorageBucketMissing``): the
     deployment's configuration is wrong, not the recording. Vendor texts
     name the bucket, the key and the endpoint, so only the error code
-    survives, and the original is not chained (SPEC §9).
+    survives, and the original is not chained (reference: Privacy).
     """
     try:
         yield
@@ -101,7 +101,7 @@ class S3FileStore:
     cancellation, so no half object and no pending upload remains. The
     working copy is a download into ``staging_dir``, removed on every
     exit. One client is opened on first use and reused; ``close`` releases it.
-    Errors never name the key, the bucket or the endpoint (SPEC §9).
+    Errors never name the key, the bucket or the endpoint (reference: Privacy).
 
     ``path_style`` puts the bucket in the URL path (moto, MinIO) instead of
     the host name. ``part_size`` is what one upload request carries and all

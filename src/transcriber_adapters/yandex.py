@@ -1,4 +1,4 @@
-"""The recognizer on Yandex SpeechKit asynchronous recognition, API v2 (SPEC §6a), via aiohttp.
+"""The recognizer on SpeechKit async recognition, API v2, via aiohttp (reference: Recognizers).
 
 ``start`` posts the Object Storage URI of the audio and gets an operation;
 ``check`` polls it, at most ``checks_per_hour`` times an hour across the
@@ -6,7 +6,7 @@ process (SpeechKit allows 2,500 status checks per hour per account).
 ``api_errors`` and ``_refuse_bad_status`` are the one place where HTTP
 failures become core errors. Texts from SpeechKit, aiohttp or the network
 never reach an error, because they may name the audio's URI; the API key,
-the URI and the object key are never logged (SPEC §9).
+the URI and the object key are never logged (reference: Privacy).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ DEFAULT_STORAGE_URL = "https://storage.yandexcloud.net"
 DEFAULT_CHECKS_PER_HOUR = 2_500
 #: Checks that may go out back to back before pacing sets in.
 DEFAULT_CHECK_BURST = 50
-#: SpeechKit needs about this long per minute of audio (SPEC §3).
+#: SpeechKit needs about this long per minute of audio (reference: Settings table).
 SECONDS_PER_AUDIO_MINUTE = 10.0
 #: The first check is never advised sooner than this.
 MIN_FIRST_CHECK = timedelta(seconds=5)
@@ -115,8 +115,8 @@ def _refuse_bad_status(status: int, action: str, retry_after: str | None = None)
     """Raise the core error for a non-2xx status.
 
     408 and 5xx are transient; 401/403 (our key) and 429 (our quota) are the
-    service's conditions, so the job waits without spending attempts (SPEC
-    §17, §6b); any other 4xx judges this request for good.
+    service's conditions, so the job waits without spending attempts
+    (reference: Limits, Recognizers); any other 4xx judges this request for good.
     """
     if 200 <= status < 300:
         return

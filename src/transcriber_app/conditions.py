@@ -1,4 +1,4 @@
-"""What ``/health`` and the intakes know about the service's own faults (SPEC §17).
+"""What ``/health`` and the intakes know about the service's own faults (reference: Limits).
 
 Two sources: the condition store, where workers of every process note what
 they ran into (a full disk on their host, keys refused everywhere), and one

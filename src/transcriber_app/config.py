@@ -1,4 +1,4 @@
-"""The TOML configuration of SPEC §10: its sections, defaults, env overrides and checks.
+"""The TOML configuration: sections, defaults, env overrides and checks (reference: Configuration).
 
 Names are a contract. ``load_config`` reads the file (or nothing, for the
 embedded default), applies ``TRANSCRIBER_<SECTION>_<KEY>`` environment
@@ -119,7 +119,7 @@ class TelegramConfig:
 
 @attrs.frozen(kw_only=True)
 class QueueConfig:
-    """Queue numbers of the SPEC §3 settings table that an operator may change."""
+    """Queue numbers of the settings table (docs/reference.md) that an operator may change."""
 
     #: Acquires a job may take before it is marked dead.
     max_attempts: int = 5

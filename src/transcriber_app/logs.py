@@ -1,4 +1,4 @@
-"""Structured logs: one ``key=value`` line per event on stderr (SPEC §9, §10).
+"""Structured logs: one ``key=value`` line per event on stderr (reference: Privacy, Configuration).
 
 Code logs an event name as the message and its facts as ``extra``; this
 formatter prints them. What may be logged is decided where the event is
@@ -63,7 +63,7 @@ def configure_logging(level: int = logging.INFO, stream: TextIO | None = None) -
     root.addHandler(handler)
     root.setLevel(level)
     # Third-party loggers that would print request lines with URLs or paths.
-    # botocore's debug lines carry full URLs with object keys (SPEC §9).
+    # botocore's debug lines carry full URLs with object keys (reference: Privacy).
     for noisy in (
         "uvicorn.access",
         "aiogram.event",

@@ -44,7 +44,7 @@ def uvicorn_config(
     """uvicorn settings for the service: our logging, no total read timeout on uploads.
 
     Connections are ``web.connections``' protocol: uvicorn's httptools one
-    with SPEC §17's limits on header size, header time and connection count.
+    with the limits on header size, header time and connection count.
     """
     http = runtime.config.http
     return uvicorn.Config(

@@ -1,4 +1,4 @@
-"""The contract every Converter adapter passes (SPEC §5)."""
+"""The contract every Converter adapter passes (reference: Files)."""
 
 from __future__ import annotations
 
@@ -101,7 +101,7 @@ class ConverterContract:
     async def test_unreadable_names_no_path(
         self, converter: Converter, make_garbage: MakeGarbage, target: Path
     ) -> None:
-        """The reason given for unreadable media is ours, naming no file (SPEC §9)."""
+        """The reason given for unreadable media is ours, naming no file (reference: Privacy)."""
         source = make_garbage()
         with pytest.raises(UnreadableMedia) as info:
             await converter.convert(source, target)
@@ -123,7 +123,7 @@ class ConverterContract:
         make_recording: MakeRecording,
         target: Path,
     ) -> None:
-        """A recording past ``max_duration`` fails for good, naming the limit (SPEC §17)."""
+        """A recording past ``max_duration`` fails for good, naming the limit."""
         converter = make_limited_converter(DecodeLimits(max_duration=timedelta(seconds=2)))
         with pytest.raises(RecordingTooLong) as info:
             await converter.convert(make_recording(3.0), target)

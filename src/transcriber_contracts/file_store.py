@@ -1,4 +1,4 @@
-"""The contract every FileStore adapter passes (SPEC §5, §9)."""
+"""The contract every FileStore adapter passes (reference: Files, Privacy)."""
 
 from __future__ import annotations
 
@@ -223,7 +223,7 @@ class FileStoreContract:
     async def test_errors_name_no_file(
         self, store: FileStore, sources: Path, tmp_path: Path
     ) -> None:
-        """Error texts carry neither the stored name, the id, nor a path (SPEC §9)."""
+        """Error texts carry neither the stored name, the id, nor a path (reference: Privacy)."""
         record = await self.put_bytes(store, sources, b"abc")
         await store.delete(record)
         errors: list[str] = []

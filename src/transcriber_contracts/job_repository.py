@@ -1,4 +1,4 @@
-"""The contract every JobRepository adapter passes: records, dedup, and the queue of SPEC §4.
+"""The contract every JobRepository adapter passes: records, dedup, and the queue rules.
 
 Use it from your own tests::
 
@@ -347,7 +347,7 @@ class JobRepositoryContract:
         assert await acquire(repo, now=NOW + LEASE - _MICROSECOND) is None
 
     async def test_expired_lease_is_eligible(self, repo: JobRepository) -> None:
-        """A job abandoned mid-step is handed out again once its lease expired (SPEC §4.3)."""
+        """A job abandoned mid-step is handed out again once its lease expired (queue rule 3)."""
         job = make_job()
         await repo.create(job)
         await acquire(repo, acquisition_id="lease-dead")
@@ -500,7 +500,7 @@ class JobRepositoryContract:
         assert await repo.get(leased.id) == leased
 
     async def test_save_after_the_lease_passed_on_is_fenced(self, repo: JobRepository) -> None:
-        """A worker whose expired lease was taken cannot write; the new holder can (SPEC §4.4)."""
+        """A worker whose expired lease was taken cannot write; its new holder can (rule 4)."""
         await repo.create(make_job())
         old = await acquire(repo, acquisition_id="lease-old")
         assert old is not None
@@ -622,7 +622,7 @@ class JobRepositoryContract:
         assert (again.attempts, again.error) == (2, "ffmpeg crashed")
 
     async def test_finished_step_moves_the_job_to_the_next_queue(self, repo: JobRepository) -> None:
-        """A step's saved result is work for the next step, with attempts reset (SPEC §4.5)."""
+        """A step's saved result is work for the next step, with attempts reset (queue rule 5)."""
         await repo.create(make_job())
         leased = await acquire(repo, acquisition_id="lease-1")
         assert leased is not None

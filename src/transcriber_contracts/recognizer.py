@@ -125,7 +125,7 @@ class RecognizerContract:
             await case.recognizer.start(case.audio, duration=1.0)
 
     async def test_errors_carry_no_object_key(self, case: RecognizerCase) -> None:
-        """Error texts never carry the audio's object key or stored name (SPEC §9)."""
+        """Error texts never carry the audio's object key or stored name (reference: Privacy)."""
         case.driver.refuse_next_start()
         with pytest.raises(PermanentError) as info:
             await case.recognizer.start(case.audio, duration=1.0)

@@ -37,7 +37,7 @@ and says whether it belongs to one host (``local``: a disk) or to the whole
 deployment (credentials, a bucket).
 
 Messages are our own words. They never carry a path, an object key, a URL or
-a library's message, because a job's error is shown to its sender (SPEC §9).
+a library's message, because a job's error is shown to its sender (reference: Privacy).
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ def derived_file_id(job_id: str, role: str) -> str:
     """The id of the file a step makes for a job, the same on every retry.
 
     A retried step overwrites its earlier output instead of adding a second
-    file record (SPEC §4.9). Unguessable as long as the job id is.
+    file record (reference: queue rule 9). Unguessable as long as the job id is.
     """
     digest = hashlib.sha256(f"{job_id}\x00{role}".encode()).digest()[:16]
     return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")

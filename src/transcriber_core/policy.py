@@ -19,7 +19,7 @@ from transcriber_core.errors import (
 
 @attrs.frozen(kw_only=True)
 class Settings:
-    """The numbers of SPEC §3 in one place; names are a contract, values may change."""
+    """The settings table (reference) in one place; names are a contract, values may change."""
 
     #: Acquires a job may take before the next acquirer marks it dead.
     max_attempts: int = 5
@@ -89,7 +89,7 @@ DEFAULT_SETTINGS = Settings()
 
 @attrs.frozen(kw_only=True)
 class DecodeLimits:
-    """How much audio one recording may decode to (SPEC §17 "Decoded size").
+    """How much audio one recording may decode to (reference: Limits, "Decoded size").
 
     A few kilobytes can declare hours of audio (8-bit PCM at 1 Hz), and
     converting them costs minutes of CPU; no real codec needs fewer than

@@ -45,7 +45,7 @@ class IdSource(Protocol):
 
 
 class JobRepository(Protocol):
-    """Jobs and file records, and the queue operations over them (SPEC §4)."""
+    """Jobs and file records, and the queue operations over them (reference: Queue rules)."""
 
     async def create(self, job: Job, files: Sequence[FileRecord] = ()) -> tuple[Job, bool]:
         """Store a new job with its file records at once.
@@ -199,7 +199,7 @@ class OwnerStore(Protocol):
 
 
 class ConditionStore(Protocol):
-    """The service's own faults that workers ran into, seen by every process (SPEC §17)."""
+    """The service's own faults that workers ran into, seen by every process (reference: Limits)."""
 
     async def report(self, code: str, *, scope: str, message: str, now: datetime) -> None:
         """Note that ``code`` holds in ``scope`` at ``now``; keeps ``since`` if it already held."""

@@ -51,7 +51,7 @@ async def convert(job: Job, services: Services) -> Job:
             )
     except FileNotFound:
         raise MissingFile("the recording is missing from storage") from None
-    # The record exists before the job points at it (SPEC §4.9); a retry
+    # The record exists before the job points at it (reference: queue rule 9); a retry
     # replaces both under the same id.
     await services.repo.put_file(record)
     return transition(

@@ -3,7 +3,7 @@
 One ``Workers`` per process runs a few loops per step state and one poller.
 Idle loops wait on ``Wakeup``; the poller asks the repository once per idle
 interval which states have work, so an idle process costs one query per
-second however many loops it runs (SPEC §4.10).
+second however many loops it runs (reference: queue rule 10).
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ async def acquire_next(services: Services, state: State) -> Lease | None:
 
     The limit is not in the acquire filter, so a job never leaves the queue
     without a state: the acquirer that receives it moves it to ``dead``,
-    tells the sender, and looks for the next one (SPEC §4.6).
+    tells the sender, and looks for the next one (reference: queue rule 6).
     """
     settings = services.settings
     while True:

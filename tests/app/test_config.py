@@ -1,4 +1,4 @@
-"""The TOML config of SPEC §10: defaults, env overrides, and errors that name the key."""
+"""The TOML config: defaults, env overrides, and errors that name the key (reference)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def test_no_config_is_the_embedded_default() -> None:
 
 
 def test_spec_example_file_loads(tmp_path: Path) -> None:
-    """The example of SPEC §10, key for key, is accepted as written."""
+    """The product's example config, key for key, is accepted as written."""
     path = write(
         tmp_path,
         """

@@ -1,4 +1,4 @@
-"""Structured log lines (SPEC §9, §10)."""
+"""Structured log lines (reference: Privacy, Configuration)."""
 
 from __future__ import annotations
 

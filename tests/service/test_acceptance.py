@@ -1,7 +1,7 @@
-"""SPEC §12 acceptance scenarios, HTTP side, through the real service process.
+"""Acceptance scenarios (docs/reference.md), HTTP side, through the real service process.
 
-§12.1 first start and restart, §12.6 the sender's file name, §12.12 stored
-names in logs, §12.15 SIGKILL mid-conversion, §12.16 Idempotency-Key; and
+1 first start and restart, 6 the sender's file name, 12 stored
+names in logs, 15 SIGKILL mid-conversion, 16 Idempotency-Key; and
 SIGTERM letting a running step finish.
 """
 
@@ -64,7 +64,7 @@ def source_file(service: Service, job_id: str) -> tuple[str, str]:
 def test_first_start_creates_schema_and_restart_creates_nothing(
     tmp_path: Path, recording: bytes
 ) -> None:
-    """§12.1: an empty data dir gets its schema; a restart re-applies nothing and keeps jobs."""
+    """Acceptance 1: an empty data dir gets its schema; a restart re-applies nothing, keeps jobs."""
     data = tmp_path / "data"
     with running_service(tmp_path / "first", data_dir=data) as first:
         assert (data / "transcriber.db").is_file()
@@ -89,7 +89,7 @@ def test_first_start_creates_schema_and_restart_creates_nothing(
 def test_sender_file_name_reaches_neither_storage_nor_logs(
     service: Service, recording: bytes
 ) -> None:
-    """§12.6: a file sent as секретное-слово.mp3 is stored as <id>.mp3 and logged nowhere."""
+    """Acceptance 6: a file sent as секретное-слово.mp3 is stored as <id>.mp3 and logged nowhere."""
     job_id = upload(service, recording, filename=SECRET_NAME).json()["job_id"]
     assert service.wait_for_job(job_id)["state"] == "done"
     file_id, name = source_file(service, job_id)
@@ -106,7 +106,7 @@ def test_sender_file_name_reaches_neither_storage_nor_logs(
 def test_stored_names_appear_in_no_log_line(
     service: Service, recording: bytes, tmp_path: Path
 ) -> None:
-    """§12.12: no log line names a stored file — on success, on a failed convert, on a retry."""
+    """Acceptance 12: no log line names a stored file: on success, a failed convert, a retry."""
     done = upload(service, recording).json()["job_id"]
     failed = upload(service, b"garbage, not a recording " * 40, filename="junk.ogg").json()[
         "job_id"
@@ -152,7 +152,7 @@ def test_stored_names_appear_in_no_log_line(
 def test_same_idempotency_key_gives_one_job_and_one_file(
     service: Service, recording: bytes
 ) -> None:
-    """§12.16: an upload retried with the same Idempotency-Key returns the first job and file."""
+    """Acceptance 16: an upload retried with its Idempotency-Key returns the first job and file."""
     headers = {"Idempotency-Key": "retry-me-5f2a"}
     first = upload(service, recording, headers=headers)
     job_id = first.json()["job_id"]
@@ -174,7 +174,7 @@ def test_same_idempotency_key_gives_one_job_and_one_file(
 def test_sigkill_mid_conversion_is_recovered_within_the_lease(
     tmp_path: Path, long_recording: bytes
 ) -> None:
-    """§12.15: a job whose service was SIGKILLed mid-convert is done after restart, exactly once."""
+    """Acceptance 15: a job whose service was SIGKILLed mid-convert is done after restart, once."""
     config = {"queue": {"lease_seconds": 3, "lease_renewal_seconds": 1}}
     data = tmp_path / "data"
     with running_service(tmp_path / "first", config=config, data_dir=data) as first:

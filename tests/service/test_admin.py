@@ -1,4 +1,4 @@
-"""The admin panel through the real service process on 127.0.0.1 (SPEC §8, §12.13, §12.14).
+"""The admin panel through the real service process on 127.0.0.1 (acceptance 13 and 14).
 
 Most tests share one service whose owner is created once; tests that watch
 startup (the setup link) start their own. Jobs the API cannot make (dead,
@@ -90,13 +90,13 @@ async def wait_for_state(client: httpx.AsyncClient, job_id: str, state: State) -
         await asyncio.sleep(0.1)
 
 
-# -- §12.13 ---------------------------------------------------------------------------
+# -- acceptance 13 ---------------------------------------------------------------------------------
 
 
 async def test_uploaded_job_is_listed_and_its_file_downloads_whole(
     owner: httpx.AsyncClient, recording: Path
 ) -> None:
-    """§12.13: a job uploaded over HTTP shows in the panel and its file downloads byte for byte."""
+    """Acceptance 13: a job uploaded over HTTP shows in the panel; its file downloads exactly."""
     data = recording.read_bytes()
     job_id = await upload(owner, data, filename="секретное-слово.mp3")
 
@@ -126,7 +126,7 @@ async def test_uploaded_job_is_listed_and_its_file_downloads_whole(
 async def test_downloads_leave_no_file_id_in_the_service_log(
     service: Service, owner: httpx.AsyncClient, recording: Path
 ) -> None:
-    """§12.12 on the download path: the real process logs the download, never the stored name."""
+    """Acceptance 12 on the download path: the real process logs the download, never the stored name."""
     job_id = await upload(owner, recording.read_bytes())
     detail = await owner.get(f"/admin/jobs/{job_id}")
     [link, *_] = re.findall(r'href="(/admin/files/[^"]+)"', detail.text)
@@ -137,13 +137,13 @@ async def test_downloads_leave_no_file_id_in_the_service_log(
     assert file_id not in logs
 
 
-# -- §12.14 ---------------------------------------------------------------------------
+# -- acceptance 14 ---------------------------------------------------------------------------------
 
 
 async def test_anonymous_requests_are_refused_without_content(
     service: Service, anonymous: httpx.AsyncClient, recording: Path
 ) -> None:
-    """§12.14: every admin page, download and action refuses a caller without a session."""
+    """Acceptance 14: every admin page, download and action refuses a caller without a session."""
     marker = "an error only the owner may read"
     job = await write_job(service, state=State.DEAD, source=recording, error=marker, attempts=5)
     assert job.source_file_id is not None
@@ -375,7 +375,7 @@ async def test_revived_dead_job_runs_to_done(
 async def test_owner_state_change_clears_lease_delay_and_attempts(
     service: Service, owner: httpx.AsyncClient
 ) -> None:
-    """§8: an owner's edit goes through the transition that clears lease, delay and attempts."""
+    """An owner's edit goes through the transition that clears lease, delay and attempts."""
     later = datetime.now(UTC) + timedelta(hours=1)
     job = await write_job(
         service,

@@ -1,4 +1,4 @@
-"""Admin sessions through the real service process (SPEC §17 "Sessions", ADR 17).
+"""Admin sessions through the real service process (reference: Limits, ADR 17).
 
 Each test replays what the red team did: a cookie copied before logout, a
 cookie left in another browser before a password change, a login throttle

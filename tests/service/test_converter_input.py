@@ -1,4 +1,4 @@
-"""SPEC §17 converter hardening, through the real service process and its real ffmpeg.
+"""Converter hardening (reference: Limits), through the real service process and its real ffmpeg.
 
 An upload that names another sender's stored recording, a duration bomb,
 and a SIGKILL mid-conversion that must not leave ffmpeg running.

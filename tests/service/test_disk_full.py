@@ -1,4 +1,4 @@
-"""A full disk is the service's condition, not the job's (SPEC §17), on a real tmpfs data dir.
+"""A full disk is the service's condition, not the job's, on a real tmpfs data dir (reference).
 
 The red team filled the data dir's disk: an in-flight job went ``dead`` in
 about 50 s and needed a manual revive, while ``/health`` said ``ok``. Here

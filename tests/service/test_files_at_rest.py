@@ -1,4 +1,4 @@
-"""Files at rest and crash leftovers on the real service (SPEC §17, ADR 21)."""
+"""Files at rest and crash leftovers on the real service (reference: Limits, ADR 21)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SPEC §17 HTTP limits, attacked through the real server process on 127.0.0.1.
+"""HTTP limits (reference: Limits), attacked through the real server process on 127.0.0.1.
 
 Header size, header time and connection count, and the Host header in
 redirects. Raw sockets stand in for the attacker: a client library would

@@ -1,4 +1,4 @@
-"""Acceptance §12.1, Telegram part: the service with a bot against a local fake Bot API server."""
+"""Acceptance 1, Telegram part: the service with a bot against a local fake Bot API server."""
 
 from __future__ import annotations
 

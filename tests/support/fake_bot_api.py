@@ -32,7 +32,7 @@ SENDER_LAST_NAME = "Отправитель"
 SENDER_USERNAME = "secret_sender_login"
 #: Longest wait for something the bot should do at once; a hang fails instead of blocking.
 WAIT_SECONDS = 5
-#: What the cloud Bot API lets a bot download (SPEC §7).
+#: What the cloud Bot API lets a bot download (reference: Telegram bot).
 CLOUD_LIMIT = 20 * 1024 * 1024
 #: Longest message text and document caption, in UTF-16 code units, as Telegram counts them.
 TEXT_LIMIT = 4096

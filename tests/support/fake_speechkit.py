@@ -29,7 +29,7 @@ OPERATIONS_PATH = "/operations"
 #: What the channel-2 chunk of every scripted transcript says; it must never reach a result.
 OTHER_CHANNEL_TEXT = "эхо второго канала"
 
-_SPEC_KEYS = frozenset(
+_DOCUMENTED_KEYS = frozenset(
     {"languageCode", "model", "audioEncoding", "profanityFilter", "literature_text"}
 )
 _LPCM_ONLY_KEYS = frozenset({"audioChannelCount", "sampleRateHertz"})
@@ -262,7 +262,7 @@ class FakeSpeechKit:
             return "specification must be an object"
         if spec.get("audioEncoding") == "OGG_OPUS" and _LPCM_ONLY_KEYS & set(spec):
             return "audioChannelCount and sampleRateHertz are only for LINEAR16_PCM"
-        unknown = set(spec) - _SPEC_KEYS - _LPCM_ONLY_KEYS
+        unknown = set(spec) - _DOCUMENTED_KEYS - _LPCM_ONLY_KEYS
         if unknown:
             return f"unknown specification fields: {sorted(unknown)}"
         for key in ("languageCode", "model", "audioEncoding"):

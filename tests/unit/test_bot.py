@@ -1,4 +1,4 @@
-"""The Telegram bot end to end: aiogram polling a fake Bot API over HTTP, workers on memory (§7)."""
+"""The Telegram bot end to end: aiogram polling a fake Bot API over HTTP, workers on memory."""
 
 from __future__ import annotations
 

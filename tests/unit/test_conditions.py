@@ -1,4 +1,4 @@
-"""The service's own faults (disk full, keys refused) make jobs wait, never die (SPEC §17)."""
+"""The service's own faults (disk full, keys refused) make jobs wait, never die."""
 
 from __future__ import annotations
 

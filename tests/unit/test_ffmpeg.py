@@ -359,7 +359,7 @@ def test_failures_are_classified(
     assert "/srv" not in str(error)
 
 
-# SPEC §17 "Converter input": only real containers are decoded.
+# Limits, "Converter input" (docs/reference.md): only real containers are decoded.
 
 #: Common real inputs, each made by ffmpeg: (file name, how to make it from a length in seconds).
 REAL_INPUTS: list[tuple[str, Callable[[Path, float], Path]]] = [
@@ -500,7 +500,7 @@ async def test_ffmpeg_works_in_an_empty_removed_directory(
     assert list(system_temp.iterdir()) == []
 
 
-# SPEC §17 "Decoded size": a small file cannot make hours of work.
+# Limits, "Decoded size" (docs/reference.md): a small file cannot make hours of work.
 
 
 def _limited(max_seconds: float = 28_800, min_bytes_per_second: float = 100) -> FfmpegConverter:
@@ -609,7 +609,7 @@ async def test_metadata_cannot_forge_a_declared_length(tmp_path: Path) -> None:
     assert await FfmpegConverter(script).convert(source, tmp_path / "out.ogg") == 1.0
 
 
-# SPEC §17 "Crashes": ffmpeg dies with the process that started it.
+# Limits, "Crashes" (docs/reference.md): ffmpeg dies with the process that started it.
 
 _CONVERT_IN_CHILD = """
 import asyncio, sys

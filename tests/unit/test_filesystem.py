@@ -182,7 +182,7 @@ async def test_storage_error_names_no_path(
     source: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A storage error says what went wrong in our words, without the OS's path (SPEC §9)."""
+    """A storage error says what went wrong in our words, without the OS's path (Privacy)."""
     _fail_fsync(monkeypatch, on=_is_partial)
     with pytest.raises(DiskFull) as info:
         await store.put(FILE_ID, ".mp3", source, now=NOW)

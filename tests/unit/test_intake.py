@@ -1,4 +1,4 @@
-"""Intake's dedup with digests: a key names one file (SPEC §17 Idempotency-Key, ADR 21)."""
+"""Intake's dedup with digests: a key names one file (reference: Limits, ADR 21)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Stored names keep nothing of the sender's but a clean extension (SPEC §5, §12.6)."""
+"""Stored names keep nothing of the sender's but a clean extension (acceptance 6)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def test_extension_of(filename: str | None, extension: str) -> None:
 
 
 def test_secret_word_never_survives() -> None:
-    """Acceptance §12.6 at the naming level: the word is gone, the extension kept."""
+    """Acceptance 6 at the naming level: the word is gone, the extension kept."""
     assert "секрет" not in extension_of("секретное-слово.mp3")
 
 

@@ -1,4 +1,4 @@
-"""The steps and the worker: SPEC §4 rules and acceptance §12.4-§12.11.
+"""The steps and the worker: the queue rules and acceptance 4-11 (docs/reference.md).
 
 Every test runs twice: on the memory job repository and on SQLite on a real
 file (the other ports stay in memory), so the queue rules hold on both.
@@ -111,7 +111,7 @@ async def test_no_work_is_none(world: World) -> None:
 
 
 async def test_step_failing_every_time_ends_dead(world: World) -> None:
-    """Acceptance §12.4: after max attempts the job is dead, not acquired, listed, and told."""
+    """Acceptance 4: after max attempts the job is dead, not acquired, listed, and told."""
     job = await world.submit()
     for _ in range(world.services.settings.max_attempts):
         world.converter.fail_next(StorageUnavailable())
@@ -132,7 +132,7 @@ async def test_step_failing_every_time_ends_dead(world: World) -> None:
 
 
 async def test_second_retry_pause_longer_than_first(world: World) -> None:
-    """Acceptance §12.5: the second failure waits longer than the first."""
+    """Acceptance 5: the second failure waits longer than the first."""
     job = await world.submit()
     pauses = []
     for _ in range(2):
@@ -158,7 +158,7 @@ async def test_retried_job_waits_for_its_pause(world: World) -> None:
 
 
 async def test_worker_dying_every_time_ends_dead(world: World) -> None:
-    """Acceptance §12.7: a job whose worker dies on every acquire is dead after max acquires."""
+    """Acceptance 7: a job whose worker dies on every acquire is dead after max acquires."""
     job = await world.submit()
     lease = world.services.settings.lease
     for attempt in range(1, world.services.settings.max_attempts + 1):
@@ -218,7 +218,7 @@ async def test_unexpected_error_is_retried_in_our_own_words(world: World) -> Non
 
 
 async def test_lost_lease_writes_nothing_and_tells_nobody(world: World) -> None:
-    """Acceptance §12.8: a step whose lease passed to another worker saves no result."""
+    """Acceptance 8: a step whose lease passed to another worker saves no result."""
     gate = world.gate_converter()
     job = await world.submit()
     lease = await acquire_next(world.services, State.CONVERT)
@@ -309,7 +309,7 @@ async def test_step_past_its_ceiling_is_retried(new_world: NewWorld) -> None:
 
 
 async def test_hand_made_job_with_missing_file_fails_cleanly(world: World) -> None:
-    """A job pointing at a file record that does not exist fails with a reason (§8)."""
+    """A job pointing at a file record that does not exist fails with a reason."""
     now = world.clock.now()
     job = Job(
         id="hand-made-job-000000001",
@@ -359,7 +359,7 @@ async def test_recording_bytes_gone_from_store_fails(world: World) -> None:
 
 
 async def test_pending_check_waits_the_poll_delay_without_spending_attempts(world: World) -> None:
-    """§4.7: "not ready yet" sets the poll delay and leaves attempts at 0."""
+    """Queue rule 7: "not ready yet" sets the poll delay and leaves attempts at 0."""
     world.recognizer.checks_before_done = 2
     job = await world.submit()
     await world.step(State.CONVERT)
@@ -378,7 +378,7 @@ async def test_pending_check_waits_the_poll_delay_without_spending_attempts(worl
 
 
 async def test_transient_check_error_spends_an_attempt(world: World) -> None:
-    """§4.7: an unreachable recognizer is a failed attempt with the retry pause, unlike pending."""
+    """Queue rule 7: an unreachable recognizer is a failed attempt with the retry pause."""
     await world.submit()
     await world.step(State.CONVERT)
     await world.step(State.RECOGNIZE)
@@ -401,7 +401,7 @@ async def test_rejected_recognition_fails_the_job(world: World) -> None:
 
 
 async def test_crash_after_storing_converted_file_leaves_no_dangling_job(world: World) -> None:
-    """Acceptance §12.10: output stored but job not saved; the retry reuses the same record."""
+    """Acceptance 10: output stored but job not saved; the retry reuses the same record."""
     job = await world.submit()
     lease = await acquire_next(world.services, State.CONVERT)
     assert lease is not None
@@ -421,7 +421,7 @@ async def test_crash_after_storing_converted_file_leaves_no_dangling_job(world: 
 
 
 async def test_no_working_copy_left_after_step_failure(world: World, temp_dir: Path) -> None:
-    """Acceptance §11: a failed step leaves nothing in the temp dir."""
+    """Acceptance 11: a failed step leaves nothing in the temp dir."""
     await world.submit()
     world.converter.fail_next(StorageUnavailable())
     await world.step(State.CONVERT)
@@ -442,7 +442,7 @@ async def test_no_working_copy_left_after_cancellation(new_world: NewWorld, temp
 
 
 async def test_duplicate_intake_makes_one_job(world: World) -> None:
-    """Acceptance §12.16 at the core: the same dedup key yields the first job, one file."""
+    """Acceptance 16 at the core: the same dedup key yields the first job, one file."""
     first = await world.submit(b"one", dedup_key="key-1")
     second = await world.submit(b"one", dedup_key="key-1")
     assert second.id == first.id

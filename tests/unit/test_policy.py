@@ -1,4 +1,4 @@
-"""Retry, lease and check-delay policy (SPEC §3 settings table, §4.7, §12.5)."""
+"""Retry, lease and check-delay policy (reference: Settings table, queue rule 7, acceptance 5)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from transcriber_core.policy import (
 
 
 def test_settings_table_numbers() -> None:
-    """The defaults are the numbers SPEC §3 promises."""
+    """The defaults are the numbers the settings table promises."""
     s = DEFAULT_SETTINGS
     assert s.max_attempts == 5
     assert s.lease == timedelta(minutes=2)
@@ -36,7 +36,7 @@ def test_settings_table_numbers() -> None:
 
 
 def test_second_retry_pause_is_longer_than_the_first() -> None:
-    """Acceptance §12.5: the pause grows between the first and second retry."""
+    """Acceptance 5: the pause grows between the first and second retry."""
     assert retry_pause(2) > retry_pause(1)
 
 

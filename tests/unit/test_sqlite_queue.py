@@ -254,7 +254,7 @@ async def test_words_are_stored_as_readable_json(repo: SqliteJobRepository, db_p
     assert stored == ('[{"text":"да","start":0.25,"end":0.879999999}]',)
 
 
-# -- one time format (SPEC §4.8) ---------------------------------------------------
+# -- one time format (reference: queue rule 8) ---------------------------------------------------
 
 
 def test_times_convert_both_ways_exactly() -> None:
@@ -295,7 +295,7 @@ async def test_every_time_column_is_integer_microseconds(
 
 
 async def test_lease_comparison_in_raw_sql(repo: SqliteJobRepository, db_path: Path) -> None:
-    """acquire_time written by acquire compares in SQL with a cutoff made like created (§4.8)."""
+    """acquire_time written by acquire compares in SQL with a cutoff made like created (rule 8)."""
     await repo.create(make_job("a", created=T0))
     await acquire(repo, "lease-1", now=NOW)
     expired = "SELECT acquire_time <= :cutoff, created < acquire_time FROM jobs WHERE id = 'a'"

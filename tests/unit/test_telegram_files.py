@@ -1,4 +1,4 @@
-"""Downloading a Telegram file: the byte cap, HTTP and local paths (SPEC §5, §7)."""
+"""Downloading a Telegram file: the byte cap, HTTP and local paths (reference: Telegram bot)."""
 
 from __future__ import annotations
 

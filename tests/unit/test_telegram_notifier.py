@@ -1,4 +1,4 @@
-"""The Telegram notifier: splitting, documents, replies, and its errors (SPEC §7)."""
+"""The Telegram notifier: splitting, documents, replies, and its errors."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The one transition function and what each state change clears (SPEC §3, §8)."""
+"""The one transition function and what each state change clears (reference: Jobs and states)."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def test_retry_keeps_attempts_and_sets_the_pause() -> None:
 
 
 def test_not_ready_check_spends_no_attempt() -> None:
-    """The check step's "not ready yet" resets attempts and keeps its poll delay (§4.7)."""
+    """The check step's "not ready yet" resets attempts and keeps its poll delay (queue rule 7)."""
     until = LATER + timedelta(seconds=5)
     job = transition(leased(State.CHECK), State.CHECK, now=LATER, delay_until=until)
     assert job.attempts == 0
@@ -110,7 +110,7 @@ def test_pipeline_cannot_skip_or_go_back(current: State, to: State) -> None:
 
 @pytest.mark.parametrize("current", sorted(TERMINAL_STATES | set(STEP_STATES)))
 def test_owner_edit_clears_lease_delay_and_attempts(current: State) -> None:
-    """An owner's state change clears acquisition, acquire time, delay and attempts (§8)."""
+    """An owner's state change clears acquisition, acquire time, delay and attempts."""
     job = transition(
         leased(current),
         State.CONVERT,

@@ -1,4 +1,4 @@
-"""In-process wake-ups of idle workers (SPEC §4.10)."""
+"""In-process wake-ups of idle workers (reference: queue rule 10)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The worker pool: wake-ups, the one poller, and draining on shutdown (SPEC §4.10, §10)."""
+"""The worker pool: wake-ups, the one poller, and draining on shutdown (queue rule 10)."""
 
 from __future__ import annotations
 

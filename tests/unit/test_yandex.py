@@ -35,7 +35,7 @@ AUDIO = FileRecord(
     created=datetime(2026, 1, 1, tzinfo=UTC),
 )
 AUDIO_URI = f"https://storage.yandexcloud.net/{BUCKET}/{OBJECT_KEY}"
-#: What no error text may ever hold (SPEC §9).
+#: What no error text may ever hold (reference: Privacy).
 SECRETS = (API_KEY, BUCKET, OBJECT_KEY, AUDIO.id, "storage.yandexcloud.net", "127.0.0.1")
 
 
@@ -97,7 +97,7 @@ def _assert_secret_free(error: TranscriberError) -> None:
 async def test_start_sends_the_documented_body(
     recognizer: YandexRecognizer, fake: FakeSpeechKit
 ) -> None:
-    """The start body is exactly SPEC §6a's: OGG_OPUS and no LPCM-only fields."""
+    """The start body is exactly the documented one: OGG_OPUS and no LPCM-only fields."""
     await recognizer.start(AUDIO, duration=12.0)
     (request,) = fake.requests
     assert request.method == "POST"

@@ -1,6 +1,6 @@
 """The one place where ``OSError`` becomes a core error.
 
-Its text carries paths, so it is dropped (docs/privacy.md). A full disk or
+Its text carries paths, so it is dropped (reference: Privacy). A full disk or
 an exceeded quota is the service's condition (``DiskFull``), not the job's.
 """
 
@@ -22,10 +22,10 @@ def storage_errors(missing: TranscriberError | None = None) -> Iterator[None]:
     """Turn ``OSError`` into ``StorageUnavailable`` (or ``missing`` for a missing file).
 
     ENOSPC and EDQUOT become ``DiskFull``: the job waits for space without
-    spending an attempt (docs/reference.md, "Limits").
+    spending an attempt (reference: Limits).
 
     The OS text names the path, so only the error's generic meaning
-    survives, and the original is not chained (docs/privacy.md).
+    survives, and the original is not chained (reference: Privacy).
     """
     try:
         yield

@@ -200,7 +200,7 @@ class MemoryJobRepository:
 
 
 def _eligible(job: Job, now: datetime, lease_cutoff: datetime) -> bool:
-    """SPEC §4.2: no delay in the future, and no lease taken or renewed after the cutoff."""
+    """Queue rule 2: no delay in the future, and no lease taken or renewed after the cutoff."""
     if job.delay_time is not None and job.delay_time > now:
         return False
     if job.acquisition_id is None:

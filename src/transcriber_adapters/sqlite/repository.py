@@ -70,7 +70,7 @@ T = TypeVar("T")
 
 
 class SqliteJobRepository:
-    """Jobs and file records in one SQLite file; the queue of SPEC §4.
+    """Jobs and file records in one SQLite file; the queue rules of docs/reference.md.
 
     Make one with ``await SqliteJobRepository.open(path)``, which also brings
     the schema up to date, and ``await close()`` it when done.
@@ -196,7 +196,7 @@ def _connect_private(path: str | os.PathLike[str], busy_timeout: float) -> sqlit
         try:
             private_file(Path(path))
         except OSError as exc:
-            # The OS text names the path (SPEC §9): only its generic reason is kept.
+            # The OS text names the path (reference: Privacy): only its generic reason is kept.
             reason = os.strerror(exc.errno) if exc.errno is not None else "unknown error"
             raise RepositoryUnavailable(f"the database file cannot be opened: {reason}") from None
     return connect(path, busy_timeout=busy_timeout)

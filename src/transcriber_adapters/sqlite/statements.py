@@ -56,13 +56,13 @@ _JOB_ASSIGN = ", ".join(f"{column} = :{column}" for column in JOB_COLUMNS if col
 FILE_COLUMNS: tuple[str, ...] = ("id", "location", "object_key", "size", "extension", "created")
 _FILE_LIST = ", ".join(FILE_COLUMNS)
 
-#: Eligibility of a job row (SPEC §4.2); binds ``:now`` and ``:lease_cutoff``.
+#: Eligibility of a job row (reference: queue rule 2); binds ``:now`` and ``:lease_cutoff``.
 _ELIGIBLE = (
     "(delay_time IS NULL OR delay_time <= :now)"
     " AND (acquisition_id IS NULL OR acquire_time <= :lease_cutoff)"
 )
 
-#: Lease the oldest eligible job of ``:state`` in one statement (SPEC §4.1).
+#: Lease the oldest eligible job of ``:state`` in one statement (reference: queue rule 1).
 #: Parameters: ``state``, ``acquisition_id``, ``now``, ``lease_cutoff``.
 #:
 #: An UPDATE takes SQLite's write lock before it reads anything, so the

@@ -3,7 +3,7 @@
 Every time column, and every time bound into a query (``now``, the lease
 cutoff), goes through ``to_db`` and comes back through ``from_db``; nothing
 else in the adapter converts a time, and SQLite's own date functions are
-never used (SPEC §4.8, ADR 3). Integers compare exactly, index cheaply and
+never used (reference: queue rule 8, ADR 3). Integers compare exactly, index cheaply and
 keep the order of jobs created in the same millisecond.
 """
 

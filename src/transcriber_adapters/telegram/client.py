@@ -14,7 +14,7 @@ from aiogram.utils.token import TokenValidationError, validate_token
 
 from transcriber_adapters.telegram.errors import TokenRejected, telegram_errors
 
-#: The most a bot may download from the cloud Bot API (SPEC §7).
+#: The most a bot may download from the cloud Bot API (reference: Telegram bot).
 CLOUD_DOWNLOAD_LIMIT = 20 * 1024 * 1024
 #: The most we download through a local Bot API server, which has no limit of its own.
 LOCAL_DOWNLOAD_LIMIT = 2000 * 1024 * 1024

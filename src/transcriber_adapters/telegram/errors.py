@@ -1,7 +1,7 @@
 """The one place where aiogram's and aiohttp's exceptions become the core's errors.
 
 Their messages are dropped and never chained: an aiohttp error names the URL,
-and a Bot API URL carries the bot token and the file's path (SPEC §9)::
+and a Bot API URL carries the bot token and the file's path (reference: Privacy)::
 
     TranscriberError
     ├── TransientError

@@ -4,7 +4,7 @@ A recording (``recording_of`` in the telegram adapter reads it out of the
 message) is checked against the allowed chats and the download limit,
 streamed to a staging file and submitted like an HTTP upload. Anything else
 gets the help text. Log lines name the kind of file, its extension and
-size, never the sender or the file name (docs/privacy.md).
+size, never the sender or the file name (reference: Privacy).
 """
 
 from __future__ import annotations

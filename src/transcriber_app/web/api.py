@@ -1,4 +1,4 @@
-"""The HTTP API of SPEC §6: upload, status, health, metrics."""
+"""The HTTP API (reference: HTTP API): upload, status, health, metrics."""
 
 from __future__ import annotations
 
@@ -159,7 +159,7 @@ async def upload(request: Request) -> Response:
     return accepted(job, replayed=not is_new)
 
 
-#: The stable code of a refusal for want of disk space (SPEC §17).
+#: The stable code of a refusal for want of disk space (reference: Limits).
 INSUFFICIENT_STORAGE = "insufficient_storage"
 
 
@@ -231,7 +231,7 @@ def status_body(job: Job) -> dict[str, Any]:
     if job.text is not None:
         body["text"] = job.text
     # A job still on its way may be waiting for the service (a full disk, a
-    # refused key): that is ours to fix, not the sender's to read (SPEC §17).
+    # refused key): that is ours to fix, not the sender's to read (reference: Limits).
     if job.error is not None and job.state.is_terminal:
         body["error"] = job.error
     if job.duration is not None:

@@ -1,7 +1,7 @@
 """The admin panel's owner account: setup link, password hashes, who is asking, login back-off.
 
-SPEC §8. While no owner exists, each start makes a random setup token valid
-for 30 minutes, held only in this process's memory, and logs the link once;
+See docs/admin.md. While no owner exists, each start makes a random setup
+token valid for 30 minutes, held only in this process's memory, and logs the link once;
 a restart makes a new one, and once the owner exists no link is ever made.
 The owner's password is stored only as an argon2id hash (argon2-cffi's
 defaults: 64 MiB, 3 passes), computed and checked in a thread because it is
@@ -42,7 +42,7 @@ from transcriber_core.ports import OwnerStore
 
 log = logging.getLogger("transcriber.admin")
 
-#: How long the setup link printed at startup stays valid (SPEC §8).
+#: How long the setup link printed at startup stays valid (reference: Admin panel).
 SETUP_LINK_LIFETIME = timedelta(minutes=30)
 #: The shortest password the setup form takes.
 MIN_PASSWORD_LENGTH = 12

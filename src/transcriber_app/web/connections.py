@@ -1,4 +1,4 @@
-"""HTTP/1.1 connections with the limits uvicorn's httptools protocol lacks (SPEC §17, ADR 18).
+"""HTTP/1.1 connections with the limits uvicorn's httptools protocol lacks (ADR 18).
 
 uvicorn hands every byte of a request's headers to httptools, which keeps
 the unfinished header in memory however long it grows, and waits for the

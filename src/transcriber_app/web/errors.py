@@ -1,4 +1,4 @@
-"""JSON errors with stable codes: ``{"error": "<code>", "message": "<text>"}`` (SPEC §6)."""
+"""JSON errors with stable codes: ``{"error": "<code>", "message": "<text>"}``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``GET /metrics``: Prometheus text exposition of the queue and the pipeline (SPEC §6).
+"""``GET /metrics``: Prometheus text exposition of the queue and the pipeline (reference: HTTP API).
 
 The core has no metrics hooks. Step counters and durations are derived from
 the structured log events the worker already emits (``step.start``,

@@ -1,4 +1,4 @@
-"""Every redirect stays on this server: a ``Location`` header keeps only its path (SPEC §17).
+"""Every redirect stays on this server: a ``Location`` header keeps only its path.
 
 Starlette's trailing-slash redirect (``/admin`` → ``/admin/``, and inside
 the admin mount ``/admin/login/`` → ``/admin/login``) builds an absolute

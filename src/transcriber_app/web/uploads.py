@@ -1,4 +1,4 @@
-"""Receiving ``POST /api/audio``: the multipart body streamed once into one temp file (SPEC §5, §6).
+"""Receiving ``POST /api/audio``: the multipart body streamed once into one temp file.
 
 The body is read chunk by chunk from the ASGI stream and fed to
 python-multipart's streaming parser. The bytes of the part named ``file``
