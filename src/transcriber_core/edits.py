@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from transcriber_core.entities import Job, State
 from transcriber_core.naming import derived_file_id
+from transcriber_core.notices import remove_storage_copy
 from transcriber_core.services import Services
 from transcriber_core.steps import STORAGE_COPY
 from transcriber_core.transitions import Actor, transition
-from transcriber_core.worker import remove_storage_copy
 
 #: The states a job is revived from: it ended without a transcript.
 REVIVABLE: frozenset[State] = frozenset({State.FAILED, State.DEAD})

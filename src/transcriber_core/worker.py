@@ -23,11 +23,7 @@ from transcriber_core.errors import (
     StepTimedOut,
     TransientError,
 )
-from transcriber_core.notices import (
-    # Re-exported until core/edits.py (another branch's area) imports it from notices.py.
-    remove_storage_copy as remove_storage_copy,  # noqa: PLC0414 - an explicit re-export
-)
-from transcriber_core.notices import tell
+from transcriber_core.notices import remove_storage_copy, tell
 from transcriber_core.policy import (
     condition_pause,
     condition_scope,

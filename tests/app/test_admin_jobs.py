@@ -144,7 +144,7 @@ def _log_text(caplog: pytest.LogCaptureFixture) -> str:
 async def test_download_logs_no_file_id(
     runtime: Runtime, owner: httpx.AsyncClient, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """§12.12: a download is logged by size and extension; the id (the stored name) never."""
+    """Acceptance 12: a download is logged by size and extension; the id (the stored name) never."""
     record = await _stored_file(runtime, tmp_path)
     caplog.set_level(logging.DEBUG)
     answer = await owner.get(f"/admin/files/{record.id}")

@@ -126,7 +126,7 @@ async def test_uploaded_job_is_listed_and_its_file_downloads_whole(
 async def test_downloads_leave_no_file_id_in_the_service_log(
     service: Service, owner: httpx.AsyncClient, recording: Path
 ) -> None:
-    """Acceptance 12 on the download path: the real process logs the download, never the stored name."""
+    """Acceptance 12, downloads: the real process logs the download, never the stored name."""
     job_id = await upload(owner, recording.read_bytes())
     detail = await owner.get(f"/admin/jobs/{job_id}")
     [link, *_] = re.findall(r'href="(/admin/files/[^"]+)"', detail.text)

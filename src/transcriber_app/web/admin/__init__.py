@@ -1,4 +1,4 @@
-"""The admin panel of SPEC §8: Jinja2 pages under ``/admin`` for the one owner.
+"""The admin panel (reference: Admin panel): Jinja2 pages under ``/admin`` for the one owner.
 
 One module per concern:
 

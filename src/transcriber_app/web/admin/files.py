@@ -1,7 +1,7 @@
 """File download: a copy's bytes streamed from the store that holds it, to the owner only.
 
 Log lines here carry the copy's size, extension and location, never its id
-or stored name (SPEC §9, §12.12): the id is the stored name minus its
+or stored name (reference: Privacy, acceptance 12): the id is the stored name minus its
 extension.
 """
 

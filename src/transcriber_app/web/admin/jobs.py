@@ -161,7 +161,7 @@ async def _file_rows(services: Services, job: Job) -> list[dict[str, Any]]:
 async def change_state(request: Request, form: FormData) -> Response:
     """``POST /admin/jobs/{id}/state``: move the job through the core's transition as the owner.
 
-    The owner's transition clears lease, delay, attempts and error (SPEC §8);
+    The owner's transition clears lease, delay, attempts and error (reference: Admin panel);
     the workers of the new state are woken so a revived job starts at once.
     The form carries the state the owner saw: a job that has moved since is
     not touched, so nobody revives a job that someone else already revived.
