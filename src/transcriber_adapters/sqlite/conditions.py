@@ -7,21 +7,13 @@ written by one process is read by all that share the file.
 
 from __future__ import annotations
 
-import asyncio
-import os
 import sqlite3
-import weakref
-from collections.abc import Callable
 from datetime import datetime
 from typing import Any, TypeVar
 
-from transcriber_adapters.sqlite.repository import _ConnectionThread
-from transcriber_adapters.sqlite.schema import DEFAULT_BUSY_TIMEOUT, connect, migrate
+from transcriber_adapters.sqlite.connection import SqliteStore
 from transcriber_adapters.sqlite.times import from_db, to_db
-from transcriber_adapters.system import SystemClock
 from transcriber_core.entities import Condition
-from transcriber_core.errors import RepositoryUnavailable
-from transcriber_core.ports import Clock
 
 T = TypeVar("T")
 
@@ -41,34 +33,10 @@ _ANY_SQL = (
 _CLEAR_SQL = "DELETE FROM service_conditions WHERE code IN ({codes}) AND scope IN ({scopes})"
 
 
-class SqliteConditionStore:
+class SqliteConditionStore(SqliteStore):
     """Conditions in the ``service_conditions`` table; open with ``await open(path)``."""
 
-    def __init__(
-        self, path: str | os.PathLike[str], *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT
-    ) -> None:
-        """Start the connection thread; use ``open``, which also brings the schema up to date."""
-        self._thread = _ConnectionThread(lambda: connect(path, busy_timeout=busy_timeout))
-        self._closed = False
-        self._finalizer = weakref.finalize(self, self._thread.stop_soon)
-
-    @classmethod
-    async def open(
-        cls,
-        path: str | os.PathLike[str],
-        *,
-        clock: Clock | None = None,
-        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
-    ) -> SqliteConditionStore:
-        """Open the database at ``path`` (migrating it, as the repository does) for conditions."""
-        store = cls(path, busy_timeout=busy_timeout)
-        now = (clock or SystemClock()).now()
-        try:
-            await store._call(_migrate, now)
-        except BaseException:
-            await store.close()
-            raise
-        return store
+    _what = "the condition store"
 
     async def report(self, code: str, *, scope: str, message: str, now: datetime) -> None:
         """Note that ``code`` holds in ``scope`` at ``now``; the first ``since`` is kept."""
@@ -86,26 +54,9 @@ class SqliteConditionStore:
             return []
         return await self._call(_current, tuple(sorted(scopes)), to_db(seen_after))
 
-    async def close(self) -> None:
-        """Close the connection and end its thread."""
-        if self._closed:
-            return
-        self._closed = True
-        self._finalizer.detach()
-        await self._thread.stop()
-
-    def _call(self, operation: Callable[..., T], *args: Any) -> asyncio.Future[T]:
-        if self._closed:
-            raise RepositoryUnavailable("the condition store is closed")
-        return self._thread.submit(operation, *args)
-
 
 def _marks(count: int) -> str:
     return ", ".join("?" * count)
-
-
-def _migrate(conn: sqlite3.Connection, now: datetime) -> list[int]:
-    return migrate(conn, now=now)
 
 
 def _execute(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> None:

@@ -1,7 +1,7 @@
 """``SqliteOwnerStore``: the admin panel's owner, sessions and login back-off in the SQLite file.
 
 The same database file as the job repository, on its own connection and
-thread (the repository's ``_ConnectionThread``): one port, one object. WAL
+thread (``connection.SqliteStore``): one port, one object. WAL
 and ``busy_timeout`` let the two, and every other process on the file,
 share it. Sessions and failures live here rather than in one process's
 memory so that every process on the file sees a logout, a password change
@@ -10,16 +10,12 @@ and a client's back-off at once (ADR 17).
 
 from __future__ import annotations
 
-import asyncio
-import os
 import sqlite3
-import weakref
-from collections.abc import Callable
 from datetime import datetime
 from typing import Any, TypeVar
 
-from transcriber_adapters.sqlite.repository import _connect_private, _ConnectionThread
-from transcriber_adapters.sqlite.schema import DEFAULT_BUSY_TIMEOUT, immediate, migrate
+from transcriber_adapters.sqlite.connection import SqliteStore
+from transcriber_adapters.sqlite.schema import immediate
 from transcriber_adapters.sqlite.statements import (
     CHANGE_PASSWORD_SQL,
     CLEAR_LOGIN_FAILURES_SQL,
@@ -40,42 +36,15 @@ from transcriber_adapters.sqlite.statements import (
     session_params,
 )
 from transcriber_adapters.sqlite.times import to_db
-from transcriber_adapters.system import SystemClock
 from transcriber_core.entities import LoginFailures, OwnerSession
-from transcriber_core.errors import RepositoryUnavailable
-from transcriber_core.ports import Clock
 
 T = TypeVar("T")
 
 
-class SqliteOwnerStore:
+class SqliteOwnerStore(SqliteStore):
     """The ``OwnerStore`` port on a SQLite file; make one with ``await SqliteOwnerStore.open()``."""
 
-    def __init__(
-        self, path: str | os.PathLike[str], *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT
-    ) -> None:
-        """Start the connection thread; use ``open``, which also migrates the schema."""
-        self._thread = _ConnectionThread(lambda: _connect_private(path, busy_timeout))
-        self._closed = False
-        self._finalizer = weakref.finalize(self, self._thread.stop_soon)
-
-    @classmethod
-    async def open(
-        cls,
-        path: str | os.PathLike[str],
-        *,
-        clock: Clock | None = None,
-        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
-    ) -> SqliteOwnerStore:
-        """Open (creating if needed) the database at ``path`` and apply pending migrations."""
-        store = cls(path, busy_timeout=busy_timeout)
-        now = (clock or SystemClock()).now()
-        try:
-            await store._call(_migrate, now)
-        except BaseException:
-            await store.close()
-            raise
-        return store
+    _what = "the owner store"
 
     async def get_owner_hash(self) -> str | None:
         """The owner's password hash, or None while no owner exists."""
@@ -139,25 +108,8 @@ class SqliteOwnerStore:
         """Remove failures last counted before ``before``; how many clients were forgotten."""
         return await self._call(_execute, FORGET_LOGIN_FAILURES_SQL, {"before": to_db(before)})
 
-    async def close(self) -> None:
-        """Close the connection and end its thread; later calls raise ``RepositoryUnavailable``."""
-        if self._closed:
-            return
-        self._closed = True
-        self._finalizer.detach()
-        await self._thread.stop()
-
-    def _call(self, operation: Callable[..., T], *args: Any) -> asyncio.Future[T]:
-        if self._closed:
-            raise RepositoryUnavailable("the owner store is closed")
-        return self._thread.submit(operation, *args)
-
 
 # The operations below run on the connection thread; each takes the connection first.
-
-
-def _migrate(conn: sqlite3.Connection, now: datetime) -> list[int]:
-    return migrate(conn, now=now)
 
 
 def _execute(conn: sqlite3.Connection, sql: str, params: dict[str, Any]) -> int:
