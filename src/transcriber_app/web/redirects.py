@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit, urlunsplit
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.datastructures import MutableHeaders
+from starlette.types import Scope
+
+from transcriber_app.web.middleware import AnswerHeaders
 
 #: Characters a browser skips or reads as "/" at the start of a URL: after one
 #: another, they would make a path into a host ("//evil.example", "/\\evil.example").
@@ -29,34 +32,11 @@ def local_location(location: str) -> str:
     return urlunsplit(("", "", path, parts.query, parts.fragment))
 
 
-class LocalRedirects:
+class LocalRedirects(AnswerHeaders):
     """ASGI middleware: the ``Location`` of every answer made local with ``local_location``."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Pass the request through; rewrite the answer's ``Location`` header if it has one."""
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        async def send_local(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = message.get("headers", ())
-                if any(name.lower() == b"location" for name, _ in headers):
-                    message = {
-                        **message,
-                        "headers": [
-                            (
-                                name,
-                                local_location(value.decode("latin-1")).encode("latin-1")
-                                if name.lower() == b"location"
-                                else value,
-                            )
-                            for name, value in headers
-                        ],
-                    }
-            await send(message)
-
-        await self.app(scope, receive, send_local)
+    async def edit(self, scope: Scope, headers: MutableHeaders) -> None:
+        """Rewrite the answer's ``Location`` header if it has one."""
+        location = headers.get("location")
+        if location is not None:
+            headers["location"] = local_location(location)

@@ -27,8 +27,9 @@ from datetime import datetime
 import attrs
 from starlette.datastructures import MutableHeaders
 from starlette.requests import Request
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Scope
 
+from transcriber_app.web.middleware import AnswerHeaders
 from transcriber_core.entities import OwnerSession
 from transcriber_core.policy import AccessSettings, session_expiry, session_is_live, session_touched
 from transcriber_core.ports import OwnerStore
@@ -194,35 +195,25 @@ def _cookie(name: str, value: str, *, max_age: int | None) -> str:
     return "; ".join(parts)
 
 
-class ServerSessions:
+class ServerSessions(AnswerHeaders):
     """Loads the admin session before the route and writes it back when the answer starts.
 
     The store, clock and settings come from the app's state at each request,
     so the middleware holds nothing of its own.
     """
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Attach the session to the scope; save it and send its cookies with the answer."""
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def enter(self, scope: Scope) -> None:
+        """Attach the request's session to the scope."""
         request = Request(scope)
         runtime = request.app.state.runtime
         settings: AccessSettings = request.app.state.admin.access
-        session = await AdminSession.load(
+        scope[_SCOPE_KEY] = await AdminSession.load(
             request, runtime.owners, settings, runtime.services.clock.now()
         )
-        scope[_SCOPE_KEY] = session
 
-        async def send_with_session(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                await session.save()
-                headers = MutableHeaders(scope=message)
-                for cookie in session.cookies:
-                    headers.append("set-cookie", cookie)
-            await send(message)
-
-        await self.app(scope, receive, send_with_session)
+    async def edit(self, scope: Scope, headers: MutableHeaders) -> None:
+        """Save the session and send its cookies with the answer."""
+        session: AdminSession = scope[_SCOPE_KEY]
+        await session.save()
+        for cookie in session.cookies:
+            headers.append("set-cookie", cookie)

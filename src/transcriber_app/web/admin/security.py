@@ -15,12 +15,13 @@ import functools
 from collections.abc import Awaitable, Callable, Mapping
 from urllib.parse import urlencode
 
-from starlette.datastructures import FormData
+from starlette.datastructures import FormData, MutableHeaders
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Scope
 
 from transcriber_app.web.admin.rendering import PREFIX, plain, see_other
+from transcriber_app.web.middleware import AnswerHeaders
 from transcriber_app.web.sessions import CSRF_FIELD, session_of
 
 #: The largest request body the panel reads; its forms hold a few short fields.
@@ -98,28 +99,10 @@ def form_text(form: FormData, name: str) -> str:
     return value if isinstance(value, str) else ""
 
 
-class SecurityHeaders:
+class SecurityHeaders(AnswerHeaders):
     """Adds ``SECURITY_HEADERS`` to every answer of the wrapped app."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Pass the request on; add the headers to the response's start."""
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = list(message.get("headers", []))
-                present = {name.lower() for name, _ in headers}
-                headers.extend(
-                    (name.lower().encode(), value.encode())
-                    for name, value in SECURITY_HEADERS.items()
-                    if name.lower().encode() not in present
-                )
-                message["headers"] = headers
-            await send(message)
-
-        await self.app(scope, receive, send_with_headers)
+    async def edit(self, scope: Scope, headers: MutableHeaders) -> None:
+        """Each security header the answer does not set itself."""
+        for name, value in SECURITY_HEADERS.items():
+            headers.setdefault(name, value)
