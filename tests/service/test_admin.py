@@ -26,7 +26,9 @@ from tests.support.admin import (
     job_ids_of,
     log_in,
     log_in_waiting,
+    owner_client,
     post_form,
+    service_with_owner,
     setup_link,
     setup_links,
     upload,
@@ -47,22 +49,14 @@ DONE_WITHIN = 30.0
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     """One running service whose owner exists, for the tests that need no fresh start."""
-    with running_service(tmp_path_factory.mktemp("admin")) as running:
-
-        async def owner() -> None:
-            async with admin_client(running) as client:
-                await create_owner(client, setup_link(running))
-
-        asyncio.run(owner())
+    with service_with_owner(tmp_path_factory.mktemp("admin")) as running:
         yield running
 
 
 @pytest.fixture
 async def owner(service: Service) -> AsyncIterator[httpx.AsyncClient]:
     """A client logged in as the owner."""
-    async with admin_client(service) as client:
-        answer = await log_in(client)
-        assert answer.status_code == 303, answer.text
+    async with owner_client(service) as client:
         yield client
 
 

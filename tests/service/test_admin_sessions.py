@@ -8,7 +8,6 @@ the panel's security headers.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,7 +23,9 @@ from tests.support.admin import (
     direct_access,
     log_in,
     log_in_waiting,
+    owner_client,
     post_form,
+    service_with_owner,
     setup_link,
     write_job,
 )
@@ -52,22 +53,14 @@ SECURITY_HEADERS = (
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     """One running service whose owner exists; it trusts no proxy."""
-    with running_service(tmp_path_factory.mktemp("sessions")) as running:
-
-        async def owner() -> None:
-            async with admin_client(running) as client:
-                await create_owner(client, setup_link(running))
-
-        asyncio.run(owner())
+    with service_with_owner(tmp_path_factory.mktemp("sessions")) as running:
         yield running
 
 
 @pytest.fixture
 async def owner(service: Service) -> AsyncIterator[httpx.AsyncClient]:
     """A client logged in as the owner."""
-    async with admin_client(service) as client:
-        answer = await log_in(client)
-        assert answer.status_code == 303, answer.text
+    async with owner_client(service) as client:
         yield client
 
 

@@ -14,6 +14,7 @@ from typing import TypeVar
 import pytest
 
 from tests.support import media
+from tests.support.processes import children
 from tests.support.service import POLL_INTERVAL, Service, running_service
 
 pytestmark = pytest.mark.slow
@@ -101,21 +102,6 @@ def test_max_duration_from_the_config_is_applied(tmp_path: Path) -> None:
         assert status["error"] == "the recording is longer than the limit of 2 seconds"
 
 
-def _ffmpeg_children(pid: int) -> list[int]:
-    """Live (non-zombie) children of ``pid`` whose command is ffmpeg, from /proc."""
-    found = []
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        comm = stat[stat.index("(") + 1 : stat.rindex(")")]
-        state, ppid = stat[stat.rindex(")") + 2 :].split()[:2]
-        if int(ppid) == pid and state != "Z" and comm.startswith("ffmpeg"):
-            found.append(int(entry.name))
-    return found
-
-
 def _alive(pid: int) -> bool:
     """True while ``pid`` runs (a zombie waiting for init has stopped running)."""
     try:
@@ -141,7 +127,7 @@ def test_sigkill_mid_conversion_leaves_no_ffmpeg(tmp_path: Path, long_recording:
     data = tmp_path / "data"
     with running_service(tmp_path / "first", config=config, data_dir=data) as first:
         job_id = _upload(first, None, long_recording, "long.wav")
-        ffmpegs = _wait_for(lambda: _ffmpeg_children(first.pid), 20)
+        ffmpegs = _wait_for(lambda: children("ffmpeg", parent=first.pid), 20)
         # Like a crash: only the server is killed; nothing cleans up after it.
         first.process.kill()
         first.process.wait()

@@ -13,14 +13,14 @@ import asyncio
 import contextlib
 import re
 import secrets
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from tests.support.service import Service
+from tests.support.service import Service, running_service
 from transcriber_adapters.filesystem import FilesystemFileStore
 from transcriber_adapters.sqlite import SqliteJobRepository
 from transcriber_app.bootstrap import DATABASE_NAME, FILES_DIR, STAGING_DIR, Runtime
@@ -101,6 +101,28 @@ async def log_in(client: httpx.AsyncClient, password: str = PASSWORD) -> httpx.R
     return await client.post(
         "/admin/login", data={"csrf": csrf_of(page.text), "password": password}
     )
+
+
+@contextlib.contextmanager
+def service_with_owner(folder: Path) -> Iterator[Service]:
+    """A running service on ``folder`` whose owner was created through the setup link."""
+    with running_service(folder) as running:
+
+        async def owner() -> None:
+            async with admin_client(running) as client:
+                await create_owner(client, setup_link(running))
+
+        asyncio.run(owner())
+        yield running
+
+
+@contextlib.asynccontextmanager
+async def owner_client(service: Service) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of ``service`` logged in as the owner."""
+    async with admin_client(service) as client:
+        answer = await log_in(client)
+        assert answer.status_code == 303, answer.text
+        yield client
 
 
 async def log_in_waiting(

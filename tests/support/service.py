@@ -30,6 +30,8 @@ from typing import Any
 
 import httpx
 
+from tests.support import processes
+
 #: How long a service may take to answer /health after its start.
 READY_TIMEOUT = 20.0
 #: How long ``stop`` waits for the process to exit after the signal.
@@ -194,7 +196,7 @@ class Service:
         sweep is for hosts without setpriv and for other children. It runs
         after the server is killed so the server cannot notice and react.
         """
-        children = _descendants(self.process.pid)
+        children = processes.children(parent=self.process.pid)
         if self.process.poll() is None:
             self.process.kill()
         code = self.process.wait(STOP_TIMEOUT)
@@ -206,20 +208,6 @@ class Service:
     def cleanup(self) -> None:
         """Kill the server and whatever it started, if still running."""
         self.kill()
-
-
-def _descendants(pid: int) -> list[int]:
-    """Pids whose parent is ``pid``, read from /proc (empty where /proc is missing)."""
-    found = []
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if int(fields[1]) == pid:
-            found.append(int(entry.name))
-    return found
 
 
 def write_config(
