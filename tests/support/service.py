@@ -34,6 +34,9 @@ from tests.support import processes
 
 #: How long a service may take to answer /health after its start.
 READY_TIMEOUT = 20.0
+#: How long a service refusing its config may take to exit: importing aiogram on a
+#: loaded machine took over 20 s once; a wrong start costs only this wait.
+REFUSE_TIMEOUT = 60.0
 #: How long ``stop`` waits for the process to exit after the signal.
 STOP_TIMEOUT = 20.0
 #: Pause between two looks at a separate process (health, log lines, a job's state).
@@ -335,7 +338,7 @@ def start_failing(
     config: Mapping[str, Mapping[str, Any]] | None = None,
     env: Mapping[str, str] | None = None,
     raw: str = "",
-    timeout: float = READY_TIMEOUT,
+    timeout: float = REFUSE_TIMEOUT,
 ) -> tuple[int, str]:
     """Start the service on a config that must be refused; its exit code and stderr."""
     root.mkdir(parents=True, exist_ok=True)
