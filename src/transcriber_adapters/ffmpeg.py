@@ -319,11 +319,38 @@ def cut_command(binary: str, audio: Path, target: Path, *, start: float, end: fl
         "0:a:0",
         "-c",
         "copy",
-        "-progress",
-        "pipe:1",
         "-f",
         "ogg",
         _file_url(target),
+    ]
+
+
+def measure_command(binary: str, audio: Path) -> list[str]:
+    """The ffmpeg arguments that read our own Ogg audio to its end without decoding it.
+
+    ``-progress`` then reports the length actually written: stream copy's
+    own progress counts from the input's timestamps, not the output's.
+    """
+    return [
+        binary,
+        "-nostdin",
+        "-hide_banner",
+        "-nostats",
+        "-protocol_whitelist",
+        "file",
+        "-format_whitelist",
+        OWN_FORMAT,
+        "-i",
+        _file_url(audio),
+        "-map",
+        "0:a:0",
+        "-c",
+        "copy",
+        "-progress",
+        "pipe:1",
+        "-f",
+        "null",
+        "-",
     ]
 
 
@@ -439,14 +466,17 @@ class FfmpegConverter:
         return parse_silences(stderr, start=start, end=end)
 
     async def cut(self, audio: Path, target: Path, *, start: float, end: float) -> float:
-        """Copy ``[start, end)`` of ``audio`` to ``target`` without re-encoding; its duration."""
+        """Copy ``[start, end)`` of ``audio`` to ``target``, not re-encoded; its measured length."""
         if not end > start >= 0:
             raise ValueError("the part must start at 0 or later and not be empty")
         arguments = cut_command(await self._ready(), audio, target, start=start, end=end)
-        returncode, stdout, stderr = await self._run(arguments)
+        returncode, _, stderr = await self._run(arguments)
         if returncode != 0:
             if any(phrase in stderr.lower() for phrase in NO_SPACE_PHRASES):
                 raise DiskFull("ffmpeg found no space left to write a part of the audio")
+            raise ConverterUnavailable(PART_UNWRITABLE)
+        returncode, stdout, _ = await self._run(measure_command(await self._ready(), target))
+        if returncode != 0:
             raise ConverterUnavailable(PART_UNWRITABLE)
         seconds = last_out_time(stdout)
         if seconds is None or seconds <= 0:

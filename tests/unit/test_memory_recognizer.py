@@ -82,7 +82,7 @@ async def test_limits_refuse_longer_audio_naming_the_limit() -> None:
     """Audio past ``max_seconds`` is refused at start with the limit in the reason."""
     recognizer = MemoryRecognizer(max_seconds=1.5)
     assert recognizer.limits.max_seconds == 1.5
-    with pytest.raises(RecognitionFailed, match="limit of 1.5 seconds"):
+    with pytest.raises(RecognitionFailed, match=r"limit of 1\.5 seconds"):
         await recognizer.start(AUDIO, duration=2.0)
     assert recognizer.started == []
 
