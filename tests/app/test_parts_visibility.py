@@ -12,7 +12,7 @@ from transcriber_app.web.auth import hash_password
 from transcriber_core.entities import Job, JobPart, Origin, State
 
 
-async def new_job(state: State) -> Job:
+def new_job(state: State) -> Job:
     """A job from HTTP in ``state``, created at T0."""
     return Job(
         id=secrets.token_urlsafe(16), state=state, origin=Origin.http(), created=T0, updated=T0
@@ -22,13 +22,7 @@ async def new_job(state: State) -> Job:
 async def split_job(runtime: Runtime) -> Job:
     """A job in check with three parts: one done, one running, one not started."""
     repo = runtime.services.repo
-    job = Job(
-        id=secrets.token_urlsafe(16),
-        state=State.CHECK,
-        origin=Origin.http(),
-        created=T0,
-        updated=T0,
-    )
+    job = new_job(State.CHECK)
     await repo.create(job)
     leased = await repo.acquire(State.CHECK, acquisition_id="lease-v", now=T0, lease_cutoff=T0)
     assert leased is not None
@@ -44,13 +38,7 @@ async def split_job(runtime: Runtime) -> Job:
 async def test_status_counts_the_parts_of_a_split_job(runtime: Runtime) -> None:
     """``/api/status`` says how many parts are done of how many, for a split job only."""
     job = await split_job(runtime)
-    whole = Job(
-        id=secrets.token_urlsafe(16),
-        state=State.CHECK,
-        origin=Origin.http(),
-        created=T0,
-        updated=T0,
-    )
+    whole = new_job(State.CHECK)
     await runtime.services.repo.create(whole)
     async with in_process_client(runtime) as client:
         split_body = (await client.get(f"/api/status/{job.id}")).json()
