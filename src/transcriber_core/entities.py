@@ -145,7 +145,7 @@ class Job:
 
 @attrs.frozen(kw_only=True)
 class JobPart:
-    """One part of a recording too long for one recognition (SPEC §13, ADR 26).
+    """One part of a recording too long for one recognition (ADR 26).
 
     A split job is recognised part by part; its transcript is the parts'
     texts joined in order, word timings shifted by each part's ``start``.

@@ -1,4 +1,4 @@
-"""The recognize and check steps of a recording split into parts (SPEC §13, ADR 26).
+"""The recognize and check steps of a recording split into parts (ADR 26).
 
 The recognize step plans the parts once (``splitting`` decides where to
 cut), stores the plan, then for each part not yet started cuts its audio,
@@ -39,7 +39,7 @@ log = logging.getLogger("transcriber.parts")
 
 
 def part_file_id(job_id: str, index: int) -> str:
-    """The id of a part's cut audio: the same on every retry (SPEC §4.9)."""
+    """The id of a part's cut audio: the same on every retry (ADR 5)."""
     return derived_file_id(job_id, f"part-{index}")
 
 
@@ -105,7 +105,7 @@ async def _plan(
 async def _start(job: Job, services: Services, path: Path, part: JobPart) -> timedelta | None:
     """Cut the part, copy it for the recognizer if needed, start its operation; record each step.
 
-    Each file is recorded before the part points at it (SPEC §4.9); a retry
+    Each file is recorded before the part points at it (ADR 5); a retry
     cuts and copies again under the same ids.
     """
     extension = services.converter.output_extension

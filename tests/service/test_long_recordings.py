@@ -1,4 +1,4 @@
-"""Recordings longer than the recognizer takes, through the real service (SPEC §13, ADR 26).
+"""Recordings longer than the recognizer takes, through the real service (ADR 26).
 
 The memory recognizer limited to 1 h gets a 2.5 h recording; SpeechKit (a
 local fake, with Object Storage on moto) gets one over a limit lowered by

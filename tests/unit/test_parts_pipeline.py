@@ -1,4 +1,4 @@
-"""Recordings longer than the recognizer takes, step by step (SPEC §13, ADR 26).
+"""Recordings longer than the recognizer takes, step by step (ADR 26).
 
 Memory adapters for files, converter and recognizer; the job repository is
 memory or SQLite on a real file, as in ``test_pipeline``.
