@@ -36,7 +36,7 @@ import imageio_ffmpeg
 from transcriber_adapters._threads import wait_out
 from transcriber_core.errors import ConverterUnavailable, DiskFull, StepError, UnreadableMedia
 from transcriber_core.policy import DEFAULT_DECODE_LIMITS, DecodeLimits
-from transcriber_core.ports import ProgressCallback
+from transcriber_core.ports import ProgressCallback, Silence
 
 log = logging.getLogger("transcriber.ffmpeg")
 
@@ -130,6 +130,18 @@ UNDECODABLE = "the recording is not a format ffmpeg can decode"
 DAMAGED = "the recording is damaged: ffmpeg could not decode it to the end"
 EMPTY = "the recording contains no audio"
 NOT_MEDIA = "the recording is not an audio or video file"
+OWN_AUDIO_UNREADABLE = "ffmpeg could not read the converted audio"
+PART_UNWRITABLE = "ffmpeg could not write a part of the converted audio"
+
+#: Loudness under which audio counts as silence, in dBFS, for splitting (ADR 26).
+SILENCE_NOISE_DB = -35.0
+#: Shortest quiet stretch that counts as a silence, in seconds.
+MIN_SILENCE_SECONDS = 0.5
+#: The one container ``cut`` and ``find_silences`` open: the converter's own output.
+OWN_FORMAT = "ogg"
+
+_SILENCE_START = re.compile(r"silence_start: (-?\d+(?:\.\d+)?)")
+_SILENCE_END = re.compile(r"silence_end: (-?\d+(?:\.\d+)?)")
 
 
 def find_ffmpeg() -> str:
@@ -248,6 +260,131 @@ def classify_failure(  # noqa: PLR0911 - one return per class of failure, in ord
     return ConverterUnavailable("ffmpeg failed before reading the recording")
 
 
+def silence_command(
+    binary: str, audio: Path, *, start: float, end: float, noise_db: float, min_seconds: float
+) -> list[str]:
+    """The ffmpeg arguments that report the silences of ``[start, end]`` of our own Ogg audio.
+
+    The input is sought (``-ss`` before ``-i``), so only the range is
+    decoded; times in the report count from ``start``.
+    """
+    return [
+        binary,
+        "-nostdin",
+        "-hide_banner",
+        "-nostats",
+        "-protocol_whitelist",
+        "file",
+        "-format_whitelist",
+        OWN_FORMAT,
+        "-ss",
+        f"{start:.3f}",
+        "-t",
+        f"{end - start:.3f}",
+        "-i",
+        _file_url(audio),
+        "-map",
+        "0:a:0",
+        "-af",
+        f"silencedetect=noise={noise_db:g}dB:d={min_seconds:g}",
+        "-f",
+        "null",
+        "-",
+    ]
+
+
+def cut_command(binary: str, audio: Path, target: Path, *, start: float, end: float) -> list[str]:
+    """The ffmpeg arguments that copy ``[start, end)`` of our own Ogg audio to ``target``.
+
+    Stream copy, no re-encoding: an hour is cut in seconds, exactly to the
+    codec's 20 ms packets (``-ss`` after ``-i`` drops packets before it).
+    """
+    return [
+        binary,
+        "-nostdin",
+        "-hide_banner",
+        "-nostats",
+        "-y",
+        "-protocol_whitelist",
+        "file",
+        "-format_whitelist",
+        OWN_FORMAT,
+        "-i",
+        _file_url(audio),
+        "-ss",
+        f"{start:.3f}",
+        "-to",
+        f"{end:.3f}",
+        "-map",
+        "0:a:0",
+        "-c",
+        "copy",
+        "-f",
+        "ogg",
+        _file_url(target),
+    ]
+
+
+def measure_command(binary: str, audio: Path) -> list[str]:
+    """The ffmpeg arguments that read our own Ogg audio to its end without decoding it.
+
+    ``-progress`` then reports the length actually written: stream copy's
+    own progress counts from the input's timestamps, not the output's.
+    """
+    return [
+        binary,
+        "-nostdin",
+        "-hide_banner",
+        "-nostats",
+        "-protocol_whitelist",
+        "file",
+        "-format_whitelist",
+        OWN_FORMAT,
+        "-i",
+        _file_url(audio),
+        "-map",
+        "0:a:0",
+        "-c",
+        "copy",
+        "-progress",
+        "pipe:1",
+        "-f",
+        "null",
+        "-",
+    ]
+
+
+def parse_silences(report: str, *, start: float, end: float) -> tuple[Silence, ...]:
+    """The silences in silencedetect's ``report`` (times from ``start``), clipped to the range.
+
+    A silence still open when the range ends lasts to its end.
+    """
+    found: list[Silence] = []
+    opened: float | None = None
+    for line in report.splitlines():
+        if (match := _SILENCE_START.search(line)) is not None:
+            opened = start + max(0.0, float(match.group(1)))
+        elif (match := _SILENCE_END.search(line)) is not None:
+            begin = start if opened is None else opened
+            found.append(Silence(start=begin, end=min(end, start + float(match.group(1)))))
+            opened = None
+    if opened is not None and opened < end:
+        found.append(Silence(start=opened, end=end))
+    return tuple(silence for silence in found if silence.end > silence.start)
+
+
+def last_out_time(progress: str) -> float | None:
+    """The last ``out_time_us`` of ffmpeg's ``-progress`` output, in seconds."""
+    latest = None
+    for line in progress.splitlines():
+        key, _, value = line.strip().partition("=")
+        if key in ("out_time_us", "out_time_ms"):
+            seconds = _microseconds(value)
+            if seconds is not None:
+                latest = seconds
+    return latest
+
+
 class FfmpegConverter:
     """Runs ffmpeg once per recording; output is mono 48 kHz Opus at 48 kbit/s in Ogg.
 
@@ -262,11 +399,18 @@ class FfmpegConverter:
     """
 
     def __init__(
-        self, binary: str | Path | None = None, *, limits: DecodeLimits = DEFAULT_DECODE_LIMITS
+        self,
+        binary: str | Path | None = None,
+        *,
+        limits: DecodeLimits = DEFAULT_DECODE_LIMITS,
+        silence_noise_db: float = SILENCE_NOISE_DB,
+        min_silence_seconds: float = MIN_SILENCE_SECONDS,
     ) -> None:
         self._binary = str(binary) if binary is not None else None
         self._limits = limits
         self._death_signal: list[str] | None = None
+        self._noise_db = silence_noise_db
+        self._min_silence = min_silence_seconds
 
     @property
     def output_extension(self) -> str:
@@ -303,6 +447,66 @@ class FfmpegConverter:
             raise UnreadableMedia(EMPTY)
         watch.check(duration)
         return duration
+
+    async def find_silences(self, audio: Path, *, start: float, end: float) -> tuple[Silence, ...]:
+        """Run silencedetect over ``[start, end]`` of ``audio`` only; the silences it reports."""
+        if not end > start >= 0:
+            raise ValueError("the range to search must start at 0 or later and not be empty")
+        arguments = silence_command(
+            await self._ready(),
+            audio,
+            start=start,
+            end=end,
+            noise_db=self._noise_db,
+            min_seconds=self._min_silence,
+        )
+        returncode, _, stderr = await self._run(arguments)
+        if returncode != 0:
+            raise ConverterUnavailable(OWN_AUDIO_UNREADABLE)
+        return parse_silences(stderr, start=start, end=end)
+
+    async def cut(self, audio: Path, target: Path, *, start: float, end: float) -> float:
+        """Copy ``[start, end)`` of ``audio`` to ``target``, not re-encoded; its measured length."""
+        if not end > start >= 0:
+            raise ValueError("the part must start at 0 or later and not be empty")
+        arguments = cut_command(await self._ready(), audio, target, start=start, end=end)
+        returncode, _, stderr = await self._run(arguments)
+        if returncode != 0:
+            if any(phrase in stderr.lower() for phrase in NO_SPACE_PHRASES):
+                raise DiskFull("ffmpeg found no space left to write a part of the audio")
+            raise ConverterUnavailable(PART_UNWRITABLE)
+        returncode, stdout, _ = await self._run(measure_command(await self._ready(), target))
+        if returncode != 0:
+            raise ConverterUnavailable(PART_UNWRITABLE)
+        seconds = last_out_time(stdout)
+        if seconds is None or seconds <= 0:
+            raise ConverterUnavailable(PART_UNWRITABLE)
+        return seconds
+
+    async def _ready(self) -> str:
+        """The ffmpeg binary, looked up with the death-signal prefix at first use."""
+        if self._binary is None:
+            self._binary = await asyncio.to_thread(find_ffmpeg)
+        if self._death_signal is None:
+            self._death_signal = await asyncio.to_thread(find_death_signal)
+        return self._binary
+
+    async def _run(self, arguments: list[str]) -> tuple[int, str, str]:
+        """Run ffmpeg on our own audio to its end; exit code, stdout and stderr as text.
+
+        Never shown or logged: stderr names the paths. Cancelling kills it.
+        """
+        process = await _start([*(self._death_signal or []), *arguments])
+        try:
+            stdout, stderr = await process.communicate()
+        except BaseException:
+            await _kill(process)
+            raise
+        return (
+            process.returncode if process.returncode is not None else -1,
+            stdout.decode("ascii", errors="replace"),
+            stderr.decode("utf-8", errors="replace"),
+        )
 
 
 def _regular_size(source: Path) -> int | None:

@@ -29,7 +29,14 @@ from transcriber_core.errors import (
     RecognizerThrottled,
     RecognizerUnavailable,
 )
-from transcriber_core.ports import CheckResult, Pending, Recognized, Rejected, Started
+from transcriber_core.ports import (
+    CheckResult,
+    Pending,
+    Recognized,
+    RecognizerLimits,
+    Rejected,
+    Started,
+)
 
 log = logging.getLogger("transcriber.yandex")
 
@@ -40,6 +47,10 @@ DEFAULT_STORAGE_URL = "https://storage.yandexcloud.net"
 DEFAULT_CHECKS_PER_HOUR = 2_500
 #: Checks that may go out back to back before pacing sets in.
 DEFAULT_CHECK_BURST = 50
+#: Longest audio one SpeechKit v2 async operation takes: 4 hours.
+MAX_SECONDS = 4 * 3600.0
+#: Largest audio file one operation takes: 1 GB.
+MAX_BYTES = 1_000_000_000
 #: SpeechKit needs about this long per minute of audio (reference: Settings table).
 SECONDS_PER_AUDIO_MINUTE = 10.0
 #: The first check is never advised sooner than this.
@@ -149,6 +160,11 @@ class YandexRecognizer:
     Checks are paced by a ``CheckBudget`` of ``checks_per_hour`` with
     ``check_burst`` (kept below the hourly figure) on the ``monotonic`` clock;
     a check over budget sends nothing and answers ``Pending`` with the wait.
+
+    ``limits`` are SpeechKit's (4 h, 1 GB per operation); ``max_seconds``
+    may lower them, never raise them. Audio past them is refused before
+    anything is sent, naming the limit; the pipeline splits longer
+    recordings so this does not happen (ADR 26).
     """
 
     def __init__(
@@ -165,9 +181,14 @@ class YandexRecognizer:
         check_burst: int = DEFAULT_CHECK_BURST,
         timeout: float = 30.0,
         monotonic: Monotonic = time.monotonic,
+        max_seconds: float = MAX_SECONDS,
     ) -> None:
         if not api_key:
             raise ValueError("the SpeechKit API key must not be empty")
+        if not 0 < max_seconds <= MAX_SECONDS:
+            raise ValueError("max_seconds must be positive and at most SpeechKit's 4 hours")
+        #: What one operation accepts.
+        self.limits = RecognizerLimits(max_seconds=max_seconds, max_bytes=MAX_BYTES)
         if not bucket:
             raise ValueError("the Object Storage bucket must not be empty")
         self._api_key = api_key
@@ -203,6 +224,9 @@ class YandexRecognizer:
 
     async def start(self, audio: FileRecord, *, duration: float | None) -> Started:
         """Post the audio's URI; the operation id comes back at once, the text much later."""
+        refusal = self.limits.refusal(seconds=duration, size=audio.size)
+        if refusal is not None:
+            raise RecognitionFailed(refusal)
         body = self.request_body(audio)
         answer = await self._request("start", "POST", self._stt_url, body)
         operation_id = answer.get("id")

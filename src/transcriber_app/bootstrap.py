@@ -247,6 +247,7 @@ def _recognizer(
             checks_before_done=memory.checks_before_done,
             text=memory.text or None,
             fail_with=memory.fail_with or None,
+            max_seconds=memory.max_seconds or None,
         )
         return demo, None
     # aioboto3 costs ~40 MiB to import: only a service that uses Object Storage pays for it.
@@ -274,6 +275,7 @@ def _recognizer(
         language=yandex.language,
         model=yandex.model,
         checks_per_hour=yandex.checks_per_hour,
+        max_seconds=yandex.max_seconds,
     )
     closers.append(recognizer.close)
     return recognizer, store

@@ -78,6 +78,8 @@ class MemoryConfig:
     checks_before_done: int = 0
     #: Non-empty: every recognition is rejected with this reason, so each job ends failed.
     fail_with: str = ""
+    #: Longest audio one recognition takes, in seconds; longer recordings are split. 0: no limit.
+    max_seconds: float = 0.0
 
 
 @attrs.frozen(kw_only=True)
@@ -91,6 +93,8 @@ class YandexConfig:
     model: str = "general"
     #: Status checks allowed per hour across the account.
     checks_per_hour: int = 2500
+    #: Longest part one recognition gets, in seconds: SpeechKit's 4 hours, or less.
+    max_seconds: float = 14400.0
 
 
 @attrs.frozen(kw_only=True)
@@ -357,6 +361,10 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
             )
     if config.memory.checks_before_done < 0:
         raise ConfigError("[memory] checks_before_done: must not be negative")
+    if not config.memory.max_seconds >= 0:  # NaN too
+        raise ConfigError("[memory] max_seconds: must not be negative (0: no limit)")
+    if not 0 < config.yandex.max_seconds <= 14400:
+        raise ConfigError("[yandex] max_seconds: must be positive and at most 14400 (4 hours)")
     if config.yandex.checks_per_hour <= 0:
         raise ConfigError("[yandex] checks_per_hour: must be positive")
     queue = config.queue

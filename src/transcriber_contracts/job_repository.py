@@ -27,6 +27,7 @@ from transcriber_core.entities import (
     TERMINAL_STATES,
     FileRecord,
     Job,
+    JobPart,
     Location,
     Origin,
     State,
@@ -717,3 +718,75 @@ class JobRepositoryContract:
     async def test_count_by_state_of_an_empty_repository(self, repo: JobRepository) -> None:
         """An empty repository counts nothing, not zeros."""
         assert await repo.count_by_state() == {}
+
+    # -- parts of a split job (ADR 26) --------------------------------------
+
+    async def test_a_job_recognised_whole_has_no_parts(self, repo: JobRepository) -> None:
+        """No parts is the normal case: the steps take it as "recognise whole"."""
+        [job] = await stored(repo, make_job(state=State.RECOGNIZE))
+        assert await repo.get_parts(job.id) == []
+        assert await repo.get_parts("no-such-job") == []
+
+    async def test_parts_roundtrip_in_index_order(self, repo: JobRepository) -> None:
+        """Every field of a part, words included, comes back; parts come by index."""
+        [job] = await stored(repo, make_job(state=State.RECOGNIZE))
+        leased = await acquire(repo, State.RECOGNIZE, acquisition_id="lease-parts")
+        assert leased is not None
+        done = JobPart(
+            job_id=job.id,
+            index=1,
+            start=3501.25,
+            end=7001.5,
+            file_id="part-file",
+            storage_file_id="part-copy",
+            operation_id="op-1",
+            text="вторая часть",
+            words=(Word(text="вторая", start=0.5, end=0.9),),
+        )
+        first = JobPart(job_id=job.id, index=0, start=0.0, end=3501.25)
+        await repo.save_parts_if_held(job.id, [done, first], acquisition_id="lease-parts")
+        assert await repo.get_parts(job.id) == [first, done]
+
+    async def test_saving_a_part_again_replaces_it(self, repo: JobRepository) -> None:
+        """A part saved at the same index is replaced: a step records its progress this way."""
+        [job] = await stored(repo, make_job(state=State.RECOGNIZE))
+        leased = await acquire(repo, State.RECOGNIZE, acquisition_id="lease-replace")
+        assert leased is not None
+        part = JobPart(job_id=job.id, index=0, start=0.0, end=10.0)
+        await repo.save_parts_if_held(job.id, [part], acquisition_id="lease-replace")
+        started = attrs.evolve(part, operation_id="op-0")
+        await repo.save_parts_if_held(job.id, [started], acquisition_id="lease-replace")
+        assert await repo.get_parts(job.id) == [started]
+
+    async def test_parts_are_written_only_under_the_lease(self, repo: JobRepository) -> None:
+        """A worker whose lease passed on writes no part: LeaseLost, nothing stored."""
+        [job] = await stored(repo, make_job(state=State.RECOGNIZE))
+        part = JobPart(job_id=job.id, index=0, start=0.0, end=10.0, operation_id="stale")
+        with pytest.raises(LeaseLost):
+            await repo.save_parts_if_held(job.id, [part], acquisition_id="never-leased")
+        await acquire(repo, State.RECOGNIZE, acquisition_id="lease-old")
+        later = NOW + LEASE + timedelta(seconds=1)
+        assert await acquire(repo, State.RECOGNIZE, now=later, acquisition_id="lease-new")
+        with pytest.raises(LeaseLost):
+            await repo.save_parts_if_held(job.id, [part], acquisition_id="lease-old")
+        with pytest.raises(LeaseLost):
+            await repo.save_parts_if_held(
+                "gone", [attrs.evolve(part, job_id="gone")], acquisition_id="lease-new"
+            )
+        assert await repo.get_parts(job.id) == []
+
+    async def test_parts_of_one_job_stay_with_it(self, repo: JobRepository) -> None:
+        """Parts are kept per job; a part given for another job is refused."""
+        one, other = await stored(
+            repo,
+            make_job(state=State.RECOGNIZE),
+            make_job(state=State.RECOGNIZE, created=T0 + timedelta(seconds=1)),
+        )
+        leased = await acquire(repo, State.RECOGNIZE, acquisition_id="lease-a")
+        assert leased is not None
+        assert leased.id == one.id
+        part = JobPart(job_id=one.id, index=0, start=0.0, end=5.0)
+        await repo.save_parts_if_held(one.id, [part], acquisition_id="lease-a")
+        assert await repo.get_parts(other.id) == []
+        with pytest.raises(ValueError, match="belong"):
+            await repo.save_parts_if_held(other.id, [part], acquisition_id="lease-a")

@@ -144,6 +144,43 @@ class Job:
 
 
 @attrs.frozen(kw_only=True)
+class JobPart:
+    """One part of a recording too long for one recognition (ADR 26).
+
+    A split job is recognised part by part; its transcript is the parts'
+    texts joined in order, word timings shifted by each part's ``start``.
+    """
+
+    job_id: str
+    #: Position from 0, in the recording's order.
+    index: int
+    #: Where the part begins in the converted recording, in seconds.
+    start: float
+    #: Where it ends, in seconds; ``end - start`` fits the recognizer's limits.
+    end: float
+    #: The part's own audio, cut from the converted recording.
+    file_id: str | None = None
+    #: Its copy in Object Storage that the recognizer reads; deleted once the part is done.
+    storage_file_id: str | None = None
+    #: The recognizer's operation on this part; a part that has one is checked, never restarted.
+    operation_id: str | None = None
+    #: The part's transcript, once recognised; set means done.
+    text: str | None = None
+    #: Word timings from the part's own start, as the recognizer gave them.
+    words: tuple[Word, ...] = ()
+
+    @property
+    def done(self) -> bool:
+        """True once the part's transcript is in."""
+        return self.text is not None
+
+    @property
+    def seconds(self) -> float:
+        """The part's length."""
+        return self.end - self.start
+
+
+@attrs.frozen(kw_only=True)
 class OwnerSession:
     """One login of the admin panel's owner, as the store keeps it (ADR 17).
 

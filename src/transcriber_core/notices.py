@@ -13,6 +13,7 @@ import logging
 from transcriber_core.entities import Job
 from transcriber_core.errors import NotFound, NotifierUnavailable, TransientError
 from transcriber_core.naming import derived_file_id
+from transcriber_core.part_steps import remove_part_copies
 from transcriber_core.policy import notice_pause
 from transcriber_core.ports import Event
 from transcriber_core.services import Services
@@ -55,10 +56,11 @@ async def tell(services: Services, job: Job, event: Event) -> None:
 
 
 async def remove_storage_copy(services: Services, job: Job) -> None:
-    """Delete the recognizer's Object Storage copy of an ended job, referenced or not."""
+    """Delete the recognizer's Object Storage copies of an ended job (its parts' too)."""
     store = services.recognizer_files
     if store is None:
         return
+    await remove_part_copies(services, job)
     file_id = derived_file_id(job.id, STORAGE_COPY)
     try:
         record = await services.repo.get_file(file_id)

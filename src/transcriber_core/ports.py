@@ -20,6 +20,7 @@ from transcriber_core.entities import (
     Condition,
     FileRecord,
     Job,
+    JobPart,
     Location,
     LoginFailures,
     OwnerSession,
@@ -129,6 +130,20 @@ class JobRepository(Protocol):
 
     async def count_by_state(self) -> dict[State, int]:
         """How many jobs are in each state; states with none are left out."""
+        ...
+
+    async def get_parts(self, job_id: str) -> list[JobPart]:
+        """The parts of a split job by index; empty for a job recognised whole (ADR 26)."""
+        ...
+
+    async def save_parts_if_held(
+        self, job_id: str, parts: Sequence[JobPart], *, acquisition_id: str
+    ) -> None:
+        """Write each part, replacing the one at its index, if ``acquisition_id`` leases the job.
+
+        All or nothing; raises ``LeaseLost`` otherwise (also for a job that
+        no longer exists), writing nothing. Every part must belong to ``job_id``.
+        """
         ...
 
     async def close(self) -> None:
@@ -269,8 +284,16 @@ class FileStore(Protocol):
 ProgressCallback = Callable[[float], None]
 
 
+@attrs.frozen(kw_only=True)
+class Silence:
+    """A stretch of a recording with no sound above the converter's noise floor, in seconds."""
+
+    start: float
+    end: float
+
+
 class Converter(Protocol):
-    """Turns any recording into mono audio the recognizer takes."""
+    """Turns any recording into mono audio the recognizer takes, and cuts that audio into parts."""
 
     @property
     def output_extension(self) -> str:
@@ -287,6 +310,24 @@ class Converter(Protocol):
         ``RecordingTooLong`` when it decodes to more audio than the
         converter's limits allow, ``TransientError`` for anything that may
         pass on a retry.
+        """
+        ...
+
+    async def find_silences(self, audio: Path, *, start: float, end: float) -> tuple[Silence, ...]:
+        """The silences in ``[start, end]`` of ``audio`` (this converter's output), in order.
+
+        Times count from the start of ``audio``; a silence crossing the range's
+        edge is clipped to it. Only silences of the converter's minimum length
+        count. Raises ``TransientError`` when the audio cannot be read.
+        """
+        ...
+
+    async def cut(self, audio: Path, target: Path, *, start: float, end: float) -> float:
+        """Write ``[start, end)`` of ``audio`` (this converter's output) to ``target``, same format.
+
+        Returns the part's duration in seconds, never more than ``end - start``
+        by more than one codec frame. Raises ``ValueError`` for an empty range,
+        ``TransientError`` when the audio cannot be read or the part written.
         """
         ...
 
@@ -326,8 +367,46 @@ class Rejected:
 CheckResult = Pending | Recognized | Rejected
 
 
+@attrs.frozen(kw_only=True)
+class RecognizerLimits:
+    """What one recognition accepts; None is no limit. A longer recording is split (ADR 26)."""
+
+    #: Longest audio one operation takes, in seconds.
+    max_seconds: float | None = None
+    #: Largest audio file one operation takes, in bytes.
+    max_bytes: int | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if self.max_seconds is not None and not self.max_seconds > 0:
+            raise ValueError("max_seconds must be positive")
+        if self.max_bytes is not None and self.max_bytes <= 0:
+            raise ValueError("max_bytes must be positive")
+
+    def refusal(self, *, seconds: float | None, size: int) -> str | None:
+        """Why audio of ``seconds`` (None: unknown) and ``size`` bytes is refused; None if it fits.
+
+        The reason names the limit, so a sender learns why.
+        """
+        if self.max_bytes is not None and size > self.max_bytes:
+            return f"the audio is larger than the recognizer's limit of {self.max_bytes} bytes"
+        if self.max_seconds is not None and seconds is not None and seconds > self.max_seconds:
+            return (
+                f"the audio is longer than the recognizer's limit of {self.max_seconds:g} seconds"
+            )
+        return None
+
+
+#: A recognizer that takes audio of any length and size.
+NO_LIMITS = RecognizerLimits()
+
+
 class Recognizer(Protocol):
     """A speech recognizer with long-running operations."""
+
+    @property
+    def limits(self) -> RecognizerLimits:
+        """What one operation accepts; ``NO_LIMITS`` when anything goes."""
+        ...
 
     async def start(self, audio: FileRecord, *, duration: float | None) -> Started:
         """Start recognising ``audio``; raises ``TransientError`` or ``PermanentError``."""

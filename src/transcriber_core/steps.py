@@ -12,9 +12,11 @@ from collections.abc import Awaitable, Callable
 from transcriber_core.entities import FileRecord, Job, State
 from transcriber_core.errors import FileNotFound, MissingFile, RecognitionFailed
 from transcriber_core.naming import derived_file_id
+from transcriber_core.part_steps import check_parts, recognize_parts
 from transcriber_core.policy import first_check_delay, next_check_delay
 from transcriber_core.ports import Pending, Recognized, Rejected
 from transcriber_core.services import Services
+from transcriber_core.splitting import part_length
 from transcriber_core.transitions import transition
 
 #: Role names of the files steps make; see ``derived_file_id``.
@@ -64,8 +66,16 @@ async def convert(job: Job, services: Services) -> Job:
 
 
 async def recognize(job: Job, services: Services) -> Job:
-    """Hand the converted audio to the recognizer, copying it to Object Storage first if needed."""
+    """Hand the converted audio to the recognizer, copying it to Object Storage first if needed.
+
+    Audio longer than the recognizer takes is split and its parts started
+    instead (ADR 26); a job that already has parts carries on with them.
+    """
     audio = await load_file(services, job.converted_file_id, "converted")
+    parts = await services.repo.get_parts(job.id)
+    longest = part_length(services.recognizer.limits, seconds=job.duration, size=audio.size)
+    if parts or longest is not None:
+        return await recognize_parts(job, services, audio, parts, longest)
     storage_file_id = None
     if services.recognizer_files is not None:
         try:
@@ -95,6 +105,9 @@ async def recognize(job: Job, services: Services) -> Job:
 
 async def check(job: Job, services: Services) -> Job:
     """Ask the recognizer about the operation; store the text as soon as it is done."""
+    parts = await services.repo.get_parts(job.id)
+    if parts:
+        return await check_parts(job, services, parts)
     if job.operation_id is None:
         raise RecognitionFailed("the job has no recognition operation to check")
     result = await services.recognizer.check(job.operation_id)

@@ -12,10 +12,12 @@ from transcriber_adapters.ffmpeg import FfmpegConverter
 from transcriber_adapters.memory.converter import BYTES_PER_SECOND, MemoryConverter
 from transcriber_contracts.converter import (
     ConverterContract,
+    GappedAudio,
     MakeGarbage,
     MakeLimitedConverter,
     MakeRecording,
 )
+from transcriber_core.ports import Silence
 
 
 class TestMemoryConverter(ConverterContract):
@@ -49,6 +51,15 @@ class TestMemoryConverter(ConverterContract):
 
         return make
 
+    @pytest.fixture
+    async def gapped_audio(self, tmp_path: Path) -> GappedAudio:
+        converter = MemoryConverter(silences=[Silence(start=2.0, end=3.0)])
+        source = tmp_path / "gapped.raw"
+        source.write_bytes(b"\x01" * 5 * BYTES_PER_SECOND)
+        audio = tmp_path / "gapped.ogg"
+        await converter.convert(source, audio)
+        return GappedAudio(converter=converter, audio=audio)
+
 
 class TestFfmpegConverter(ConverterContract):
     """ffmpeg keeps the contract on real media it generated itself."""
@@ -76,3 +87,14 @@ class TestFfmpegConverter(ConverterContract):
             return path
 
         return make
+
+    @pytest.fixture
+    async def gapped_audio(self, tmp_path: Path) -> GappedAudio:
+        source = media.generate(
+            tmp_path / "gapped.wav",
+            *("-f", "lavfi", "-i", "aevalsrc=sin(2*PI*440*t)*(lt(t\\,2)+gte(t\\,3)):s=16000:d=5"),
+        )
+        converter = FfmpegConverter()
+        audio = tmp_path / "gapped.ogg"
+        await converter.convert(source, audio)
+        return GappedAudio(converter=converter, audio=audio)

@@ -9,7 +9,7 @@ from datetime import datetime
 
 import attrs
 
-from transcriber_core.entities import STEP_STATES, FileRecord, Job, State
+from transcriber_core.entities import STEP_STATES, FileRecord, Job, JobPart, State
 from transcriber_core.errors import Conflict, FileNotFound, JobChanged, JobNotFound, LeaseLost
 
 
@@ -30,6 +30,8 @@ class MemoryJobRepository:
         self._files: dict[str, FileRecord] = {}
         #: dedup key -> id of the job that first used it.
         self._dedup: dict[str, str] = {}
+        #: job id -> part index -> part.
+        self._parts: dict[str, dict[int, JobPart]] = {}
         #: Names of the methods called so far, in order, for tests that need to look.
         self.calls: list[str] = []
 
@@ -39,6 +41,7 @@ class MemoryJobRepository:
             self._jobs.clear()
             self._files.clear()
             self._dedup.clear()
+            self._parts.clear()
             self.calls.clear()
 
     async def create(self, job: Job, files: Sequence[FileRecord] = ()) -> tuple[Job, bool]:
@@ -180,6 +183,28 @@ class MemoryJobRepository:
         with self._lock:
             self.calls.append("count_by_state")
             return dict(Counter(job.state for job in self._jobs.values()))
+
+    async def get_parts(self, job_id: str) -> list[JobPart]:
+        """The parts of a split job by index; empty for a job recognised whole."""
+        with self._lock:
+            self.calls.append("get_parts")
+            parts = self._parts.get(job_id, {})
+            return [parts[index] for index in sorted(parts)]
+
+    async def save_parts_if_held(
+        self, job_id: str, parts: Sequence[JobPart], *, acquisition_id: str
+    ) -> None:
+        """Write each part if the job is leased by ``acquisition_id``; else ``LeaseLost``."""
+        if any(part.job_id != job_id for part in parts):
+            raise ValueError("every part must belong to the job it is saved for")
+        with self._lock:
+            self.calls.append("save_parts_if_held")
+            stored = self._jobs.get(job_id)
+            if stored is None or stored.acquisition_id != acquisition_id:
+                raise LeaseLost()
+            kept = self._parts.setdefault(job_id, {})
+            for part in parts:
+                kept[part.index] = part
 
     async def close(self) -> None:
         """Nothing to release; the jobs stay readable for tests that look afterwards."""

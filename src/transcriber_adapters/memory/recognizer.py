@@ -7,9 +7,16 @@ from datetime import timedelta
 
 import attrs
 
-from transcriber_core.entities import FileRecord
-from transcriber_core.errors import RecognizerUnavailable, TranscriberError
-from transcriber_core.ports import CheckResult, Pending, Recognized, Rejected, Started
+from transcriber_core.entities import FileRecord, Word
+from transcriber_core.errors import RecognitionFailed, RecognizerUnavailable, TranscriberError
+from transcriber_core.ports import (
+    CheckResult,
+    Pending,
+    Recognized,
+    RecognizerLimits,
+    Rejected,
+    Started,
+)
 
 
 @attrs.define
@@ -20,6 +27,8 @@ class _Operation:
     text: str | None = None
     reject: str | None = None
     checks: int = 0
+    #: Seconds of the audio it was started on, to time the words; None when unknown.
+    duration: float | None = None
 
 
 class MemoryRecognizer:
@@ -29,7 +38,12 @@ class MemoryRecognizer:
     pipeline measured something real. With ``fail_with`` every operation
     ends rejected with that reason instead. ``finish_next`` and
     ``reject_next`` script the next operation; ``fail_next_start`` and
-    ``fail_next_check`` make a call raise.
+    ``fail_next_check`` make a call raise. Words are timed evenly over the
+    audio's duration when it is known.
+
+    It takes audio of any length unless ``max_seconds`` or ``max_bytes``
+    say otherwise (its ``limits``); longer audio is refused at ``start``,
+    naming the limit, as a real recognizer would (ADR 26).
     """
 
     def __init__(
@@ -38,9 +52,13 @@ class MemoryRecognizer:
         checks_before_done: int = 0,
         text: str | None = None,
         fail_with: str | None = None,
+        max_seconds: float | None = None,
+        max_bytes: int | None = None,
     ) -> None:
         if checks_before_done < 0:
             raise ValueError("checks_before_done must not be negative")
+        #: What one operation accepts.
+        self.limits = RecognizerLimits(max_seconds=max_seconds, max_bytes=max_bytes)
         self.checks_before_done = checks_before_done
         self.text = text
         self.fail_with = fail_with
@@ -78,6 +96,9 @@ class MemoryRecognizer:
         """Start an operation on ``audio``; the first check may come at once."""
         if self._start_failures:
             raise self._start_failures.pop(0)
+        refusal = self.limits.refusal(seconds=duration, size=audio.size)
+        if refusal is not None:
+            raise RecognitionFailed(refusal)
         operation_id = secrets.token_urlsafe(16)
         if self._scripts:
             operation = self._scripts.pop(0)
@@ -86,6 +107,7 @@ class MemoryRecognizer:
         else:
             text = self.text if self.text is not None else _describe(duration)
             operation = _Operation(pending_checks=self.checks_before_done, text=text)
+        operation.duration = duration
         self.operations[operation_id] = operation
         self.started.append(operation_id)
         return Started(operation_id=operation_id, advised_delay=timedelta(0))
@@ -103,7 +125,20 @@ class MemoryRecognizer:
             return Pending(retry_after=None)
         if operation.reject is not None:
             return Rejected(reason=operation.reject)
-        return Recognized(text=operation.text or "")
+        text = operation.text or ""
+        return Recognized(text=text, words=_timed(text, operation.duration))
+
+
+def _timed(text: str, duration: float | None) -> tuple[Word, ...]:
+    """The words of ``text`` spread evenly over ``duration`` seconds; none when it is unknown."""
+    words = text.split()
+    if duration is None or duration <= 0 or not words:
+        return ()
+    step = duration / len(words)
+    return tuple(
+        Word(text=word, start=index * step, end=(index + 0.5) * step)
+        for index, word in enumerate(words)
+    )
 
 
 def _describe(duration: float | None) -> str:

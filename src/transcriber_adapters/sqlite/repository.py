@@ -22,10 +22,13 @@ from transcriber_adapters.sqlite.statements import (
     GET_FILE_SQL,
     GET_JOB_BY_DEDUP_SQL,
     GET_JOB_SQL,
+    GET_PARTS_SQL,
     INSERT_JOB_SQL,
+    JOB_HELD_SQL,
     LIST_JOBS_IN_STATE_SQL,
     LIST_JOBS_SQL,
     PUT_FILE_SQL,
+    PUT_PART_SQL,
     READY_STATES_SQL,
     RENEW_SQL,
     SAVE_IF_HELD_SQL,
@@ -34,10 +37,12 @@ from transcriber_adapters.sqlite.statements import (
     file_params,
     job_from_row,
     job_params,
+    part_from_row,
+    part_params,
     state_of,
 )
 from transcriber_adapters.sqlite.times import to_db
-from transcriber_core.entities import FileRecord, Job, State
+from transcriber_core.entities import FileRecord, Job, JobPart, State
 from transcriber_core.errors import (
     FileNotFound,
     JobChanged,
@@ -126,6 +131,18 @@ class SqliteJobRepository(SqliteStore):
     async def count_by_state(self) -> dict[State, int]:
         """How many jobs are in each state; states with none are left out."""
         return await self._call(_count_by_state)
+
+    async def get_parts(self, job_id: str) -> list[JobPart]:
+        """The parts of a split job by index; empty for a job recognised whole."""
+        return await self._call(_get_parts, job_id)
+
+    async def save_parts_if_held(
+        self, job_id: str, parts: Sequence[JobPart], *, acquisition_id: str
+    ) -> None:
+        """Write each part in one transaction if the job is leased by ``acquisition_id``."""
+        if any(part.job_id != job_id for part in parts):
+            raise ValueError("every part must belong to the job it is saved for")
+        await self._call(_save_parts_if_held, job_id, tuple(parts), acquisition_id)
 
 
 # The operations below run on the connection thread; each takes the connection first.
@@ -231,6 +248,21 @@ def _list_jobs(conn: sqlite3.Connection, state: State | None, limit: int, offset
         params = {"state": state.value, "limit": limit, "offset": offset}
         cursor = conn.execute(LIST_JOBS_IN_STATE_SQL, params)
     return [job_from_row(row) for row in cursor]
+
+
+def _get_parts(conn: sqlite3.Connection, job_id: str) -> list[JobPart]:
+    return [part_from_row(row) for row in conn.execute(GET_PARTS_SQL, {"job_id": job_id})]
+
+
+def _save_parts_if_held(
+    conn: sqlite3.Connection, job_id: str, parts: tuple[JobPart, ...], acquisition_id: str
+) -> None:
+    # BEGIN IMMEDIATE holds the write lock from the lease test to the last
+    # part, so no acquire by another worker can commit in between.
+    with immediate(conn):
+        if conn.execute(JOB_HELD_SQL, {"id": job_id, "held_by": acquisition_id}).fetchone() is None:
+            raise LeaseLost()
+        conn.executemany(PUT_PART_SQL, [part_params(part) for part in parts])
 
 
 def _count_by_state(conn: sqlite3.Connection) -> dict[State, int]:

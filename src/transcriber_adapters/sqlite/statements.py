@@ -16,6 +16,7 @@ from transcriber_core.entities import (
     STEP_STATES,
     FileRecord,
     Job,
+    JobPart,
     Location,
     LoginFailures,
     Origin,
@@ -139,6 +140,34 @@ GET_FILE_SQL = f"SELECT {_FILE_LIST} FROM files WHERE id = :id"
 
 #: Remove a file record; parameter: ``id``.
 DELETE_FILE_SQL = "DELETE FROM files WHERE id = :id"
+
+#: Columns of ``job_parts`` in the order every statement selects them.
+PART_COLUMNS: tuple[str, ...] = (
+    "job_id",
+    "part_index",
+    "start_seconds",
+    "end_seconds",
+    "file_id",
+    "storage_file_id",
+    "operation_id",
+    "text",
+    "words",
+)
+_PART_LIST = ", ".join(PART_COLUMNS)
+
+#: The parts of one job by index; parameter: ``job_id``.
+GET_PARTS_SQL = f"SELECT {_PART_LIST} FROM job_parts WHERE job_id = :job_id ORDER BY part_index"
+
+#: Is the job leased by ``:held_by``; parameters: ``id``, ``held_by``. Read inside the
+#: ``BEGIN IMMEDIATE`` that writes the parts, so no acquire can commit in between.
+JOB_HELD_SQL = "SELECT 1 FROM jobs WHERE id = :id AND acquisition_id = :held_by"
+
+#: Insert a part or replace the one at its index; parameters: ``part_params``.
+PUT_PART_SQL = (
+    f"INSERT INTO job_parts ({_PART_LIST}) VALUES ({', '.join(f':{c}' for c in PART_COLUMNS)})"
+    " ON CONFLICT (job_id, part_index) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in PART_COLUMNS if c not in ("job_id", "part_index"))
+)
 
 #: The owner's password hash; no parameters. No row while no owner exists.
 GET_OWNER_HASH_SQL = "SELECT password_hash FROM owner WHERE id = 1"
@@ -320,6 +349,37 @@ def file_from_row(row: Sequence[Any]) -> FileRecord:
         size=size,
         extension=extension,
         created=from_db(created),
+    )
+
+
+def part_params(part: JobPart) -> dict[str, Any]:
+    """The named parameters of every ``job_parts`` column for ``part``."""
+    return {
+        "job_id": part.job_id,
+        "part_index": part.index,
+        "start_seconds": part.start,
+        "end_seconds": part.end,
+        "file_id": part.file_id,
+        "storage_file_id": part.storage_file_id,
+        "operation_id": part.operation_id,
+        "text": part.text,
+        "words": _words_to_db(part.words),
+    }
+
+
+def part_from_row(row: Sequence[Any]) -> JobPart:
+    """The part of a row selected as ``PART_COLUMNS``."""
+    job_id, index, start, end, file_id, storage_file_id, operation_id, text, words = row
+    return JobPart(
+        job_id=job_id,
+        index=index,
+        start=start,
+        end=end,
+        file_id=file_id,
+        storage_file_id=storage_file_id,
+        operation_id=operation_id,
+        text=text,
+        words=_words_from_db(words),
     )
 
 

@@ -7,7 +7,7 @@ import hmac
 import logging
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from starlette.exceptions import HTTPException
@@ -26,7 +26,7 @@ from transcriber_app.web.uploads import (
     received_digest,
     received_file,
 )
-from transcriber_core.entities import Job, Origin
+from transcriber_core.entities import Job, JobPart, Origin
 from transcriber_core.errors import DedupKeyReused, DiskFull, JobNotFound, TranscriberError
 from transcriber_core.intake import check_replay, submit
 
@@ -220,8 +220,8 @@ def accepted(job: Job, *, replayed: bool, headers: dict[str, str] | None = None)
     return JSONResponse({"job_id": job.id}, status_code=202, headers=answer)
 
 
-def status_body(job: Job) -> dict[str, Any]:
-    """The public view of a job: no file ids, no origin, no lease."""
+def status_body(job: Job, parts: Sequence[JobPart] = ()) -> dict[str, Any]:
+    """The public view of a job: no file ids, no origin, no lease; parts counted when split."""
     body: dict[str, Any] = {
         "job_id": job.id,
         "state": job.state.value,
@@ -236,6 +236,9 @@ def status_body(job: Job) -> dict[str, Any]:
         body["error"] = job.error
     if job.duration is not None:
         body["duration"] = job.duration
+    if parts:
+        body["parts_done"] = sum(part.done for part in parts)
+        body["parts_total"] = len(parts)
     return body
 
 
@@ -247,7 +250,8 @@ async def status(request: Request) -> Response:
         job = await runtime.services.repo.get(request.path_params["job_id"])
     except JobNotFound:
         raise ApiError(404, "job_not_found", "no job has this id") from None
-    return JSONResponse(status_body(job))
+    parts = await runtime.services.repo.get_parts(job.id)
+    return JSONResponse(status_body(job, parts))
 
 
 async def health(request: Request) -> Response:

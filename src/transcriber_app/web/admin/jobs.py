@@ -124,6 +124,7 @@ async def job_detail(request: Request) -> Response:
     context = {
         "job": job,
         "files": await _file_rows(services, job),
+        "parts": await services.repo.get_parts(job.id),
         "states": list(State),
         "revive_to": edits.revive_state(job),
         "lease_until": lease_until,
