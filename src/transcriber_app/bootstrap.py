@@ -15,13 +15,14 @@ from transcriber_adapters.datadir import claim as claim_data_dir
 from transcriber_adapters.ffmpeg import FfmpegConverter
 from transcriber_adapters.filesystem import FilesystemFileStore
 from transcriber_adapters.localdisk import clear_staging_dir
+from transcriber_adapters.media_header import HeaderProbe
 from transcriber_adapters.memory import MemoryRecognizer
 from transcriber_adapters.sqlite import SqliteConditionStore, SqliteJobRepository, SqliteOwnerStore
 from transcriber_adapters.system import RandomIds, SystemClock, host_name
 from transcriber_app.conditions import storage_is_short
 from transcriber_app.config import Config, ConfigError
 from transcriber_app.extras import require_for
-from transcriber_core.entities import Job
+from transcriber_core.entities import Job, State
 from transcriber_core.policy import DecodeLimits, Settings
 from transcriber_core.ports import (
     Clock,
@@ -98,7 +99,26 @@ def settings_from(config: Config) -> Settings:
         condition_max_age=max(
             Settings().condition_max_age, 4 * timedelta(seconds=queue.condition_pause_seconds)
         ),
+        express_bytes=config.workers.express_bytes,
+        express_duration=_seconds("[workers] express_seconds", config.workers.express_seconds),
     )
+
+
+def _seconds(key: str, value: float) -> timedelta:
+    try:
+        return timedelta(seconds=value)
+    except (OverflowError, ValueError):
+        raise ConfigError(f"{key}: too large") from None
+
+
+def concurrency_from(config: Config) -> dict[State, int]:
+    """Loops per step state from ``[workers]`` (SPEC §13); 0 runs none of that step here."""
+    workers = config.workers
+    return {
+        State.CONVERT: workers.convert,
+        State.RECOGNIZE: workers.recognize,
+        State.CHECK: workers.check,
+    }
 
 
 def decode_limits_from(config: Config) -> DecodeLimits:
@@ -173,6 +193,7 @@ async def build(
             recognizer=recognizer,
             recognizer_files=recognizer_files,
             conditions=conditions,
+            probe=HeaderProbe(),
             host=host_name() if host is None else host,
             notifier=notifier,
             clock=clock,
@@ -199,7 +220,7 @@ async def build(
     return Runtime(
         config=config,
         services=services,
-        workers=Workers(services),
+        workers=Workers(services, concurrency_from(config)),
         owners=owners,
         bot=polling,
         closers=closers,

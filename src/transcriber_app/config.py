@@ -137,6 +137,31 @@ class QueueConfig:
     condition_pause_seconds: float = 30.0
 
 
+def default_convert_loops() -> int:
+    """One convert loop per CPU this process may run on, at least 2 (one is the express lane)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(2, cpus)
+
+
+@attrs.frozen(kw_only=True)
+class WorkersConfig:
+    """How many loops of each step this process runs, and what rides the express lane (ADR 25)."""
+
+    #: Convert loops; 0: this process does not convert.
+    convert: int = attrs.field(factory=default_convert_loops)
+    #: Recognize loops (upload and start); 0: none here.
+    recognize: int = 4
+    #: Check loops; 0: none here.
+    check: int = 2
+    #: A recording of at most this many bytes may take the express lane.
+    express_bytes: int = 20 * 1024**2
+    #: ... and only when it lasts (or is not known to last more than) this long.
+    express_seconds: float = 600.0
+
+
 @attrs.frozen(kw_only=True)
 class ShutdownConfig:
     """How long a stopping service waits for running steps."""
@@ -159,6 +184,7 @@ class Config:
     s3: S3Config = S3Config()
     telegram: TelegramConfig = TelegramConfig()
     queue: QueueConfig = QueueConfig()
+    workers: WorkersConfig = attrs.field(factory=WorkersConfig)
     shutdown: ShutdownConfig = ShutdownConfig()
 
 
@@ -172,6 +198,7 @@ _SECTIONS: dict[str, type[Any]] = {
     "s3": attrs.resolve_types(S3Config),
     "telegram": attrs.resolve_types(TelegramConfig),
     "queue": attrs.resolve_types(QueueConfig),
+    "workers": attrs.resolve_types(WorkersConfig),
     "shutdown": attrs.resolve_types(ShutdownConfig),
 }
 
@@ -376,6 +403,14 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
         raise ConfigError("[queue] condition_pause_seconds: must be positive")
     if not 0 < queue.lease_renewal_seconds < queue.lease_seconds:
         raise ConfigError("[queue] lease_renewal_seconds: must be positive and below lease_seconds")
+    workers = config.workers
+    for key in ("convert", "recognize", "check"):
+        if getattr(workers, key) < 0:
+            raise ConfigError(f"[workers] {key}: must not be negative")
+    _check_positive(
+        ("[workers] express_bytes", workers.express_bytes),
+        ("[workers] express_seconds", workers.express_seconds),
+    )
     if config.shutdown.grace_seconds < 0:
         raise ConfigError("[shutdown] grace_seconds: must not be negative")
     if config.shutdown.hard_seconds < config.shutdown.grace_seconds:

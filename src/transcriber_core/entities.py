@@ -131,6 +131,8 @@ class Job:
     dedup_key: str | None = None
     #: SHA-256 (hex) of the bytes first received with ``dedup_key``; a retry must match it.
     upload_digest: str | None = None
+    #: Rides the express lane: small at intake and, once measured, no longer than its limit.
+    short: bool = False
     created: datetime
     updated: datetime
 

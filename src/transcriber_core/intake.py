@@ -8,6 +8,7 @@ from pathlib import Path
 from transcriber_core.entities import Job, Origin, State
 from transcriber_core.errors import DedupKeyReused
 from transcriber_core.notices import tell
+from transcriber_core.policy import is_short
 from transcriber_core.ports import Event
 from transcriber_core.services import Services
 
@@ -31,6 +32,7 @@ async def submit(
     raises ``DedupKeyReused`` (``check_replay``), also with nothing stored.
     ``source`` is gone either way.
     """
+    declared = None if services.probe is None else await services.probe.declared_duration(source)
     now = services.clock.now()
     record = await services.files.put(services.ids.new_id(), extension, source, now=now, move=True)
     job = Job(
@@ -40,6 +42,7 @@ async def submit(
         source_file_id=record.id,
         dedup_key=dedup_key,
         upload_digest=digest,
+        short=is_short(record.size, declared, services.settings),
         created=now,
         updated=now,
     )
@@ -64,6 +67,7 @@ async def submit(
             "origin": origin.kind.value,
             "extension": extension,
             "size": record.size,
+            "short": job.short,
         },
     )
     services.wakeup.notify(State.CONVERT)

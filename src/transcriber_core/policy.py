@@ -61,6 +61,11 @@ class Settings:
     #: A condition no worker has run into for this long no longer holds.
     condition_max_age: timedelta = timedelta(minutes=5)
 
+    #: A recording of at most this many bytes may ride the express lane (SPEC §13).
+    express_bytes: int = 20 * 1024**2
+    #: ... and only while it is known to last no longer than this.
+    express_duration: timedelta = timedelta(minutes=10)
+
     def __attrs_post_init__(self) -> None:
         if self.max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
@@ -73,6 +78,8 @@ class Settings:
         if self.condition_max_age <= self.condition_pause:
             # A condition that still holds is seen at every pause; it must not age out in between.
             raise ValueError("condition_max_age must be longer than condition_pause")
+        if self.express_bytes <= 0 or self.express_duration <= timedelta(0):
+            raise ValueError("express_bytes and express_duration must be positive")
 
     def ceiling(self, state: State) -> timedelta:
         """How long the step of ``state`` may run before the attempt fails."""
@@ -133,6 +140,26 @@ class DecodeLimits:
 
 
 DEFAULT_DECODE_LIMITS = DecodeLimits()
+
+
+def is_short(size: int, duration: float | None, settings: Settings = DEFAULT_SETTINGS) -> bool:
+    """True when a recording of ``size`` bytes and ``duration`` seconds rides the express lane.
+
+    An unknown duration does not keep a small recording out: the convert step
+    measures it and takes the mark away from one that proves long (ADR 25).
+    """
+    if size > settings.express_bytes:
+        return False
+    return duration is None or duration <= settings.express_duration.total_seconds()
+
+
+def is_express_loop(index: int, loops: int) -> bool:
+    """True for the loop (0-based ``index`` of a step's ``loops``) that serves only short jobs.
+
+    One loop of a step with two or more; a lone loop takes every job, so
+    nothing waits for a lane that does not run.
+    """
+    return loops >= 2 and index == 0
 
 
 def retry_pause(attempts: int, settings: Settings = DEFAULT_SETTINGS) -> timedelta:

@@ -66,15 +66,33 @@ class JobRepository(Protocol):
         ...
 
     async def acquire(
-        self, state: State, *, acquisition_id: str, now: datetime, lease_cutoff: datetime
+        self,
+        state: State,
+        *,
+        acquisition_id: str,
+        now: datetime,
+        lease_cutoff: datetime,
+        short_only: bool = False,
     ) -> Job | None:
         """Atomically lease the oldest eligible job in ``state``; None when there is no work.
 
         Eligible: ``delay_time`` null or not after ``now``, and no lease, or
-        one whose ``acquire_time`` is not after ``lease_cutoff``. Order:
-        ``created``, then ``id``. Sets the acquisition id, ``acquire_time`` and
-        ``updated`` to ``now`` and adds one to ``attempts``. A terminal
-        ``state`` is refused with ``ValueError``.
+        one whose ``acquire_time`` is not after ``lease_cutoff``; with
+        ``short_only``, also ``short`` (the express lane). Order: ``created``,
+        then ``id``. Sets the acquisition id, ``acquire_time`` and ``updated``
+        to ``now`` and adds one to ``attempts``. A terminal ``state`` is
+        refused with ``ValueError``.
+        """
+        ...
+
+    async def queue_position(self, job_id: str, *, lease_cutoff: datetime) -> int | None:
+        """How many jobs wait ahead of this one in its step and lane; None when it is not waiting.
+
+        Ahead: same state, before it in ``created, id`` order, and not under a
+        live lease (``acquisition_id`` null or ``acquire_time`` not after
+        ``lease_cutoff``). A short job counts only short jobs (its express
+        lane); any other job counts every job. None for a job in a terminal
+        state or under a live lease (it is running). Raises ``JobNotFound``.
         """
         ...
 
@@ -277,6 +295,18 @@ class FileStore(Protocol):
 
     async def exists(self, record: FileRecord) -> bool:
         """True when the file's bytes are in the store."""
+        ...
+
+
+class DurationProbe(Protocol):
+    """Reads how long a recording says it lasts, cheaply, before anything decodes it."""
+
+    async def declared_duration(self, path: Path) -> float | None:
+        """Seconds the container's header declares; None when it does not say or cannot be read.
+
+        Never decodes and never raises for a bad file: the answer is the
+        sender's claim, only used to pick a lane (ADR 25).
+        """
         ...
 
 

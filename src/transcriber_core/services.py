@@ -9,6 +9,7 @@ from transcriber_core.ports import (
     Clock,
     ConditionStore,
     Converter,
+    DurationProbe,
     FileStore,
     IdSource,
     JobRepository,
@@ -34,6 +35,8 @@ class Services:
     recognizer_files: FileStore | None = None
     #: Where workers note the service's own faults for ``/health``; None: they are only logged.
     conditions: ConditionStore | None = None
+    #: Reads a recording's declared duration at intake, for its lane; None: bytes alone decide.
+    probe: DurationProbe | None = None
     #: This host's name: the scope of conditions about its own disk.
     host: str = ""
     settings: Settings = DEFAULT_SETTINGS

@@ -7,7 +7,10 @@ by ``transition``. It raises ``PermanentError`` to fail the job and
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 from transcriber_core.entities import FileRecord, Job, State
 from transcriber_core.errors import FileNotFound, MissingFile, RecognitionFailed
@@ -18,6 +21,8 @@ from transcriber_core.ports import Pending, Recognized, Rejected
 from transcriber_core.services import Services
 from transcriber_core.splitting import part_length
 from transcriber_core.transitions import transition
+
+log = logging.getLogger("transcriber.steps")
 
 #: Role names of the files steps make; see ``derived_file_id``.
 CONVERTED = "converted"
@@ -37,13 +42,25 @@ async def load_file(services: Services, file_id: str | None, what: str) -> FileR
 
 
 async def convert(job: Job, services: Services) -> Job:
-    """Convert the recording to mono Ogg/Opus and measure its duration."""
+    """Convert the recording to mono Ogg/Opus and measure its duration.
+
+    A short job that decodes past the express limit is stopped there and
+    handed back as long (ADR 25): a tiny file that decodes to hours must
+    not hold the express lane while it converts.
+    """
     source = await load_file(services, job.source_file_id, "source")
     files = services.files
     extension = services.converter.output_extension
+    limit = services.settings.express_duration.total_seconds()
     try:
         async with files.working_copy(source) as path, files.staging(extension) as target:
-            duration = await services.converter.convert(path, target)
+            if job.short:
+                duration = await _convert_within(services, path, target, limit)
+                if duration is None:
+                    log.info("job.lane_long", extra={"job_id": job.id, "limit_seconds": limit})
+                    return transition(job, State.CONVERT, now=services.clock.now(), short=False)
+            else:
+                duration = await services.converter.convert(path, target)
             record = await files.put(
                 derived_file_id(job.id, CONVERTED),
                 extension,
@@ -62,7 +79,36 @@ async def convert(job: Job, services: Services) -> Job:
         now=services.clock.now(),
         converted_file_id=record.id,
         duration=duration,
+        short=job.short and duration <= limit,
     )
+
+
+async def _convert_within(
+    services: Services, source: Path, target: Path, limit: float
+) -> float | None:
+    """Convert, but stop as soon as the output passes ``limit`` seconds; None when it did."""
+    passed = asyncio.Event()
+
+    def watch(seconds: float) -> None:
+        if seconds > limit:
+            passed.set()
+
+    converting = asyncio.ensure_future(
+        services.converter.convert(source, target, on_progress=watch)
+    )
+    stopping = asyncio.ensure_future(passed.wait())
+    try:
+        await asyncio.wait({converting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (converting, stopping):
+            if not task.done():
+                task.cancel()
+        # The converter kills its process when cancelled; wait for that before going on.
+        await asyncio.gather(converting, stopping, return_exceptions=True)
+    if converting.cancelled():
+        return None
+    # Finished (or failed) before the watch could stop it: its own answer stands.
+    return converting.result()
 
 
 async def recognize(job: Job, services: Services) -> Job:

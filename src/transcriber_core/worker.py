@@ -29,6 +29,7 @@ from transcriber_core.policy import (
     condition_scope,
     conditions_cleared_by,
     is_exhausted,
+    is_express_loop,
     lease_cutoff,
     retry_pause,
 )
@@ -51,8 +52,12 @@ class Lease:
     acquisition_id: str
 
 
-async def acquire_next(services: Services, state: State) -> Lease | None:
+async def acquire_next(
+    services: Services, state: State, *, short_only: bool = False
+) -> Lease | None:
     """Lease the next live job in ``state``; jobs past the attempt limit are marked dead on the way.
+
+    ``short_only`` is the express lane: only jobs marked short (ADR 25).
 
     The limit is not in the acquire filter, so a job never leaves the queue
     without a state: the acquirer that receives it moves it to ``dead``,
@@ -67,6 +72,7 @@ async def acquire_next(services: Services, state: State) -> Lease | None:
             acquisition_id=acquisition_id,
             now=now,
             lease_cutoff=lease_cutoff(now, settings),
+            short_only=short_only,
         )
         if job is None:
             return None
@@ -264,11 +270,20 @@ async def _save_then_announce(services: Services, job: Job, acquisition_id: str)
 
 
 class Workers:
-    """The worker loops of one process and the poller that wakes them."""
+    """The worker loops of one process and the poller that wakes them.
+
+    ``concurrency`` says how many loops each step state gets (0 or absent:
+    none here). Of a state's loops, when it has two or more, the first is
+    the express lane and takes only short jobs; the others take any job in
+    queue order, so a long job is never passed over by them (ADR 25).
+    """
 
     def __init__(self, services: Services, concurrency: Mapping[State, int] | None = None) -> None:
         self.services = services
         self.concurrency = dict(concurrency or dict.fromkeys(STEP_STATES, 1))
+        for state, count in self.concurrency.items():
+            if state not in STEP_STATES or count < 0:
+                raise ValueError(f"no {count} loops can work on {state.value}")
         self._stopping = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._poller: asyncio.Task[None] | None = None
@@ -280,8 +295,14 @@ class Workers:
         self._poller = asyncio.create_task(self._poll(), name="transcriber-poller")
         for state, count in self.concurrency.items():
             for index in range(count):
-                name = f"transcriber-{state.value}-{index}"
-                self._tasks.append(asyncio.create_task(self._loop(state), name=name))
+                express = is_express_loop(index, count)
+                lane = "express" if express else str(index)
+                self._tasks.append(
+                    asyncio.create_task(
+                        self._loop(state, short_only=express),
+                        name=f"transcriber-{state.value}-{lane}",
+                    )
+                )
 
     def stop_intake(self) -> None:
         """Take no more jobs; running steps go on."""
@@ -307,13 +328,13 @@ class Workers:
             await asyncio.gather(self._poller, return_exceptions=True)
         self._tasks.clear()
 
-    async def _loop(self, state: State) -> None:
+    async def _loop(self, state: State, *, short_only: bool = False) -> None:
         services = self.services
         idle = services.settings.idle_poll_interval.total_seconds()
         while not self._stopping.is_set():
             token = services.wakeup.token(state)
             try:
-                lease = await acquire_next(services, state)
+                lease = await acquire_next(services, state, short_only=short_only)
             except Exception as exc:  # noqa: BLE001 - a broken database must not end the loop
                 log.warning(
                     "acquire.error", extra={"state": state.value, "error_type": type(exc).__name__}

@@ -76,9 +76,15 @@ class MemoryJobRepository:
                 raise JobNotFound() from None
 
     async def acquire(
-        self, state: State, *, acquisition_id: str, now: datetime, lease_cutoff: datetime
+        self,
+        state: State,
+        *,
+        acquisition_id: str,
+        now: datetime,
+        lease_cutoff: datetime,
+        short_only: bool = False,
     ) -> Job | None:
-        """Lease the oldest eligible job in ``state``; None when there is no work.
+        """Lease the oldest eligible job in ``state`` (only short ones with ``short_only``).
 
         A terminal ``state`` is refused with ``ValueError``: no job there may get a lease.
         """
@@ -89,7 +95,9 @@ class MemoryJobRepository:
             candidates = [
                 job
                 for job in self._jobs.values()
-                if job.state == state and _eligible(job, now, lease_cutoff)
+                if job.state == state
+                and (job.short or not short_only)
+                and _eligible(job, now, lease_cutoff)
             ]
             if not candidates:
                 return None
@@ -103,6 +111,24 @@ class MemoryJobRepository:
             )
             self._jobs[leased.id] = leased
             return leased
+
+    async def queue_position(self, job_id: str, *, lease_cutoff: datetime) -> int | None:
+        """Jobs waiting ahead of this one in its step and lane; None when it is not waiting."""
+        with self._lock:
+            self.calls.append("queue_position")
+            job = self._jobs.get(job_id)
+            if job is None:
+                raise JobNotFound()
+            if job.state not in STEP_STATES or _leased(job, lease_cutoff):
+                return None
+            return sum(
+                1
+                for other in self._jobs.values()
+                if other.state == job.state
+                and (other.short or not job.short)
+                and (other.created, other.id) < (job.created, job.id)
+                and not _leased(other, lease_cutoff)
+            )
 
     async def renew(self, job_id: str, *, acquisition_id: str, now: datetime) -> None:
         """Move the lease's ``acquire_time`` to ``now``; raises ``LeaseLost`` if not held."""
@@ -231,3 +257,12 @@ def _eligible(job: Job, now: datetime, lease_cutoff: datetime) -> bool:
     if job.acquisition_id is None:
         return True
     return job.acquire_time is not None and job.acquire_time <= lease_cutoff
+
+
+def _leased(job: Job, lease_cutoff: datetime) -> bool:
+    """True while a worker holds ``job``: a lease taken or renewed after the cutoff."""
+    return (
+        job.acquisition_id is not None
+        and job.acquire_time is not None
+        and job.acquire_time > lease_cutoff
+    )

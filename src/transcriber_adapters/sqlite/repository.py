@@ -16,6 +16,7 @@ from typing import TypeVar
 from transcriber_adapters.sqlite.connection import SqliteStore
 from transcriber_adapters.sqlite.schema import immediate
 from transcriber_adapters.sqlite.statements import (
+    ACQUIRE_SHORT_SQL,
     ACQUIRE_SQL,
     COUNT_BY_STATE_SQL,
     DELETE_FILE_SQL,
@@ -29,6 +30,7 @@ from transcriber_adapters.sqlite.statements import (
     LIST_JOBS_SQL,
     PUT_FILE_SQL,
     PUT_PART_SQL,
+    QUEUE_POSITION_SQL,
     READY_STATES_SQL,
     RENEW_SQL,
     SAVE_IF_HELD_SQL,
@@ -80,15 +82,33 @@ class SqliteJobRepository(SqliteStore):
         return await self._call(_find_by_dedup_key, dedup_key)
 
     async def acquire(
-        self, state: State, *, acquisition_id: str, now: datetime, lease_cutoff: datetime
+        self,
+        state: State,
+        *,
+        acquisition_id: str,
+        now: datetime,
+        lease_cutoff: datetime,
+        short_only: bool = False,
     ) -> Job | None:
         """Lease the oldest eligible job in ``state`` with ``ACQUIRE_SQL``; None when no work.
 
-        A terminal ``state`` is refused with ``ValueError``: no job there may get a lease.
+        ``short_only`` uses ``ACQUIRE_SHORT_SQL``, the express lane. A terminal
+        ``state`` is refused with ``ValueError``: no job there may get a lease.
         """
         if state.is_terminal:
             raise ValueError(f"jobs in the terminal state {state.value} are never acquired")
-        return await self._call(_acquire, state, acquisition_id, now, lease_cutoff)
+        sql = ACQUIRE_SHORT_SQL if short_only else ACQUIRE_SQL
+        params = {
+            "state": state.value,
+            "acquisition_id": acquisition_id,
+            "now": to_db(now),
+            "lease_cutoff": to_db(lease_cutoff),
+        }
+        return await self._call(_acquire, sql, params)
+
+    async def queue_position(self, job_id: str, *, lease_cutoff: datetime) -> int | None:
+        """Jobs waiting ahead of it in its step and lane, in one query; None when not waiting."""
+        return await self._call(_queue_position, job_id, lease_cutoff)
 
     async def renew(self, job_id: str, *, acquisition_id: str, now: datetime) -> None:
         """Move the lease's ``acquire_time`` to ``now``; raises ``LeaseLost`` if not held."""
@@ -173,23 +193,20 @@ def _get(conn: sqlite3.Connection, job_id: str) -> Job:
     return job_from_row(rows[0])
 
 
-def _acquire(
-    conn: sqlite3.Connection,
-    state: State,
-    acquisition_id: str,
-    now: datetime,
-    lease_cutoff: datetime,
-) -> Job | None:
-    params = {
-        "state": state.value,
-        "acquisition_id": acquisition_id,
-        "now": to_db(now),
-        "lease_cutoff": to_db(lease_cutoff),
-    }
+def _acquire(conn: sqlite3.Connection, sql: str, params: dict[str, Any]) -> Job | None:
     # fetchall steps the statement to its end, which commits it: a half-read
     # RETURNING cursor would keep the write lock.
-    rows = conn.execute(ACQUIRE_SQL, params).fetchall()
+    rows = conn.execute(sql, params).fetchall()
     return job_from_row(rows[0]) if rows else None
+
+
+def _queue_position(conn: sqlite3.Connection, job_id: str, lease_cutoff: datetime) -> int | None:
+    params = {"id": job_id, "lease_cutoff": to_db(lease_cutoff)}
+    rows = conn.execute(QUEUE_POSITION_SQL, params).fetchall()
+    if not rows:
+        raise JobNotFound()
+    position: int | None = rows[0][0]
+    return position
 
 
 def _renew(conn: sqlite3.Connection, job_id: str, acquisition_id: str, now: datetime) -> None:

@@ -47,6 +47,7 @@ JOB_COLUMNS: tuple[str, ...] = (
     "delay_time",
     "dedup_key",
     "upload_digest",
+    "short",
     "created",
     "updated",
 )
@@ -79,6 +80,33 @@ ACQUIRE_SQL = (
     f"SELECT id FROM jobs WHERE state = :state AND {_ELIGIBLE}"
     " ORDER BY created, id LIMIT 1"
     f") RETURNING {_JOB_LIST}"
+)
+
+#: ``ACQUIRE_SQL`` for the express lane: only short jobs, walked in the
+#: ``jobs_state_short_created`` index. Same parameters, same one statement,
+#: so the same reasoning holds: no second check is needed.
+ACQUIRE_SHORT_SQL = (
+    "UPDATE jobs"
+    " SET acquisition_id = :acquisition_id, acquire_time = :now,"
+    " attempts = attempts + 1, updated = :now"
+    " WHERE id = ("
+    f"SELECT id FROM jobs WHERE state = :state AND short = 1 AND {_ELIGIBLE}"
+    " ORDER BY created, id LIMIT 1"
+    f") RETURNING {_JOB_LIST}"
+)
+
+#: Jobs waiting ahead of one job in its state and lane (``queue_position``); parameters:
+#: ``id``, ``lease_cutoff``. No row when the job does not exist; NULL when it is not
+#: waiting (terminal, or under a live lease). A short job counts short jobs only.
+QUEUE_POSITION_SQL = (
+    "SELECT CASE WHEN me.state NOT IN ("
+    + ", ".join(f"'{state.value}'" for state in STEP_STATES)
+    + ") OR (me.acquisition_id IS NOT NULL AND me.acquire_time > :lease_cutoff) THEN NULL"
+    " ELSE (SELECT count(*) FROM jobs AS other"
+    " WHERE other.state = me.state AND (me.short = 0 OR other.short = 1)"
+    " AND (other.created, other.id) < (me.created, me.id)"
+    " AND (other.acquisition_id IS NULL OR other.acquire_time <= :lease_cutoff))"
+    " END FROM jobs AS me WHERE me.id = :id"
 )
 
 #: Write every field of a job still leased by ``:held_by``; parameters: every
@@ -268,6 +296,7 @@ def job_params(job: Job) -> dict[str, Any]:
         "delay_time": None if delay_time is None else to_db(delay_time),
         "dedup_key": job.dedup_key,
         "upload_digest": job.upload_digest,
+        "short": int(job.short),
         "created": to_db(job.created),
         "updated": to_db(job.updated),
     }
@@ -295,6 +324,7 @@ def job_from_row(row: Sequence[Any]) -> Job:
         delay_time,
         dedup_key,
         upload_digest,
+        short,
         created,
         updated,
     ) = row
@@ -322,6 +352,7 @@ def job_from_row(row: Sequence[Any]) -> Job:
         delay_time=None if delay_time is None else from_db(delay_time),
         dedup_key=dedup_key,
         upload_digest=upload_digest,
+        short=bool(short),
         created=from_db(created),
         updated=from_db(updated),
     )
