@@ -86,6 +86,7 @@ async def acquire(
     *,
     now: datetime = NOW,
     acquisition_id: str | None = None,
+    short_only: bool = False,
 ) -> Job | None:
     """Ask for work the way a worker does: ``now`` and a cutoff one lease earlier."""
     return await repo.acquire(
@@ -93,6 +94,7 @@ async def acquire(
         acquisition_id=acquisition_id or new_id("lease-"),
         now=now,
         lease_cutoff=now - LEASE,
+        short_only=short_only,
     )
 
 
@@ -136,6 +138,7 @@ class JobRepositoryContract:
             delay_time=T0 + timedelta(seconds=10, microseconds=999999),
             dedup_key="tg:42:AgADxyz",
             upload_digest=DIGEST,
+            short=True,
             created=T0,
             updated=T0 + timedelta(microseconds=7),
         )
@@ -431,6 +434,103 @@ class JobRepositoryContract:
         stored_job = await repo.get(job.id)
         assert stored_job.acquisition_id == winners[0].acquisition_id
         assert stored_job.attempts == 1
+
+    # -- the express lane (SPEC §13) ------------------------------------------
+
+    async def test_express_acquire_takes_only_short_jobs(self, repo: JobRepository) -> None:
+        """The express lane passes over an older long job and leases the oldest short one."""
+        long_job = make_job(created=T0)
+        later_short = make_job(created=T0 + timedelta(seconds=2), short=True)
+        short = make_job(created=T0 + timedelta(seconds=1), short=True)
+        await stored(repo, long_job, later_short, short)
+        first = await acquire(repo, short_only=True)
+        second = await acquire(repo, short_only=True)
+        assert first is not None
+        assert second is not None
+        assert [first.id, second.id] == [short.id, later_short.id]
+        assert await acquire(repo, short_only=True) is None
+        assert (await repo.get(long_job.id)).acquisition_id is None
+
+    async def test_general_acquire_takes_any_job_in_queue_order(self, repo: JobRepository) -> None:
+        """The general lanes take short and long alike, oldest first: a long job is never skipped."""
+        short = make_job(created=T0 + timedelta(seconds=1), short=True)
+        long_job = make_job(created=T0)
+        await stored(repo, short, long_job)
+        first, second = await acquire(repo), await acquire(repo)
+        assert first is not None
+        assert second is not None
+        assert [first.id, second.id] == [long_job.id, short.id]
+
+    async def test_express_acquire_keeps_eligibility(self, repo: JobRepository) -> None:
+        """Short jobs that are delayed, leased or in another state are not taken by the lane."""
+        delayed = make_job(short=True, delay_time=NOW + timedelta(seconds=1))
+        elsewhere = make_job(short=True, state=State.RECOGNIZE)
+        leased = make_job(short=True, created=T0 + timedelta(seconds=1))
+        await stored(repo, delayed, elsewhere, leased)
+        assert await acquire(repo, short_only=True) is not None
+        assert await acquire(repo, short_only=True) is None
+
+    async def test_the_short_mark_is_saved(self, repo: JobRepository) -> None:
+        """A step that takes the mark away (convert measured a long recording) saves it."""
+        await repo.create(make_job(short=True))
+        leased = await acquire(repo, acquisition_id="lease-short")
+        assert leased is not None
+        longer = transition(leased, State.RECOGNIZE, now=NOW, short=False)
+        await repo.save_if_held(longer, acquisition_id="lease-short")
+        assert (await repo.get(leased.id)).short is False
+        assert await acquire(repo, State.RECOGNIZE, short_only=True) is None
+
+    # -- queue_position ----------------------------------------------------------
+
+    async def test_queue_position_counts_the_jobs_ahead(self, repo: JobRepository) -> None:
+        """A long job counts every waiting job ahead of it in its state, in queue order."""
+        jobs = [make_job(created=T0 + timedelta(seconds=n), short=n == 1) for n in range(3)]
+        other_state = make_job(created=T0 - timedelta(seconds=1), state=State.CHECK)
+        await stored(repo, *jobs, other_state)
+        positions = [await repo.queue_position(job.id, lease_cutoff=NOW - LEASE) for job in jobs]
+        assert positions == [0, 0, 2]
+
+    async def test_queue_position_of_a_short_job_counts_its_lane(self, repo: JobRepository) -> None:
+        """A short job waits only behind short jobs: the express loop passes the long ones."""
+        early_short = make_job(created=T0, short=True)
+        long_jobs = [make_job(created=T0 + timedelta(seconds=n)) for n in (1, 2)]
+        short = make_job(created=T0 + timedelta(seconds=3), short=True)
+        await stored(repo, early_short, *long_jobs, short)
+        assert await repo.queue_position(short.id, lease_cutoff=NOW - LEASE) == 1
+
+    async def test_queue_position_ties_break_by_id(self, repo: JobRepository) -> None:
+        """Two jobs created at the same instant: the smaller id is ahead."""
+        first = make_job(id=new_id("a-"))
+        second = make_job(id=new_id("b-"))
+        await stored(repo, second, first)
+        assert await repo.queue_position(first.id, lease_cutoff=NOW - LEASE) == 0
+        assert await repo.queue_position(second.id, lease_cutoff=NOW - LEASE) == 1
+
+    async def test_running_jobs_are_not_ahead(self, repo: JobRepository) -> None:
+        """A job under a live lease is running: not counted ahead, and has no position itself."""
+        running = make_job(created=T0)
+        waiting = make_job(created=T0 + timedelta(seconds=1))
+        await stored(repo, running, waiting)
+        assert await acquire(repo) is not None
+        cutoff = NOW - LEASE
+        assert await repo.queue_position(running.id, lease_cutoff=cutoff) is None
+        assert await repo.queue_position(waiting.id, lease_cutoff=cutoff) == 0
+        # Once that lease has expired the job waits again, ahead of the other.
+        assert await repo.queue_position(waiting.id, lease_cutoff=NOW) == 1
+
+    @pytest.mark.parametrize("state", sorted(TERMINAL_STATES))
+    async def test_an_ended_job_has_no_queue_position(
+        self, repo: JobRepository, state: State
+    ) -> None:
+        """A job in a terminal state waits for nothing."""
+        job = make_job(state=state)
+        await repo.create(job)
+        assert await repo.queue_position(job.id, lease_cutoff=NOW - LEASE) is None
+
+    async def test_queue_position_of_an_unknown_job(self, repo: JobRepository) -> None:
+        """An id no job has raises JobNotFound, like get."""
+        with pytest.raises(JobNotFound):
+            await repo.queue_position(new_id(), lease_cutoff=NOW - LEASE)
 
     # -- renew ---------------------------------------------------------------
 

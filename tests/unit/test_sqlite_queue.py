@@ -27,7 +27,7 @@ from transcriber_adapters.sqlite import (
     to_db,
 )
 from transcriber_adapters.sqlite.schema import Migration
-from transcriber_adapters.sqlite.statements import INSERT_JOB_SQL
+from transcriber_adapters.sqlite.statements import ACQUIRE_SHORT_SQL, INSERT_JOB_SQL
 from transcriber_core.entities import FileRecord, Job, Location, Origin, State, Word
 from transcriber_core.errors import Conflict, FileNotFound, RepositoryUnavailable
 
@@ -63,11 +63,15 @@ def make_job(job_id: str, *, created: datetime = T0, **changes: Any) -> Job:
 
 
 async def acquire(
-    repo: SqliteJobRepository, acquisition_id: str, now: datetime = NOW
+    repo: SqliteJobRepository, acquisition_id: str, now: datetime = NOW, *, short_only: bool = False
 ) -> Job | None:
-    """Ask for convert work the way a worker does."""
+    """Ask for convert work the way a worker does (``short_only``: the express lane's)."""
     return await repo.acquire(
-        State.CONVERT, acquisition_id=acquisition_id, now=now, lease_cutoff=now - LEASE
+        State.CONVERT,
+        acquisition_id=acquisition_id,
+        now=now,
+        lease_cutoff=now - LEASE,
+        short_only=short_only,
     )
 
 
@@ -324,6 +328,34 @@ async def test_acquire_time_set_back_hands_the_job_out_again(
     assert (again.acquisition_id, again.attempts) == ("lease-2", 2)
 
 
+async def test_express_acquire_walks_its_own_index(
+    repo: SqliteJobRepository, db_path: Path
+) -> None:
+    """The express lane's pick is a search of (state, short, created, id), not a scan."""
+    with raw(db_path) as conn:
+        params = {"state": "convert", "acquisition_id": "x", "now": 0, "lease_cutoff": 0}
+        plan = conn.execute(f"EXPLAIN QUERY PLAN {ACQUIRE_SHORT_SQL}", params).fetchall()
+    details = " ".join(row[-1] for row in plan)
+    assert "USING INDEX jobs_state_short_created (state=? AND short=?)" in details
+
+
+async def test_jobs_from_before_the_lanes_are_long(db_path: Path) -> None:
+    """A job stored before migration 0007 keeps its place in the general lane, not the express."""
+    before = [m for m in shipped_migrations() if m.version < 7]
+    with raw(db_path) as conn:
+        migrate(conn, now=T0, migrations=before)
+        row = {c: v for c, v in job_params(make_job("old")).items() if c != "short"}
+        names, values = ", ".join(row), ", ".join(f":{c}" for c in row)
+        conn.execute(f"INSERT INTO jobs ({names}) VALUES ({values})", row)
+    repo = await SqliteJobRepository.open(db_path)
+    try:
+        assert (await repo.get("old")).short is False
+        assert await acquire(repo, "lease-1", short_only=True) is None
+        assert await acquire(repo, "lease-2") is not None
+    finally:
+        await repo.close()
+
+
 # -- races between real threads ------------------------------------------------------
 
 
@@ -331,7 +363,10 @@ def _race_rounds(path: Path, name: str, rounds: int, barrier: Any) -> list[str |
     """One acquirer with its own repository and event loop: one acquire per round.
 
     ``barrier`` is a threading or multiprocessing barrier; both have ``wait()``.
+    Acquirers with an even index are express loops (``short_only``), the
+    others general ones: both statements race for the same short job.
     """
+    short_only = int(name.rsplit("-", 1)[1]) % 2 == 0
 
     async def run() -> list[str | None]:
         repo = await SqliteJobRepository.open(path)
@@ -339,7 +374,7 @@ def _race_rounds(path: Path, name: str, rounds: int, barrier: Any) -> list[str |
         try:
             for round_ in range(rounds):
                 barrier.wait()
-                job = await acquire(repo, f"{name}-{round_}")
+                job = await acquire(repo, f"{name}-{round_}", short_only=short_only)
                 won.append(None if job is None else job.id)
                 barrier.wait()
         finally:
@@ -361,7 +396,7 @@ def _run_rounds(rounds: int, wait: Callable[[], object], conn: sqlite3.Connectio
     job_ids = []
     for round_ in range(rounds):
         job_id = f"job-{round_:05d}"
-        insert(conn, make_job(job_id, created=T0 + round_ * MICROSECOND))
+        insert(conn, make_job(job_id, created=T0 + round_ * MICROSECOND, short=True))
         job_ids.append(job_id)
         wait()
         wait()
@@ -383,7 +418,7 @@ def _assert_one_winner_per_round(
 @pytest.mark.slow
 @pytest.mark.parametrize(("acquirers", "rounds"), [(3, 1000), (16, 400)])
 def test_threads_racing_never_share_a_job(db_path: Path, acquirers: int, rounds: int) -> None:
-    """Acquirers on their own connections in real threads: each round exactly one wins."""
+    """Express and general acquirers in real threads, own connections: each round one wins."""
     with raw(db_path) as conn:
         migrate(conn, now=T0)
     barrier = threading.Barrier(acquirers + 1, timeout=SYNC_TIMEOUT)
@@ -423,7 +458,7 @@ def _race_in_process(
 @pytest.mark.slow
 @pytest.mark.parametrize(("acquirers", "rounds"), [(3, 300), (16, 120)])
 def test_processes_racing_never_share_a_job(db_path: Path, acquirers: int, rounds: int) -> None:
-    """Acquirers in separate processes on one file (WAL, busy timeout): each round one wins."""
+    """Express and general acquirers in processes on one file: each round exactly one wins."""
     with raw(db_path) as conn:
         migrate(conn, now=T0)
     context = multiprocessing.get_context("spawn")
