@@ -6,6 +6,7 @@ from pathlib import Path
 
 from transcriber_adapters.ffmpeg import FfmpegConverter
 from transcriber_adapters.filesystem import FilesystemFileStore
+from transcriber_adapters.media_header import HeaderProbe
 from transcriber_adapters.memory import (
     ManualClock,
     MemoryConditionStore,
@@ -25,6 +26,7 @@ from transcriber_core.ports import (
     Clock,
     ConditionStore,
     Converter,
+    DurationProbe,
     FileStore,
     IdSource,
     JobRepository,
@@ -54,4 +56,5 @@ def check(
     ids: list[IdSource] = [RandomIds()]
     owners: list[OwnerStore] = [MemoryOwnerStore(), sqlite_owners]
     conditions: list[ConditionStore] = [MemoryConditionStore(), sqlite_conditions]
-    del conditions, owners, repos, stores, converters, recognizers, notifiers, clocks, ids
+    probes: list[DurationProbe] = [HeaderProbe()]
+    del probes, conditions, owners, repos, stores, converters, recognizers, notifiers, clocks, ids
