@@ -100,15 +100,8 @@ def settings_from(config: Config) -> Settings:
             Settings().condition_max_age, 4 * timedelta(seconds=queue.condition_pause_seconds)
         ),
         express_bytes=config.workers.express_bytes,
-        express_duration=_seconds("[workers] express_seconds", config.workers.express_seconds),
+        express_duration=timedelta(seconds=config.workers.express_seconds),
     )
-
-
-def _seconds(key: str, value: float) -> timedelta:
-    try:
-        return timedelta(seconds=value)
-    except (OverflowError, ValueError):
-        raise ConfigError(f"{key}: too large") from None
 
 
 def concurrency_from(config: Config) -> dict[State, int]:

@@ -339,6 +339,10 @@ def _to_list(value: Any) -> list[Any]:
     raise TypeError(f"expected a list, got {_what(value)}")
 
 
+#: The longest span of seconds a setting may name (a century; beyond, ``timedelta`` overflows).
+_LONGEST_SECONDS = 100 * 365 * 86_400.0
+
+
 def _check_positive(*named: tuple[str, float]) -> None:
     for name, value in named:
         if value <= 0:
@@ -411,6 +415,8 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
         ("[workers] express_bytes", workers.express_bytes),
         ("[workers] express_seconds", workers.express_seconds),
     )
+    if not workers.express_seconds <= _LONGEST_SECONDS:
+        raise ConfigError("[workers] express_seconds: too large")
     if config.shutdown.grace_seconds < 0:
         raise ConfigError("[shutdown] grace_seconds: must not be negative")
     if config.shutdown.hard_seconds < config.shutdown.grace_seconds:

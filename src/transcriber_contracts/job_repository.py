@@ -452,7 +452,7 @@ class JobRepositoryContract:
         assert (await repo.get(long_job.id)).acquisition_id is None
 
     async def test_general_acquire_takes_any_job_in_queue_order(self, repo: JobRepository) -> None:
-        """The general lanes take short and long alike, oldest first: a long job is never skipped."""
+        """The general lanes take short and long jobs alike, oldest first: none is skipped."""
         short = make_job(created=T0 + timedelta(seconds=1), short=True)
         long_job = make_job(created=T0)
         await stored(repo, short, long_job)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -167,6 +168,15 @@ def test_secrets_are_not_in_repr() -> None:
         ("[memory]\ntext = 5\n", {}, r"\[memory\] text: expected a string"),
         ("[memory]\nfail_with = true\n", {}, r"\[memory\] fail_with: expected a string"),
         ("[memory]\nfail = 1\n", {}, r"\[memory\] fail: unknown key"),
+        ("[workers]\nconvert = -1\n", {}, r"\[workers\] convert: must not be negative"),
+        ("[workers]\nrecognize = -2\n", {}, r"\[workers\] recognize: must not be negative"),
+        ("", {"TRANSCRIBER_WORKERS_CHECK": "-1"}, r"\[workers\] check: must not be negative"),
+        ("[workers]\ncheck = 1.5\n", {}, r"\[workers\] check: expected a whole number"),
+        ("[workers]\nexpress_bytes = 0\n", {}, r"\[workers\] express_bytes: must be positive"),
+        ("[workers]\nexpress_seconds = -1\n", {}, r"\[workers\] express_seconds: must be"),
+        ("[workers]\nexpress_seconds = inf\n", {}, r"\[workers\] express_seconds: too large"),
+        ("[workers]\nexpress_seconds = nan\n", {}, r"\[workers\] express_seconds"),
+        ("[workers]\nthreads = 4\n", {}, r"\[workers\] threads: unknown key"),
         ("http = 1\n", {}, r"\[http\] must be a table"),
         ("[http\n", {}, r"not valid TOML"),
     ],
@@ -177,6 +187,26 @@ def test_bad_config_names_the_key(
     """Every mistake stops loading with a message that says which key is wrong."""
     with pytest.raises(ConfigError, match=message):
         load_config(write(tmp_path, text), env)
+
+
+def test_workers_defaults_follow_the_spec() -> None:
+    """SPEC §13: a convert loop per CPU (at least 2), 4 recognize, 2 check, 20 MiB and 600 s."""
+    workers = load_config(None, {}).workers
+    assert workers.convert == max(2, len(os.sched_getaffinity(0)))
+    assert (workers.recognize, workers.check) == (4, 2)
+    assert (workers.express_bytes, workers.express_seconds) == (20 * 1024**2, 600.0)
+
+
+def test_workers_keys_from_file_and_env(tmp_path: Path) -> None:
+    """Every [workers] key is read from the file, and the environment overrides it."""
+    path = write(
+        tmp_path,
+        "[workers]\nconvert = 0\nrecognize = 1\ncheck = 3\n"
+        "express_bytes = 1000\nexpress_seconds = 30\n",
+    )
+    workers = load_config(path, {"TRANSCRIBER_WORKERS_RECOGNIZE": "7"}).workers
+    assert (workers.convert, workers.recognize, workers.check) == (0, 7, 3)
+    assert (workers.express_bytes, workers.express_seconds) == (1000, 30.0)
 
 
 def test_yandex_needs_a_bucket(tmp_path: Path) -> None:

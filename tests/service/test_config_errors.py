@@ -28,6 +28,8 @@ pytestmark = pytest.mark.slow
             "[queue] max_attempts (from TRANSCRIBER_QUEUE_MAX_ATTEMPTS)",
         ),
         ({}, {}, "[http\n", "not valid TOML"),
+        ({"workers": {"convert": -1}}, {}, "", "[workers] convert: must not be negative"),
+        ({}, {"TRANSCRIBER_WORKERS_EXPRESS_BYTES": "0"}, "", "[workers] express_bytes"),
     ],
     ids=[
         "unknown-key",
@@ -37,6 +39,8 @@ pytestmark = pytest.mark.slow
         "bad-timeout",
         "bad-env",
         "toml",
+        "negative-loops",
+        "express-bytes",
     ],
 )
 def test_broken_config_exits_2_naming_the_key(

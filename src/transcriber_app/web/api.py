@@ -29,6 +29,7 @@ from transcriber_app.web.uploads import (
 from transcriber_core.entities import Job, JobPart, Origin
 from transcriber_core.errors import DedupKeyReused, DiskFull, JobNotFound, TranscriberError
 from transcriber_core.intake import check_replay, submit
+from transcriber_core.policy import lease_cutoff
 
 log = logging.getLogger("transcriber.http")
 
@@ -220,14 +221,22 @@ def accepted(job: Job, *, replayed: bool, headers: dict[str, str] | None = None)
     return JSONResponse({"job_id": job.id}, status_code=202, headers=answer)
 
 
-def status_body(job: Job, parts: Sequence[JobPart] = ()) -> dict[str, Any]:
-    """The public view of a job: no file ids, no origin, no lease; parts counted when split."""
+def status_body(
+    job: Job, parts: Sequence[JobPart] = (), *, queue_position: int | None = None
+) -> dict[str, Any]:
+    """The public view of a job: no file ids, no origin, no lease; parts counted when split.
+
+    ``queue_position`` (jobs waiting ahead of it in its step and lane) is
+    shown while the job waits for a loop (ADR 27).
+    """
     body: dict[str, Any] = {
         "job_id": job.id,
         "state": job.state.value,
         "created": job.created.isoformat(),
         "updated": job.updated.isoformat(),
     }
+    if queue_position is not None:
+        body["queue_position"] = queue_position
     if job.text is not None:
         body["text"] = job.text
     # A job still on its way may be waiting for the service (a full disk, a
@@ -246,12 +255,17 @@ async def status(request: Request) -> Response:
     """``GET /api/status/{id}``: the job's state and, when done, its text."""
     require_token(request)
     runtime = runtime_of(request)
+    services = runtime.services
     try:
-        job = await runtime.services.repo.get(request.path_params["job_id"])
+        job = await services.repo.get(request.path_params["job_id"])
+        position = None
+        if not job.state.is_terminal:
+            cutoff = lease_cutoff(services.clock.now(), services.settings)
+            position = await services.repo.queue_position(job.id, lease_cutoff=cutoff)
     except JobNotFound:
         raise ApiError(404, "job_not_found", "no job has this id") from None
-    parts = await runtime.services.repo.get_parts(job.id)
-    return JSONResponse(status_body(job, parts))
+    parts = await services.repo.get_parts(job.id)
+    return JSONResponse(status_body(job, parts, queue_position=position))
 
 
 async def health(request: Request) -> Response:
