@@ -1,4 +1,4 @@
-"""Conversion throughput (SPEC §13): four 20-minute recordings at once, against one alone.
+"""Conversion throughput (ADR 27): four 20-minute recordings at once, against one alone.
 
 All in one script, on one file (20 minutes of 16 kHz mono 16-bit WAV,
 38.4 MB: too big for the express lane):

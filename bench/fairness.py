@@ -1,4 +1,4 @@
-"""Fairness (SPEC §13): time-to-done of short clips sent while two 2-hour recordings convert.
+"""Fairness (ADR 27): time-to-done of short clips sent while two 2-hour recordings convert.
 
 Runs the real service (``python -m transcriber_app serve``, real ffmpeg,
 memory recognizer) twice on fresh data dirs:

@@ -1,6 +1,6 @@
 """How long a recording says it lasts, read from its container's header without decoding.
 
-Intake uses the answer to pick a lane (SPEC §13, ADR 25). It reads a few
+Intake uses the answer to pick a lane (ADR 27). It reads a few
 kilobytes at most, in a thread, and knows three containers: WAV (data size
 over byte rate), Ogg (the last page's granule position over the first
 stream's rate: every Telegram voice note) and MP4/MOV/M4A (``mvhd``).

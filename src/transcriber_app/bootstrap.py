@@ -105,7 +105,7 @@ def settings_from(config: Config) -> Settings:
 
 
 def concurrency_from(config: Config) -> dict[State, int]:
-    """Loops per step state from ``[workers]`` (SPEC §13); 0 runs none of that step here."""
+    """Loops per step state from ``[workers]`` (ADR 27); 0 runs none of that step here."""
     workers = config.workers
     return {
         State.CONVERT: workers.convert,

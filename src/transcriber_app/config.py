@@ -148,7 +148,7 @@ def default_convert_loops() -> int:
 
 @attrs.frozen(kw_only=True)
 class WorkersConfig:
-    """How many loops of each step this process runs, and what rides the express lane (ADR 25)."""
+    """How many loops of each step this process runs, and what rides the express lane (ADR 27)."""
 
     #: Convert loops; 0: this process does not convert.
     convert: int = attrs.field(factory=default_convert_loops)
@@ -349,6 +349,19 @@ def _check_positive(*named: tuple[str, float]) -> None:
             raise ConfigError(f"{name}: must be positive")
 
 
+def _check_workers(workers: WorkersConfig) -> None:
+    """Loop counts and the express lane's limits (ADR 27)."""
+    for key in ("convert", "recognize", "check"):
+        if getattr(workers, key) < 0:
+            raise ConfigError(f"[workers] {key}: must not be negative")
+    if workers.express_bytes <= 0:
+        raise ConfigError("[workers] express_bytes: must be positive")
+    if not workers.express_seconds > 0:  # NaN too
+        raise ConfigError("[workers] express_seconds: must be positive")
+    if workers.express_seconds > _LONGEST_SECONDS:
+        raise ConfigError("[workers] express_seconds: too large")
+
+
 def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads best
     """Cross-checks: values that parse but cannot work."""
     if config.storage.max_record_bytes <= 0:
@@ -407,16 +420,7 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
         raise ConfigError("[queue] condition_pause_seconds: must be positive")
     if not 0 < queue.lease_renewal_seconds < queue.lease_seconds:
         raise ConfigError("[queue] lease_renewal_seconds: must be positive and below lease_seconds")
-    workers = config.workers
-    for key in ("convert", "recognize", "check"):
-        if getattr(workers, key) < 0:
-            raise ConfigError(f"[workers] {key}: must not be negative")
-    _check_positive(
-        ("[workers] express_bytes", workers.express_bytes),
-        ("[workers] express_seconds", workers.express_seconds),
-    )
-    if not workers.express_seconds <= _LONGEST_SECONDS:
-        raise ConfigError("[workers] express_seconds: too large")
+    _check_workers(config.workers)
     if config.shutdown.grace_seconds < 0:
         raise ConfigError("[shutdown] grace_seconds: must not be negative")
     if config.shutdown.hard_seconds < config.shutdown.grace_seconds:

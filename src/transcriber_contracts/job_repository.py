@@ -435,7 +435,7 @@ class JobRepositoryContract:
         assert stored_job.acquisition_id == winners[0].acquisition_id
         assert stored_job.attempts == 1
 
-    # -- the express lane (SPEC §13) ------------------------------------------
+    # -- the express lane (ADR 27) ------------------------------------------
 
     async def test_express_acquire_takes_only_short_jobs(self, repo: JobRepository) -> None:
         """The express lane passes over an older long job and leases the oldest short one."""

@@ -61,7 +61,7 @@ class Settings:
     #: A condition no worker has run into for this long no longer holds.
     condition_max_age: timedelta = timedelta(minutes=5)
 
-    #: A recording of at most this many bytes may ride the express lane (SPEC §13).
+    #: A recording of at most this many bytes may ride the express lane (ADR 27).
     express_bytes: int = 20 * 1024**2
     #: ... and only while it is known to last no longer than this.
     express_duration: timedelta = timedelta(minutes=10)
@@ -146,7 +146,7 @@ def is_short(size: int, duration: float | None, settings: Settings = DEFAULT_SET
     """True when a recording of ``size`` bytes and ``duration`` seconds rides the express lane.
 
     An unknown duration does not keep a small recording out: the convert step
-    measures it and takes the mark away from one that proves long (ADR 25).
+    measures it and takes the mark away from one that proves long (ADR 27).
     """
     if size > settings.express_bytes:
         return False

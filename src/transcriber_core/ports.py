@@ -305,7 +305,7 @@ class DurationProbe(Protocol):
         """Seconds the container's header declares; None when it does not say or cannot be read.
 
         Never decodes and never raises for a bad file: the answer is the
-        sender's claim, only used to pick a lane (ADR 25).
+        sender's claim, only used to pick a lane (ADR 27).
         """
         ...
 

@@ -45,7 +45,7 @@ async def convert(job: Job, services: Services) -> Job:
     """Convert the recording to mono Ogg/Opus and measure its duration.
 
     A short job that decodes past the express limit is stopped there and
-    handed back as long (ADR 25): a tiny file that decodes to hours must
+    handed back as long (ADR 27): a tiny file that decodes to hours must
     not hold the express lane while it converts.
     """
     source = await load_file(services, job.source_file_id, "source")

@@ -57,7 +57,7 @@ async def acquire_next(
 ) -> Lease | None:
     """Lease the next live job in ``state``; jobs past the attempt limit are marked dead on the way.
 
-    ``short_only`` is the express lane: only jobs marked short (ADR 25).
+    ``short_only`` is the express lane: only jobs marked short (ADR 27).
 
     The limit is not in the acquire filter, so a job never leaves the queue
     without a state: the acquirer that receives it moves it to ``dead``,
@@ -275,7 +275,7 @@ class Workers:
     ``concurrency`` says how many loops each step state gets (0 or absent:
     none here). Of a state's loops, when it has two or more, the first is
     the express lane and takes only short jobs; the others take any job in
-    queue order, so a long job is never passed over by them (ADR 25).
+    queue order, so a long job is never passed over by them (ADR 27).
     """
 
     def __init__(self, services: Services, concurrency: Mapping[State, int] | None = None) -> None:

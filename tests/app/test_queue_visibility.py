@@ -1,4 +1,4 @@
-"""Where a waiting job stands, in /api/status and the panel's list (SPEC §13, ADR 25)."""
+"""Where a waiting job stands, in /api/status and the panel's list (ADR 27)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Loops per step and the express lane in the real service, on real ffmpeg (SPEC §13, ADR 25).
+"""Loops per step and the express lane in the real service, on real ffmpeg (ADR 27).
 
 Two 2-hour WAVs take the general convert loops for most of a minute each;
 a 5-second clip sent after them must be answered meanwhile, by the

@@ -1,4 +1,4 @@
-"""The express lane and loops per step (SPEC §13, ADR 25): marks, lanes, and draining them all."""
+"""The express lane and loops per step (ADR 27): marks, lanes, and draining them all."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from transcriber_adapters.sqlite.connection import SqliteStore
 from transcriber_adapters.sqlite.schema import immediate

@@ -1,4 +1,4 @@
--- 0007: the express lane (SPEC §13, ADR 25).
+-- 0007: the express lane (ADR 27).
 -- short = 1: the job rides the express lane (small at intake and, once
 -- converted, no longer than the express limit). Jobs made before this
 -- migration are long: they keep their place in the general lane.
