@@ -149,7 +149,7 @@ async def test_sqlite_upgrade_from_0001_keeps_jobs(tmp_path: Path) -> None:
         migrate(conn, now=T0, migrations=[m for m in shipped_migrations() if m.version == 1])
         # The columns 0001 made: later migrations add their own.
         params = job_params(job)
-        del params["upload_digest"]
+        del params["upload_digest"], params["language"]
         columns = ", ".join(params)
         values = ", ".join(f":{column}" for column in params)
         conn.execute(f"INSERT INTO jobs ({columns}) VALUES ({values})", params)
