@@ -1,4 +1,4 @@
-"""Whisper on this machine's CPU (faster-whisper, CTranslate2): a recognizer that works in ``start``.
+"""Whisper on this machine's CPU with faster-whisper: a recognizer that works in ``start``.
 
 A local engine has no remote operation to poll, and a result kept in a
 process's memory would die with it, so ``start`` does the recognition and
@@ -143,7 +143,7 @@ def resolve_model(model: str, *, offline: bool | None = None) -> Path:
 
 
 def check_model_dir(path: Path) -> Path:
-    """``path`` if it holds a converted model; raises ``WhisperSetupError`` naming what is missing."""
+    """``path`` if it holds a converted model; else ``WhisperSetupError`` naming what is missing."""
     if not path.is_dir():
         raise WhisperSetupError(
             "model", "no such directory, and not a model name faster-whisper knows"
@@ -185,7 +185,7 @@ def cpu_threads(threads: int) -> int:
     return threads if threads > 0 else (os.cpu_count() or 1)
 
 
-def load_model(settings: WhisperSettings, *, workers: int) -> Any:  # noqa: ANN401 - untyped vendor
+def load_model(settings: WhisperSettings, *, workers: int) -> Any:  # faster-whisper ships no types
     """The process's model for these settings, loaded on first use."""
     key = (settings.model_dir, settings.compute_type, cpu_threads(settings.threads), workers)
     with _MODELS_LOCK:
@@ -258,7 +258,7 @@ class WhisperRecognizer:
         return Started(operation_id=operation_id, advised_delay=timedelta(0), outcome=outcome)
 
     async def check(self, operation_id: str) -> CheckResult:
-        """Nothing to check: every operation ended in its ``start``; a job still here is not ours."""
+        """Nothing to check: every operation ended in its ``start``; a job here is not ours."""
         return Rejected(reason="the local recognizer has no such operation to check")
 
     def _transcribe(self, path: Path, stop: threading.Event) -> Recognized | Rejected:
@@ -283,7 +283,7 @@ class WhisperRecognizer:
 
     def _transcribe_block(
         self,
-        model: Any,  # noqa: ANN401 - faster-whisper ships no types
+        model: Any,  # faster-whisper ships no types
         samples: Samples,
         offset: float,
         language: str | None,
@@ -318,7 +318,9 @@ class WhisperRecognizer:
         return Recognized(text=" ".join(texts), words=tuple(words), language=str(info.language))
 
 
-def _blocks(path: Path, stop: threading.Event, block_seconds: float) -> Iterator[tuple[float, Samples]]:
+def _blocks(
+    path: Path, stop: threading.Event, block_seconds: float
+) -> Iterator[tuple[float, Samples]]:
     """``(offset seconds, 16 kHz mono float32)`` blocks of the file, each cut in a quiet moment."""
     import numpy as np  # noqa: PLC0415 - comes with the optional extra
 
