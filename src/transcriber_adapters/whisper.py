@@ -23,19 +23,19 @@ model name that is not on disk when the model hub cannot be reached.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import secrets
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 import attrs
 
-from transcriber_adapters._threads import in_thread
 from transcriber_core.entities import FileRecord, Word
 from transcriber_core.errors import (
     FileNotFound,
@@ -63,6 +63,8 @@ CUT_SEARCH_SECONDS = 8.0
 _CUT_FRAME = SAMPLE_RATE // 10
 #: How long startup waits for the model hub before saying it cannot be reached.
 HUB_PROBE_TIMEOUT = 5.0
+#: How long a cancelled recognition waits for its thread to stop before leaving it behind.
+STOP_PATIENCE = 2.0
 #: The install command named when the extra is missing.
 INSTALL_HINT = "pip install 'transcriber[whisper]'"
 
@@ -211,6 +213,53 @@ def load_model(settings: WhisperSettings, *, workers: int) -> Any:  # faster-whi
         return model
 
 
+T = TypeVar("T")
+
+
+async def _stoppable(
+    function: Callable[[Path, threading.Event], T], path: Path, *, patience: float
+) -> T:
+    """Run ``function(path, stop)`` in a daemon thread; on cancellation set ``stop``.
+
+    The thread looks at ``stop`` between segments, but one segment is one
+    model call that nothing interrupts (seconds; more when Whisper retries a
+    window at higher temperatures). So the caller waits ``patience`` for it,
+    then leaves it to stop by itself: cancellation (the step ceiling,
+    shutdown) never waits for a window, and a daemon thread never holds up
+    the process's exit. Left behind, it only reads its open file and burns
+    CPU until its window ends; it writes nothing.
+    """
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[T] = loop.create_future()
+    stop = threading.Event()
+
+    def settle(outcome: Callable[[], None]) -> None:
+        if not done.done():
+            outcome()
+
+    def run() -> None:
+        try:
+            result = function(path, stop)
+        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting task as it is
+            error = exc
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
+                loop.call_soon_threadsafe(settle, lambda: done.set_exception(error))
+        else:
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(settle, lambda: done.set_result(result))
+
+    threading.Thread(target=run, name="whisper", daemon=True).start()
+    try:
+        return await asyncio.shield(done)
+    except asyncio.CancelledError:
+        stop.set()
+        with contextlib.suppress(TimeoutError, Exception):
+            await asyncio.wait_for(asyncio.shield(done), patience)
+        if done.done() and not done.cancelled():
+            done.exception()  # retrieved: the caller is cancelled, the outcome is dropped
+        raise
+
+
 class _Stopped(Exception):  # noqa: N818 - a signal between our own functions, never raised out
     """The caller was cancelled; the thread stops between segments."""
 
@@ -249,8 +298,7 @@ class WhisperRecognizer:
             self.running += 1
             try:
                 async with self._files.working_copy(audio) as path:
-                    stop = threading.Event()
-                    outcome = await in_thread(self._transcribe, path, stop, stop=stop)
+                    outcome = await _stoppable(self._transcribe, path, patience=STOP_PATIENCE)
             except FileNotFound:
                 raise MissingFile("the converted audio is missing from storage") from None
             finally:

@@ -119,9 +119,7 @@ async def check(job: Job, services: Services) -> Job:
             delay = next_check_delay(retry_after, services.settings)
             return transition(job, State.CHECK, now=now, delay_until=now + delay)
         case Recognized(text=text, words=words, language=language):
-            return transition(
-                job, State.DONE, now=now, text=text, words=words, language=language
-            )
+            return transition(job, State.DONE, now=now, text=text, words=words, language=language)
         case Rejected(reason=reason):
             raise RecognitionFailed(reason)
 

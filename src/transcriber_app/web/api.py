@@ -236,6 +236,8 @@ def status_body(job: Job) -> dict[str, Any]:
         body["error"] = job.error
     if job.duration is not None:
         body["duration"] = job.duration
+    if job.language is not None:
+        body["language"] = job.language
     return body
 
 
