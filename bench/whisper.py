@@ -25,21 +25,25 @@ Usage: .venv/bin/python bench/whisper.py [--minutes 10 2.5] [--models tiny.en,ba
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+# bench/queue.py would shadow the stdlib ``queue`` that asyncio's thread pool imports.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
 import argparse
 import asyncio
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import time
 from datetime import UTC, datetime
-from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "src")]
 
-from tests.support.speech import base_model, looped, story, tiny_en_model  # noqa: E402
+from tests.support.speech import base_model, looped, story, tiny_en_model
 
 
 def child_direct(model: Path, audio: Path, threads: int) -> dict[str, float]:
