@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.support.service import running_service, start_failing
-from tests.support.speech import SENTENCES, looped, speak, story, tiny_en_model, word_error_rate
+from tests.support.speech import SENTENCES, speak, story_repeated, tiny_en_model, word_error_rate
 
 pytestmark = pytest.mark.slow
 
@@ -49,7 +49,7 @@ def test_upload_is_transcribed_on_this_machine(tmp_path: Path) -> None:
 
 def test_shutdown_stops_a_long_recognition_within_hard_seconds(tmp_path: Path) -> None:
     """SIGTERM during a 10-minute recognition exits within hard_seconds; the job waits, unharmed."""
-    long = looped(story(tmp_path), tmp_path / "long.ogg", 600)
+    long = story_repeated(600)
     hard = 8.0
     config = {**whisper(), "shutdown": {"grace_seconds": 1, "hard_seconds": hard}}
     with running_service(tmp_path / "run", config=config, env=OFFLINE) as service:

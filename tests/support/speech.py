@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
+import functools
 import re
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 from tests.support.media import generate
@@ -65,6 +68,24 @@ def story(folder: Path) -> Path:
     """All of ``STORY`` said once, as one Ogg/Opus file (about 40 seconds)."""
     folder.mkdir(parents=True, exist_ok=True)
     return speak(" ".join(STORY), folder / "story.ogg")
+
+
+@functools.cache
+def _made_here() -> Path:
+    folder = Path(tempfile.mkdtemp(prefix="transcriber-speech-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
+
+@functools.cache
+def story_repeated(seconds: float) -> Path:
+    """``STORY`` repeated to ``seconds``, made once per test run (10 minutes take seconds)."""
+    return looped(_story_once(), _made_here() / f"story-{seconds:g}s.ogg", seconds)
+
+
+@functools.cache
+def _story_once() -> Path:
+    return story(_made_here())
 
 
 def looped(source: Path, target: Path, seconds: float) -> Path:

@@ -18,9 +18,8 @@ import pytest
 from tests.support.delegate import Delegate
 from tests.support.speech import (
     SENTENCES,
-    looped,
     speak,
-    story,
+    story_repeated,
     tiny_en_model,
     word_error_rate,
     words_of,
@@ -124,10 +123,10 @@ async def test_english_is_transcribed_within_15_percent_wer(
 
 
 async def test_long_recording_goes_block_by_block_with_timings_in_order(
-    tmp_path: Path, store: FilesystemFileStore
+    store: FilesystemFileStore,
 ) -> None:
     """Cut into 15-second blocks, 45 s of speech keeps its words and their place in time."""
-    speech = looped(story(tmp_path), tmp_path / "speech.ogg", 45)
+    speech = story_repeated(45)
     recognizer = WhisperRecognizer(store, tiny(beam_size=1), block_seconds=15)
     started = await recognizer.start(await stored(store, speech, "speech"), duration=45.0)
     result = started.outcome
@@ -143,10 +142,10 @@ async def test_long_recording_goes_block_by_block_with_timings_in_order(
 
 
 async def test_cancellation_stops_a_ten_minute_recognition_within_seconds(
-    tmp_path: Path, store: FilesystemFileStore
+    store: FilesystemFileStore,
 ) -> None:
     """A cancelled start (step ceiling, shutdown) returns within seconds, not at the file's end."""
-    long = looped(story(tmp_path), tmp_path / "long.ogg", 600)
+    long = story_repeated(600)
     recognizer = WhisperRecognizer(store, tiny())
     task = asyncio.create_task(recognizer.start(await stored(store, long, "long"), duration=600.0))
     deadline = time.monotonic() + 30
