@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import os
 import secrets
 import socket
@@ -56,7 +57,9 @@ MODEL_FILES = ("model.bin", "config.json", "tokenizer.json")
 #: Whisper hears 16 kHz mono.
 SAMPLE_RATE = 16_000
 #: Audio handed to the model at once: memory is bounded by this, not by the recording.
-BLOCK_SECONDS = 180.0
+#: Two of Whisper's 30-second windows; a longer block costs more memory (its
+#: spectrogram is computed at once) and gains nothing (bench/whisper.py).
+BLOCK_SECONDS = 60.0
 #: A block ends at the quietest moment of its last seconds, so no word is cut in two.
 CUT_SEARCH_SECONDS = 8.0
 #: The length of the moments compared when looking for the quietest.
@@ -318,6 +321,10 @@ class WhisperRecognizer:
         try:
             for offset, samples in _blocks(path, stop, self._block_seconds):
                 heard = self._transcribe_block(model, samples, offset, language, stop)
+                del samples
+                # The decoder's and the feature extractor's buffers go now, not whenever:
+                # without it the peak grows with the number of blocks.
+                gc.collect()
                 if heard.text:
                     texts.append(heard.text)
                     words.extend(heard.words)

@@ -67,7 +67,7 @@ def test_shutdown_stops_a_long_recognition_within_hard_seconds(tmp_path: Path) -
             "SELECT state, attempts, text FROM jobs WHERE id = ?", (job_id,)
         )
     assert code == 0, service.logs()
-    assert took <= hard, f"exited {took:.1f} s after SIGTERM"
+    assert took <= hard, f"exited {took:.1f} s after SIGTERM:\n{service.logs()}"
     # Nothing judged the recording: after a restart it is recognised again (SPEC §16).
     assert (state, text) == ("recognize", None)
     assert attempts <= 1
