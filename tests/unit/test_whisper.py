@@ -106,6 +106,8 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
 
 
+# A real model on 2 CPUs that other jobs share: more than the default 60 s may pass.
+@pytest.mark.timeout(180)
 async def test_english_is_transcribed_within_15_percent_wer(
     tmp_path: Path, store: FilesystemFileStore
 ) -> None:
@@ -122,6 +124,8 @@ async def test_english_is_transcribed_within_15_percent_wer(
     assert rate <= 0.15, (rate, heard)
 
 
+# A real model on 2 CPUs that other jobs share: more than the default 60 s may pass.
+@pytest.mark.timeout(180)
 async def test_long_recording_goes_block_by_block_with_timings_in_order(
     store: FilesystemFileStore,
 ) -> None:
@@ -141,6 +145,8 @@ async def test_long_recording_goes_block_by_block_with_timings_in_order(
     assert "keys" in heard
 
 
+# A real model on 2 CPUs that other jobs share: more than the default 60 s may pass.
+@pytest.mark.timeout(180)
 async def test_cancellation_stops_a_ten_minute_recognition_within_seconds(
     store: FilesystemFileStore,
 ) -> None:
