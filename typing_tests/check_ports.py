@@ -21,6 +21,7 @@ from transcriber_adapters.s3 import S3FileStore
 from transcriber_adapters.sqlite import SqliteConditionStore, SqliteJobRepository, SqliteOwnerStore
 from transcriber_adapters.system import RandomIds, SystemClock
 from transcriber_adapters.telegram import TelegramNotifier, make_bot
+from transcriber_adapters.whisper import WhisperRecognizer, WhisperSettings
 from transcriber_adapters.yandex import YandexRecognizer
 from transcriber_core.ports import (
     Clock,
@@ -50,7 +51,8 @@ def check(
     local = FilesystemFileStore(root, staging_dir=root / "tmp")
     stores: list[FileStore] = [MemoryFileStore(), local, s3]
     converters: list[Converter] = [MemoryConverter(), FfmpegConverter()]
-    recognizers: list[Recognizer] = [MemoryRecognizer(), yandex]
+    whisper = WhisperRecognizer(local, WhisperSettings(model_dir=root))
+    recognizers: list[Recognizer] = [MemoryRecognizer(), yandex, whisper]
     notifiers: list[Notifier] = [MemoryNotifier(), TelegramNotifier(make_bot("1:never-used"))]
     clocks: list[Clock] = [SystemClock(), ManualClock()]
     ids: list[IdSource] = [RandomIds()]

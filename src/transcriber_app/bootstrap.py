@@ -170,12 +170,12 @@ async def build(
         closers.append(owners.close)
         conditions = await SqliteConditionStore.open(data_dir / DATABASE_NAME, clock=clock)
         closers.append(conditions.close)
+        files = FilesystemFileStore(data_dir / FILES_DIR, staging_dir=data_dir / STAGING_DIR)
         if recognizer is None:
-            recognizer, recognizer_files = _recognizer(config, closers)
+            recognizer, recognizer_files = await _recognizer(config, closers, files)
         bot = _bot(config, closers)
         if notifier is None:
             notifier = SilentNotifier() if bot is None else _telegram_notifier(bot)
-        files = FilesystemFileStore(data_dir / FILES_DIR, staging_dir=data_dir / STAGING_DIR)
         stale = await files.remove_stale_partials(older_than=STALE_PARTIAL_AGE)
         if stale:
             log.info("files.stale_partials_removed", extra={"count": stale})
@@ -251,10 +251,12 @@ def _telegram_notifier(bot: Bot) -> Notifier:
     return TelegramNotifier(bot)
 
 
-def _recognizer(
-    config: Config, closers: list[Callable[[], Awaitable[None]]]
+async def _recognizer(
+    config: Config, closers: list[Callable[[], Awaitable[None]]], files: FileStore
 ) -> tuple[Recognizer, FileStore | None]:
     """The recognizer the config names, and the Object Storage it reads audio from."""
+    if config.recognizer.kind == "whisper":
+        return await _whisper(config, files), None
     if config.recognizer.kind == "memory":
         memory = config.memory
         demo = MemoryRecognizer(
@@ -293,3 +295,29 @@ def _recognizer(
     )
     closers.append(recognizer.close)
     return recognizer, store
+
+
+async def _whisper(config: Config, files: FileStore) -> Recognizer:
+    """Whisper on this machine (ADR 28): the model found on disk now, loaded at first use."""
+    from transcriber_adapters import whisper  # noqa: PLC0415 - an optional extra
+
+    settings = config.whisper
+    try:
+        # May download a known model name once (blocking I/O): off the event loop.
+        model_dir = await asyncio.to_thread(whisper.resolve_model, settings.model)
+    except whisper.WhisperSetupError as exc:
+        section = "recognizer" if exc.key == "kind" else "whisper"
+        raise ConfigError(f"[{section}] {exc.key}: {exc}") from None
+    log.info("whisper.model", extra={"compute_type": settings.compute_type})
+    return whisper.WhisperRecognizer(
+        files,
+        whisper.WhisperSettings(
+            model_dir=model_dir,
+            language=settings.language,
+            compute_type=settings.compute_type,
+            threads=settings.threads,
+            beam_size=settings.beam_size,
+        ),
+        # As many as this process runs recognize loops; each already uses every CPU.
+        max_concurrent=max(1, config.workers.recognize),
+    )

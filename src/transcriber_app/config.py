@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -64,7 +65,7 @@ class HttpConfig:
 class RecognizerConfig:
     """Which speech recognizer turns audio into text."""
 
-    #: "memory" (demo) or "yandex".
+    #: "memory" (demo), "yandex" (SpeechKit) or "whisper" (local, ``transcriber[whisper]``).
     kind: str = "memory"
 
 
@@ -95,6 +96,26 @@ class YandexConfig:
     checks_per_hour: int = 2500
     #: Longest part one recognition gets, in seconds: SpeechKit's 4 hours, or less.
     max_seconds: float = 14400.0
+
+
+@attrs.frozen(kw_only=True)
+class WhisperConfig:
+    """Whisper on this machine's CPU, for ``[recognizer] kind = "whisper"`` (ADR 28)."""
+
+    #: A model name faster-whisper knows ("tiny", "base", "small"...) or a converted model's dir.
+    model: str = "base"
+    #: ISO 639-1 code such as "en"; empty: detect each recording's language.
+    language: str = ""
+    #: CTranslate2 weight type on the CPU.
+    compute_type: str = "int8"
+    #: CPU threads of one recognition; 0 = every CPU.
+    threads: int = 0
+    #: Beam search width; 1 is greedy.
+    beam_size: int = 5
+
+
+#: The weight types CTranslate2 runs on a CPU.
+WHISPER_COMPUTE_TYPES = ("int8", "int8_float32", "int16", "float32", "default", "auto")
 
 
 @attrs.frozen(kw_only=True)
@@ -181,6 +202,7 @@ class Config:
     recognizer: RecognizerConfig = RecognizerConfig()
     memory: MemoryConfig = MemoryConfig()
     yandex: YandexConfig = YandexConfig()
+    whisper: WhisperConfig = WhisperConfig()
     s3: S3Config = S3Config()
     telegram: TelegramConfig = TelegramConfig()
     queue: QueueConfig = QueueConfig()
@@ -195,6 +217,7 @@ _SECTIONS: dict[str, type[Any]] = {
     "recognizer": attrs.resolve_types(RecognizerConfig),
     "memory": attrs.resolve_types(MemoryConfig),
     "yandex": attrs.resolve_types(YandexConfig),
+    "whisper": attrs.resolve_types(WhisperConfig),
     "s3": attrs.resolve_types(S3Config),
     "telegram": attrs.resolve_types(TelegramConfig),
     "queue": attrs.resolve_types(QueueConfig),
@@ -388,8 +411,8 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
             raise ConfigError(
                 "[http] forwarded_allow_ips: expected IP addresses or networks"
             ) from None
-    if config.recognizer.kind not in ("memory", "yandex"):
-        raise ConfigError('[recognizer] kind: expected "memory" or "yandex"')
+    if config.recognizer.kind not in ("memory", "yandex", "whisper"):
+        raise ConfigError('[recognizer] kind: expected "memory", "yandex" or "whisper"')
     if config.recognizer.kind == "yandex":
         if not config.yandex.api_key:
             raise ConfigError(
@@ -403,6 +426,7 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
                 "[s3] access_key_id: access_key_id and secret_access_key are required"
                 ' when [recognizer] kind is "yandex"'
             )
+    _check_whisper(config.whisper)
     if config.memory.checks_before_done < 0:
         raise ConfigError("[memory] checks_before_done: must not be negative")
     if not config.memory.max_seconds >= 0:  # NaN too
@@ -425,3 +449,19 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
         raise ConfigError("[shutdown] grace_seconds: must not be negative")
     if config.shutdown.hard_seconds < config.shutdown.grace_seconds:
         raise ConfigError("[shutdown] hard_seconds: must not be shorter than grace_seconds")
+
+
+def _check_whisper(whisper: WhisperConfig) -> None:
+    """``[whisper]`` values wrong on any machine; the model itself is checked at build."""
+    if not whisper.model.strip():
+        raise ConfigError("[whisper] model: must name a model or a directory")
+    if whisper.language and re.fullmatch(r"[a-z]{2,3}", whisper.language) is None:
+        raise ConfigError('[whisper] language: expected a code such as "en", or "" to detect')
+    if whisper.compute_type not in WHISPER_COMPUTE_TYPES:
+        raise ConfigError(
+            f"[whisper] compute_type: expected one of {', '.join(WHISPER_COMPUTE_TYPES)}"
+        )
+    if whisper.threads < 0:
+        raise ConfigError("[whisper] threads: must not be negative (0 = every CPU)")
+    if whisper.beam_size < 1:
+        raise ConfigError("[whisper] beam_size: must be at least 1")

@@ -4,9 +4,9 @@
 embedded adapters (SQLite, local files, memory, ffmpeg). The rest comes
 with extras named for what they enable: ``server`` (``transcriber serve``:
 HTTP API and admin panel), ``s3`` (Object Storage), ``yandex`` (SpeechKit),
-``telegram`` (the bot), or ``all``. Asking for a feature whose extra is
-missing stops startup with the command that installs it (exit status 2),
-before anything is opened or written.
+``telegram`` (the bot), ``whisper`` (the local recognizer), or ``all``.
+Asking for a feature whose extra is missing stops startup with the command
+that installs it (exit status 2), before anything is opened or written.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "s3": ("aioboto3",),
     "yandex": ("aiohttp",),
     "telegram": ("aiogram",),
+    "whisper": ("faster_whisper",),
 }
 
 
@@ -40,8 +41,10 @@ def require(feature: str, *extras: str) -> None:
 
 
 def require_for(config: Config) -> None:
-    """Check the extras of what ``config`` turns on: the Yandex recognizer, the Telegram bot."""
+    """Check the extras of what ``config`` turns on: a recognizer, the Telegram bot."""
     if config.recognizer.kind == "yandex":
         require('[recognizer] kind = "yandex"', "yandex", "s3")
+    if config.recognizer.kind == "whisper":
+        require('[recognizer] kind = "whisper"', "whisper")
     if config.telegram.token:
         require("[telegram] token", "telegram")

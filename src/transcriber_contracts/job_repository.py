@@ -131,6 +131,7 @@ class JobRepositoryContract:
                 Word(text="Привет", start=0.0, end=0.879999999),
                 Word(text="мир", start=0.88, end=1.5),
             ),
+            language="ru",
             error="the recognizer did not answer",
             attempts=3,
             acquisition_id=new_id(),
@@ -589,6 +590,20 @@ class JobRepositoryContract:
         )
         await repo.save_if_held(result, acquisition_id="lease-1")
         assert await repo.get(job.id) == result
+
+    async def test_detected_language_is_saved_with_the_transcript(
+        self, repo: JobRepository
+    ) -> None:
+        """A recognize step that ends done stores the language it heard with the text (ADR 28)."""
+        await repo.create(make_job(state=State.RECOGNIZE))
+        leased = await acquire(repo, state=State.RECOGNIZE, acquisition_id="lease-1")
+        assert leased is not None
+        done = transition(
+            leased, State.DONE, now=NOW, text="hello", language="en", operation_id="local-1"
+        )
+        await repo.save_if_held(done, acquisition_id="lease-1")
+        stored = await repo.get(leased.id)
+        assert (stored.state, stored.text, stored.language) == (State.DONE, "hello", "en")
 
     async def test_save_if_held_by_another_writes_nothing(self, repo: JobRepository) -> None:
         """A save with the wrong acquisition id raises LeaseLost and leaves the job as it was."""

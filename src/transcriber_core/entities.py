@@ -117,6 +117,8 @@ class Job:
     text: str | None = None
     #: Word timings when the recognizer gives them.
     words: tuple[Word, ...] = ()
+    #: The language the recognizer heard (ISO 639-1, "en"), when it says.
+    language: str | None = None
     #: Why the job failed, died or last retried, in our own words.
     error: str | None = None
     #: Acquires since the last step that finished without failure.

@@ -363,15 +363,6 @@ class Converter(Protocol):
 
 
 @attrs.frozen(kw_only=True)
-class Started:
-    """A recognition was started."""
-
-    operation_id: str
-    #: Wait before the first check, when the recognizer knows better than the default.
-    advised_delay: timedelta | None = None
-
-
-@attrs.frozen(kw_only=True)
 class Pending:
     """The recognition is still running."""
 
@@ -385,6 +376,8 @@ class Recognized:
 
     text: str
     words: tuple[Word, ...] = ()
+    #: The language heard (ISO 639-1), when the recognizer detects or knows it.
+    language: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -430,6 +423,18 @@ class RecognizerLimits:
 NO_LIMITS = RecognizerLimits()
 
 
+@attrs.frozen(kw_only=True)
+class Started:
+    """A recognition was started, or, for a recognizer that works while it starts, done."""
+
+    operation_id: str
+    #: Wait before the first check, when the recognizer knows better than the default.
+    advised_delay: timedelta | None = None
+    #: The outcome when the recognizer finished within ``start`` (a local engine, a
+    #: synchronous API): the job ends at once and is never checked. None: check it.
+    outcome: Recognized | Rejected | None = None
+
+
 class Recognizer(Protocol):
     """A speech recognizer with long-running operations."""
 
@@ -439,7 +444,11 @@ class Recognizer(Protocol):
         ...
 
     async def start(self, audio: FileRecord, *, duration: float | None) -> Started:
-        """Start recognising ``audio``; raises ``TransientError`` or ``PermanentError``."""
+        """Start recognising ``audio``; raises ``TransientError`` or ``PermanentError``.
+
+        A recognizer that does the work here returns its outcome with
+        ``Started``; it must then honour cancellation while it works.
+        """
         ...
 
     async def check(self, operation_id: str) -> CheckResult:

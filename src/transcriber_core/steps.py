@@ -137,8 +137,23 @@ async def recognize(job: Job, services: Services) -> Job:
         await services.repo.put_file(audio)
         storage_file_id = audio.id
     started = await services.recognizer.start(audio, duration=job.duration)
-    delay = first_check_delay(started.advised_delay, services.settings)
     now = services.clock.now()
+    match started.outcome:
+        case Recognized(text=text, words=words, language=language):
+            # A recognizer that worked while it started (ADR 28): nothing to check.
+            return transition(
+                job,
+                State.DONE,
+                now=now,
+                operation_id=started.operation_id,
+                storage_file_id=storage_file_id,
+                text=text,
+                words=words,
+                language=language,
+            )
+        case Rejected(reason=reason):
+            raise RecognitionFailed(reason)
+    delay = first_check_delay(started.advised_delay, services.settings)
     return transition(
         job,
         State.CHECK,
@@ -162,8 +177,8 @@ async def check(job: Job, services: Services) -> Job:
         case Pending(retry_after=retry_after):
             delay = next_check_delay(retry_after, services.settings)
             return transition(job, State.CHECK, now=now, delay_until=now + delay)
-        case Recognized(text=text, words=words):
-            return transition(job, State.DONE, now=now, text=text, words=words)
+        case Recognized(text=text, words=words, language=language):
+            return transition(job, State.DONE, now=now, text=text, words=words, language=language)
         case Rejected(reason=reason):
             raise RecognitionFailed(reason)
 

@@ -25,7 +25,10 @@ class Actor(enum.StrEnum):
 #: check step's "not ready yet"); only an acquirer moves a job to ``dead``.
 PIPELINE_MOVES: dict[State, frozenset[State]] = {
     State.CONVERT: frozenset({State.CONVERT, State.RECOGNIZE, State.FAILED, State.DEAD}),
-    State.RECOGNIZE: frozenset({State.RECOGNIZE, State.CHECK, State.FAILED, State.DEAD}),
+    # Straight to done: a recognizer that finished within its start (ADR 28).
+    State.RECOGNIZE: frozenset(
+        {State.RECOGNIZE, State.CHECK, State.DONE, State.FAILED, State.DEAD}
+    ),
     State.CHECK: frozenset({State.CHECK, State.DONE, State.FAILED, State.DEAD}),
     State.DONE: frozenset(),
     State.FAILED: frozenset(),

@@ -108,6 +108,21 @@ def test_memory_recognizer_keys(tmp_path: Path) -> None:
     assert config.memory.fail_with == "no luck"
 
 
+def test_whisper_keys(tmp_path: Path) -> None:
+    """[whisper] has its documented defaults; file and env set them; kind = "whisper" works."""
+    whisper = Config().whisper
+    assert (whisper.model, whisper.language, whisper.compute_type) == ("base", "", "int8")
+    assert (whisper.threads, whisper.beam_size) == (0, 5)
+    path = write(
+        tmp_path,
+        '[recognizer]\nkind = "whisper"\n[whisper]\nmodel = "/models/small"\nlanguage = "ru"\n',
+    )
+    config = load_config(path, {"TRANSCRIBER_WHISPER_BEAM_SIZE": "1"})
+    assert config.recognizer.kind == "whisper"
+    assert (config.whisper.model, config.whisper.language) == ("/models/small", "ru")
+    assert config.whisper.beam_size == 1
+
+
 def test_secrets_come_from_env() -> None:
     """The spec's secret variables fill the secret keys."""
     config = load_config(
@@ -177,6 +192,11 @@ def test_secrets_are_not_in_repr() -> None:
         ("[workers]\nexpress_seconds = inf\n", {}, r"\[workers\] express_seconds: too large"),
         ("[workers]\nexpress_seconds = nan\n", {}, r"\[workers\] express_seconds: must be"),
         ("[workers]\nthreads = 4\n", {}, r"\[workers\] threads: unknown key"),
+        ('[whisper]\nmodel = " "\n', {}, r"\[whisper\] model: must name"),
+        ('[whisper]\nlanguage = "en-US"\n', {}, r"\[whisper\] language: expected a code"),
+        ('[whisper]\ncompute_type = "float16"\n', {}, r"\[whisper\] compute_type: expected"),
+        ("[whisper]\nthreads = -1\n", {}, r"\[whisper\] threads: must not be negative"),
+        ("[whisper]\nbeam_size = 0\n", {}, r"\[whisper\] beam_size: must be at least 1"),
         ("http = 1\n", {}, r"\[http\] must be a table"),
         ("[http\n", {}, r"not valid TOML"),
     ],

@@ -19,6 +19,7 @@ EXTRA_ADAPTERS = (
     "transcriber_adapters/s3.py",
     "transcriber_adapters/yandex.py",
     "transcriber_adapters/telegram/",
+    "transcriber_adapters/whisper.py",
 )
 
 

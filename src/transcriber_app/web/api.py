@@ -248,6 +248,8 @@ def status_body(
     if parts:
         body["parts_done"] = sum(part.done for part in parts)
         body["parts_total"] = len(parts)
+    if job.language is not None:
+        body["language"] = job.language
     return body
 
 

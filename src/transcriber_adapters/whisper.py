@@ -1,0 +1,444 @@
+"""Whisper on this machine's CPU with faster-whisper: a recognizer that works in ``start``.
+
+A local engine has no remote operation to poll, and a result kept in a
+process's memory would die with it, so ``start`` does the recognition and
+returns the outcome with ``Started``; the recognize step then ends the job at
+once, under the same lease, fencing and attempts as any step (ADR 28). A
+restart mid-recognition loses only time: the lease expires and the job is
+recognised again.
+
+The work runs in a thread (CTranslate2 and the decoder release the GIL), at
+most ``max_concurrent`` recordings at once. The recording is decoded and
+transcribed block by block, so memory does not grow with its duration, and
+the thread looks at a stop flag between segments, so a cancellation (the step
+ceiling, shutdown) ends it within one 30-second window of audio.
+
+The model is loaded lazily, once per process, and shared by every loop and
+every instance with the same settings. ``resolve_model`` finds it on disk at
+startup and refuses, naming the setting, what would otherwise fail or hang
+later: the extra not installed, a directory that holds no converted model, a
+model name that is not on disk when the model hub cannot be reached.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import os
+import secrets
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlsplit
+
+import attrs
+
+from transcriber_core.entities import FileRecord, Word
+from transcriber_core.errors import (
+    FileNotFound,
+    MissingFile,
+    RecognitionFailed,
+    RecognizerUnavailable,
+)
+from transcriber_core.ports import (
+    NO_LIMITS,
+    CheckResult,
+    FileStore,
+    Recognized,
+    RecognizerLimits,
+    Rejected,
+    Started,
+)
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Samples = npt.NDArray[np.float32]
+
+#: What a directory must hold to be a converted model faster-whisper loads without the hub.
+MODEL_FILES = ("model.bin", "config.json", "tokenizer.json")
+#: Whisper hears 16 kHz mono.
+SAMPLE_RATE = 16_000
+#: Audio handed to the model at once: memory is bounded by this, not by the recording.
+#: Two of Whisper's 30-second windows; a longer block costs more memory (its
+#: spectrogram is computed at once) and gains nothing (bench/whisper.py).
+BLOCK_SECONDS = 60.0
+#: A block ends at the quietest moment of its last seconds, so no word is cut in two.
+CUT_SEARCH_SECONDS = 8.0
+#: The length of the moments compared when looking for the quietest.
+_CUT_FRAME = SAMPLE_RATE // 10
+#: How long startup waits for the model hub before saying it cannot be reached.
+HUB_PROBE_TIMEOUT = 5.0
+#: How long a cancelled recognition waits for its thread to stop before leaving it behind.
+STOP_PATIENCE = 2.0
+#: The install command named when the extra is missing.
+INSTALL_HINT = "pip install 'transcriber[whisper]'"
+
+
+class WhisperSetupError(Exception):
+    """Whisper cannot run with these settings; ``key`` names the ``[whisper]`` setting at fault."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        #: The setting to change (``model``), or ``kind`` when the extra is missing.
+        self.key = key
+
+
+@attrs.frozen(kw_only=True)
+class WhisperSettings:
+    """How the model is loaded and run; the ``[whisper]`` keys of reference: Recognizers."""
+
+    #: A directory holding a converted model (``resolve_model`` finds it).
+    model_dir: Path
+    #: ISO 639-1 code, or "" to detect the language of each recording.
+    language: str = ""
+    #: CTranslate2's weight type: "int8" is the fastest on a CPU.
+    compute_type: str = "int8"
+    #: CPU threads of one recognition; 0 = every CPU of the machine.
+    threads: int = 0
+    #: Beam search width; 1 is greedy and faster, 5 is Whisper's own default.
+    beam_size: int = 5
+
+
+def require_engine() -> None:
+    """Import faster-whisper, or say what to install."""
+    try:
+        import faster_whisper  # noqa: F401, PLC0415 - an optional extra, imported on demand
+    except ImportError:
+        raise WhisperSetupError(
+            "kind", f'"whisper" needs the optional extra: {INSTALL_HINT}'
+        ) from None
+
+
+def resolve_model(model: str, *, offline: bool | None = None) -> Path:
+    """The directory of ``model``: itself, or a known name's download; raises ``WhisperSetupError``.
+
+    A known name (``tiny``, ``base``, ``large-v3``...) is looked up in the
+    model cache first. When it is not there it is downloaded, unless the hub
+    is out of reach (``HF_HUB_OFFLINE``, or no answer): then the error says so
+    instead of letting the first recording hang on a download.
+    """
+    require_engine()
+    from faster_whisper.utils import available_models, download_model  # noqa: PLC0415
+
+    if model not in available_models():
+        return check_model_dir(Path(model).expanduser())
+    try:
+        return check_model_dir(Path(download_model(model, local_files_only=True)))
+    except (WhisperSetupError, OSError, ValueError):
+        pass  # not in the cache (huggingface_hub says so with OSError or ValueError subclasses)
+    if offline is None:
+        offline = _hub_offline()
+    where = "set [whisper] model to a directory holding a converted model"
+    if offline:
+        raise WhisperSetupError(
+            "model",
+            f'"{model}" is not on this machine and HF_HUB_OFFLINE is set: {where}, '
+            "or download it once with network",
+        )
+    if not _hub_reachable():
+        raise WhisperSetupError(
+            "model",
+            f'"{model}" is not on this machine and the model hub cannot be reached: {where}, '
+            "or download it once with network",
+        )
+    try:
+        return check_model_dir(Path(download_model(model)))
+    except (OSError, ValueError) as exc:
+        raise WhisperSetupError(
+            "model", f'"{model}" could not be downloaded ({type(exc).__name__}): {where}'
+        ) from None
+
+
+def check_model_dir(path: Path) -> Path:
+    """``path`` if it holds a converted model; else ``WhisperSetupError`` naming what is missing."""
+    if not path.is_dir():
+        raise WhisperSetupError(
+            "model", "no such directory, and not a model name faster-whisper knows"
+        )
+    missing = [name for name in MODEL_FILES if not (path / name).is_file()]
+    if missing:
+        raise WhisperSetupError(
+            "model",
+            f"the directory is not a converted Whisper model (missing {', '.join(missing)})",
+        )
+    return path
+
+
+def _hub_offline() -> bool:
+    value = os.environ.get("HF_HUB_OFFLINE", "").strip().lower()
+    return value in {"1", "true", "yes", "on"}
+
+
+def _hub_reachable() -> bool:
+    """True when a TCP connection to the model hub opens within the probe timeout."""
+    from huggingface_hub import constants  # noqa: PLC0415 - comes with faster-whisper
+
+    parts = urlsplit(constants.ENDPOINT)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parts.hostname or "", port), timeout=HUB_PROBE_TIMEOUT):
+            return True
+    except OSError:
+        return False
+
+
+#: Loaded models, one per settings, shared by every recognizer of the process.
+_MODELS: dict[tuple[Path, str, int, int], Any] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+def cpu_threads(threads: int) -> int:
+    """The threads one recognition uses: ``threads``, or every CPU for 0."""
+    return threads if threads > 0 else (os.cpu_count() or 1)
+
+
+def load_model(settings: WhisperSettings, *, workers: int) -> Any:  # faster-whisper ships no types
+    """The process's model for these settings, loaded on first use."""
+    key = (settings.model_dir, settings.compute_type, cpu_threads(settings.threads), workers)
+    with _MODELS_LOCK:
+        model = _MODELS.get(key)
+        if model is None:
+            from faster_whisper import WhisperModel  # noqa: PLC0415 - optional extra
+
+            try:
+                model = WhisperModel(
+                    str(settings.model_dir),
+                    device="cpu",
+                    compute_type=settings.compute_type,
+                    cpu_threads=key[2],
+                    num_workers=workers,
+                    local_files_only=True,
+                )
+            except (RuntimeError, ValueError, OSError) as exc:
+                # CTranslate2 says "unable to open file" or an unsupported type: ours to fix.
+                raise RecognizerUnavailable(
+                    f"the Whisper model could not be loaded ({type(exc).__name__})"
+                ) from None
+            _MODELS[key] = model
+        return model
+
+
+T = TypeVar("T")
+
+
+async def _stoppable(
+    function: Callable[[Path, threading.Event], T], path: Path, *, patience: float
+) -> T:
+    """Run ``function(path, stop)`` in a daemon thread; on cancellation set ``stop``.
+
+    The thread looks at ``stop`` between segments, but one segment is one
+    model call that nothing interrupts (seconds; more when Whisper retries a
+    window at higher temperatures). So the caller waits ``patience`` for it,
+    then leaves it to stop by itself: cancellation (the step ceiling,
+    shutdown) never waits for a window, and a daemon thread never holds up
+    the process's exit. Left behind, it only reads its open file and burns
+    CPU until its window ends; it writes nothing.
+    """
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[T] = loop.create_future()
+    stop = threading.Event()
+
+    def settle(outcome: Callable[[], None]) -> None:
+        if not done.done():
+            outcome()
+
+    def run() -> None:
+        try:
+            result = function(path, stop)
+        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting task as it is
+            error = exc
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
+                loop.call_soon_threadsafe(settle, lambda: done.set_exception(error))
+        else:
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(settle, lambda: done.set_result(result))
+
+    threading.Thread(target=run, name="whisper", daemon=True).start()
+    try:
+        return await asyncio.shield(done)
+    except asyncio.CancelledError:
+        stop.set()
+        with contextlib.suppress(TimeoutError, Exception):
+            await asyncio.wait_for(asyncio.shield(done), patience)
+        if done.done() and not done.cancelled():
+            done.exception()  # retrieved: the caller is cancelled, the outcome is dropped
+        raise
+
+
+class _Stopped(Exception):  # noqa: N818 - a signal between our own functions, never raised out
+    """The caller was cancelled; the thread stops between segments."""
+
+
+class WhisperRecognizer:
+    """Transcribes in ``start`` with faster-whisper; at most ``max_concurrent`` recordings at once.
+
+    ``files`` is the store the converted audio lives in: the recognizer reads
+    it through a working copy, like the converter.
+    """
+
+    def __init__(
+        self,
+        files: FileStore,
+        settings: WhisperSettings,
+        *,
+        max_concurrent: int = 1,
+        block_seconds: float = BLOCK_SECONDS,
+    ) -> None:
+        if max_concurrent < 1:
+            raise ValueError("max_concurrent must be at least 1")
+        if block_seconds <= CUT_SEARCH_SECONDS:
+            raise ValueError("block_seconds must be longer than the cut search")
+        self._files = files
+        self.settings = settings
+        self.max_concurrent = max_concurrent
+        self._block_seconds = block_seconds
+        self._slots = asyncio.Semaphore(max_concurrent)
+        #: Recordings being transcribed now; for tests and the bench.
+        self.running = 0
+
+    @property
+    def limits(self) -> RecognizerLimits:
+        """No limit: recordings of any length are transcribed block by block."""
+        return NO_LIMITS
+
+    async def start(self, audio: FileRecord, *, duration: float | None) -> Started:
+        """Transcribe ``audio`` now and return the outcome with the operation id."""
+        operation_id = "whisper-" + secrets.token_urlsafe(16)
+        async with self._slots:
+            self.running += 1
+            try:
+                async with self._files.working_copy(audio) as path:
+                    outcome = await _stoppable(self._transcribe, path, patience=STOP_PATIENCE)
+            except FileNotFound:
+                raise MissingFile("the converted audio is missing from storage") from None
+            finally:
+                self.running -= 1
+        return Started(operation_id=operation_id, advised_delay=timedelta(0), outcome=outcome)
+
+    async def check(self, operation_id: str) -> CheckResult:
+        """Nothing to check: every operation ended in its ``start``; a job here is not ours."""
+        return Rejected(reason="the local recognizer has no such operation to check")
+
+    def _transcribe(self, path: Path, stop: threading.Event) -> Recognized | Rejected:
+        """Decode and transcribe block by block; runs in a thread, stops when ``stop`` is set."""
+        model = load_model(self.settings, workers=self.max_concurrent)
+        language = self.settings.language or None
+        texts: list[str] = []
+        words: list[Word] = []
+        try:
+            for offset, samples in _blocks(path, stop, self._block_seconds):
+                heard = self._transcribe_block(model, samples, offset, language, stop)
+                del samples
+                # The decoder's and the feature extractor's buffers go now, not whenever:
+                # without it the peak grows with the number of blocks.
+                gc.collect()
+                if heard.text:
+                    texts.append(heard.text)
+                    words.extend(heard.words)
+                    # The first block with speech decides the language for the rest.
+                    language = language or heard.language
+        except _Stopped:
+            return Rejected(reason="stopped")  # nobody receives it: the caller was cancelled
+        if not texts:
+            return Rejected(reason="no speech recognised")
+        return Recognized(text=" ".join(texts), words=tuple(words), language=language)
+
+    def _transcribe_block(
+        self,
+        model: Any,  # faster-whisper ships no types
+        samples: Samples,
+        offset: float,
+        language: str | None,
+        stop: threading.Event,
+    ) -> Recognized:
+        settings = self.settings
+        try:
+            segments, info = model.transcribe(
+                samples,
+                language=language,
+                beam_size=settings.beam_size,
+                word_timestamps=True,
+                # Silence yields no segment instead of Whisper's invented "you".
+                vad_filter=True,
+            )
+            texts: list[str] = []
+            words: list[Word] = []
+            for segment in segments:
+                if stop.is_set():
+                    raise _Stopped
+                text = str(segment.text).strip()
+                if text:
+                    texts.append(text)
+                for word in segment.words or ():
+                    start = round(offset + float(word.start), 3)
+                    end = max(start, round(offset + float(word.end), 3))
+                    words.append(Word(text=str(word.word).strip(), start=start, end=end))
+        except (RuntimeError, MemoryError) as exc:
+            raise RecognizerUnavailable(
+                f"the Whisper model failed on this block ({type(exc).__name__})"
+            ) from None
+        return Recognized(text=" ".join(texts), words=tuple(words), language=str(info.language))
+
+
+def _blocks(
+    path: Path, stop: threading.Event, block_seconds: float
+) -> Iterator[tuple[float, Samples]]:
+    """``(offset seconds, 16 kHz mono float32)`` blocks of the file, each cut in a quiet moment."""
+    import numpy as np  # noqa: PLC0415 - comes with the optional extra
+
+    block = int(block_seconds * SAMPLE_RATE)
+    search = int(CUT_SEARCH_SECONDS * SAMPLE_RATE)
+    pending: list[Samples] = []
+    size = 0
+    offset = 0
+    for chunk in _decode(path, stop):
+        pending.append(chunk)
+        size += len(chunk)
+        if size < block:
+            continue
+        buffer = np.concatenate(pending)
+        cut = _quiet_cut(buffer[block - search : block]) + block - search
+        yield offset / SAMPLE_RATE, buffer[:cut]
+        rest = buffer[cut:].copy()
+        pending, size, offset = [rest], len(rest), offset + cut
+    if size:
+        yield offset / SAMPLE_RATE, np.concatenate(pending)
+
+
+def _quiet_cut(window: Samples) -> int:
+    """The middle of the quietest tenth of a second in ``window``."""
+    import numpy as np  # noqa: PLC0415
+
+    frames = len(window) // _CUT_FRAME
+    if frames == 0:
+        return len(window)
+    energy = np.square(window[: frames * _CUT_FRAME].reshape(frames, _CUT_FRAME)).sum(axis=1)
+    return int(np.argmin(energy)) * _CUT_FRAME + _CUT_FRAME // 2
+
+
+def _decode(path: Path, stop: threading.Event) -> Iterator[Samples]:
+    """The file's first audio stream as 16 kHz mono float32 chunks, decoded as they are read."""
+    import av  # noqa: PLC0415 - comes with faster-whisper
+    import numpy as np  # noqa: PLC0415
+
+    try:
+        with av.open(str(path), mode="r", metadata_errors="ignore") as container:
+            if not container.streams.audio:
+                raise RecognitionFailed("the converted audio has no audio stream")
+            resampler = av.AudioResampler(format="s16", layout="mono", rate=SAMPLE_RATE)
+            for frame in container.decode(audio=0):
+                if stop.is_set():
+                    raise _Stopped
+                for out in resampler.resample(frame):
+                    yield out.to_ndarray().reshape(-1).astype(np.float32) / 32768.0
+            for out in resampler.resample(None):
+                yield out.to_ndarray().reshape(-1).astype(np.float32) / 32768.0
+    except av.error.FFmpegError:
+        # The library's text may carry the path: our own words only (reference: Privacy).
+        raise RecognitionFailed("the converted audio could not be decoded") from None
