@@ -226,6 +226,47 @@ def load_model(settings: WhisperSettings, *, workers: int) -> Any:  # faster-whi
 
 T = TypeVar("T")
 
+#: The name of every transcription thread.
+THREAD_NAME = "transcriber-whisper"
+#: How long one look of ``wait_for_threads`` blocks a worker thread.
+_JOIN_POLL = 0.1
+#: Transcription threads alive in this process, and the event set while there are none.
+_live = 0
+_live_lock = threading.Lock()
+_idle = threading.Event()
+_idle.set()
+
+
+def _thread_started() -> None:
+    global _live  # noqa: PLW0603 - one count per process, like the threads it counts
+    with _live_lock:
+        _live += 1
+        _idle.clear()
+
+
+def _thread_ended() -> None:
+    global _live  # noqa: PLW0603
+    with _live_lock:
+        _live -= 1
+        if _live == 0:
+            _idle.set()
+
+
+def threads_running() -> bool:
+    """True while a transcription thread is alive, in any recognizer of this process.
+
+    One left inside CTranslate2 when the interpreter exits aborts the process
+    (``std::terminate``); the CLI then leaves with ``os._exit`` instead.
+    """
+    return not _idle.is_set()
+
+
+async def wait_for_threads() -> None:
+    """Return once every transcription thread has ended; the caller bounds the wait."""
+    # Short waits in a worker thread, so a cancelled caller leaves none blocked for long.
+    while not await asyncio.to_thread(_idle.wait, _JOIN_POLL):
+        pass
+
 
 async def _stoppable(
     function: Callable[[Path, threading.Event], T], path: Path, *, patience: float
@@ -259,7 +300,18 @@ async def _stoppable(
             with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(settle, lambda: done.set_result(result))
 
-    threading.Thread(target=run, name="whisper", daemon=True).start()
+    def counted() -> None:
+        try:
+            run()
+        finally:
+            _thread_ended()
+
+    _thread_started()
+    try:
+        threading.Thread(target=counted, name=THREAD_NAME, daemon=True).start()
+    except BaseException:
+        _thread_ended()
+        raise
     try:
         return await asyncio.shield(done)
     except asyncio.CancelledError:
@@ -320,6 +372,13 @@ class WhisperRecognizer:
             finally:
                 self.running -= 1
         return Started(operation_id=operation_id, advised_delay=timedelta(0), outcome=outcome)
+
+    async def close(self) -> None:
+        """Wait for threads a cancelled step left to reach their stop (seconds: one segment).
+
+        Shutdown bounds the wait with its hard timeout; the model stays cached.
+        """
+        await wait_for_threads()
 
     async def check(self, operation_id: str) -> CheckResult:
         """Nothing to check: every operation ended in its ``start``; a job here is not ours."""

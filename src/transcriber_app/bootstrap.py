@@ -40,6 +40,7 @@ from transcriber_core.worker import Workers
 if TYPE_CHECKING:
     from aiogram import Bot
 
+    from transcriber_adapters.whisper import WhisperRecognizer
     from transcriber_app.bot import BotPolling
 
 log = logging.getLogger("transcriber.app")
@@ -256,7 +257,9 @@ async def _recognizer(
 ) -> tuple[Recognizer, FileStore | None]:
     """The recognizer the config names, and the Object Storage it reads audio from."""
     if config.recognizer.kind == "whisper":
-        return await _whisper(config, files), None
+        local = await _whisper(config, files)
+        closers.append(local.close)
+        return local, None
     if config.recognizer.kind == "memory":
         memory = config.memory
         demo = MemoryRecognizer(
@@ -297,7 +300,7 @@ async def _recognizer(
     return recognizer, store
 
 
-async def _whisper(config: Config, files: FileStore) -> Recognizer:
+async def _whisper(config: Config, files: FileStore) -> WhisperRecognizer:
     """Whisper on this machine (ADR 28): the model found on disk now, loaded at first use."""
     from transcriber_adapters import whisper  # noqa: PLC0415 - an optional extra
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -44,7 +45,27 @@ def _serve(config_path: Path | None) -> int:
     # uvloop where it is installed (uvicorn[standard]), as ``uvicorn.run`` would
     # pick: it receives a large upload about 1.3x faster than the stock loop.
     with asyncio.Runner(loop_factory=auto_loop_factory()) as runner:
-        return runner.run(run(config))
+        code = runner.run(run(config))
+    if config.recognizer.kind == "whisper":
+        _leave_before_native_threads_abort(code)
+    return code
+
+
+def _leave_before_native_threads_abort(code: int) -> None:
+    """Exit at once if a Whisper thread outlived shutdown (ADR 28).
+
+    A thread still inside CTranslate2 when the interpreter finalises aborts
+    the process (SIGABRT, "terminate called without an active exception").
+    Shutdown waits for those threads within its hard timeout; one still
+    running after that has nothing left to write, so the process ends here,
+    logs flushed, with the status ``serve`` chose.
+    """
+    from transcriber_adapters.whisper import threads_running  # noqa: PLC0415 - only for whisper
+
+    if threads_running():
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
 
 
 if __name__ == "__main__":
