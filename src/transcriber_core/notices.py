@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from transcriber_core.copies import remove_copy
 from transcriber_core.entities import Job
-from transcriber_core.errors import NotFound, NotifierUnavailable, TransientError
+from transcriber_core.errors import NotifierUnavailable, TransientError
 from transcriber_core.naming import derived_file_id
 from transcriber_core.part_steps import remove_part_copies
 from transcriber_core.policy import notice_pause
@@ -57,18 +58,7 @@ async def tell(services: Services, job: Job, event: Event) -> None:
 
 async def remove_storage_copy(services: Services, job: Job) -> None:
     """Delete the recognizer's Object Storage copies of an ended job (its parts' too)."""
-    store = services.recognizer_files
-    if store is None:
+    if services.recognizer_files is None:
         return
     await remove_part_copies(services, job)
-    file_id = derived_file_id(job.id, STORAGE_COPY)
-    try:
-        record = await services.repo.get_file(file_id)
-        await store.delete(record)
-        await services.repo.delete_file(file_id)
-    except NotFound:
-        return
-    except Exception as exc:  # noqa: BLE001 - the copy is orphaned, not the job
-        log.warning(
-            "storage_copy.delete_error", extra={"job_id": job.id, "error_type": type(exc).__name__}
-        )
+    await remove_copy(services, job.id, derived_file_id(job.id, STORAGE_COPY))

@@ -20,12 +20,12 @@ from pathlib import Path
 
 import attrs
 
+from transcriber_core.copies import remove_copy
 from transcriber_core.entities import FileRecord, Job, JobPart, State
 from transcriber_core.errors import (
     FileNotFound,
     LeaseLost,
     MissingFile,
-    NotFound,
     RecognitionFailed,
 )
 from transcriber_core.naming import derived_file_id
@@ -165,21 +165,7 @@ async def check_parts(job: Job, services: Services, parts: list[JobPart]) -> Job
 
 async def remove_part_copy(services: Services, job: Job, part: JobPart) -> None:
     """Delete one part's Object Storage copy and its record; a failure is only logged."""
-    store = services.recognizer_files
-    if store is None:
-        return
-    file_id = part_copy_id(job.id, part.index)
-    try:
-        record = await services.repo.get_file(file_id)
-        await store.delete(record)
-        await services.repo.delete_file(file_id)
-    except NotFound:
-        return
-    except Exception as exc:  # noqa: BLE001 - the copy is orphaned, not the job
-        log.warning(
-            "storage_copy.delete_error",
-            extra={"job_id": job.id, "part": part.index, "error_type": type(exc).__name__},
-        )
+    await remove_copy(services, job.id, part_copy_id(job.id, part.index), part=part.index)
 
 
 async def remove_part_copies(services: Services, job: Job) -> None:

@@ -7,7 +7,7 @@ memory or SQLite on a real file, as in ``test_pipeline``.
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 
 import attrs
@@ -15,26 +15,13 @@ import pytest
 
 from tests.support.delegate import Delegate
 from tests.support.world import World, make_world
-from transcriber_adapters.memory import MemoryFileStore, MemoryJobRepository
-from transcriber_adapters.sqlite import SqliteJobRepository
+from transcriber_adapters.memory import MemoryFileStore
 from transcriber_core.entities import FileRecord, State
 from transcriber_core.errors import RecognizerUnavailable
 from transcriber_core.policy import DecodeLimits
 from transcriber_core.ports import JobRepository, RecognizerLimits, Silence, Started
 
 NewWorld = Callable[..., World]
-
-
-@pytest.fixture(params=["memory", "sqlite"])
-async def repo(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[JobRepository]:
-    """The job repository the pipeline runs on: in memory, or SQLite on a real file."""
-    repository: JobRepository
-    if request.param == "memory":
-        repository = MemoryJobRepository()
-    else:
-        repository = await SqliteJobRepository.open(tmp_path / "jobs.db")
-    yield repository
-    await repository.close()
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -17,8 +17,7 @@ import pytest
 
 from tests.support.delegate import Delegate
 from tests.support.world import World, make_world
-from transcriber_adapters.memory import MemoryFileStore, MemoryJobRepository
-from transcriber_adapters.sqlite import SqliteJobRepository
+from transcriber_adapters.memory import MemoryFileStore
 from transcriber_core import edits, steps
 from transcriber_core.entities import Job, Location, Origin, State
 from transcriber_core.errors import (
@@ -38,18 +37,6 @@ from transcriber_core.worker import acquire_next, process
 
 #: Makes a world on the test's repository; takes ``make_world``'s keywords.
 NewWorld = Callable[..., World]
-
-
-@pytest.fixture(params=["memory", "sqlite"])
-async def repo(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[JobRepository]:
-    """The job repository the pipeline runs on: in memory, or SQLite on a real file."""
-    repository: JobRepository
-    if request.param == "memory":
-        repository = MemoryJobRepository()
-    else:
-        repository = await SqliteJobRepository.open(tmp_path / "jobs.db")
-    yield repository
-    await repository.close()
 
 
 @pytest.fixture
