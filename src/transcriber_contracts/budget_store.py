@@ -27,7 +27,9 @@ T0 = datetime(2026, 3, 1, 12, 0, 0, 123457, tzinfo=UTC)
 HOUR = timedelta(hours=1)
 
 
-async def _taken(budgets: BudgetStore, name: str, count: int, now: datetime, **shape: object) -> int:
+async def _taken(
+    budgets: BudgetStore, name: str, count: int, now: datetime, **shape: object
+) -> int:
     taken = 0
     for _ in range(count):
         if await budgets.take(name, now=now, **shape) is None:  # type: ignore[arg-type]
@@ -54,7 +56,9 @@ class BudgetStoreContract:
         assert wait is not None
         early = T0 + wait - timedelta(milliseconds=1)
         assert await budgets.take("sync", capacity=20, per=timedelta(seconds=1), now=early)
-        assert await budgets.take("sync", capacity=20, per=timedelta(seconds=1), now=T0 + wait) is None
+        assert (
+            await budgets.take("sync", capacity=20, per=timedelta(seconds=1), now=T0 + wait) is None
+        )
 
     async def test_no_window_sees_more_than_the_capacity(self, budgets: BudgetStore) -> None:
         """Taking greedily every 10 ms for 3 periods, no window of one period holds > capacity."""
