@@ -15,7 +15,7 @@ busy bot's trickle; 0 is a burst that measures the queue, not the path), and pol
 every job's status until all are ``done``. Prints p50, p95 and max of
 upload-answered → done per run, and async p50 / sync p50.
 
-Usage: .venv/bin/python -P bench/speechkit.py [--clips 20] [--gap 0.5]
+Usage: .venv/bin/python -P bench/speechkit.py [--clips 20] [--gap 0.5] [--recognize N]
 Run it with PYTHONPATH pointing at the sources to measure.
 """
 
@@ -79,6 +79,8 @@ async def run(  # noqa: PLR0917 - a benchmark's own helper
     ) as fake:
         sync_max = 30.0 if name == "sync" else 0.0
         settings = config(moto, moto.new_bucket(), fake, sync_max)
+        if args.recognize:
+            settings["workers"] = {"recognize": args.recognize}
         env = {"AWS_EC2_METADATA_DISABLED": "true"}
         with running_service(folder / name, config=settings, env=env) as service:
             async with httpx.AsyncClient(base_url=service.base_url, timeout=30) as client:
@@ -124,6 +126,7 @@ async def main() -> None:
     parser.add_argument("--clips", type=int, default=20)
     parser.add_argument("--sync-latency", type=float, default=1.0)
     parser.add_argument("--operation-seconds", type=float, default=5.0)
+    parser.add_argument("--recognize", type=int, default=0, help="[workers] recognize (0: default)")
     parser.add_argument("--gap", type=float, default=0.5, help="seconds between uploads")
     args = parser.parse_args()
     os.environ["AWS_EC2_METADATA_DISABLED"] = "true"
