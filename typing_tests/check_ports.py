@@ -68,4 +68,5 @@ def check(
     conditions: list[ConditionStore] = [MemoryConditionStore(), sqlite_conditions]
     probes: list[DurationProbe] = [HeaderProbe()]
     budgets: list[BudgetStore] = [MemoryBudgetStore(), sqlite_budgets]
-    del budgets, probes, conditions, owners, repos, stores, converters, recognizers, notifiers, clocks, ids
+    del budgets, probes, conditions, owners, repos, stores, converters
+    del recognizers, notifiers, clocks, ids
