@@ -177,10 +177,18 @@ async def _copy_for_recognizer(
     if store is None:
         # Only reached when a direct start was refused, which re-raises without a store.
         raise RecognitionFailed("the recognizer has nowhere to read the audio from")
+    copy_id = derived_file_id(job.id, STORAGE_COPY)
+    try:
+        earlier = await services.repo.get_file(copy_id)
+    except FileNotFound:
+        earlier = None
+    if earlier is not None and earlier.location == store.location and await store.exists(earlier):
+        # A try that made the copy and then waited (a spent budget, a 429): no upload again.
+        return earlier
     try:
         async with services.files.working_copy(audio) as path:
             copy = await store.put(
-                derived_file_id(job.id, STORAGE_COPY),
+                copy_id,
                 audio.extension,
                 path,
                 now=services.clock.now(),

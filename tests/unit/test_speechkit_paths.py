@@ -153,6 +153,35 @@ async def test_sync_refusal_for_size_falls_back_to_async(
     ]
 
 
+async def test_a_job_waiting_for_the_start_budget_is_not_copied_again(
+    speechkit_world: MakeWorld, fake: FakeSpeechKit
+) -> None:
+    """A job that found the start budget empty waits without an attempt and reuses its copy."""
+    # The budget reads the world's clock; the world is bound after this call.
+    world, bucket = speechkit_world(
+        starts_per_hour=1,
+        clock=lambda: world.clock.now(),  # noqa: PLW0108
+    )
+    world.converter.duration = 120.0
+    first = await world.submit(clip(120, 1))
+    second = await world.submit(clip(120, 2))
+    await world.step(State.CONVERT)
+    await world.step(State.CONVERT)
+    assert (await world.step(State.RECOGNIZE)) is not None
+    waiting = await world.step(State.RECOGNIZE)
+    assert waiting is not None
+    assert waiting.state is State.RECOGNIZE
+    assert waiting.attempts == 0
+    # The token is an hour away; the job waits at most the condition cap, then asks again.
+    assert waiting.delay_time == world.clock.now() + timedelta(minutes=5)
+    puts = [call for call in bucket.calls if call.method == "put"]
+    assert len(puts) == 2
+    for job_id in (first.id, second.id):
+        assert (await world.run_to_end(job_id)).state is State.DONE
+    assert len([call for call in bucket.calls if call.method == "put"]) == 2
+    assert len(fake.requests_to("/speech/stt/v2")) == 2
+
+
 class FastClock:
     """Real time run ``factor`` times faster: an hour of budget passes in seconds of the fake's."""
 
