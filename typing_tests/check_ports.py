@@ -9,6 +9,7 @@ from transcriber_adapters.filesystem import FilesystemFileStore
 from transcriber_adapters.media_header import HeaderProbe
 from transcriber_adapters.memory import (
     ManualClock,
+    MemoryBudgetStore,
     MemoryConditionStore,
     MemoryConverter,
     MemoryFileStore,
@@ -18,12 +19,18 @@ from transcriber_adapters.memory import (
     MemoryRecognizer,
 )
 from transcriber_adapters.s3 import S3FileStore
-from transcriber_adapters.sqlite import SqliteConditionStore, SqliteJobRepository, SqliteOwnerStore
+from transcriber_adapters.sqlite import (
+    SqliteBudgetStore,
+    SqliteConditionStore,
+    SqliteJobRepository,
+    SqliteOwnerStore,
+)
 from transcriber_adapters.system import RandomIds, SystemClock
 from transcriber_adapters.telegram import TelegramNotifier, make_bot
 from transcriber_adapters.whisper import WhisperRecognizer, WhisperSettings
 from transcriber_adapters.yandex import YandexRecognizer
 from transcriber_core.ports import (
+    BudgetStore,
     Clock,
     ConditionStore,
     Converter,
@@ -45,6 +52,7 @@ def check(
     s3: S3FileStore,
     yandex: YandexRecognizer,
     sqlite_conditions: SqliteConditionStore,
+    sqlite_budgets: SqliteBudgetStore,
 ) -> None:
     """Never called: mypy reads the assignments."""
     repos: list[JobRepository] = [MemoryJobRepository(), sqlite]
@@ -59,4 +67,6 @@ def check(
     owners: list[OwnerStore] = [MemoryOwnerStore(), sqlite_owners]
     conditions: list[ConditionStore] = [MemoryConditionStore(), sqlite_conditions]
     probes: list[DurationProbe] = [HeaderProbe()]
-    del probes, conditions, owners, repos, stores, converters, recognizers, notifiers, clocks, ids
+    budgets: list[BudgetStore] = [MemoryBudgetStore(), sqlite_budgets]
+    del budgets, probes, conditions, owners, repos, stores, converters
+    del recognizers, notifiers, clocks, ids

@@ -1,8 +1,10 @@
 """The recognizer on SpeechKit async recognition, API v2, via aiohttp (reference: Recognizers).
 
-``start`` posts the Object Storage URI of the audio and gets an operation;
-``check`` polls it, at most ``checks_per_hour`` times an hour across the
-process (SpeechKit allows 2,500 status checks per hour per account).
+Short local audio goes to the synchronous API v1 and is done within
+``start`` (ADR 29); otherwise ``start`` posts the Object Storage URI of the
+audio and gets an operation and ``check`` polls it. Every kind of request
+is paced by a budget shared through a ``BudgetStore`` (SpeechKit allows 500
+starts and 2,500 status checks an hour, 20 sync requests a second).
 ``api_errors`` and ``_refuse_bad_status`` are the one place where HTTP
 failures become core errors. Texts from SpeechKit, aiohttp or the network
 never reach an error, because they may name the audio's URI; the API key,
@@ -14,9 +16,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
-import time
+import secrets
 from collections.abc import Callable, Iterator, Mapping
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import quote
 
@@ -24,13 +26,19 @@ import aiohttp
 
 from transcriber_core.entities import FileRecord, Word
 from transcriber_core.errors import (
+    BudgetSpent,
+    DirectRefused,
+    FileNotFound,
+    MissingFile,
     RecognitionFailed,
     RecognizerCredentialsRejected,
     RecognizerThrottled,
     RecognizerUnavailable,
 )
 from transcriber_core.ports import (
+    BudgetStore,
     CheckResult,
+    FileStore,
     Pending,
     Recognized,
     RecognizerLimits,
@@ -42,11 +50,27 @@ log = logging.getLogger("transcriber.yandex")
 
 DEFAULT_STT_URL = "https://transcribe.api.cloud.yandex.net/speech/stt/v2/longRunningRecognize"
 DEFAULT_OPERATION_URL = "https://operation.api.cloud.yandex.net/operations"
+DEFAULT_SYNC_URL = "https://stt.api.cloud.yandex.net/speech/v1/stt:recognize"
 DEFAULT_STORAGE_URL = "https://storage.yandexcloud.net"
 #: SpeechKit's limit on status checks per hour per account.
 DEFAULT_CHECKS_PER_HOUR = 2_500
-#: Checks that may go out back to back before pacing sets in.
-DEFAULT_CHECK_BURST = 50
+#: SpeechKit's limit on async recognition requests (starts) per hour per account.
+DEFAULT_STARTS_PER_HOUR = 500
+#: SpeechKit's limit on synchronous recognition requests per second.
+DEFAULT_SYNC_PER_SECOND = 20
+#: Longest audio sent to the synchronous API by default, in seconds (its own limit: 30).
+DEFAULT_SYNC_MAX_SECONDS = 30.0
+#: Longest and largest audio the synchronous API (v1) takes.
+SYNC_MAX_SECONDS = 30.0
+SYNC_MAX_BYTES = 1024 * 1024
+#: The budgets' names in the budget store, shared by every process (ADR 29).
+STARTS_BUDGET = "speechkit.starts"
+CHECKS_BUDGET = "speechkit.checks"
+SYNC_BUDGET = "speechkit.sync"
+#: How the operation id of a synchronous recognition starts; no async id does (they are "e03...").
+SYNC_PREFIX = "sync-"
+HOUR = timedelta(hours=1)
+SECOND = timedelta(seconds=1)
 #: Longest audio one SpeechKit v2 async operation takes: 4 hours.
 MAX_SECONDS = 4 * 3600.0
 #: Largest audio file one operation takes: 1 GB.
@@ -70,39 +94,12 @@ _REFUSED_STATUSES = frozenset({401, 403})
 #: Longest ``Retry-After`` we take from SpeechKit; a larger one is read as this.
 MAX_RETRY_AFTER = timedelta(hours=1)
 
-#: Monotonic seconds; injectable so tests move time by hand.
-Monotonic = Callable[[], float]
+#: The wall clock budgets are kept on; injectable so tests move time by hand.
+WallClock = Callable[[], datetime]
 
 
-class CheckBudget:
-    """A token bucket that keeps status checks under ``per_hour`` in every hour.
-
-    ``burst`` checks may go at once; tokens come back at ``per_hour - burst``
-    an hour, so no sliding hour ever holds more than ``per_hour`` checks.
-    One budget per process: processes sharing an account share its limit,
-    so give each a part of it.
-    """
-
-    def __init__(self, per_hour: int, *, burst: int, monotonic: Monotonic) -> None:
-        if not 0 < burst < per_hour:
-            raise ValueError("the check burst must be at least 1 and less than checks per hour")
-        self._rate = (per_hour - burst) / 3600.0
-        self._capacity = float(burst)
-        self._tokens = float(burst)
-        self._monotonic = monotonic
-        self._last = monotonic()
-
-    def take(self) -> timedelta | None:
-        """Spend a token and return None, or return how long until one is there (spending none)."""
-        now = self._monotonic()
-        self._tokens = min(self._capacity, self._tokens + (now - self._last) * self._rate)
-        self._last = now
-        if self._tokens >= 1.0:
-            self._tokens -= 1.0
-            return None
-        # Round up to the millisecond so the wait is never a hair too short.
-        wait = math.ceil((1.0 - self._tokens) / self._rate * 1000) / 1000
-        return timedelta(seconds=wait)
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
 
 
 @contextlib.contextmanager
@@ -150,21 +147,41 @@ def _refuse_bad_status(status: int, action: str, retry_after: str | None = None)
 
 
 class YandexRecognizer:
-    """SpeechKit v2 long-running recognition of Ogg/Opus audio kept in Yandex Object Storage.
+    """SpeechKit recognition of Ogg/Opus audio: v1 synchronous for short clips, v2 async otherwise.
 
-    The audio is read by SpeechKit from ``<storage_url>/<bucket>/<object_key>``,
-    so it must be a record of the S3 store on the same bucket. One aiohttp
-    session is opened on first use and reused; ``close`` releases it. Every
-    request has a total ``timeout`` in seconds.
+    **Async (v2).** The audio is read by SpeechKit from
+    ``<storage_url>/<bucket>/<object_key>``, so it must be a record of the S3
+    store on the same bucket; ``check`` polls the operation.
 
-    Checks are paced by a ``CheckBudget`` of ``checks_per_hour`` with
-    ``check_burst`` (kept below the hourly figure) on the ``monotonic`` clock;
-    a check over budget sends nothing and answers ``Pending`` with the wait.
+    **Sync (v1, ADR 29).** Local audio (no object key) of at most
+    ``sync_max_seconds`` and 1 MB is read from ``files`` (the service's local
+    store) and posted to ``sync_url``; the text comes back in the answer, so
+    ``start`` returns it as the outcome and there is nothing to check.
+    ``limits.takes_directly`` tells the pipeline which audio that is, so it
+    copies nothing to Object Storage for it. A refusal as too long or too
+    large (HTTP 400 or 413), or local audio past those limits, raises
+    ``DirectRefused``: the pipeline copies the audio and starts it async.
+    ``sync_max_seconds`` of 0, or no ``files``, turns the sync path off.
+
+    **Budgets.** Async starts (``starts_per_hour``), checks
+    (``checks_per_hour``) and sync requests (``sync_per_second``) each take a
+    token from ``budgets`` (shared by every process when it is the SQLite
+    store) on the ``clock`` before anything is sent. An empty start or sync
+    budget raises ``BudgetSpent`` with the wait; an empty check budget
+    answers ``Pending`` with the wait. Nothing is sent either way.
+
+    One aiohttp session is opened on first use and reused; ``close``
+    releases it. Every request has a total ``timeout`` in seconds.
 
     ``limits`` are SpeechKit's (4 h, 1 GB per operation); ``max_seconds``
     may lower them, never raise them. Audio past them is refused before
     anything is sent, naming the limit; the pipeline splits longer
     recordings so this does not happen (ADR 26).
+
+    Every request is logged as ``speechkit.request`` with its ``api``
+    (``sync``, ``start``, ``check``), ``outcome`` (``ok``, ``paced``, or the
+    HTTP status / ``error``) and, for sync and start, the ``audio_seconds``
+    sent: ``/metrics`` counts these (ADR 14).
     """
 
     def __init__(
@@ -175,32 +192,57 @@ class YandexRecognizer:
         storage_url: str = DEFAULT_STORAGE_URL,
         stt_url: str = DEFAULT_STT_URL,
         operation_url: str = DEFAULT_OPERATION_URL,
+        sync_url: str = DEFAULT_SYNC_URL,
+        sync_max_seconds: float = DEFAULT_SYNC_MAX_SECONDS,
+        files: FileStore | None = None,
         language: str = "ru-RU",
         model: str = "general",
         checks_per_hour: int = DEFAULT_CHECKS_PER_HOUR,
-        check_burst: int = DEFAULT_CHECK_BURST,
+        starts_per_hour: int = DEFAULT_STARTS_PER_HOUR,
+        sync_per_second: int = DEFAULT_SYNC_PER_SECOND,
+        budgets: BudgetStore | None = None,
+        clock: WallClock = _utc_now,
         timeout: float = 30.0,
-        monotonic: Monotonic = time.monotonic,
         max_seconds: float = MAX_SECONDS,
     ) -> None:
         if not api_key:
             raise ValueError("the SpeechKit API key must not be empty")
         if not 0 < max_seconds <= MAX_SECONDS:
             raise ValueError("max_seconds must be positive and at most SpeechKit's 4 hours")
-        #: What one operation accepts.
-        self.limits = RecognizerLimits(max_seconds=max_seconds, max_bytes=MAX_BYTES)
+        if not 0 <= sync_max_seconds <= SYNC_MAX_SECONDS:
+            raise ValueError("sync_max_seconds must be between 0 and the sync API's 30 seconds")
+        if min(checks_per_hour, starts_per_hour, sync_per_second) < 1:
+            raise ValueError("every SpeechKit budget must allow at least one request")
         if not bucket:
             raise ValueError("the Object Storage bucket must not be empty")
+        self._sync = files is not None and sync_max_seconds > 0
+        #: What one operation accepts, and what goes to the sync API with no copy.
+        self.limits = RecognizerLimits(
+            max_seconds=max_seconds,
+            max_bytes=MAX_BYTES,
+            direct_seconds=sync_max_seconds if self._sync else None,
+            direct_bytes=SYNC_MAX_BYTES if self._sync else None,
+        )
         self._api_key = api_key
         self._audio_base = f"{storage_url.rstrip('/')}/{quote(bucket, safe='')}/"
         self._stt_url = stt_url
         self._operation_url = operation_url.rstrip("/")
+        self._sync_url = sync_url
+        self._files = files
         self._language = language
         self._model = model
         self._timeout = aiohttp.ClientTimeout(total=timeout)
-        self._budget = CheckBudget(
-            checks_per_hour, burst=min(check_burst, checks_per_hour - 1), monotonic=monotonic
-        )
+        if budgets is None:
+            from transcriber_adapters.memory.budgets import MemoryBudgetStore  # noqa: PLC0415
+
+            budgets = MemoryBudgetStore()
+        self._budgets = budgets
+        self._clock = clock
+        self._shapes = {
+            STARTS_BUDGET: (starts_per_hour, HOUR),
+            CHECKS_BUDGET: (checks_per_hour, HOUR),
+            SYNC_BUDGET: (sync_per_second, SECOND),
+        }
         self._session: aiohttp.ClientSession | None = None
 
     def audio_uri(self, audio: FileRecord) -> str:
@@ -223,12 +265,19 @@ class YandexRecognizer:
         }
 
     async def start(self, audio: FileRecord, *, duration: float | None) -> Started:
-        """Post the audio's URI; the operation id comes back at once, the text much later."""
+        """Recognise local short audio at once (sync), or start an async operation on its copy."""
         refusal = self.limits.refusal(seconds=duration, size=audio.size)
         if refusal is not None:
             raise RecognitionFailed(refusal)
+        if not audio.object_key:
+            if not self.limits.takes_directly(seconds=duration, size=audio.size):
+                raise DirectRefused(
+                    "the audio is too long or too large for synchronous recognition"
+                )
+            return await self._recognize_now(audio, duration)
         body = self.request_body(audio)
-        answer = await self._request("start", "POST", self._stt_url, body)
+        await self._take(STARTS_BUDGET)
+        answer = await self._request("start", "POST", self._stt_url, duration, json=body)
         operation_id = answer.get("id")
         if not isinstance(operation_id, str) or not operation_id:
             raise RecognizerUnavailable("the speech recognizer started no operation")
@@ -236,9 +285,12 @@ class YandexRecognizer:
 
     async def check(self, operation_id: str) -> CheckResult:
         """Ask about the operation; when the hourly budget is spent, say when to ask instead."""
-        wait = self._budget.take()
+        if operation_id.startswith(SYNC_PREFIX):
+            # Done within start: a job found in check with it has nothing left to ask about.
+            return Rejected(reason="the synchronous recognition has nothing to check")
+        wait = await self._budgets.take(CHECKS_BUDGET, **self._shape(CHECKS_BUDGET))
         if wait is not None:
-            log.info("speechkit.check_paced", extra={"wait_seconds": wait.total_seconds()})
+            _log_request("check", "paced", None)
             return Pending(retry_after=wait)
         url = f"{self._operation_url}/{quote(operation_id, safe='')}"
         return read_operation(await self._request("check", "GET", url, None))
@@ -249,25 +301,77 @@ class YandexRecognizer:
         if session is not None:
             await session.close()
 
+    async def _recognize_now(self, audio: FileRecord, duration: float | None) -> Started:
+        """One v1 request with the audio's bytes; the outcome comes with ``Started``."""
+        if self._files is None:  # pragma: no cover - limits.takes_directly is False then
+            raise DirectRefused("synchronous recognition is off")
+        try:
+            data = b"".join([chunk async for chunk in self._files.open(audio)])
+        except FileNotFound:
+            raise MissingFile("the converted audio is missing from storage") from None
+        if len(data) > SYNC_MAX_BYTES:
+            raise DirectRefused("the audio is too large for synchronous recognition")
+        await self._take(SYNC_BUDGET)
+        params = {"lang": self._language, "topic": self._model, "format": "oggopus"}
+        answer = await self._request(
+            "sync", "POST", self._sync_url, duration, data=data, params=params
+        )
+        text = answer.get("result")
+        if not isinstance(text, str):
+            raise RecognizerUnavailable(UNREADABLE)
+        operation_id = SYNC_PREFIX + secrets.token_hex(8)
+        if not text.strip():
+            return Started(operation_id=operation_id, outcome=Rejected(reason=NO_SPEECH))
+        return Started(operation_id=operation_id, outcome=Recognized(text=text.strip()))
+
+    def _shape(self, name: str) -> dict[str, Any]:
+        capacity, per = self._shapes[name]
+        return {"capacity": capacity, "per": per, "now": self._clock()}
+
+    async def _take(self, name: str) -> None:
+        """Take a token of the budget or raise ``BudgetSpent`` with the wait; nothing is sent."""
+        wait = await self._budgets.take(name, **self._shape(name))
+        if wait is not None:
+            _log_request("sync" if name == SYNC_BUDGET else "start", "paced", None)
+            raise BudgetSpent(
+                "the SpeechKit request budget is spent for now; the job waits for it",
+                retry_after=wait,
+            )
+
     async def _request(
-        self, action: str, method: str, url: str, body: Mapping[str, Any] | None
+        self,
+        action: str,
+        method: str,
+        url: str,
+        duration: float | None,
+        *,
+        json: Mapping[str, Any] | None = None,
+        data: bytes | None = None,
+        params: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
         """One API call; the parsed JSON object of a 2xx answer, else the core error."""
         session = self._open_session()
-        status: int | None = None
+        outcome = "error"
         try:
             with api_errors():
                 async with session.request(
                     method,
                     url,
-                    json=body,
+                    json=json,
+                    data=data,
+                    params=params,
                     headers={"Authorization": f"Api-Key {self._api_key}"},
                 ) as response:
-                    status = response.status
-                    _refuse_bad_status(status, action, response.headers.get("Retry-After"))
+                    outcome = str(response.status)
+                    if action == "sync" and await _too_big(response):
+                        raise DirectRefused(
+                            "the synchronous API refused the audio as too long or too large"
+                        )
+                    _refuse_bad_status(response.status, action, response.headers.get("Retry-After"))
                     answer = await response.json(content_type=None)
+                    outcome = "ok"
         finally:
-            log.debug("speechkit.call", extra={"action": action, "status": status})
+            _log_request(action, outcome, duration)
         if not isinstance(answer, dict):
             raise RecognizerUnavailable(UNREADABLE)
         return answer
@@ -277,6 +381,31 @@ class YandexRecognizer:
             # trust_env off: no proxy or netrc from the environment sees the API key.
             self._session = aiohttp.ClientSession(timeout=self._timeout, trust_env=False)
         return self._session
+
+
+#: Words of a sync API 400 that say the audio is too long or too large for it.
+_TOO_BIG_WORDS = ("too long", "too large", "too big", "duration", "size", "length")
+
+
+async def _too_big(response: aiohttp.ClientResponse) -> bool:
+    """True for a 413, or a 400 whose message speaks of length or size: try async instead.
+
+    The message is read only to classify the refusal; it is never logged or shown.
+    """
+    if response.status == 413:
+        return True
+    if response.status != 400:
+        return False
+    text = (await response.text()).lower()
+    return any(word in text for word in _TOO_BIG_WORDS)
+
+
+def _log_request(api: str, outcome: str, duration: float | None) -> None:
+    """The event ``/metrics`` counts: one per request (or paced non-request)."""
+    extra: dict[str, Any] = {"api": api, "outcome": outcome}
+    if duration is not None and api != "check" and outcome != "paced":
+        extra["audio_seconds"] = duration
+    log.info("speechkit.request", extra=extra)
 
 
 def _retry_after(value: str | None) -> timedelta | None:

@@ -17,7 +17,12 @@ from transcriber_adapters.filesystem import FilesystemFileStore
 from transcriber_adapters.localdisk import clear_staging_dir
 from transcriber_adapters.media_header import HeaderProbe
 from transcriber_adapters.memory import MemoryRecognizer
-from transcriber_adapters.sqlite import SqliteConditionStore, SqliteJobRepository, SqliteOwnerStore
+from transcriber_adapters.sqlite import (
+    SqliteBudgetStore,
+    SqliteConditionStore,
+    SqliteJobRepository,
+    SqliteOwnerStore,
+)
 from transcriber_adapters.system import RandomIds, SystemClock, host_name
 from transcriber_app.conditions import storage_is_short
 from transcriber_app.config import Config, ConfigError
@@ -25,6 +30,7 @@ from transcriber_app.extras import require_for
 from transcriber_core.entities import Job, State
 from transcriber_core.policy import DecodeLimits, Settings
 from transcriber_core.ports import (
+    BudgetStore,
     Clock,
     Converter,
     Event,
@@ -73,6 +79,8 @@ class Runtime:
     owners: OwnerStore
     #: The Telegram intake; None when no token is configured.
     bot: BotPolling | None = None
+    #: Request budgets shared through the database (ADR 29), for ``/metrics``.
+    budgets: BudgetStore | None = None
     _closers: list[Callable[[], Awaitable[None]]] = attrs.field(factory=list)
 
     async def close(self) -> None:
@@ -171,9 +179,11 @@ async def build(
         closers.append(owners.close)
         conditions = await SqliteConditionStore.open(data_dir / DATABASE_NAME, clock=clock)
         closers.append(conditions.close)
+        budgets = await SqliteBudgetStore.open(data_dir / DATABASE_NAME, clock=clock)
+        closers.append(budgets.close)
         files = FilesystemFileStore(data_dir / FILES_DIR, staging_dir=data_dir / STAGING_DIR)
         if recognizer is None:
-            recognizer, recognizer_files = await _recognizer(config, closers, files)
+            recognizer, recognizer_files = await _recognizer(config, closers, files, budgets)
         bot = _bot(config, closers)
         if notifier is None:
             notifier = SilentNotifier() if bot is None else _telegram_notifier(bot)
@@ -217,6 +227,7 @@ async def build(
         workers=Workers(services, concurrency_from(config)),
         owners=owners,
         bot=polling,
+        budgets=budgets,
         closers=closers,
     )
 
@@ -253,7 +264,10 @@ def _telegram_notifier(bot: Bot) -> Notifier:
 
 
 async def _recognizer(
-    config: Config, closers: list[Callable[[], Awaitable[None]]], files: FileStore
+    config: Config,
+    closers: list[Callable[[], Awaitable[None]]],
+    files: FileStore,
+    budgets: BudgetStore,
 ) -> tuple[Recognizer, FileStore | None]:
     """The recognizer the config names, and the Object Storage it reads audio from."""
     if config.recognizer.kind == "whisper":
@@ -295,6 +309,13 @@ async def _recognizer(
         model=yandex.model,
         checks_per_hour=yandex.checks_per_hour,
         max_seconds=yandex.max_seconds,
+        # Short clips go to the sync API straight from the local store (ADR 29).
+        sync_url=yandex.sync_url,
+        sync_max_seconds=yandex.sync_max_seconds,
+        files=files,
+        starts_per_hour=yandex.starts_per_hour,
+        sync_per_second=yandex.sync_per_second,
+        budgets=budgets,
     )
     closers.append(recognizer.close)
     return recognizer, store

@@ -85,7 +85,7 @@ class MemoryConfig:
 
 @attrs.frozen(kw_only=True)
 class YandexConfig:
-    """Yandex SpeechKit async recognition, API v2."""
+    """Yandex SpeechKit: async recognition (API v2) and, for short clips, sync (API v1; ADR 29)."""
 
     api_key: str = attrs.field(default="", repr=False)
     stt_url: str = "https://transcribe.api.cloud.yandex.net/speech/stt/v2/longRunningRecognize"
@@ -94,6 +94,14 @@ class YandexConfig:
     model: str = "general"
     #: Status checks allowed per hour across the account.
     checks_per_hour: int = 2500
+    #: Async recognitions started per hour across the account (SpeechKit's quota: 500).
+    starts_per_hour: int = 500
+    #: Sync recognitions per second across the account (SpeechKit's quota: 20).
+    sync_per_second: int = 20
+    #: The synchronous API (v1): clips of at most ``sync_max_seconds`` (and 1 MB) go there.
+    sync_url: str = "https://stt.api.cloud.yandex.net/speech/v1/stt:recognize"
+    #: 0 sends every recording async; at most the sync API's 30 seconds.
+    sync_max_seconds: float = 30.0
     #: Longest part one recognition gets, in seconds: SpeechKit's 4 hours, or less.
     max_seconds: float = 14400.0
 
@@ -433,8 +441,13 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
         raise ConfigError("[memory] max_seconds: must not be negative (0: no limit)")
     if not 0 < config.yandex.max_seconds <= 14400:
         raise ConfigError("[yandex] max_seconds: must be positive and at most 14400 (4 hours)")
-    if config.yandex.checks_per_hour <= 0:
-        raise ConfigError("[yandex] checks_per_hour: must be positive")
+    _check_positive(
+        ("[yandex] checks_per_hour", config.yandex.checks_per_hour),
+        ("[yandex] starts_per_hour", config.yandex.starts_per_hour),
+        ("[yandex] sync_per_second", config.yandex.sync_per_second),
+    )
+    if not 0 <= config.yandex.sync_max_seconds <= 30:  # NaN too
+        raise ConfigError("[yandex] sync_max_seconds: must be between 0 (never) and 30")
     queue = config.queue
     if queue.max_attempts < 1:
         raise ConfigError("[queue] max_attempts: must be at least 1")

@@ -17,6 +17,7 @@ edge, so that the worker can classify a failure by type alone::
         │   ├── DiskFull                        (disk_full, this host)
         │   ├── RecognizerCredentialsRejected   (recognizer_credentials_rejected)
         │   ├── RecognizerThrottled             (recognizer_throttled, not a health fault)
+        │   ├── BudgetSpent                     (budget_spent, pacing: waits exactly, ADR 29)
         │   ├── StorageCredentialsRejected      (storage_credentials_rejected)
         │   └── StorageBucketMissing            (storage_bucket_missing)
         ├── TransientError        try again after the retry pause
@@ -25,6 +26,7 @@ edge, so that the worker can classify a failure by type alone::
         │   ├── ConverterUnavailable
         │   ├── RecognizerUnavailable
         │   ├── NotifierUnavailable   (may carry the wait the notifier asked for)
+        │   ├── DirectRefused         (the recognize step copies the audio and starts again)
         │   └── StepTimedOut
         └── PermanentError        this recording is judged for good: `failed`
             ├── UnreadableMedia
@@ -103,6 +105,9 @@ class ServiceCondition(StepError):  # noqa: N818 - a condition of the service, n
     local: ClassVar[bool] = False
     #: True when ``/health`` answers 503 while it holds; pacing (throttling) is not a fault.
     fault: ClassVar[bool] = True
+    #: True when ``retry_after`` is exact (a budget knows when its token is back): the job
+    #: waits just that, not the fixed condition pause (ADR 29).
+    exact: ClassVar[bool] = False
 
     def __init__(self, message: str | None = None, *, retry_after: timedelta | None = None) -> None:
         super().__init__(message)
@@ -128,6 +133,14 @@ class RecognizerThrottled(ServiceCondition):
 
     code = "recognizer_throttled"
     fault = False
+
+
+class BudgetSpent(ServiceCondition):
+    """A request budget shared by the deployment is empty until ``retry_after`` (ADR 29)."""
+
+    code = "budget_spent"
+    fault = False
+    exact = True
 
 
 class StorageCredentialsRejected(ServiceCondition):
@@ -169,6 +182,14 @@ class NotifierUnavailable(TransientError):  # noqa: N818
         super().__init__(message)
         #: How long the notifier's service asked us to wait, when it said.
         self.retry_after = retry_after
+
+
+class DirectRefused(TransientError):  # noqa: N818
+    """The recognizer would not take this audio directly: copy it for the recognizer and retry.
+
+    A synchronous API refusing audio as too long or too large (ADR 29); the
+    recognize step catches it at once, so it never costs an attempt.
+    """
 
 
 class StepTimedOut(TransientError):  # noqa: N818

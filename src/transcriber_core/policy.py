@@ -312,6 +312,8 @@ def condition_pause(
     fixed at any moment, and the job should notice within one pause.
     """
     asked = condition.retry_after
+    if condition.exact and asked is not None:
+        return min(asked, settings.condition_pause_cap)
     if asked is None or asked <= settings.condition_pause:
         return settings.condition_pause
     return min(asked, settings.condition_pause_cap)

@@ -231,6 +231,25 @@ class OwnerStore(Protocol):
         ...
 
 
+class BudgetStore(Protocol):
+    """Request budgets shared by every process on the database (ADR 29)."""
+
+    async def take(
+        self, name: str, *, capacity: int, per: timedelta, now: datetime
+    ) -> timedelta | None:
+        """Take one token of budget ``name`` (``capacity`` per ``per``); None when taken.
+
+        Otherwise nothing is taken and the answer is how long until a token
+        is back. No window of length ``per`` ever sees more than ``capacity``
+        tokens taken, whichever process takes them.
+        """
+        ...
+
+    async def levels(self, *, now: datetime) -> dict[str, float]:
+        """Tokens each budget used so far holds at ``now``, by name."""
+        ...
+
+
 class ConditionStore(Protocol):
     """The service's own faults that workers ran into, seen by every process (reference: Limits)."""
 
@@ -398,12 +417,24 @@ class RecognizerLimits:
     max_seconds: float | None = None
     #: Largest audio file one operation takes, in bytes.
     max_bytes: int | None = None
+    #: Audio of at most this many seconds and ``direct_bytes`` bytes is read by the recognizer
+    #: from the local store (a synchronous API): no copy for it first (ADR 29). None: never.
+    direct_seconds: float | None = None
+    direct_bytes: int | None = None
 
     def __attrs_post_init__(self) -> None:
         if self.max_seconds is not None and not self.max_seconds > 0:
             raise ValueError("max_seconds must be positive")
         if self.max_bytes is not None and self.max_bytes <= 0:
             raise ValueError("max_bytes must be positive")
+        if (self.direct_seconds is None) != (self.direct_bytes is None):
+            raise ValueError("direct_seconds and direct_bytes go together")
+
+    def takes_directly(self, *, seconds: float | None, size: int) -> bool:
+        """True when audio of ``seconds`` and ``size`` goes to the recognizer with no copy first."""
+        if self.direct_seconds is None or self.direct_bytes is None or seconds is None:
+            return False
+        return seconds <= self.direct_seconds and size <= self.direct_bytes
 
     def refusal(self, *, seconds: float | None, size: int) -> str | None:
         """Why audio of ``seconds`` (None: unknown) and ``size`` bytes is refused; None if it fits.

@@ -13,11 +13,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from transcriber_core.entities import FileRecord, Job, State
-from transcriber_core.errors import FileNotFound, MissingFile, RecognitionFailed
+from transcriber_core.errors import DirectRefused, FileNotFound, MissingFile, RecognitionFailed
 from transcriber_core.naming import derived_file_id
 from transcriber_core.part_steps import check_parts, recognize_parts
 from transcriber_core.policy import first_check_delay, next_check_delay
-from transcriber_core.ports import Pending, Recognized, Rejected
+from transcriber_core.ports import FileStore, Pending, Recognized, Rejected
 from transcriber_core.services import Services
 from transcriber_core.splitting import part_length
 from transcriber_core.transitions import transition
@@ -114,6 +114,10 @@ async def _convert_within(
 async def recognize(job: Job, services: Services) -> Job:
     """Hand the converted audio to the recognizer, copying it to Object Storage first if needed.
 
+    Audio the recognizer takes directly (``limits.takes_directly``: a
+    synchronous API) is not copied; if the recognizer refuses it after all
+    (``DirectRefused``), it is copied and started the usual way (ADR 29).
+
     Audio longer than the recognizer takes is split and its parts started
     instead (ADR 26); a job that already has parts carries on with them.
     """
@@ -123,20 +127,22 @@ async def recognize(job: Job, services: Services) -> Job:
     if parts or longest is not None:
         return await recognize_parts(job, services, audio, parts, longest)
     storage_file_id = None
-    if services.recognizer_files is not None:
+    started = None
+    limits = services.recognizer.limits
+    if services.recognizer_files is None or limits.takes_directly(
+        seconds=job.duration, size=audio.size
+    ):
+        # Short audio goes to the recognizer from here (a synchronous API, ADR 29).
         try:
-            async with services.files.working_copy(audio) as path:
-                audio = await services.recognizer_files.put(
-                    derived_file_id(job.id, STORAGE_COPY),
-                    audio.extension,
-                    path,
-                    now=services.clock.now(),
-                )
-        except FileNotFound:
-            raise MissingFile("the converted audio is missing from storage") from None
-        await services.repo.put_file(audio)
+            started = await services.recognizer.start(audio, duration=job.duration)
+        except DirectRefused:
+            if services.recognizer_files is None:
+                raise
+            log.info("job.direct_refused", extra={"job_id": job.id})
+    if started is None:
+        audio = await _copy_for_recognizer(job, services, audio, services.recognizer_files)
         storage_file_id = audio.id
-    started = await services.recognizer.start(audio, duration=job.duration)
+        started = await services.recognizer.start(audio, duration=job.duration)
     now = services.clock.now()
     match started.outcome:
         case Recognized(text=text, words=words, language=language):
@@ -162,6 +168,35 @@ async def recognize(job: Job, services: Services) -> Job:
         storage_file_id=storage_file_id,
         delay_until=now + delay,
     )
+
+
+async def _copy_for_recognizer(
+    job: Job, services: Services, audio: FileRecord, store: FileStore | None
+) -> FileRecord:
+    """Copy the converted audio to where the recognizer reads it; the record exists first."""
+    if store is None:
+        # Only reached when a direct start was refused, which re-raises without a store.
+        raise RecognitionFailed("the recognizer has nowhere to read the audio from")
+    copy_id = derived_file_id(job.id, STORAGE_COPY)
+    try:
+        earlier = await services.repo.get_file(copy_id)
+    except FileNotFound:
+        earlier = None
+    if earlier is not None and earlier.location == store.location and await store.exists(earlier):
+        # A try that made the copy and then waited (a spent budget, a 429): no upload again.
+        return earlier
+    try:
+        async with services.files.working_copy(audio) as path:
+            copy = await store.put(
+                copy_id,
+                audio.extension,
+                path,
+                now=services.clock.now(),
+            )
+    except FileNotFound:
+        raise MissingFile("the converted audio is missing from storage") from None
+    await services.repo.put_file(copy)
+    return copy
 
 
 async def check(job: Job, services: Services) -> Job:

@@ -197,6 +197,10 @@ def test_secrets_are_not_in_repr() -> None:
         ('[whisper]\ncompute_type = "float16"\n', {}, r"\[whisper\] compute_type: expected"),
         ("[whisper]\nthreads = -1\n", {}, r"\[whisper\] threads: must not be negative"),
         ("[whisper]\nbeam_size = 0\n", {}, r"\[whisper\] beam_size: must be at least 1"),
+        ("[yandex]\nstarts_per_hour = 0\n", {}, r"\[yandex\] starts_per_hour: must be positive"),
+        ("[yandex]\nsync_per_second = -1\n", {}, r"\[yandex\] sync_per_second: must be"),
+        ("[yandex]\nsync_max_seconds = 31\n", {}, r"\[yandex\] sync_max_seconds: must be"),
+        ("[yandex]\nsync_max_seconds = nan\n", {}, r"\[yandex\] sync_max_seconds: must be"),
         ("http = 1\n", {}, r"\[http\] must be a table"),
         ("[http\n", {}, r"not valid TOML"),
     ],
@@ -265,3 +269,20 @@ def test_wrong_type_does_not_echo_a_secret(tmp_path: Path) -> None:
         load_config(path, {})
     assert "123456789" not in str(info.value)
     assert "[telegram] token" in str(info.value)
+
+
+def test_speechkit_sync_and_budget_keys(tmp_path: Path) -> None:
+    """The [yandex] sync and budget keys default to SpeechKit's quotas and can be set (ADR 29)."""
+    defaults = load_config(write(tmp_path, ""))
+    assert defaults.yandex.sync_url == "https://stt.api.cloud.yandex.net/speech/v1/stt:recognize"
+    assert defaults.yandex.sync_max_seconds == 30.0
+    assert (defaults.yandex.starts_per_hour, defaults.yandex.checks_per_hour) == (500, 2500)
+    assert defaults.yandex.sync_per_second == 20
+    text = (
+        '[yandex]\nsync_url = "http://127.0.0.1:9/v1"\nsync_max_seconds = 0\n'
+        "starts_per_hour = 50\nsync_per_second = 2\n"
+    )
+    config = load_config(write(tmp_path, text))
+    assert config.yandex.sync_url == "http://127.0.0.1:9/v1"
+    assert config.yandex.sync_max_seconds == 0
+    assert (config.yandex.starts_per_hour, config.yandex.sync_per_second) == (50, 2)

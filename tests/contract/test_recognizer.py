@@ -85,6 +85,36 @@ class TestYandexRecognizer(RecognizerContract):
                 await recognizer.close()
 
 
+class TestYandexSyncRecognizer(RecognizerContract):
+    """SpeechKit's adapter on its sync path (v1, short local audio) keeps the contract too."""
+
+    finishes_at_start = True
+
+    @pytest.fixture
+    async def case(self, tmp_path: Path) -> AsyncIterator[RecognizerCase]:
+        store = FilesystemFileStore(tmp_path / "files", staging_dir=tmp_path / "staging")
+        clip = tmp_path / "clip.ogg"
+        clip.write_bytes(b"OggS" + bytes(500))
+        audio = await store.put(
+            "c3luYy1jbGlwLWlkLTAx", ".ogg", clip, now=datetime(2026, 1, 1, tzinfo=UTC)
+        )
+        async with FakeSpeechKit() as fake:
+            recognizer = YandexRecognizer(
+                api_key=API_KEY,
+                bucket="contract-bucket",
+                stt_url=fake.stt_url,
+                operation_url=fake.operation_url,
+                sync_url=fake.sync_url,
+                files=store,
+            )
+            try:
+                yield RecognizerCase(recognizer=recognizer, driver=fake, audio=audio)
+            finally:
+                await recognizer.close()
+            # Every start of the suite went the sync way: no operation was started.
+            assert fake.requests_to("/speech/stt/v2") == []
+
+
 class ScriptedAudio:
     """The file store Whisper reads from, handing out the audio the driver prepared next.
 

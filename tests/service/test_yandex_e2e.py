@@ -3,24 +3,30 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from tests.support.fake_speechkit import API_KEY, FakeSpeechKit
+from tests.support.media import tone
 from tests.support.s3 import ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY, MotoS3
 from tests.support.service import TERMINAL_STATES, Service, running_service
 
 
-def yandex_config(moto: MotoS3, bucket: str, fake: FakeSpeechKit) -> dict[str, dict[str, Any]]:
-    """A config that points the service at the local peers only."""
+def yandex_config(
+    moto: MotoS3, bucket: str, fake: FakeSpeechKit, *, sync_max_seconds: float = 0
+) -> dict[str, dict[str, Any]]:
+    """A config that points the service at the local peers only; async only unless told."""
     return {
         "recognizer": {"kind": "yandex"},
         "yandex": {
             "api_key": API_KEY,
             "stt_url": fake.stt_url,
             "operation_url": fake.operation_url,
+            "sync_url": fake.sync_url,
+            "sync_max_seconds": sync_max_seconds,
         },
         "s3": {
             "endpoint_url": moto.endpoint_url,
@@ -98,3 +104,89 @@ async def test_rejected_recognition_fails_and_empties_the_bucket(
     assert body["state"] == "failed"
     assert body["error"] == "no speech recognised"
     assert moto_s3.keys(bucket) == []
+
+
+async def test_short_clip_is_done_through_the_sync_api(tmp_path: Path, moto_s3: MotoS3) -> None:
+    """A 10 s clip ends done through v1: no async operation, and Object Storage is never used.
+
+    The configured bucket does not even exist: any copy to it would fail the
+    step, so a job that ends done never touched Object Storage.
+    """
+    clip = tone(tmp_path / "note.mp3", 10).read_bytes()
+    async with FakeSpeechKit(storage_url=moto_s3.endpoint_url) as fake:
+        fake.finish_next("короткое голосовое")
+        config = yandex_config(moto_s3, "no-such-bucket", fake, sync_max_seconds=30)
+        with running_service(
+            tmp_path, config=config, env={"AWS_EC2_METADATA_DISABLED": "true"}
+        ) as service:
+            job_id = await upload(service, clip, "note.mp3")
+            body = await finished(service, job_id)
+            metrics = await scrape(service)
+    assert body["state"] == "done", body
+    assert body["text"] == "короткое голосовое"
+    assert [r.path for r in fake.requests] == ["/speech/v1/stt:recognize"]
+    assert fake.requests[0].query["format"] == "oggopus"
+    assert fake.requests_to("/operations") == []
+    assert 'transcriber_speechkit_requests_total{api="sync",outcome="ok"} 1.0' in metrics
+    assert 'transcriber_speechkit_audio_seconds_total{api="sync"} 10.' in metrics
+    level = re.search(
+        r'transcriber_speechkit_budget_tokens\{budget="speechkit.sync"\} (\S+)', metrics
+    )
+    assert level is not None
+    # The burst of 20/s is 2; one was taken moments ago and comes back at 18 a second.
+    assert 1.0 <= float(level.group(1)) <= 2.0
+
+
+async def test_two_minute_clip_takes_the_async_path(tmp_path: Path, moto_s3: MotoS3) -> None:
+    """A 2 min clip is copied to Object Storage, started and checked; the bucket ends empty."""
+    clip = tone(tmp_path / "long.mp3", 120).read_bytes()
+    bucket = moto_s3.new_bucket()
+    async with FakeSpeechKit(storage_url=moto_s3.endpoint_url) as fake:
+        fake.finish_next("длинное голосовое")
+        config = yandex_config(moto_s3, bucket, fake, sync_max_seconds=30)
+        with running_service(
+            tmp_path, config=config, env={"AWS_EC2_METADATA_DISABLED": "true"}
+        ) as service:
+            job_id = await upload(service, clip, "long.mp3")
+            body = await finished(service, job_id)
+    assert body["state"] == "done", body
+    assert body["text"] == "длинное голосовое"
+    assert fake.requests_to("/speech/v1") == []
+    assert len(fake.requests_to("/speech/stt/v2")) == 1
+    assert moto_s3.keys(bucket) == []
+
+
+async def test_sync_refusal_for_size_falls_back_to_async(tmp_path: Path, moto_s3: MotoS3) -> None:
+    """The sync API's 400 for a body past its limit sends the job async: done, not failed."""
+    clip = tone(tmp_path / "note.mp3", 10).read_bytes()
+    bucket = moto_s3.new_bucket()
+    async with FakeSpeechKit(storage_url=moto_s3.endpoint_url, sync_max_bytes=1_000) as fake:
+        fake.finish_next("через асинхронный путь")
+        config = yandex_config(moto_s3, bucket, fake, sync_max_seconds=30)
+        with running_service(
+            tmp_path, config=config, env={"AWS_EC2_METADATA_DISABLED": "true"}
+        ) as service:
+            job_id = await upload(service, clip, "note.mp3")
+            body = await finished(service, job_id)
+    assert body["state"] == "done", body
+    assert body["text"] == "через асинхронный путь"
+    assert [r.path for r in fake.requests][:2] == [
+        "/speech/v1/stt:recognize",
+        "/speech/stt/v2/longRunningRecognize",
+    ]
+    assert moto_s3.keys(bucket) == []
+
+
+async def scrape(service: Service) -> str:
+    """The service's /metrics text."""
+    async with httpx.AsyncClient(base_url=service.base_url, timeout=10) as client:
+        response = await client.get("/metrics")
+    assert response.status_code == 200
+    return response.text
+
+
+def metric(text: str, series: str) -> float:
+    """The value of one series in a Prometheus exposition."""
+    found = re.search(re.escape(series) + r" (\S+)", text)
+    assert found is not None, series
+    return float(found.group(1))

@@ -1,19 +1,29 @@
-"""A fake Yandex SpeechKit v2 async API on 127.0.0.1, over real HTTP, with the documented JSON.
+"""A fake Yandex SpeechKit on 127.0.0.1, over real HTTP: v2 async and v1 sync, documented JSON.
 
-It serves the two endpoints the recognizer uses, checks the Api-Key header
+It serves the three endpoints the recognizer uses (v1 ``stt:recognize``:
+query parameters, the raw Ogg/Opus body, ``{"result"}``, 400 past 1 MB), checks the Api-Key header
 and the request body as strictly as the real service (``audioChannelCount``
 or ``sampleRateHertz`` with OGG_OPUS is a 400), and is scripted per next
 operation: text after some pending polls, an error, no chunks, or a failing
 HTTP status on the next start or check. It records every request. It also
 is a ``RecognizerDriver`` for the recognizer contract suite.
+
+Quotas and latencies are the real service's, scaled as a test asks:
+``starts_per_window`` async starts (and ``sync_per_window`` sync requests)
+in any ``window_seconds`` (a 429 with ``Retry-After`` past them);
+``sync_seconds`` before a sync answer; ``operation_seconds`` before an
+operation can be done.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
+import math
 import secrets
 import socket
+import time
 from types import TracebackType
 from typing import Any
 
@@ -25,6 +35,9 @@ API_KEY = "AQVN-fake-speechkit-api-key"
 #: Where the fake accepts audio from: Yandex Object Storage, as the real service does.
 STORAGE_URL = "https://storage.yandexcloud.net"
 STT_PATH = "/speech/stt/v2/longRunningRecognize"
+SYNC_PATH = "/speech/v1/stt:recognize"
+#: The largest body the sync API takes.
+SYNC_MAX_BYTES = 1024 * 1024
 OPERATIONS_PATH = "/operations"
 #: What the channel-2 chunk of every scripted transcript says; it must never reach a result.
 OTHER_CHANNEL_TEXT = "эхо второго канала"
@@ -44,6 +57,10 @@ class RecordedRequest:
     headers: dict[str, str]
     #: The parsed JSON body; None for a GET or a body that is not JSON.
     body: Any
+    #: The query parameters.
+    query: dict[str, str] = attrs.field(factory=dict)
+    #: Bytes in the body.
+    size: int = 0
 
 
 @attrs.define(kw_only=True)
@@ -56,6 +73,19 @@ class _Operation:
     #: The ``error`` object of the final answer.
     error: dict[str, Any] | None = None
     checks: int = 0
+    #: When (fake's monotonic seconds) the operation may be done at the soonest.
+    ready_at: float = 0.0
+
+    def text(self) -> str:
+        """What the sync API says for this script: channel 1's texts joined, or empty."""
+        if self.response is None:
+            return ""
+        texts = [
+            c["alternatives"][0]["text"]
+            for c in self.response.get("chunks") or []
+            if c.get("channelTag") == "1"
+        ]
+        return " ".join(texts)
 
 
 def _duration(seconds: float) -> str:
@@ -95,9 +125,33 @@ def transcript_chunks(text: str) -> list[dict[str, Any]]:
 class FakeSpeechKit:
     """The fake server; use as ``async with FakeSpeechKit() as fake``."""
 
-    def __init__(self, *, api_key: str = API_KEY, storage_url: str = STORAGE_URL) -> None:
+    def __init__(
+        self,
+        *,
+        api_key: str = API_KEY,
+        storage_url: str = STORAGE_URL,
+        starts_per_window: int | None = None,
+        sync_per_window: int | None = None,
+        window_seconds: float = 3600.0,
+        sync_seconds: float = 0.0,
+        operation_seconds: float = 0.0,
+        sync_max_bytes: int = SYNC_MAX_BYTES,
+    ) -> None:
         self.api_key = api_key
         self.storage_url = storage_url
+        self.starts_per_window = starts_per_window
+        self.sync_per_window = sync_per_window
+        self.window_seconds = window_seconds
+        self.sync_seconds = sync_seconds
+        self.operation_seconds = operation_seconds
+        #: Bodies past this get the sync API's 400; lower it to test the fallback on small clips.
+        self.sync_max_bytes = sync_max_bytes
+        #: Requests answered 429 for the quota, by path.
+        self.throttled: collections.Counter[str] = collections.Counter()
+        self._windows: dict[str, collections.deque[float]] = collections.defaultdict(
+            collections.deque
+        )
+        self._sync_statuses: list[int] = []
         #: Every request received, in order.
         self.requests: list[RecordedRequest] = []
         self.operations: dict[str, _Operation] = {}
@@ -109,8 +163,9 @@ class FakeSpeechKit:
         self.base_url = ""
 
     async def __aenter__(self) -> FakeSpeechKit:
-        app = web.Application()
+        app = web.Application(client_max_size=4 * SYNC_MAX_BYTES)
         app.router.add_post(STT_PATH, self._start)
+        app.router.add_post(SYNC_PATH, self._sync)
         app.router.add_get(OPERATIONS_PATH + "/{operation_id}", self._check)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1)
         await self._runner.setup()
@@ -135,6 +190,11 @@ class FakeSpeechKit:
     def stt_url(self) -> str:
         """The start endpoint, to give the recognizer as ``stt_url``."""
         return self.base_url + STT_PATH
+
+    @property
+    def sync_url(self) -> str:
+        """The v1 synchronous endpoint, to give the recognizer as ``sync_url``."""
+        return self.base_url + SYNC_PATH
 
     @property
     def operation_url(self) -> str:
@@ -180,6 +240,10 @@ class FakeSpeechKit:
         """
         self._start_statuses.append((status, retry_after))
 
+    def status_next_sync(self, status: int) -> None:
+        """The next sync request is answered with this HTTP status (a 400 that is no size issue)."""
+        self._sync_statuses.append(status)
+
     def status_next_check(self, status: int) -> None:
         """The next check is answered with this HTTP status."""
         self._check_faults.append(status)
@@ -210,9 +274,10 @@ class FakeSpeechKit:
 
     async def _record(self, request: web.Request) -> Any:
         body: Any = None
-        if request.can_read_body:
+        raw = await request.read() if request.can_read_body else b""
+        if raw:
             try:
-                body = json.loads(await request.read())
+                body = json.loads(raw)
             except ValueError:
                 body = None
         self.requests.append(
@@ -221,9 +286,60 @@ class FakeSpeechKit:
                 path=request.path,
                 headers=dict(request.headers),
                 body=body,
+                query=dict(request.query),
+                size=len(raw),
             )
         )
         return body
+
+    def _over_quota(self, path: str, limit: int | None) -> web.Response | None:
+        """A 429 with ``Retry-After`` when ``limit`` requests already came within the window."""
+        if limit is None:
+            return None
+        now = time.monotonic()
+        times = self._windows[path]
+        while times and times[0] <= now - self.window_seconds:
+            times.popleft()
+        if len(times) >= limit:
+            self.throttled[path] += 1
+            answer = _error(429, 8, "quota exceeded")
+            wait = times[0] + self.window_seconds - now
+            answer.headers["Retry-After"] = str(max(1, math.ceil(wait)))
+            return answer
+        times.append(now)
+        return None
+
+    async def _sync(self, request: web.Request) -> web.StreamResponse:  # noqa: PLR0911
+        """API v1: raw Ogg/Opus in, ``{"result": text}`` out, after ``sync_seconds``."""
+        await self._record(request)
+        recorded = self.requests[-1]
+        if not self._authorized(request):
+            return _v1_error(401, "UNAUTHORIZED", "The token is invalid")
+        throttled = self._over_quota(SYNC_PATH, self.sync_per_window)
+        if throttled is not None:
+            return throttled
+        if self._sync_statuses:
+            status = self._sync_statuses.pop(0)
+            return _v1_error(status, "BAD_REQUEST", "the request cannot be processed")
+        query = recorded.query
+        if query.get("format") != "oggopus" or not query.get("lang") or not query.get("topic"):
+            return _v1_error(400, "BAD_REQUEST", f"bad query parameters {sorted(query)}")
+        if recorded.size > self.sync_max_bytes:
+            return _v1_error(400, "BAD_REQUEST", "audio size is too large: at most 1 MB")
+        raw = await request.read()
+        if not raw.startswith(b"OggS"):
+            return _v1_error(400, "BAD_REQUEST", "the audio is not Ogg")
+        if self._start_statuses:
+            status, retry_after = self._start_statuses.pop(0)
+            answer = _v1_error(status, "BAD_REQUEST", "cannot process the audio")
+            if retry_after is not None:
+                answer.headers["Retry-After"] = retry_after
+            return answer
+        script = self._scripts.pop(0) if self._scripts else None
+        if self.sync_seconds:
+            await asyncio.sleep(self.sync_seconds)
+        text = "fake transcript" if script is None else script.text()
+        return web.json_response({"result": text})
 
     def _authorized(self, request: web.Request) -> bool:
         return request.headers.get("Authorization") == f"Api-Key {self.api_key}"
@@ -232,6 +348,9 @@ class FakeSpeechKit:
         body = await self._record(request)
         if not self._authorized(request):
             return _error(401, 16, "The token is invalid")
+        throttled = self._over_quota(STT_PATH, self.starts_per_window)
+        if throttled is not None:
+            return throttled
         if self._start_statuses:
             status, retry_after = self._start_statuses.pop(0)
             uri = _uri_of(body)
@@ -247,6 +366,7 @@ class FakeSpeechKit:
         if script is None:
             self.finish_next("fake transcript")
             script = self._scripts.pop(0)
+        script.ready_at = time.monotonic() + self.operation_seconds
         self.operations[operation_id] = script
         return web.json_response(_operation_json(operation_id, done=False))
 
@@ -289,7 +409,7 @@ class FakeSpeechKit:
         if operation is None:
             return _error(404, 5, f"Operation {operation_id} not found")
         operation.checks += 1
-        if operation.checks <= operation.pending_checks:
+        if operation.checks <= operation.pending_checks or time.monotonic() < operation.ready_at:
             return web.json_response(_operation_json(operation_id, done=False))
         answer = _operation_json(operation_id, done=True)
         if operation.error is not None:
@@ -326,6 +446,11 @@ def _operation_json(operation_id: str, *, done: bool) -> dict[str, Any]:
 def _error(status: int, code: int, message: str) -> web.Response:
     """An error answer shaped like Yandex Cloud's: a gRPC code and a message."""
     return web.json_response({"code": code, "message": message, "details": []}, status=status)
+
+
+def _v1_error(status: int, code: str, message: str) -> web.Response:
+    """An error answer of the v1 API: its error code and message."""
+    return web.json_response({"error_code": code, "error_message": message}, status=status)
 
 
 def _uri_of(body: Any) -> str:

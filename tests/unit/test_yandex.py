@@ -10,9 +10,13 @@ from typing import Any
 import pytest
 
 from tests.support.fake_speechkit import API_KEY, OTHER_CHANNEL_TEXT, FakeSpeechKit, chunk
-from transcriber_adapters.yandex import CheckBudget, YandexRecognizer, advised_delay, read_operation
+from transcriber_adapters.filesystem import FilesystemFileStore
+from transcriber_adapters.memory import MemoryBudgetStore
+from transcriber_adapters.yandex import YandexRecognizer, advised_delay, read_operation
 from transcriber_core.entities import FileRecord, Location, Word
 from transcriber_core.errors import (
+    BudgetSpent,
+    DirectRefused,
     PermanentError,
     RecognitionFailed,
     RecognizerCredentialsRejected,
@@ -39,14 +43,17 @@ AUDIO_URI = f"https://storage.yandexcloud.net/{BUCKET}/{OBJECT_KEY}"
 SECRETS = (API_KEY, BUCKET, OBJECT_KEY, AUDIO.id, "storage.yandexcloud.net", "127.0.0.1")
 
 
-class FakeMonotonic:
-    """Monotonic seconds that move only when a test says so."""
+class FakeClock:
+    """A wall clock that moves only when a test says so."""
 
     def __init__(self) -> None:
-        self.now = 1_000.0
+        self.now = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
 
-    def __call__(self) -> float:
+    def __call__(self) -> datetime:
         return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
 
 
 MakeRecognizer = Callable[..., YandexRecognizer]
@@ -136,11 +143,12 @@ async def test_api_key_header_on_every_call(
 async def test_audio_outside_object_storage_is_refused(
     recognizer: YandexRecognizer, fake: FakeSpeechKit
 ) -> None:
-    """A record with no object key cannot be read by SpeechKit: failed, and nothing is sent."""
+    """A local record without the sync path is handed back for a copy (DirectRefused), unsent."""
     local = FileRecord(
         id=AUDIO.id, location=Location.LOCAL, size=1, extension=".ogg", created=AUDIO.created
     )
-    with pytest.raises(RecognitionFailed):
+    assert recognizer.limits.direct_seconds is None
+    with pytest.raises(DirectRefused):
         await recognizer.start(local, duration=1.0)
     assert fake.requests == []
 
@@ -410,45 +418,183 @@ def test_unreadable_words_are_left_out() -> None:
 async def test_spent_budget_paces_without_calling(
     make: MakeRecognizer, fake: FakeSpeechKit
 ) -> None:
-    """Once the hourly budget is spent, check answers Pending with the wait and sends nothing."""
-    clock = FakeMonotonic()
-    # 4 an hour, 2 at once: tokens come back at 2 an hour, one every 1,800 s.
-    recognizer = make(checks_per_hour=4, check_burst=2, monotonic=clock)
+    """Once the hourly check budget is spent, check answers Pending with the wait, unsent."""
+    clock = FakeClock()
+    # 4 an hour: 1 at once, then one back every 1,200 s.
+    recognizer = make(checks_per_hour=4, clock=clock)
     fake.finish_next("текст", pending_checks=10)
     started = await recognizer.start(AUDIO, duration=1.0)
     assert await recognizer.check(started.operation_id) == Pending()
-    assert await recognizer.check(started.operation_id) == Pending()
     sent = len(fake.requests)
     assert await recognizer.check(started.operation_id) == Pending(
-        retry_after=timedelta(seconds=1800)
+        retry_after=timedelta(seconds=1200)
     )
-    clock.now += 1_799
+    clock.advance(1_199)
     assert await recognizer.check(started.operation_id) == Pending(retry_after=timedelta(seconds=1))
     assert len(fake.requests) == sent
-    clock.now += 1
+    clock.advance(1)
     assert await recognizer.check(started.operation_id) == Pending()
     assert len(fake.requests) == sent + 1
 
 
-def test_budget_holds_in_every_hour() -> None:
-    """Asking all the time for two hours, no sliding hour ever gets more than the budget."""
-    clock = FakeMonotonic()
-    budget = CheckBudget(2_500, burst=50, monotonic=clock)
-    granted: list[float] = []
-    start = clock.now
-    while clock.now < start + 7_200:
-        if budget.take() is None:
-            granted.append(clock.now)
-        clock.now += 0.25
-    assert len(granted) > 4_900  # paced, not starved
-    left = 0
-    for right, moment in enumerate(granted):
-        while granted[left] <= moment - 3_600:
-            left += 1
-        assert right - left + 1 <= 2_500
+async def test_spent_start_budget_waits_without_calling(
+    make: MakeRecognizer, fake: FakeSpeechKit
+) -> None:
+    """An empty start budget raises BudgetSpent with the exact wait; no start is sent."""
+    clock = FakeClock()
+    recognizer = make(starts_per_hour=2, clock=clock)
+    await recognizer.start(AUDIO, duration=1.0)
+    with pytest.raises(BudgetSpent) as info:
+        await recognizer.start(AUDIO, duration=1.0)
+    assert info.value.retry_after == timedelta(hours=1)
+    assert len(fake.requests_to("/speech")) == 1
+    _assert_secret_free(info.value)
 
 
-def test_budget_refuses_a_burst_as_large_as_the_hour() -> None:
-    """A burst that is the whole budget could double it within an hour, so it is refused."""
-    with pytest.raises(ValueError, match="burst"):
-        CheckBudget(10, burst=10, monotonic=FakeMonotonic())
+async def test_processes_sharing_a_store_share_the_budget(
+    make: MakeRecognizer, fake: FakeSpeechKit
+) -> None:
+    """Two recognizers on one budget store (two processes on one database) share one budget."""
+    clock = FakeClock()
+    budgets = MemoryBudgetStore()
+    first = make(starts_per_hour=2, clock=clock, budgets=budgets)
+    second = make(starts_per_hour=2, clock=clock, budgets=budgets)
+    await first.start(AUDIO, duration=1.0)
+    with pytest.raises(BudgetSpent):
+        await second.start(AUDIO, duration=1.0)
+    assert budgets.takes == [("speechkit.starts", True), ("speechkit.starts", False)]
+
+
+# The sync API (v1): short local audio, recognised within start.
+
+OGG = b"OggS" + bytes(2_000)
+
+
+@pytest.fixture
+async def local_audio(tmp_path: Any) -> tuple[FilesystemFileStore, FileRecord]:
+    """A local store holding a small Ogg file, as the converter leaves it."""
+    store = FilesystemFileStore(tmp_path / "files", staging_dir=tmp_path / "staging")
+    source = tmp_path / "clip.ogg"
+    source.write_bytes(OGG)
+    record = await store.put("Y29udmVydGVkLWNsaXA", ".ogg", source, now=AUDIO.created)
+    return store, record
+
+
+async def test_short_local_audio_goes_sync(
+    make: MakeRecognizer, fake: FakeSpeechKit, local_audio: tuple[FilesystemFileStore, FileRecord]
+) -> None:
+    """Local audio within the sync limits is posted raw to v1 with its parameters; done at start."""
+    store, record = local_audio
+    recognizer = make(sync_url=fake.sync_url, files=store, language="en-US", model="general:rc")
+    fake.finish_next("short note")
+    started = await recognizer.start(record, duration=10.0)
+    assert started.outcome == Recognized(text="short note")
+    (sent,) = fake.requests
+    assert sent.path == "/speech/v1/stt:recognize"
+    assert sent.query == {"lang": "en-US", "topic": "general:rc", "format": "oggopus"}
+    assert sent.size == len(OGG)
+    assert sent.headers["Authorization"] == f"Api-Key {API_KEY}"
+    assert await recognizer.check(started.operation_id) == Rejected(
+        reason="the synchronous recognition has nothing to check"
+    )
+
+
+async def test_sync_limits_say_what_needs_no_copy(
+    make: MakeRecognizer, local_audio: tuple[FilesystemFileStore, FileRecord]
+) -> None:
+    """The limits tell the pipeline: ≤ sync_max_seconds and ≤ 1 MB go direct; 0 turns it off."""
+    store, _ = local_audio
+    limits = make(files=store, sync_max_seconds=20).limits
+    assert limits.takes_directly(seconds=20.0, size=1024 * 1024)
+    assert not limits.takes_directly(seconds=20.5, size=1000)
+    assert not limits.takes_directly(seconds=5.0, size=1024 * 1024 + 1)
+    assert not limits.takes_directly(seconds=None, size=1000)
+    assert make(files=store, sync_max_seconds=0).limits.direct_seconds is None
+    with pytest.raises(ValueError, match="sync_max_seconds"):
+        make(files=store, sync_max_seconds=31)
+
+
+async def test_long_local_audio_is_handed_back_unsent(
+    make: MakeRecognizer, fake: FakeSpeechKit, local_audio: tuple[FilesystemFileStore, FileRecord]
+) -> None:
+    """Local audio past sync_max_seconds raises DirectRefused before anything is sent."""
+    store, record = local_audio
+    recognizer = make(sync_url=fake.sync_url, files=store)
+    with pytest.raises(DirectRefused):
+        await recognizer.start(record, duration=31.0)
+    assert fake.requests == []
+
+
+async def test_sync_refusal_for_size_is_handed_back(
+    make: MakeRecognizer, fake: FakeSpeechKit, local_audio: tuple[FilesystemFileStore, FileRecord]
+) -> None:
+    """The sync API's 400 for a body too large is DirectRefused (go async), not a failure."""
+    store, record = local_audio
+    fake.sync_max_bytes = 1_000
+    recognizer = make(sync_url=fake.sync_url, files=store)
+    with pytest.raises(DirectRefused) as info:
+        await recognizer.start(record, duration=5.0)
+    _assert_secret_free(info.value)
+
+
+async def test_other_sync_400_is_permanent(
+    make: MakeRecognizer, fake: FakeSpeechKit, local_audio: tuple[FilesystemFileStore, FileRecord]
+) -> None:
+    """A sync 400 that is not about length or size judges the recording: RecognitionFailed."""
+    store, record = local_audio
+    fake.status_next_sync(400)
+    recognizer = make(sync_url=fake.sync_url, files=store)
+    with pytest.raises(RecognitionFailed):
+        await recognizer.start(record, duration=5.0)
+
+
+async def test_sync_throttled_and_budget(
+    make: MakeRecognizer, fake: FakeSpeechKit, local_audio: tuple[FilesystemFileStore, FileRecord]
+) -> None:
+    """A sync 429 is the service condition with its wait; an empty sync budget sends nothing."""
+    store, record = local_audio
+    clock = FakeClock()
+    recognizer = make(sync_url=fake.sync_url, files=store, sync_per_second=1, clock=clock)
+    fake.status_next_start(429, retry_after="7")
+    with pytest.raises(RecognizerThrottled) as throttled:
+        await recognizer.start(record, duration=5.0)
+    assert throttled.value.retry_after == timedelta(seconds=7)
+    with pytest.raises(BudgetSpent) as spent:
+        await recognizer.start(record, duration=5.0)
+    assert spent.value.retry_after == timedelta(seconds=1)
+    assert len(fake.requests) == 1
+    clock.advance(1)
+    started = await recognizer.start(record, duration=5.0)
+    assert started.outcome == Recognized(text="fake transcript")
+
+
+async def test_sync_silence_is_no_speech(
+    make: MakeRecognizer, fake: FakeSpeechKit, local_audio: tuple[FilesystemFileStore, FileRecord]
+) -> None:
+    """An empty sync result ends the recording Rejected with the no-speech reason."""
+    store, record = local_audio
+    fake.no_chunks_next()
+    recognizer = make(sync_url=fake.sync_url, files=store)
+    started = await recognizer.start(record, duration=5.0)
+    assert started.outcome == Rejected(reason="no speech recognised")
+
+
+async def test_every_request_is_logged_for_metrics(
+    make: MakeRecognizer,
+    fake: FakeSpeechKit,
+    local_audio: tuple[FilesystemFileStore, FileRecord],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Each request logs speechkit.request with api, outcome and the audio seconds sent."""
+    store, record = local_audio
+    recognizer = make(sync_url=fake.sync_url, files=store)
+    caplog.set_level("INFO", logger="transcriber.yandex")
+    await recognizer.start(record, duration=4.5)
+    started = await recognizer.start(AUDIO, duration=90.0)
+    await recognizer.check(started.operation_id)
+    events = [
+        (r.api, r.outcome, getattr(r, "audio_seconds", None))  # type: ignore[attr-defined]
+        for r in caplog.records
+        if r.msg == "speechkit.request"
+    ]
+    assert events == [("sync", "ok", 4.5), ("start", "ok", 90.0), ("check", "ok", None)]

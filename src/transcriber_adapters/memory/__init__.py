@@ -4,6 +4,7 @@ Each passes the same contract suite as the real adapter of its port, and
 offers ``reset()`` and a record of calls where a test needs to look.
 """
 
+from transcriber_adapters.memory.budgets import MemoryBudgetStore
 from transcriber_adapters.memory.clock import ManualClock
 from transcriber_adapters.memory.conditions import MemoryConditionStore
 from transcriber_adapters.memory.converter import MemoryConverter
@@ -15,6 +16,7 @@ from transcriber_adapters.memory.recognizer import MemoryRecognizer
 
 __all__ = [
     "ManualClock",
+    "MemoryBudgetStore",
     "MemoryConditionStore",
     "MemoryConverter",
     "MemoryFileStore",

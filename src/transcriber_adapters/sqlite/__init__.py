@@ -4,6 +4,7 @@
 repository runs, exposed so a benchmark can run them on a bare connection.
 """
 
+from transcriber_adapters.sqlite.budgets import SqliteBudgetStore
 from transcriber_adapters.sqlite.conditions import SqliteConditionStore
 from transcriber_adapters.sqlite.owners import SqliteOwnerStore
 from transcriber_adapters.sqlite.repository import SqliteJobRepository
@@ -18,6 +19,7 @@ from transcriber_adapters.sqlite.times import from_db, to_db
 __all__ = [
     "ACQUIRE_SQL",
     "SAVE_IF_HELD_SQL",
+    "SqliteBudgetStore",
     "SqliteConditionStore",
     "SqliteJobRepository",
     "SqliteOwnerStore",

@@ -307,6 +307,8 @@ async def scrape(request: Request) -> Response:
     collected = metrics_of(request)
     try:
         collected.set_jobs(await runtime.services.repo.count_by_state())
+        if runtime.budgets is not None:
+            collected.set_budgets(await runtime.budgets.levels(now=runtime.services.clock.now()))
     except Exception as exc:  # noqa: BLE001 - the event counters are still worth a scrape
         log.warning("metrics.error", extra={"error_type": type(exc).__name__})
     return Response(collected.exposition(), media_type=CONTENT_TYPE)

@@ -77,6 +77,25 @@ class Metrics:
             "Recording bytes received by accepted HTTP uploads.",
             registry=self.registry,
         )
+        self.budget_tokens = Gauge(
+            "transcriber_speechkit_budget_tokens",
+            "Tokens left in each SpeechKit request budget, shared by every process (from the DB).",
+            ["budget"],
+            registry=self.registry,
+        )
+        self.speechkit_requests = Counter(
+            "transcriber_speechkit_requests",
+            "SpeechKit requests of this process by API (sync, start, check) and outcome"
+            " (ok, paced: held back by a budget, error, or the HTTP status).",
+            ["api", "outcome"],
+            registry=self.registry,
+        )
+        self.speechkit_audio = Counter(
+            "transcriber_speechkit_audio_seconds",
+            "Seconds of audio this process sent to SpeechKit, by API: a proxy for the bill.",
+            ["api"],
+            registry=self.registry,
+        )
         for state in STEP_STATES:
             self.acquires.labels(state.value)
             self.step_seconds.labels(state.value)
@@ -85,8 +104,11 @@ class Metrics:
         self.handler = _EventHandler(self)
 
     def observe(self, record: logging.LogRecord) -> None:
-        """Count one worker event; records of any other event are ignored."""
+        """Count one worker or SpeechKit event; records of any other event are ignored."""
         event = record.msg
+        if event == "speechkit.request":
+            self._observe_speechkit(record)
+            return
         state = getattr(record, "state", None)
         if state not in _STATES:
             return
@@ -101,6 +123,20 @@ class Metrics:
             if event == "job.dead":
                 # The acquire that found the job exhausted starts no step.
                 self.acquires.labels(state).inc()
+
+    def _observe_speechkit(self, record: logging.LogRecord) -> None:
+        api, outcome = getattr(record, "api", None), getattr(record, "outcome", None)
+        if not isinstance(api, str) or not isinstance(outcome, str):
+            return
+        self.speechkit_requests.labels(api, outcome).inc()
+        seconds = getattr(record, "audio_seconds", None)
+        if isinstance(seconds, int | float) and outcome == "ok" and seconds >= 0:
+            self.speechkit_audio.labels(api).inc(seconds)
+
+    def set_budgets(self, levels: Mapping[str, float]) -> None:
+        """Record the budget levels read from the database for this scrape."""
+        for name, tokens in levels.items():
+            self.budget_tokens.labels(name).set(tokens)
 
     def set_jobs(self, counts: Mapping[State, int]) -> None:
         """Record the job counts read from the repository for this scrape."""

@@ -1,0 +1,74 @@
+"""``SqliteBudgetStore``: request budgets in the job database, shared by every process (ADR 29).
+
+Each ``take`` reads and writes the budget's row in one ``BEGIN IMMEDIATE``
+transaction, so processes on the same file never both spend the last token.
+It has its own connection and thread, like the condition store.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timedelta
+
+from transcriber_adapters.sqlite.connection import SqliteStore
+from transcriber_adapters.sqlite.times import from_db, to_db
+from transcriber_core.budgets import Bucket, level, take_token
+
+_MICROSECOND = timedelta(microseconds=1)
+_READ_SQL = "SELECT tokens, updated FROM budgets WHERE name = ?"
+_WRITE_SQL = (
+    "INSERT INTO budgets (name, capacity, per, tokens, updated) VALUES (?, ?, ?, ?, ?) "
+    "ON CONFLICT (name) DO UPDATE SET capacity = excluded.capacity, per = excluded.per,"
+    " tokens = excluded.tokens, updated = excluded.updated"
+)
+_ALL_SQL = "SELECT name, capacity, per, tokens, updated FROM budgets ORDER BY name"
+
+
+class SqliteBudgetStore(SqliteStore):
+    """Token buckets in the ``budgets`` table; open with ``await open(path)``."""
+
+    _what = "the budget store"
+
+    async def take(
+        self, name: str, *, capacity: int, per: timedelta, now: datetime
+    ) -> timedelta | None:
+        """Take a token of ``name`` or say how long until one is back; one write transaction."""
+        # Checked here, not in the thread: a bad shape is the caller's error, not the database's.
+        take_token(None, capacity=capacity, per=per, now=now)
+        return await self._call(_take, name, capacity, per, now)
+
+    async def levels(self, *, now: datetime) -> dict[str, float]:
+        """Tokens each stored budget holds at ``now``."""
+        rows = await self._call(_all)
+        return {
+            name: level(
+                Bucket(tokens=tokens, updated=from_db(updated)),
+                capacity=capacity,
+                per=per * _MICROSECOND,
+                now=now,
+            )
+            for name, capacity, per, tokens, updated in rows
+        }
+
+
+def _take(
+    conn: sqlite3.Connection, name: str, capacity: int, per: timedelta, now: datetime
+) -> timedelta | None:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        row = conn.execute(_READ_SQL, (name,)).fetchone()
+        bucket = None if row is None else Bucket(tokens=row[0], updated=from_db(row[1]))
+        after, wait = take_token(bucket, capacity=capacity, per=per, now=now)
+        conn.execute(
+            _WRITE_SQL,
+            (name, capacity, per // _MICROSECOND, after.tokens, to_db(after.updated)),
+        )
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    return wait
+
+
+def _all(conn: sqlite3.Connection) -> list[tuple[str, int, int, float, int]]:
+    return list(conn.execute(_ALL_SQL))
