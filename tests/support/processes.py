@@ -26,13 +26,25 @@ def _live_processes() -> Iterator[tuple[int, str, int, int]]:
 
 
 def children(name_prefix: str = "", *, parent: int | None = None) -> list[int]:
-    """Pids of ``parent``'s (this process's) live children whose command starts ``name_prefix``."""
+    """Pids of ``parent``'s (this process's) live children whose command starts ``name_prefix``.
+
+    multiprocessing's resource tracker is left out: the first test that
+    spawns processes starts it, and it lives as long as the test session.
+    """
     parent = os.getpid() if parent is None else parent
     return [
         pid
         for pid, comm, ppid, _ in _live_processes()
-        if ppid == parent and comm.startswith(name_prefix)
+        if ppid == parent and comm.startswith(name_prefix) and not _is_resource_tracker(pid)
     ]
+
+
+def _is_resource_tracker(pid: int) -> bool:
+    try:
+        command = (Path("/proc") / str(pid) / "cmdline").read_bytes()
+    except OSError:
+        return False  # exited while we looked
+    return b"multiprocessing.resource_tracker" in command
 
 
 def group_members(group: int) -> list[int]:
