@@ -260,14 +260,8 @@ def classify_failure(  # noqa: PLR0911 - one return per class of failure, in ord
     return ConverterUnavailable("ffmpeg failed before reading the recording")
 
 
-def silence_command(
-    binary: str, audio: Path, *, start: float, end: float, noise_db: float, min_seconds: float
-) -> list[str]:
-    """The ffmpeg arguments that report the silences of ``[start, end]`` of our own Ogg audio.
-
-    The input is sought (``-ss`` before ``-i``), so only the range is
-    decoded; times in the report count from ``start``.
-    """
+def _own_audio(binary: str) -> list[str]:
+    """ffmpeg's first arguments for reading our own Ogg output: local files, that format only."""
     return [
         binary,
         "-nostdin",
@@ -277,6 +271,19 @@ def silence_command(
         "file",
         "-format_whitelist",
         OWN_FORMAT,
+    ]
+
+
+def silence_command(
+    binary: str, audio: Path, *, start: float, end: float, noise_db: float, min_seconds: float
+) -> list[str]:
+    """The ffmpeg arguments that report the silences of ``[start, end]`` of our own Ogg audio.
+
+    The input is sought (``-ss`` before ``-i``), so only the range is
+    decoded; times in the report count from ``start``.
+    """
+    return [
+        *_own_audio(binary),
         "-ss",
         f"{start:.3f}",
         "-t",
@@ -300,15 +307,8 @@ def cut_command(binary: str, audio: Path, target: Path, *, start: float, end: fl
     codec's 20 ms packets (``-ss`` after ``-i`` drops packets before it).
     """
     return [
-        binary,
-        "-nostdin",
-        "-hide_banner",
-        "-nostats",
+        *_own_audio(binary),
         "-y",
-        "-protocol_whitelist",
-        "file",
-        "-format_whitelist",
-        OWN_FORMAT,
         "-i",
         _file_url(audio),
         "-ss",
@@ -332,14 +332,7 @@ def measure_command(binary: str, audio: Path) -> list[str]:
     own progress counts from the input's timestamps, not the output's.
     """
     return [
-        binary,
-        "-nostdin",
-        "-hide_banner",
-        "-nostats",
-        "-protocol_whitelist",
-        "file",
-        "-format_whitelist",
-        OWN_FORMAT,
+        *_own_audio(binary),
         "-i",
         _file_url(audio),
         "-map",
