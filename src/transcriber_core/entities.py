@@ -135,6 +135,10 @@ class Job:
     upload_digest: str | None = None
     #: Rides the express lane: small at intake and, once measured, no longer than its limit.
     short: bool = False
+    #: SHA-256 (hex) of the API token that sent the job, never the token; None: no tokens (ADR 36).
+    owner: str | None = None
+    #: When the job last reached a terminal state; retention counts from here (ADR 36).
+    ended: datetime | None = None
     created: datetime
     updated: datetime
 

@@ -23,6 +23,7 @@ async def submit(
     origin: Origin,
     dedup_key: str | None = None,
     digest: str | None = None,
+    owner: str | None = None,
 ) -> tuple[Job, bool]:
     """Move the recording at ``source`` into storage and enqueue a job for it.
 
@@ -30,6 +31,7 @@ async def submit(
     first job and False with nothing new stored. ``digest`` (the recording's
     SHA-256) is kept with the job; a key seen before with another digest
     raises ``DedupKeyReused`` (``check_replay``), also with nothing stored.
+    ``owner`` is the hash of the API token that sent it (ADR 36), kept with the job.
     ``source`` is gone either way.
     """
     declared = None if services.probe is None else await services.probe.declared_duration(source)
@@ -42,6 +44,7 @@ async def submit(
         source_file_id=record.id,
         dedup_key=dedup_key,
         upload_digest=digest,
+        owner=owner,
         short=is_short(record.size, declared, services.settings),
         created=now,
         updated=now,

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 
 import attrs
 
-from transcriber_core.entities import EVERYWHERE, LoginFailures, OwnerSession, State
+from transcriber_core.entities import EVERYWHERE, Job, LoginFailures, OwnerSession, State
 from transcriber_core.errors import (
     DiskFull,
     RecognizerCredentialsRejected,
@@ -66,6 +66,15 @@ class Settings:
     #: ... and only while it is known to last no longer than this.
     express_duration: timedelta = timedelta(minutes=10)
 
+    #: A job's recording and derived files are deleted this long after it ended (ADR 36).
+    recordings_kept: timedelta = timedelta(days=7)
+    #: The job itself and its transcript are deleted this long after it ended.
+    jobs_kept: timedelta = timedelta(days=30)
+    #: How often each process offers to sweep; the sweep lease lasts as long, so one sweeps.
+    sweep_interval: timedelta = timedelta(minutes=30)
+    #: Jobs one sweep transaction handles: bounds memory and how long it holds the write lock.
+    sweep_batch: int = 500
+
     def __attrs_post_init__(self) -> None:
         if self.max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
@@ -80,6 +89,10 @@ class Settings:
             raise ValueError("condition_max_age must be longer than condition_pause")
         if self.express_bytes <= 0 or self.express_duration <= timedelta(0):
             raise ValueError("express_bytes and express_duration must be positive")
+        if self.recordings_kept <= timedelta(0) or self.jobs_kept < self.recordings_kept:
+            raise ValueError("recordings_kept must be positive and jobs_kept no shorter")
+        if self.sweep_interval <= timedelta(0) or self.sweep_batch < 1:
+            raise ValueError("sweep_interval and sweep_batch must be positive")
 
     def ceiling(self, state: State) -> timedelta:
         """How long the step of ``state`` may run before the attempt fails."""
@@ -346,3 +359,28 @@ _CLEARED_BY: dict[State, frozenset[str]] = {
 def conditions_cleared_by(state: State) -> frozenset[str]:
     """The codes a step of ``state`` that finished without error shows no longer hold."""
     return _CLEARED_BY.get(state, frozenset())
+
+
+def files_go_at(job: Job, settings: Settings) -> datetime | None:
+    """When retention deletes ``job``'s recording and derived files; None while it runs (ADR 36)."""
+    if job.ended is None or not job.state.is_terminal:
+        return None
+    return job.ended + settings.recordings_kept
+
+
+def job_goes_at(job: Job, settings: Settings) -> datetime | None:
+    """When retention deletes ``job`` itself with its transcript; None while it runs."""
+    if job.ended is None or not job.state.is_terminal:
+        return None
+    return job.ended + settings.jobs_kept
+
+
+def reachable_by(job: Job, caller: str | None) -> bool:
+    """True when an API caller may see and delete ``job`` (ADR 36).
+
+    ``caller`` is the SHA-256 of the caller's token, or None when the API
+    has no tokens (the job id alone is the capability). With tokens, only
+    the token that sent the job reaches it: a job sent without one (from
+    Telegram, or before tokens were set) is reachable by none.
+    """
+    return caller is None or job.owner == caller

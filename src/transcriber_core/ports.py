@@ -45,6 +45,16 @@ class IdSource(Protocol):
         ...
 
 
+@attrs.frozen(kw_only=True)
+class Removed:
+    """What one deletion took out of the repository: whose, and the file records to delete."""
+
+    #: Ids of the jobs deleted, or whose files were.
+    jobs: tuple[str, ...] = ()
+    #: The file records deleted with them; their bytes are the caller's to delete.
+    files: tuple[FileRecord, ...] = ()
+
+
 class JobRepository(Protocol):
     """Jobs and file records, and the queue operations over them (reference: Queue rules)."""
 
@@ -161,6 +171,39 @@ class JobRepository(Protocol):
 
         All or nothing; raises ``LeaseLost`` otherwise (also for a job that
         no longer exists), writing nothing. Every part must belong to ``job_id``.
+        """
+        ...
+
+    async def delete_job(self, job_id: str) -> Removed:
+        """Delete the job, its parts and the file records they refer to, in one transaction.
+
+        Returns the file records deleted, whose bytes the caller deletes.
+        Raises ``JobNotFound`` when there is no such job (also when another
+        caller deleted it first: each record is returned to one caller).
+        """
+        ...
+
+    async def take_sweep(self, name: str, *, lease: timedelta) -> bool:
+        """Take the sweep ``name`` for ``lease`` on the store's clock; False while another holds it.
+
+        One statement: of any number of processes asking at once, one gets it.
+        """
+        ...
+
+    async def remove_ended_files(self, *, age: timedelta, limit: int) -> Removed:
+        """Delete the file records of at most ``limit`` jobs that ended more than ``age`` ago.
+
+        The jobs and their parts stop referring to the files; jobs keep their
+        transcript. Oldest ended first; judged on the store's clock. Each
+        record is returned to one caller however many sweep at once.
+        """
+        ...
+
+    async def remove_ended_jobs(self, *, age: timedelta, limit: int) -> Removed:
+        """Delete at most ``limit`` jobs that ended more than ``age`` ago, as ``delete_job`` does.
+
+        Oldest ended first; judged on the store's clock. Each job and record
+        is returned to one caller however many sweep at once.
         """
         ...
 

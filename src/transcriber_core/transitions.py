@@ -37,7 +37,16 @@ PIPELINE_MOVES: dict[State, frozenset[State]] = {
 
 #: Fields that only the transition function may set.
 _OWNED_FIELDS = frozenset(
-    {"state", "attempts", "acquisition_id", "acquire_time", "delay_time", "error", "updated"}
+    {
+        "state",
+        "attempts",
+        "acquisition_id",
+        "acquire_time",
+        "delay_time",
+        "error",
+        "ended",
+        "updated",
+    }
 )
 
 
@@ -58,6 +67,8 @@ def transition(
     ``error`` is a failed attempt and keeps the attempt count; one without is a
     step that finished and resets it to 0. Terminal states keep no delay.
     An owner's edit clears lease, delay and attempts, whatever the states.
+    A job entering a terminal state is stamped ``ended`` (kept when it moves
+    from one terminal state to another); a job sent back to a step loses it.
 
     ``attempt_spent=False`` is a job that waits for the service (disk full,
     credentials refused): it stays in its state with a reason and a delay,
@@ -82,6 +93,9 @@ def transition(
         delay_until = None
     if to is State.DONE:
         error = None
+    ended = None
+    if to in TERMINAL_STATES:
+        ended = job.ended if job.state.is_terminal and job.ended is not None else now
     return attrs.evolve(
         job,
         state=to,
@@ -90,6 +104,7 @@ def transition(
         acquire_time=None,
         delay_time=delay_until,
         error=error,
+        ended=ended,
         updated=now,
         **changes,
     )

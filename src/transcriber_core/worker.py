@@ -15,6 +15,7 @@ from collections.abc import Mapping
 
 import attrs
 
+from transcriber_core.deletion import FileLedger, forget_writes
 from transcriber_core.entities import EVERYWHERE, STEP_STATES, Job, State
 from transcriber_core.errors import (
     LeaseLost,
@@ -34,6 +35,7 @@ from transcriber_core.policy import (
     retry_pause,
 )
 from transcriber_core.ports import Event
+from transcriber_core.retention import sweep
 from transcriber_core.services import Services
 from transcriber_core.steps import STEPS
 from transcriber_core.transitions import transition
@@ -89,17 +91,24 @@ async def acquire_next(
 
 
 async def process(services: Services, lease: Lease) -> Job | None:
-    """Run the step of a leased job and save its result; None when the lease was lost."""
+    """Run the step of a leased job and save its result; None when the lease was lost.
+
+    The step's stores note every file it stores: when the lease turns out
+    lost because the job was deleted meanwhile, those files are deleted too,
+    so a deleted job leaves nothing behind (ADR 36).
+    """
     job = lease.job
     state = job.state
     extra = {"job_id": job.id, "state": state.value, "attempts": job.attempts}
     log.info("step.start", extra=extra)
     loop = asyncio.get_running_loop()
     started = loop.time()
+    ledger = FileLedger()
     try:
-        result = await _run_leased(services, lease)
+        result = await _run_leased(ledger.watch(services), lease)
     except LeaseLost:
         log.warning("step.lease_lost", extra=extra)
+        await forget_writes(services, job.id, ledger)
         return None
     except PermanentError as exc:
         log.warning("step.failed", extra={**extra, "error_type": type(exc).__name__})
@@ -115,7 +124,9 @@ async def process(services: Services, lease: Lease) -> Job | None:
     seconds = round(loop.time() - started, 6)
     log.info("step.end", extra={**extra, "to": result.state.value, "seconds": seconds})
     saved = await _save_and_announce(services, result, lease.acquisition_id)
-    if result.error is None:
+    if saved is None:
+        await forget_writes(services, job.id, ledger)
+    elif result.error is None:
         await _clear_conditions(services, state)
     return saved
 
@@ -287,12 +298,14 @@ class Workers:
         self._stopping = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._poller: asyncio.Task[None] | None = None
+        self._sweeper: asyncio.Task[None] | None = None
 
     def start(self) -> None:
-        """Start the poller and the loops; returns at once."""
+        """Start the poller, the retention sweeper and the loops; returns at once."""
         if self._tasks:
             raise RuntimeError("workers already started")
         self._poller = asyncio.create_task(self._poll(), name="transcriber-poller")
+        self._sweeper = asyncio.create_task(self._sweep(), name="transcriber-retention")
         for state, count in self.concurrency.items():
             for index in range(count):
                 express = is_express_loop(index, count)
@@ -317,15 +330,17 @@ class Workers:
         takes the job again.
         """
         self.stop_intake()
-        if self._poller is not None:
-            self._poller.cancel()
+        for background in (self._poller, self._sweeper):
+            if background is not None:
+                background.cancel()
         if self._tasks:
             _, pending = await asyncio.wait(self._tasks, timeout=grace)
             for task in pending:
                 task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
-        if self._poller is not None:
-            await asyncio.gather(self._poller, return_exceptions=True)
+        for background in (self._poller, self._sweeper):
+            if background is not None:
+                await asyncio.gather(background, return_exceptions=True)
         self._tasks.clear()
 
     async def _loop(self, state: State, *, short_only: bool = False) -> None:
@@ -372,4 +387,15 @@ class Workers:
                 states = frozenset()
             for state in states:
                 services.wakeup.notify(state)
+            await asyncio.sleep(interval)
+
+    async def _sweep(self) -> None:
+        """Offer to sweep at start and every ``sweep_interval``; the lease picks one process."""
+        services = self.services
+        interval = services.settings.sweep_interval.total_seconds()
+        while not self._stopping.is_set():
+            try:
+                await sweep(services)
+            except Exception as exc:  # noqa: BLE001 - try again at the next interval
+                log.warning("retention.error", extra={"error_type": type(exc).__name__})
             await asyncio.sleep(interval)

@@ -5,12 +5,14 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import attrs
 
+from transcriber_adapters.system import SystemClock
 from transcriber_core.entities import STEP_STATES, FileRecord, Job, JobPart, State
 from transcriber_core.errors import Conflict, FileNotFound, JobChanged, JobNotFound, LeaseLost
+from transcriber_core.ports import Clock, Removed
 
 
 class MemoryJobRepository:
@@ -24,7 +26,9 @@ class MemoryJobRepository:
     Stored jobs and records are the frozen objects given; nothing is copied.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, clock: Clock | None = None) -> None:
+        #: The store's own clock: "now" for the durations callers pass (sweeps, retention).
+        self.clock: Clock = clock or SystemClock()
         self._lock = threading.Lock()
         self._jobs: dict[str, Job] = {}
         self._files: dict[str, FileRecord] = {}
@@ -32,6 +36,8 @@ class MemoryJobRepository:
         self._dedup: dict[str, str] = {}
         #: job id -> part index -> part.
         self._parts: dict[str, dict[int, JobPart]] = {}
+        #: sweep name -> when its lease expires.
+        self._sweeps: dict[str, datetime] = {}
         #: Names of the methods called so far, in order, for tests that need to look.
         self.calls: list[str] = []
 
@@ -42,6 +48,7 @@ class MemoryJobRepository:
             self._files.clear()
             self._dedup.clear()
             self._parts.clear()
+            self._sweeps.clear()
             self.calls.clear()
 
     async def create(self, job: Job, files: Sequence[FileRecord] = ()) -> tuple[Job, bool]:
@@ -231,6 +238,73 @@ class MemoryJobRepository:
             kept = self._parts.setdefault(job_id, {})
             for part in parts:
                 kept[part.index] = part
+
+    async def delete_job(self, job_id: str) -> Removed:
+        """Delete the job, its parts and their file records at once; ``JobNotFound`` if none."""
+        with self._lock:
+            self.calls.append("delete_job")
+            if job_id not in self._jobs:
+                raise JobNotFound()
+            return self._remove([job_id], delete_jobs=True)
+
+    async def take_sweep(self, name: str, *, lease: timedelta) -> bool:
+        """Take the sweep ``name`` for ``lease`` on this store's clock; False while held."""
+        with self._lock:
+            self.calls.append("take_sweep")
+            now = self.clock.now()
+            expires = self._sweeps.get(name)
+            if expires is not None and expires > now:
+                return False
+            self._sweeps[name] = now + lease
+            return True
+
+    async def remove_ended_files(self, *, age: timedelta, limit: int) -> Removed:
+        """Forget and delete the files of up to ``limit`` jobs ended more than ``age`` ago."""
+        with self._lock:
+            self.calls.append("remove_ended_files")
+            ids = self._ended(self.clock.now() - age, limit, with_files=True)
+            return self._remove(ids, delete_jobs=False)
+
+    async def remove_ended_jobs(self, *, age: timedelta, limit: int) -> Removed:
+        """Delete up to ``limit`` jobs ended more than ``age`` ago, with parts and files."""
+        with self._lock:
+            self.calls.append("remove_ended_jobs")
+            ids = self._ended(self.clock.now() - age, limit, with_files=False)
+            return self._remove(ids, delete_jobs=True)
+
+    def _ended(self, cutoff: datetime, limit: int, *, with_files: bool) -> list[str]:
+        """Ids of jobs ended by ``cutoff``, oldest ended first; with files only, if asked."""
+        ended = [
+            job
+            for job in self._jobs.values()
+            if job.ended is not None and job.ended <= cutoff and (not with_files or job.file_ids())
+        ]
+        ended.sort(key=lambda job: (job.ended, job.id))
+        return [job.id for job in ended[:limit]]
+
+    def _remove(self, job_ids: list[str], *, delete_jobs: bool) -> Removed:
+        """Delete the jobs' (and their parts') file records, and the jobs or their references."""
+        file_ids: set[str] = set()
+        for job_id in job_ids:
+            file_ids.update(self._jobs[job_id].file_ids())
+            for part in self._parts.get(job_id, {}).values():
+                file_ids.update(f for f in (part.file_id, part.storage_file_id) if f is not None)
+        files = tuple(self._files.pop(f) for f in sorted(file_ids) if f in self._files)
+        for job_id in job_ids:
+            job = self._jobs[job_id]
+            if delete_jobs:
+                del self._jobs[job_id]
+                self._parts.pop(job_id, None)
+                if job.dedup_key is not None:
+                    self._dedup.pop(job.dedup_key, None)
+                continue
+            self._jobs[job_id] = attrs.evolve(
+                job, source_file_id=None, converted_file_id=None, storage_file_id=None
+            )
+            parts = self._parts.get(job_id, {})
+            for index, part in parts.items():
+                parts[index] = attrs.evolve(part, file_id=None, storage_file_id=None)
+        return Removed(jobs=tuple(job_ids), files=files)
 
     async def close(self) -> None:
         """Nothing to release; the jobs stay readable for tests that look afterwards."""

@@ -48,9 +48,15 @@ class SqliteStore:
     _what = "the database"
 
     def __init__(
-        self, path: str | os.PathLike[str], *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT
+        self,
+        path: str | os.PathLike[str],
+        *,
+        clock: Clock | None = None,
+        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
     ) -> None:
         """Start the connection thread; use ``open``, which also migrates the schema."""
+        #: The store's own clock: what "now" is for the durations its callers pass (ADR 36).
+        self.clock: Clock = clock or SystemClock()
         self._thread = ConnectionThread(lambda: connect_private(path, busy_timeout))
         self._closed = False
         #: Versions of the migrations this ``open`` applied; empty when the schema was current.
@@ -66,9 +72,13 @@ class SqliteStore:
         clock: Clock | None = None,
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
     ) -> Self:
-        """Open (creating if needed) the database at ``path`` and apply pending migrations."""
-        store = cls(path, busy_timeout=busy_timeout)
-        now = (clock or SystemClock()).now()
+        """Open (creating if needed) the database at ``path`` and apply pending migrations.
+
+        ``clock`` (default: the system's) stamps the migrations and is the
+        store's "now" wherever a caller passes a duration instead of a time.
+        """
+        store = cls(path, clock=clock, busy_timeout=busy_timeout)
+        now = store.clock.now()
         try:
             applied = await store._call(_migrate, now)
         except BaseException:

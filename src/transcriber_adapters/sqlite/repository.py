@@ -8,9 +8,10 @@ in ``BEGIN IMMEDIATE``.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from transcriber_adapters.sqlite.connection import SqliteStore
@@ -20,21 +21,31 @@ from transcriber_adapters.sqlite.statements import (
     ACQUIRE_SQL,
     COUNT_BY_STATE_SQL,
     DELETE_FILE_SQL,
+    DELETE_FILES_SQL,
+    DELETE_JOBS_SQL,
+    DELETE_PARTS_SQL,
+    ENDED_JOBS_SQL,
+    ENDED_WITH_FILES_SQL,
+    FORGET_JOB_FILES_SQL,
+    FORGET_PART_FILES_SQL,
     GET_FILE_SQL,
     GET_JOB_BY_DEDUP_SQL,
     GET_JOB_SQL,
     GET_PARTS_SQL,
     INSERT_JOB_SQL,
+    JOB_FILES_SQL,
     JOB_HELD_SQL,
     LIST_JOBS_IN_STATE_SQL,
     LIST_JOBS_SQL,
     PUT_FILE_SQL,
+    PARTS_FILES_SQL,
     PUT_PART_SQL,
     QUEUE_POSITION_SQL,
     READY_STATES_SQL,
     RENEW_SQL,
     SAVE_IF_HELD_SQL,
     SAVE_SQL,
+    TAKE_SWEEP_SQL,
     file_from_row,
     file_params,
     job_from_row,
@@ -45,6 +56,7 @@ from transcriber_adapters.sqlite.statements import (
 )
 from transcriber_adapters.sqlite.times import to_db
 from transcriber_core.entities import FileRecord, Job, JobPart, State
+from transcriber_core.ports import Removed
 from transcriber_core.errors import (
     FileNotFound,
     JobChanged,
@@ -163,6 +175,26 @@ class SqliteJobRepository(SqliteStore):
         if any(part.job_id != job_id for part in parts):
             raise ValueError("every part must belong to the job it is saved for")
         await self._call(_save_parts_if_held, job_id, tuple(parts), acquisition_id)
+
+    async def delete_job(self, job_id: str) -> Removed:
+        """Delete the job, its parts and their file records in one transaction."""
+        return await self._call(_delete_job, job_id)
+
+    async def take_sweep(self, name: str, *, lease: timedelta) -> bool:
+        """Take the sweep ``name`` for ``lease`` with ``TAKE_SWEEP_SQL``; False while held."""
+        now = self.clock.now()
+        params = {"name": name, "now": to_db(now), "expires": to_db(now + lease)}
+        return await self._call(_take_sweep, params)
+
+    async def remove_ended_files(self, *, age: timedelta, limit: int) -> Removed:
+        """Forget and delete the files of up to ``limit`` jobs ended before ``age`` ago."""
+        cutoff = to_db(self.clock.now() - age)
+        return await self._call(_remove_ended, ENDED_WITH_FILES_SQL, cutoff, limit, False)
+
+    async def remove_ended_jobs(self, *, age: timedelta, limit: int) -> Removed:
+        """Delete up to ``limit`` jobs ended before ``age`` ago, with their parts and files."""
+        cutoff = to_db(self.clock.now() - age)
+        return await self._call(_remove_ended, ENDED_JOBS_SQL, cutoff, limit, True)
 
 
 # The operations below run on the connection thread; each takes the connection first.
@@ -284,3 +316,49 @@ def _save_parts_if_held(
 
 def _count_by_state(conn: sqlite3.Connection) -> dict[State, int]:
     return {state_of(state): count for state, count in conn.execute(COUNT_BY_STATE_SQL)}
+
+
+def _take_sweep(conn: sqlite3.Connection, params: dict[str, Any]) -> bool:
+    return bool(conn.execute(TAKE_SWEEP_SQL, params).rowcount)
+
+
+def _delete_job(conn: sqlite3.Connection, job_id: str) -> Removed:
+    # BEGIN IMMEDIATE: the read of the job's files and the deletes see one state, and a
+    # second caller waits, then finds no job.
+    with immediate(conn):
+        rows = conn.execute(JOB_FILES_SQL, {"id": job_id}).fetchall()
+        if not rows:
+            raise JobNotFound()
+        return _remove(conn, rows, delete_jobs=True)
+
+
+def _remove_ended(
+    conn: sqlite3.Connection, select: str, cutoff: int, limit: int, delete_jobs: bool
+) -> Removed:
+    # One write transaction per batch: a second sweeper waits for it and then no longer
+    # finds these jobs (deleted) or their files (forgotten), so nothing goes twice.
+    with immediate(conn):
+        rows = conn.execute(select, {"cutoff": cutoff, "limit": limit}).fetchall()
+        if not rows:
+            return Removed()
+        return _remove(conn, rows, delete_jobs=delete_jobs)
+
+
+def _remove(conn: sqlite3.Connection, rows: list[Any], *, delete_jobs: bool) -> Removed:
+    """Delete the files of the jobs in ``rows`` (id and its three file ids), and the jobs too."""
+    job_ids = [row[0] for row in rows]
+    ids = json.dumps(job_ids)
+    file_ids = {file_id for row in rows for file_id in row[1:] if file_id is not None}
+    for part_row in conn.execute(PARTS_FILES_SQL, {"ids": ids}):
+        file_ids.update(file_id for file_id in part_row if file_id is not None)
+    files = [
+        file_from_row(row)
+        for row in conn.execute(DELETE_FILES_SQL, {"ids": json.dumps(sorted(file_ids))})
+    ]
+    if delete_jobs:
+        conn.execute(DELETE_PARTS_SQL, {"ids": ids})
+        conn.execute(DELETE_JOBS_SQL, {"ids": ids})
+    else:
+        conn.execute(FORGET_PART_FILES_SQL, {"ids": ids})
+        conn.execute(FORGET_JOB_FILES_SQL, {"ids": ids})
+    return Removed(jobs=tuple(job_ids), files=tuple(files))

@@ -49,6 +49,8 @@ JOB_COLUMNS: tuple[str, ...] = (
     "dedup_key",
     "upload_digest",
     "short",
+    "owner",
+    "ended",
     "created",
     "updated",
 )
@@ -198,6 +200,61 @@ PUT_PART_SQL = (
     + ", ".join(f"{c} = excluded.{c}" for c in PART_COLUMNS if c not in ("job_id", "part_index"))
 )
 
+#: Take a sweep lease unless it is held; parameters: ``name``, ``now``, ``expires``. One
+#: statement: the upsert's WHERE reads the row under the write lock, so of processes asking
+#: at once one changes a row (rowcount 1) and the rest change none.
+TAKE_SWEEP_SQL = (
+    "INSERT INTO sweeps (name, expires) VALUES (:name, :expires)"
+    " ON CONFLICT (name) DO UPDATE SET expires = excluded.expires WHERE sweeps.expires <= :now"
+)
+
+#: A job's files are referred to by the job row; the file sweep's index has this condition.
+_HAS_FILES = (
+    "(source_file_id IS NOT NULL OR converted_file_id IS NOT NULL OR storage_file_id IS NOT NULL)"
+)
+
+#: Ended jobs oldest first that still refer to a file; parameters: ``cutoff``, ``limit``.
+ENDED_WITH_FILES_SQL = (
+    "SELECT id, source_file_id, converted_file_id, storage_file_id FROM jobs"
+    f" WHERE ended <= :cutoff AND {_HAS_FILES} ORDER BY ended LIMIT :limit"
+)
+
+#: Ended jobs oldest first; parameters: ``cutoff``, ``limit``.
+ENDED_JOBS_SQL = (
+    "SELECT id, source_file_id, converted_file_id, storage_file_id FROM jobs"
+    " WHERE ended <= :cutoff ORDER BY ended LIMIT :limit"
+)
+
+#: One job's file references; parameter: ``id``.
+JOB_FILES_SQL = (
+    "SELECT id, source_file_id, converted_file_id, storage_file_id FROM jobs WHERE id = :id"
+)
+
+#: The file ids of the parts of the jobs in the JSON array ``:ids``.
+PARTS_FILES_SQL = (
+    "SELECT file_id, storage_file_id FROM job_parts"
+    " WHERE job_id IN (SELECT value FROM json_each(:ids))"
+)
+
+#: Delete the file records in the JSON array ``:ids``, returning them.
+DELETE_FILES_SQL = (
+    f"DELETE FROM files WHERE id IN (SELECT value FROM json_each(:ids)) RETURNING {_FILE_LIST}"
+)
+
+#: Let the jobs in ``:ids`` (JSON) and their parts forget their files.
+FORGET_JOB_FILES_SQL = (
+    "UPDATE jobs SET source_file_id = NULL, converted_file_id = NULL, storage_file_id = NULL"
+    " WHERE id IN (SELECT value FROM json_each(:ids))"
+)
+FORGET_PART_FILES_SQL = (
+    "UPDATE job_parts SET file_id = NULL, storage_file_id = NULL"
+    " WHERE job_id IN (SELECT value FROM json_each(:ids))"
+)
+
+#: Delete the jobs in ``:ids`` (JSON) and their parts.
+DELETE_PARTS_SQL = "DELETE FROM job_parts WHERE job_id IN (SELECT value FROM json_each(:ids))"
+DELETE_JOBS_SQL = "DELETE FROM jobs WHERE id IN (SELECT value FROM json_each(:ids))"
+
 #: The owner's password hash; no parameters. No row while no owner exists.
 GET_OWNER_HASH_SQL = "SELECT password_hash FROM owner WHERE id = 1"
 
@@ -299,6 +356,8 @@ def job_params(job: Job) -> dict[str, Any]:
         "dedup_key": job.dedup_key,
         "upload_digest": job.upload_digest,
         "short": int(job.short),
+        "owner": job.owner,
+        "ended": None if job.ended is None else to_db(job.ended),
         "created": to_db(job.created),
         "updated": to_db(job.updated),
     }
@@ -328,6 +387,8 @@ def job_from_row(row: Sequence[Any]) -> Job:
         dedup_key,
         upload_digest,
         short,
+        owner,
+        ended,
         created,
         updated,
     ) = row
@@ -357,6 +418,8 @@ def job_from_row(row: Sequence[Any]) -> Job:
         dedup_key=dedup_key,
         upload_digest=upload_digest,
         short=bool(short),
+        owner=owner,
+        ended=None if ended is None else from_db(ended),
         created=from_db(created),
         updated=from_db(updated),
     )

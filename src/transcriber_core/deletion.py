@@ -1,0 +1,182 @@
+"""Deleting a job and everything it holds, and what a step does when its job was deleted (ADR 36).
+
+The rule, in two halves:
+
+* **Deleting** removes the job, its parts and their file records in one
+  repository transaction first, so from that moment the job answers 404
+  and every fenced write of a worker still holding it fails; then the
+  bytes of those records go from the store that holds each (the recording,
+  derived files, parts' files, the Object Storage copy).
+* **A step whose job vanished** may have stored a file between the delete
+  and its fenced save: the worker runs each step over stores that note what
+  it wrote (``FileLedger``), and when its lease turns out lost because the
+  job no longer exists, it deletes those writes (``forget_writes``). A job
+  that still exists is another worker's now: its files are left alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Coroutine, Sequence
+from contextlib import AbstractAsyncContextManager
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import attrs
+
+from transcriber_core.entities import FileRecord, Location
+from transcriber_core.errors import JobNotFound
+from transcriber_core.ports import FileStore
+from transcriber_core.services import Services
+
+log = logging.getLogger("transcriber.deletion")
+
+T = TypeVar("T")
+
+#: Files deleted at once; the stores' threads and connections stay busy, not flooded.
+_AT_ONCE = 16
+
+
+def store_for(services: Services, record: FileRecord) -> FileStore | None:
+    """The service's store that holds the record's location, if it has one."""
+    for store in (services.files, services.recognizer_files):
+        if store is not None and store.location == record.location:
+            return store
+    return None
+
+
+async def remove_stored(services: Services, records: Sequence[FileRecord]) -> int:
+    """Delete the bytes of ``records`` (already out of the repository); how many could not be.
+
+    A failure is logged by error type and count only (never a key or a
+    name) and the rest go on: the bytes are orphaned, not the caller's work.
+    """
+    failed = 0
+    for start in range(0, len(records), _AT_ONCE):
+        batch = records[start : start + _AT_ONCE]
+        results = await asyncio.gather(
+            *(_remove_one(services, record) for record in batch), return_exceptions=True
+        )
+        errors = [result for result in results if isinstance(result, BaseException)]
+        for error in errors:
+            if not isinstance(error, Exception):
+                raise error
+            log.warning("file.delete_error", extra={"error_type": type(error).__name__})
+        failed += len(errors)
+    return failed
+
+
+async def _remove_one(services: Services, record: FileRecord) -> None:
+    store = store_for(services, record)
+    if store is not None:
+        await store.delete(record)
+
+
+async def delete_job(services: Services, job_id: str) -> int:
+    """Delete the job with everything it holds; how many files went. Raises ``JobNotFound``.
+
+    The repository forgets the job first (one transaction), so nothing can
+    read it or write for it while its bytes are being deleted.
+    """
+    removed = await services.repo.delete_job(job_id)
+    failed = await shielded(remove_stored(services, removed.files))
+    log.info("job.deleted", extra={"job_id": job_id, "files": len(removed.files), "failed": failed})
+    return len(removed.files)
+
+
+async def shielded(work: Coroutine[Any, Any, T]) -> T:
+    """Run ``work`` to its end even if the caller is cancelled: forgotten rows must lose bytes."""
+    task = asyncio.ensure_future(work)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        while not task.done():
+            try:
+                await asyncio.wait({task})
+            except asyncio.CancelledError:
+                continue
+        raise
+
+
+@attrs.define
+class FileLedger:
+    """The files one step stored, in the order it stored them."""
+
+    written: list[FileRecord] = attrs.field(factory=list)
+
+    def watch(self, services: Services) -> Services:
+        """``services`` whose file stores note here every file they store."""
+        recognizer_files = services.recognizer_files
+        return attrs.evolve(
+            services,
+            files=_Noted(services.files, self),
+            recognizer_files=None if recognizer_files is None else _Noted(recognizer_files, self),
+        )
+
+
+class _Noted:
+    """A file store that notes each ``put`` in a ledger; everything else is the store's own."""
+
+    def __init__(self, store: FileStore, ledger: FileLedger) -> None:
+        self._store = store
+        self._ledger = ledger
+
+    @property
+    def location(self) -> Location:
+        """The wrapped store's location."""
+        return self._store.location
+
+    def staging(self, extension: str) -> AbstractAsyncContextManager[Path]:
+        """The wrapped store's staging file."""
+        return self._store.staging(extension)
+
+    async def put(
+        self, file_id: str, extension: str, source: Path, *, now: datetime, move: bool = False
+    ) -> FileRecord:
+        """Store through the wrapped store and note the record."""
+        record = await self._store.put(file_id, extension, source, now=now, move=move)
+        self._ledger.written.append(record)
+        return record
+
+    def working_copy(self, record: FileRecord) -> AbstractAsyncContextManager[Path]:
+        """The wrapped store's working copy."""
+        return self._store.working_copy(record)
+
+    def open(self, record: FileRecord) -> AsyncIterator[bytes]:
+        """The wrapped store's bytes."""
+        return self._store.open(record)
+
+    async def delete(self, record: FileRecord) -> None:
+        """Delete through the wrapped store."""
+        await self._store.delete(record)
+
+    async def exists(self, record: FileRecord) -> bool:
+        """Ask the wrapped store."""
+        return await self._store.exists(record)
+
+
+async def forget_writes(services: Services, job_id: str, ledger: FileLedger) -> int:
+    """After a lost lease: if the job was deleted, delete what the step stored; how many.
+
+    A job that still exists passed to another worker, which uses the same
+    file ids (ADR 5): nothing is touched then.
+    """
+    if not ledger.written:
+        return 0
+    try:
+        await services.repo.get(job_id)
+    except JobNotFound:
+        pass
+    else:
+        return 0
+    records = list({record.id: record for record in ledger.written}.values())
+    for record in records:
+        await services.repo.delete_file(record.id)
+    failed = await shielded(remove_stored(services, records))
+    log.info(
+        "job.deleted_while_running",
+        extra={"job_id": job_id, "files": len(records), "failed": failed},
+    )
+    return len(records)
