@@ -37,8 +37,8 @@ from transcriber_adapters.sqlite.statements import (
     JOB_HELD_SQL,
     LIST_JOBS_IN_STATE_SQL,
     LIST_JOBS_SQL,
-    PUT_FILE_SQL,
     PARTS_FILES_SQL,
+    PUT_FILE_SQL,
     PUT_PART_SQL,
     QUEUE_POSITION_SQL,
     READY_STATES_SQL,
@@ -56,13 +56,13 @@ from transcriber_adapters.sqlite.statements import (
 )
 from transcriber_adapters.sqlite.times import to_db
 from transcriber_core.entities import FileRecord, Job, JobPart, State
-from transcriber_core.ports import Removed
 from transcriber_core.errors import (
     FileNotFound,
     JobChanged,
     JobNotFound,
     LeaseLost,
 )
+from transcriber_core.ports import Removed
 
 T = TypeVar("T")
 
