@@ -34,7 +34,7 @@ from transcriber_core.entities import (
     Word,
 )
 from transcriber_core.errors import Conflict, FileNotFound, JobChanged, JobNotFound, LeaseLost
-from transcriber_core.ports import JobRepository
+from transcriber_core.ports import Clock, JobRepository, Removed
 from transcriber_core.transitions import Actor, transition
 
 #: When the suite's jobs are created; odd microseconds catch any lost precision.
@@ -140,6 +140,8 @@ class JobRepositoryContract:
             dedup_key="tg:42:AgADxyz",
             upload_digest=DIGEST,
             short=True,
+            owner=DIGEST,
+            ended=T0 + timedelta(seconds=20, microseconds=3),
             created=T0,
             updated=T0 + timedelta(microseconds=7),
         )
@@ -905,3 +907,253 @@ class JobRepositoryContract:
         assert await repo.get_parts(other.id) == []
         with pytest.raises(ValueError, match="belong"):
             await repo.save_parts_if_held(other.id, [part], acquisition_id="lease-a")
+
+
+class SuiteClock:
+    """The clock a lifecycle suite's repository reads: it moves only when the suite says."""
+
+    def __init__(self, start: datetime = NOW) -> None:
+        self._now = start
+
+    def now(self) -> datetime:
+        """The suite's current time."""
+        return self._now
+
+    def advance(self, delta: timedelta) -> None:
+        """Move the clock forward by ``delta``."""
+        self._now += delta
+
+
+#: How long after its end a job's files go, and the job itself, in the lifecycle suite.
+FILES_AGE = timedelta(days=7)
+JOBS_AGE = timedelta(days=30)
+
+
+class JobLifecycleContract:
+    """Deletion, sweep leases and retention (ADR 36).
+
+    Subclass and provide an async fixture ``clocked_repo`` that takes the
+    suite's ``clock`` fixture (a ``SuiteClock``) and yields a fresh, empty
+    ``JobRepository`` reading its "now" from that clock.
+    """
+
+    @pytest.fixture
+    def clock(self) -> SuiteClock:
+        """The time the repository under test reads, starting at ``NOW``."""
+        return SuiteClock()
+
+    async def _ended_job(
+        self, repo: JobRepository, clock: Clock, *, parts: bool = False, **changes: object
+    ) -> tuple[Job, list[FileRecord]]:
+        """A done job with a recording, converted audio and, if asked, two parts with files."""
+        now = clock.now()
+        source, converted = make_file(created=now), make_file(created=now, extension=".ogg")
+        job = make_job(created=now, state=State.CHECK, source_file_id=source.id, **changes)
+        await repo.create(job, [source, converted])
+        files = [source, converted]
+        leased = await acquire(repo, State.CHECK, now=now, acquisition_id="lease-" + job.id)
+        assert leased is not None
+        if parts:
+            part_files = [make_file(created=now) for _ in range(3)]
+            for record in part_files:
+                await repo.put_file(record)
+            files.extend(part_files)
+            stored_parts = [
+                JobPart(
+                    job_id=job.id,
+                    index=0,
+                    start=0.0,
+                    end=5.0,
+                    file_id=part_files[0].id,
+                    storage_file_id=part_files[1].id,
+                    text="one",
+                ),
+                JobPart(
+                    job_id=job.id, index=1, start=5.0, end=9.0, file_id=part_files[2].id, text="two"
+                ),
+            ]
+            await repo.save_parts_if_held(job.id, stored_parts, acquisition_id="lease-" + job.id)
+        done = transition(leased, State.DONE, now=now, converted_file_id=converted.id, text="done")
+        await repo.save_if_held(done, acquisition_id="lease-" + job.id)
+        return done, files
+
+    # -- delete ------------------------------------------------------------------
+
+    async def test_delete_takes_the_job_its_parts_and_file_records(
+        self, clocked_repo: JobRepository, clock: SuiteClock
+    ) -> None:
+        """A deleted job is gone with its parts and every file record it or its parts named."""
+        repo = clocked_repo
+        job, files = await self._ended_job(repo, clock, parts=True)
+        other, other_files = await self._ended_job(repo, clock)
+        removed = await repo.delete_job(job.id)
+        assert removed.jobs == (job.id,)
+        assert sorted(removed.files, key=lambda f: f.id) == sorted(files, key=lambda f: f.id)
+        with pytest.raises(JobNotFound):
+            await repo.get(job.id)
+        assert await repo.get_parts(job.id) == []
+        for record in files:
+            with pytest.raises(FileNotFound):
+                await repo.get_file(record.id)
+        assert await repo.get(other.id) == other
+        for record in other_files:
+            assert await repo.get_file(record.id) == record
+
+    async def test_delete_of_an_unknown_or_deleted_job_is_not_found(
+        self, clocked_repo: JobRepository, clock: SuiteClock
+    ) -> None:
+        """Deleting twice hands the records out once; the second delete finds no job."""
+        repo = clocked_repo
+        job, _ = await self._ended_job(repo, clock)
+        await repo.delete_job(job.id)
+        with pytest.raises(JobNotFound):
+            await repo.delete_job(job.id)
+        with pytest.raises(JobNotFound):
+            await repo.delete_job("no-such-job")
+
+    async def test_a_worker_holding_a_deleted_job_writes_nothing(
+        self, clocked_repo: JobRepository
+    ) -> None:
+        """Renew, save and part saves of a deleted job are LeaseLost and bring nothing back."""
+        repo = clocked_repo
+        [job] = await stored(repo, make_job(state=State.RECOGNIZE))
+        leased = await acquire(repo, State.RECOGNIZE, acquisition_id="lease-held")
+        assert leased is not None
+        await repo.delete_job(job.id)
+        part = JobPart(job_id=job.id, index=0, start=0.0, end=1.0)
+        with pytest.raises(LeaseLost):
+            await repo.renew(job.id, acquisition_id="lease-held", now=NOW)
+        with pytest.raises(LeaseLost):
+            await repo.save_parts_if_held(job.id, [part], acquisition_id="lease-held")
+        done = transition(leased, State.CHECK, now=NOW, operation_id="op")
+        with pytest.raises(LeaseLost):
+            await repo.save_if_held(done, acquisition_id="lease-held")
+        with pytest.raises(JobNotFound):
+            await repo.get(job.id)
+        assert await repo.get_parts(job.id) == []
+
+    async def test_a_deleted_jobs_dedup_key_is_free_again(
+        self, clocked_repo: JobRepository
+    ) -> None:
+        """After a delete the same Idempotency-Key makes a new job: nothing of the old one answers."""
+        repo = clocked_repo
+        [job] = await stored(repo, make_job(dedup_key="http::key"))
+        await repo.delete_job(job.id)
+        assert await repo.find_by_dedup_key("http::key") is None
+        fresh = make_job(dedup_key="http::key")
+        assert await repo.create(fresh) == (fresh, True)
+
+    # -- sweep lease -------------------------------------------------------------
+
+    async def test_a_sweep_is_taken_once_until_its_lease_passes(
+        self, clocked_repo: JobRepository, clock: SuiteClock
+    ) -> None:
+        """take_sweep: True for the first caller, False while held, True again at its expiry."""
+        repo = clocked_repo
+        lease = timedelta(minutes=30)
+        assert await repo.take_sweep("retention", lease=lease) is True
+        assert await repo.take_sweep("retention", lease=lease) is False
+        assert await repo.take_sweep("other", lease=lease) is True
+        clock.advance(lease - timedelta(microseconds=1))
+        assert await repo.take_sweep("retention", lease=lease) is False
+        clock.advance(timedelta(microseconds=1))
+        assert await repo.take_sweep("retention", lease=lease) is True
+        assert await repo.take_sweep("retention", lease=lease) is False
+
+    async def test_concurrent_sweep_takers_have_one_winner(
+        self, clocked_repo: JobRepository
+    ) -> None:
+        """Of many takers asking at once exactly one gets the sweep."""
+        won = await asyncio.gather(
+            *(clocked_repo.take_sweep("retention", lease=timedelta(hours=1)) for _ in range(8))
+        )
+        assert sorted(won) == [False] * 7 + [True]
+
+    # -- retention ---------------------------------------------------------------
+
+    async def test_files_go_at_their_age_and_not_before(
+        self, clocked_repo: JobRepository, clock: SuiteClock
+    ) -> None:
+        """Ended FILES_AGE ago: the files and references go, the job and transcript stay."""
+        repo = clocked_repo
+        job, files = await self._ended_job(repo, clock, parts=True)
+        [running] = await stored(repo, make_job(created=clock.now()))
+        clock.advance(FILES_AGE - timedelta(microseconds=1))
+        assert await repo.remove_ended_files(age=FILES_AGE, limit=10) == Removed()
+        clock.advance(timedelta(microseconds=1))
+        removed = await repo.remove_ended_files(age=FILES_AGE, limit=10)
+        assert removed.jobs == (job.id,)
+        assert sorted(removed.files, key=lambda f: f.id) == sorted(files, key=lambda f: f.id)
+        kept = await repo.get(job.id)
+        assert kept.text == "done"
+        assert kept.file_ids() == ()
+        assert kept.ended == job.ended
+        assert [(p.file_id, p.storage_file_id) for p in await repo.get_parts(job.id)] == [
+            (None, None),
+            (None, None),
+        ]
+        assert (await repo.get(running.id)).source_file_id == running.source_file_id
+        assert await repo.remove_ended_files(age=FILES_AGE, limit=10) == Removed()
+
+    async def test_jobs_go_at_their_age_and_not_before(
+        self, clocked_repo: JobRepository, clock: SuiteClock
+    ) -> None:
+        """Ended JOBS_AGE ago: the job goes with its parts and any file records left."""
+        repo = clocked_repo
+        job, files = await self._ended_job(repo, clock, parts=True)
+        clock.advance(JOBS_AGE - timedelta(microseconds=1))
+        assert await repo.remove_ended_jobs(age=JOBS_AGE, limit=10) == Removed()
+        assert await repo.get(job.id) == job
+        clock.advance(timedelta(microseconds=1))
+        removed = await repo.remove_ended_jobs(age=JOBS_AGE, limit=10)
+        assert removed.jobs == (job.id,)
+        assert len(removed.files) == len(files)
+        with pytest.raises(JobNotFound):
+            await repo.get(job.id)
+        assert await repo.get_parts(job.id) == []
+
+    async def test_sweeps_go_oldest_ended_first_in_batches(
+        self, clocked_repo: JobRepository, clock: SuiteClock
+    ) -> None:
+        """A batch takes at most ``limit`` jobs, the longest ended first; the next takes the rest."""
+        repo = clocked_repo
+        ended = []
+        for _ in range(5):
+            job, _ = await self._ended_job(repo, clock)
+            ended.append(job.id)
+            clock.advance(timedelta(minutes=1))
+        clock.advance(JOBS_AGE)
+        first = await repo.remove_ended_jobs(age=JOBS_AGE, limit=2)
+        second = await repo.remove_ended_jobs(age=JOBS_AGE, limit=2)
+        third = await repo.remove_ended_jobs(age=JOBS_AGE, limit=2)
+        assert first.jobs + second.jobs + third.jobs == tuple(ended)
+        assert len(third.jobs) == 1
+
+    async def test_concurrent_sweeps_remove_each_thing_once(
+        self, clocked_repo: JobRepository, clock: SuiteClock
+    ) -> None:
+        """Sweeps running at once hand every job and file record to exactly one of them."""
+        repo = clocked_repo
+        files: list[str] = []
+        for _ in range(12):
+            _, made = await self._ended_job(repo, clock)
+            files.extend(record.id for record in made)
+        clock.advance(JOBS_AGE)
+        results = await asyncio.gather(
+            *(repo.remove_ended_jobs(age=JOBS_AGE, limit=3) for _ in range(6))
+        )
+        swept = [record.id for result in results for record in result.files]
+        assert sorted(swept) == sorted(files)
+
+    async def test_a_revived_job_is_not_swept(
+        self, clocked_repo: JobRepository, clock: SuiteClock
+    ) -> None:
+        """A job sent back to a step has no end time: retention leaves it alone."""
+        repo = clocked_repo
+        job, _ = await self._ended_job(repo, clock)
+        revived = transition(job, State.CONVERT, now=clock.now(), actor=Actor.OWNER)
+        assert revived.ended is None
+        await repo.save_if_unchanged(revived, seen=job)
+        clock.advance(JOBS_AGE)
+        assert await repo.remove_ended_files(age=FILES_AGE, limit=10) == Removed()
+        assert await repo.remove_ended_jobs(age=JOBS_AGE, limit=10) == Removed()

@@ -9,7 +9,11 @@ import pytest
 
 from transcriber_adapters.memory.jobs import MemoryJobRepository
 from transcriber_adapters.sqlite import SqliteJobRepository
-from transcriber_contracts.job_repository import JobRepositoryContract
+from transcriber_contracts.job_repository import (
+    JobLifecycleContract,
+    JobRepositoryContract,
+    SuiteClock,
+)
 
 
 class TestMemoryJobRepository(JobRepositoryContract):
@@ -28,5 +32,27 @@ class TestSqliteJobRepository(JobRepositoryContract):
     @pytest.fixture
     async def repo(self, tmp_path: Path) -> AsyncIterator[SqliteJobRepository]:
         repo = await SqliteJobRepository.open(tmp_path / "jobs.db")
+        yield repo
+        await repo.close()
+
+
+class TestMemoryJobLifecycle(JobLifecycleContract):
+    """The in-memory repository deletes and sweeps as the contract says."""
+
+    @pytest.fixture
+    async def clocked_repo(self, clock: SuiteClock) -> AsyncIterator[MemoryJobRepository]:
+        repo = MemoryJobRepository(clock=clock)
+        yield repo
+        await repo.close()
+
+
+class TestSqliteJobLifecycle(JobLifecycleContract):
+    """The SQLite repository deletes and sweeps as the contract says, on its own clock."""
+
+    @pytest.fixture
+    async def clocked_repo(
+        self, clock: SuiteClock, tmp_path: Path
+    ) -> AsyncIterator[SqliteJobRepository]:
+        repo = await SqliteJobRepository.open(tmp_path / "jobs.db", clock=clock)
         yield repo
         await repo.close()
