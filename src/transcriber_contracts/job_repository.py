@@ -1035,7 +1035,7 @@ class JobLifecycleContract:
     async def test_a_deleted_jobs_dedup_key_is_free_again(
         self, clocked_repo: JobRepository
     ) -> None:
-        """After a delete the same Idempotency-Key makes a new job: nothing of the old one answers."""
+        """After a delete the same Idempotency-Key makes a new job: the old one is gone."""
         repo = clocked_repo
         [job] = await stored(repo, make_job(dedup_key="http::key"))
         await repo.delete_job(job.id)
@@ -1115,7 +1115,7 @@ class JobLifecycleContract:
     async def test_sweeps_go_oldest_ended_first_in_batches(
         self, clocked_repo: JobRepository, clock: SuiteClock
     ) -> None:
-        """A batch takes at most ``limit`` jobs, the longest ended first; the next takes the rest."""
+        """A batch takes at most ``limit`` jobs, longest ended first; the next takes the rest."""
         repo = clocked_repo
         ended = []
         for _ in range(5):
