@@ -110,6 +110,9 @@ def settings_from(config: Config) -> Settings:
         ),
         express_bytes=config.workers.express_bytes,
         express_duration=timedelta(seconds=config.workers.express_seconds),
+        recordings_kept=timedelta(days=config.retention.recordings_days),
+        jobs_kept=timedelta(days=config.retention.jobs_days),
+        sweep_interval=timedelta(seconds=config.retention.sweep_seconds),
     )
 
 

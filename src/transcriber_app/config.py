@@ -192,6 +192,18 @@ class WorkersConfig:
 
 
 @attrs.frozen(kw_only=True)
+class RetentionConfig:
+    """How long recordings and jobs are kept after a job ended (ADR 36)."""
+
+    #: Days after a job ended that its recording and derived files are deleted.
+    recordings_days: int = 7
+    #: Days after a job ended that the job and its transcript are deleted; >= recordings_days.
+    jobs_days: int = 30
+    #: How often each process offers to sweep (one at a time sweeps); at most an hour.
+    sweep_seconds: float = 1800.0
+
+
+@attrs.frozen(kw_only=True)
 class ShutdownConfig:
     """How long a stopping service waits for running steps."""
 
@@ -215,6 +227,7 @@ class Config:
     telegram: TelegramConfig = TelegramConfig()
     queue: QueueConfig = QueueConfig()
     workers: WorkersConfig = attrs.field(factory=WorkersConfig)
+    retention: RetentionConfig = RetentionConfig()
     shutdown: ShutdownConfig = ShutdownConfig()
 
 
@@ -230,6 +243,7 @@ _SECTIONS: dict[str, type[Any]] = {
     "telegram": attrs.resolve_types(TelegramConfig),
     "queue": attrs.resolve_types(QueueConfig),
     "workers": attrs.resolve_types(WorkersConfig),
+    "retention": attrs.resolve_types(RetentionConfig),
     "shutdown": attrs.resolve_types(ShutdownConfig),
 }
 
@@ -458,10 +472,30 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
     if not 0 < queue.lease_renewal_seconds < queue.lease_seconds:
         raise ConfigError("[queue] lease_renewal_seconds: must be positive and below lease_seconds")
     _check_workers(config.workers)
+    _check_retention(config.retention)
     if config.shutdown.grace_seconds < 0:
         raise ConfigError("[shutdown] grace_seconds: must not be negative")
     if config.shutdown.hard_seconds < config.shutdown.grace_seconds:
         raise ConfigError("[shutdown] hard_seconds: must not be shorter than grace_seconds")
+
+
+#: The longest retention a key may name, in days (a century).
+_LONGEST_DAYS = 36_500
+#: The sweep runs at least hourly (reference: Retention).
+_LONGEST_SWEEP_SECONDS = 3600.0
+
+
+def _check_retention(retention: RetentionConfig) -> None:
+    """Days are whole, positive and in order; the sweep runs at least hourly."""
+    if not 1 <= retention.recordings_days <= _LONGEST_DAYS:
+        raise ConfigError(f"[retention] recordings_days: must be between 1 and {_LONGEST_DAYS}")
+    if not retention.recordings_days <= retention.jobs_days <= _LONGEST_DAYS:
+        raise ConfigError(
+            "[retention] jobs_days: must be at least recordings_days"
+            f" (a job keeps its files no longer than itself) and at most {_LONGEST_DAYS}"
+        )
+    if not 0 < retention.sweep_seconds <= _LONGEST_SWEEP_SECONDS:  # NaN too
+        raise ConfigError("[retention] sweep_seconds: must be positive and at most 3600")
 
 
 def _check_whisper(whisper: WhisperConfig) -> None:

@@ -1,4 +1,4 @@
-"""The HTTP API (reference: HTTP API): upload, status, health, metrics."""
+"""The HTTP API (reference: HTTP API): upload, status, delete, health, metrics."""
 
 from __future__ import annotations
 
@@ -26,10 +26,11 @@ from transcriber_app.web.uploads import (
     received_digest,
     received_file,
 )
+from transcriber_core import deletion
 from transcriber_core.entities import Job, JobPart, Origin
 from transcriber_core.errors import DedupKeyReused, DiskFull, JobNotFound, TranscriberError
 from transcriber_core.intake import check_replay, submit
-from transcriber_core.policy import lease_cutoff
+from transcriber_core.policy import lease_cutoff, reachable_by
 
 log = logging.getLogger("transcriber.http")
 
@@ -44,17 +45,18 @@ def metrics_of(request: Request) -> Metrics:
 _IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
 
 
-def require_token(request: Request) -> str:
+def require_token(request: Request) -> str | None:
     """401 unless the request carries one of ``[http] api_tokens``; open when there are none.
 
     Every configured token is compared, each in constant time, so the answer
-    does not reveal how much of a token was right, nor which one. Returns a
-    short fingerprint of the matching token ("" when the API is open), which
-    scopes what a client may see of others' requests (idempotency keys).
+    does not reveal how much of a token was right, nor which one. Returns the
+    SHA-256 (hex) of the matching token, None when the API is open: the job
+    owner a new job is stored with, and the caller ``reachable_by`` checks
+    (ADR 36). The token itself is never stored.
     """
     tokens = runtime_of(request).config.http.api_tokens
     if not tokens:
-        return ""
+        return None
     scheme, _, given = request.headers.get("authorization", "").partition(" ")
     offered = given.strip().encode()
     matched = None
@@ -68,14 +70,15 @@ def require_token(request: Request) -> str:
             "a valid bearer token is required",
             headers={"WWW-Authenticate": "Bearer"},
         )
-    return hashlib.sha256(matched.encode()).hexdigest()[:16]
+    return hashlib.sha256(matched.encode()).hexdigest()
 
 
-def dedup_key_of(request: Request, client: str) -> str | None:
+def dedup_key_of(request: Request, caller: str | None) -> str | None:
     """The job dedup key for the request's ``Idempotency-Key``; None without one.
 
-    Scoped by the client's token fingerprint: a key another client happened
-    to use must not hand this one the other's job id (a job id is a capability).
+    Scoped by a fingerprint of the caller's token (the first 16 digits of its
+    hash, as since ADR 21): a key another client happened to use must not
+    hand this one the other's job id (a job id is a capability).
     """
     key = request.headers.get("idempotency-key")
     if key is None:
@@ -86,7 +89,7 @@ def dedup_key_of(request: Request, client: str) -> str | None:
             "bad_idempotency_key",
             "Idempotency-Key must be 1 to 255 visible ASCII characters",
         )
-    return f"http:{client}:{key}"
+    return f"http:{(caller or '')[:16]}:{key}"
 
 
 async def upload(request: Request) -> Response:
@@ -102,8 +105,8 @@ async def upload(request: Request) -> Response:
     started = time.monotonic()
     try:
         try:
-            client = require_token(request)
-            dedup_key = dedup_key_of(request, client)
+            caller = require_token(request)
+            dedup_key = dedup_key_of(request, caller)
             check_declared_length(request.headers, settings.max_record_bytes)
             refuse_when_short_of_space(runtime)
         except ApiError as exc:
@@ -128,6 +131,7 @@ async def upload(request: Request) -> Response:
                 origin=Origin.http(),
                 dedup_key=dedup_key,
                 digest=received.digest,
+                owner=caller,
             )
     except ApiError as exc:
         metrics.uploads.labels(exc.code).inc()
@@ -253,21 +257,51 @@ def status_body(
     return body
 
 
+def job_not_found() -> ApiError:
+    """The one 404 of a job: unknown, deleted, or another token's are answered alike."""
+    return ApiError(404, "job_not_found", "no job has this id")
+
+
+async def reachable_job(request: Request) -> Job:
+    """The job of the path's ``job_id`` if the caller's token reaches it (ADR 36); else 404."""
+    caller = require_token(request)
+    try:
+        job = await runtime_of(request).services.repo.get(request.path_params["job_id"])
+    except JobNotFound:
+        raise job_not_found() from None
+    if not reachable_by(job, caller):
+        raise job_not_found()
+    return job
+
+
 async def status(request: Request) -> Response:
     """``GET /api/status/{id}``: the job's state and, when done, its text."""
-    require_token(request)
-    runtime = runtime_of(request)
-    services = runtime.services
+    job = await reachable_job(request)
+    services = runtime_of(request).services
     try:
-        job = await services.repo.get(request.path_params["job_id"])
         position = None
         if not job.state.is_terminal:
             cutoff = lease_cutoff(services.clock.now(), services.settings)
             position = await services.repo.queue_position(job.id, lease_cutoff=cutoff)
     except JobNotFound:
-        raise ApiError(404, "job_not_found", "no job has this id") from None
+        raise job_not_found() from None
     parts = await services.repo.get_parts(job.id)
     return JSONResponse(status_body(job, parts, queue_position=position))
+
+
+async def delete_job(request: Request) -> Response:
+    """``DELETE /api/jobs/{id}``: the job, its transcript and every file it holds go (204).
+
+    Afterwards the job answers 404 everywhere; a worker still holding it
+    writes nothing and deletes what it stored (ADR 36).
+    """
+    job = await reachable_job(request)
+    try:
+        await deletion.delete_job(runtime_of(request).services, job.id)
+    except JobNotFound:
+        # Deleted by another request in between: the same 404 as any unknown id.
+        raise job_not_found() from None
+    return Response(status_code=204)
 
 
 async def health(request: Request) -> Response:
@@ -319,6 +353,7 @@ def routes() -> list[Route]:
     return [
         Route("/api/audio", upload, methods=["POST"]),
         Route("/api/status/{job_id}", status, methods=["GET"]),
+        Route("/api/jobs/{job_id}", delete_job, methods=["DELETE"]),
         Route("/health", health, methods=["GET"]),
         Route("/metrics", scrape, methods=["GET"]),
     ]

@@ -17,20 +17,11 @@ from starlette.responses import Response, StreamingResponse
 from transcriber_app.web.admin.rendering import plain
 from transcriber_app.web.admin.security import owner_only
 from transcriber_app.web.state import runtime_of
+from transcriber_core.deletion import store_for
 from transcriber_core.entities import FileRecord
 from transcriber_core.errors import FileNotFound, TranscriberError
-from transcriber_core.ports import FileStore
-from transcriber_core.services import Services
 
 log = logging.getLogger("transcriber.admin")
-
-
-def store_for(services: Services, record: FileRecord) -> FileStore | None:
-    """The service's store that holds the record's location, if it has one."""
-    for store in (services.files, services.recognizer_files):
-        if store is not None and store.location == record.location:
-            return store
-    return None
 
 
 @owner_only

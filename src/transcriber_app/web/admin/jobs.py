@@ -1,5 +1,6 @@
 """The job views: the list (state filter, find by id, newest first, paginated), a job's
-detail with its files, and the owner's state change, which also revives a dead job.
+detail with its files, the owner's state change, which also revives a dead job, and
+deletion.
 
 The rules are the core's (``transcriber_core.edits``): where a revived job
 starts, which missing file is expected, and the edit that is refused when
@@ -16,7 +17,6 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
 
-from transcriber_app.web.admin.files import store_for
 from transcriber_app.web.admin.rendering import (
     PREFIX,
     file_url,
@@ -28,9 +28,11 @@ from transcriber_app.web.admin.rendering import (
 from transcriber_app.web.admin.security import action, form_text, page
 from transcriber_app.web.sessions import session_of
 from transcriber_app.web.state import runtime_of
-from transcriber_core import edits
+from transcriber_core import deletion, edits
+from transcriber_core.deletion import store_for
 from transcriber_core.entities import FileRecord, Job, State
 from transcriber_core.errors import FileNotFound, JobChanged, JobNotFound
+from transcriber_core.policy import files_go_at, job_goes_at
 from transcriber_core.services import Services
 
 log = logging.getLogger("transcriber.admin")
@@ -82,8 +84,10 @@ async def jobs_list(request: Request) -> Response:
         query_string = urlencode({k: v for k, v in wanted.items() if v not in (None, 1)})
         return f"{PREFIX}/" + (f"?{query_string}" if query_string else "")
 
+    settings = runtime_of(request).services.settings
     context = {
         "jobs": found[:PAGE_SIZE],
+        "files_go_at": lambda job: files_go_at(job, settings),
         "state": state,
         "states": list(State),
         "counts": counts,
@@ -129,6 +133,8 @@ async def job_detail(request: Request) -> Response:
         "revive_to": edits.revive_state(job),
         "lease_until": lease_until,
         "word_count": len(job.text.split()) if job.text else 0,
+        "files_go_at": files_go_at(job, services.settings),
+        "job_goes_at": job_goes_at(job, services.settings),
         "file_url": file_url,
         "job_url": job_url,
     }
@@ -201,6 +207,24 @@ async def change_state(request: Request, form: FormData) -> Response:
     )
     session.flash(f"State changed from {job.state.value} to {to.value}.")
     return see_other(job_url(job.id))
+
+
+@action
+async def delete_job(request: Request, form: FormData) -> Response:
+    """``POST /admin/jobs/{id}/delete``: delete the job, its transcript and its files (ADR 36).
+
+    The same core rule as ``DELETE /api/jobs/{id}``: the job is gone at once,
+    a worker still holding it writes nothing and removes what it stored.
+    """
+    services = runtime_of(request).services
+    job_id = request.path_params["job_id"]
+    try:
+        files = await deletion.delete_job(services, job_id)
+    except JobNotFound:
+        return _no_such_job(request)
+    log.info("admin.job_deleted", extra={"job_id": job_id, "files": files})
+    session_of(request).flash("The job, its transcript and its files were deleted.")
+    return see_other(f"{PREFIX}/")
 
 
 def _no_such_job(request: Request) -> Response:
