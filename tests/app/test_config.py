@@ -201,6 +201,16 @@ def test_secrets_are_not_in_repr() -> None:
         ("[yandex]\nsync_per_second = -1\n", {}, r"\[yandex\] sync_per_second: must be"),
         ("[yandex]\nsync_max_seconds = 31\n", {}, r"\[yandex\] sync_max_seconds: must be"),
         ("[yandex]\nsync_max_seconds = nan\n", {}, r"\[yandex\] sync_max_seconds: must be"),
+        ("[retention]\nrecordings_days = 0\n", {}, r"\[retention\] recordings_days: must be"),
+        ("[retention]\nrecordings_days = 1.5\n", {}, r"\[retention\] recordings_days: expected"),
+        (
+            "[retention]\nrecordings_days = 8\njobs_days = 7\n",
+            {},
+            r"\[retention\] jobs_days: must be at least",
+        ),
+        ("[retention]\njobs_days = 40000\n", {}, r"\[retention\] jobs_days: must be at least"),
+        ("[retention]\nsweep_seconds = 3601\n", {}, r"\[retention\] sweep_seconds: must be"),
+        ("[retention]\nsweep_seconds = nan\n", {}, r"\[retention\] sweep_seconds: must be"),
         ("http = 1\n", {}, r"\[http\] must be a table"),
         ("[http\n", {}, r"not valid TOML"),
     ],
@@ -219,6 +229,23 @@ def test_workers_defaults_follow_the_spec() -> None:
     assert workers.convert == max(2, len(os.sched_getaffinity(0)))
     assert (workers.recognize, workers.check) == (4, 2)
     assert (workers.express_bytes, workers.express_seconds) == (20 * 1024**2, 600.0)
+
+
+def test_retention_defaults_and_keys(tmp_path: Path) -> None:
+    """Recordings 7 days, jobs 30, a sweep every half hour; each key read from file and env."""
+    retention = load_config(None, {}).retention
+    assert (retention.recordings_days, retention.jobs_days, retention.sweep_seconds) == (
+        7,
+        30,
+        1800.0,
+    )
+    path = write(tmp_path, "[retention]\nrecordings_days = 2\njobs_days = 3\n")
+    retention = load_config(path, {"TRANSCRIBER_RETENTION_SWEEP_SECONDS": "60"}).retention
+    assert (retention.recordings_days, retention.jobs_days, retention.sweep_seconds) == (
+        2,
+        3,
+        60.0,
+    )
 
 
 def test_workers_keys_from_file_and_env(tmp_path: Path) -> None:

@@ -115,7 +115,7 @@ def make_world(
     recognizer = MemoryRecognizer()
     notifier = MemoryNotifier()
     conditions = MemoryConditionStore()
-    repository = repo if repo is not None else MemoryJobRepository()
+    repository = repo if repo is not None else MemoryJobRepository(clock=clock)
     services = Services(
         repo=repository,
         files=files,

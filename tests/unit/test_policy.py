@@ -6,15 +6,18 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from transcriber_core.entities import State
+from transcriber_core.entities import Job, Origin, State
 from transcriber_core.policy import (
     DEFAULT_SETTINGS,
     Settings,
+    files_go_at,
     first_check_delay,
     is_exhausted,
+    job_goes_at,
     lease_cutoff,
     next_check_delay,
     notice_pause,
+    reachable_by,
     retry_pause,
 )
 
@@ -109,3 +112,49 @@ def test_notice_pause_takes_the_notifiers_ask_within_the_cap() -> None:
     assert notice_pause(1, timedelta(seconds=7)) == timedelta(seconds=7)
     assert notice_pause(1, timedelta(hours=1)) == DEFAULT_SETTINGS.notify_wait_cap
     assert notice_pause(2, timedelta(0)) == 2 * DEFAULT_SETTINGS.notify_retry_base
+
+
+def _ended_job(state: State, ended: datetime | None, owner: str | None = None) -> Job:
+    moment = datetime(2026, 5, 1, tzinfo=UTC)
+    return Job(
+        id="j",
+        state=state,
+        origin=Origin.http(),
+        owner=owner,
+        ended=ended,
+        created=moment,
+        updated=moment,
+    )
+
+
+def test_files_and_job_go_their_days_after_the_end() -> None:
+    """Retention dates count from ``ended``; a running job has none."""
+    ended = datetime(2026, 5, 2, tzinfo=UTC)
+    settings = Settings(recordings_kept=timedelta(days=7), jobs_kept=timedelta(days=30))
+    job = _ended_job(State.DONE, ended)
+    assert files_go_at(job, settings) == ended + timedelta(days=7)
+    assert job_goes_at(job, settings) == ended + timedelta(days=30)
+    running = _ended_job(State.CHECK, None)
+    assert files_go_at(running, settings) is None
+    assert job_goes_at(running, settings) is None
+
+
+def test_retention_settings_are_checked() -> None:
+    """Jobs are kept no shorter than their files; nothing is kept for zero time."""
+    with pytest.raises(ValueError, match="jobs_kept"):
+        Settings(recordings_kept=timedelta(days=8), jobs_kept=timedelta(days=7))
+    with pytest.raises(ValueError, match="recordings_kept"):
+        Settings(recordings_kept=timedelta(0))
+    with pytest.raises(ValueError, match="sweep_batch"):
+        Settings(sweep_batch=0)
+
+
+def test_a_job_is_reachable_only_by_the_token_that_sent_it() -> None:
+    """With tokens the owner's hash must match; a job without owner is reachable by none."""
+    mine = _ended_job(State.DONE, None, owner="a" * 64)
+    telegram = _ended_job(State.DONE, None)
+    assert reachable_by(mine, "a" * 64)
+    assert not reachable_by(mine, "b" * 64)
+    assert not reachable_by(telegram, "a" * 64)
+    assert reachable_by(mine, None)
+    assert reachable_by(telegram, None)

@@ -148,3 +148,26 @@ def test_transition_leaves_the_input_untouched() -> None:
     snapshot = attrs.asdict(before)
     transition(before, State.RECOGNIZE, now=LATER)
     assert attrs.asdict(before) == snapshot
+
+
+def test_a_job_that_ends_is_stamped_ended() -> None:
+    """Done, failed or dead: the job's end time is the transition's now (retention counts it)."""
+    assert transition(leased(State.CHECK), State.DONE, now=LATER).ended == LATER
+    failed = transition(leased(), State.FAILED, now=LATER, error="unreadable")
+    assert failed.ended == LATER
+    assert transition(leased(), State.RECOGNIZE, now=LATER).ended is None
+
+
+def test_an_owner_moving_an_ended_job_to_another_end_keeps_its_end() -> None:
+    """Failed to dead by hand keeps the first end time; a revived job has none."""
+    failed = transition(leased(), State.FAILED, now=LATER, error="unreadable")
+    later = LATER + timedelta(hours=1)
+    dead = transition(failed, State.DEAD, now=later, actor=Actor.OWNER)
+    assert dead.ended == LATER
+    assert transition(dead, State.CONVERT, now=later, actor=Actor.OWNER).ended is None
+
+
+def test_ended_is_set_only_by_the_transition() -> None:
+    """A caller cannot pass ``ended``: the transition owns it, like the state."""
+    with pytest.raises(TypeError, match="ended"):
+        transition(leased(), State.DONE, now=LATER, ended=T0)
