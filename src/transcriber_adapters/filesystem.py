@@ -7,7 +7,7 @@ import functools
 import stat
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -101,6 +101,12 @@ class FilesystemFileStore:
         with storage_errors():
             await in_thread(functools.partial(path.unlink, missing_ok=True))
 
+    async def delete_many(self, records: Sequence[FileRecord]) -> None:
+        """Remove the stored files in one trip to a thread; those already gone are skipped."""
+        paths = [self._path(record) for record in records]
+        with storage_errors():
+            await in_thread(_unlink_all, paths)
+
     async def exists(self, record: FileRecord) -> bool:
         """True when the stored file is there."""
         return await self._exists(self._path(record))
@@ -141,3 +147,8 @@ def _is_file(path: Path) -> bool:
         return stat.S_ISREG(path.stat().st_mode)
     except (FileNotFoundError, NotADirectoryError):
         return False
+
+
+def _unlink_all(paths: list[Path]) -> None:
+    for path in paths:
+        path.unlink(missing_ok=True)

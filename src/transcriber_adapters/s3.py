@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import functools
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from datetime import datetime
 from pathlib import Path
@@ -45,6 +45,8 @@ DEFAULT_PART_SIZE = 8 * 1024 * 1024
 #: Where stored objects live inside the bucket, unless told otherwise.
 DEFAULT_PREFIX = "transcriber/"
 
+#: Keys one DeleteObjects request takes at most.
+_DELETE_BATCH = 1000
 #: S3 error codes that mean "no such object" (HeadObject answers with the bare status).
 _MISSING_CODES = frozenset({"NoSuchKey", "404", "NotFound"})
 #: S3 error codes that mean our credentials or signature were refused.
@@ -304,6 +306,25 @@ class S3FileStore:
         s3 = await self._client()
         with s3_errors():
             await s3.delete_object(Bucket=self._bucket, Key=self._key(record))
+
+    async def delete_many(self, records: Sequence[FileRecord]) -> None:
+        """Remove the objects with DeleteObjects, up to 1,000 keys a request (S3's limit)."""
+        keys = [self._key(record) for record in records]
+        if not keys:
+            return
+        s3 = await self._client()
+        for start in range(0, len(keys), _DELETE_BATCH):
+            batch = keys[start : start + _DELETE_BATCH]
+            with s3_errors():
+                answer = await s3.delete_objects(
+                    Bucket=self._bucket,
+                    Delete={"Objects": [{"Key": key} for key in batch], "Quiet": True},
+                )
+            if answer.get("Errors"):
+                # The per-key errors name the keys: only their number is ours to say.
+                raise StorageUnavailable(
+                    f"the object storage did not delete {len(answer['Errors'])} objects"
+                )
 
     async def exists(self, record: FileRecord) -> bool:
         """True when the object is in the bucket."""

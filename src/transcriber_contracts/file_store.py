@@ -181,6 +181,22 @@ class FileStoreContract:
         await store.delete(first)
         assert await self.read_all(store, other) == b"other"
 
+    async def test_delete_many_removes_each_and_leaves_the_rest(
+        self, store: FileStore, sources: Path
+    ) -> None:
+        """delete_many takes every record given, missing ones included, and nothing else."""
+        first = await self.put_bytes(store, sources, b"first")
+        kept_source = self.write(sources, "kept.bin", b"kept")
+        kept = await store.put("a2VwdC1maWxlLWlkLTAwMQ", ".ogg", kept_source, now=NOW)
+        second_source = self.write(sources, "second.bin", b"second")
+        second = await store.put("c2Vjb25kLWZpbGUtaWQtMDE", ".ogg", second_source, now=NOW)
+        await store.delete_many([first, self.missing_record(), second])
+        await store.delete_many([])
+        await store.delete_many([first])
+        assert not await store.exists(first)
+        assert not await store.exists(second)
+        assert await self.read_all(store, kept) == b"kept"
+
     async def test_open_streams_the_bytes(self, store: FileStore, sources: Path) -> None:
         """open yields non-empty chunks that join to the stored bytes."""
         data = _payload(LARGE)

@@ -35,9 +35,6 @@ log = logging.getLogger("transcriber.deletion")
 
 T = TypeVar("T")
 
-#: Files deleted at once; the stores' threads and connections stay busy, not flooded.
-_AT_ONCE = 16
-
 
 def store_for(services: Services, record: FileRecord) -> FileStore | None:
     """The service's store that holds the record's location, if it has one."""
@@ -48,30 +45,33 @@ def store_for(services: Services, record: FileRecord) -> FileStore | None:
 
 
 async def remove_stored(services: Services, records: Sequence[FileRecord]) -> int:
-    """Delete the bytes of ``records`` (already out of the repository); how many could not be.
+    """Delete the bytes of ``records`` (already out of the repository); how many may remain.
 
-    A failure is logged by error type and count only (never a key or a
-    name) and the rest go on: the bytes are orphaned, not the caller's work.
+    One ``delete_many`` per store that holds some. A failure is logged by
+    error type and count only (never a key or a name) and the other stores
+    go on: the bytes are orphaned, not the caller's work.
     """
+    held: dict[Location, list[FileRecord]] = {}
+    for record in records:
+        held.setdefault(record.location, []).append(record)
     failed = 0
-    for start in range(0, len(records), _AT_ONCE):
-        batch = records[start : start + _AT_ONCE]
-        results = await asyncio.gather(
-            *(_remove_one(services, record) for record in batch), return_exceptions=True
-        )
-        errors = [result for result in results if isinstance(result, BaseException)]
-        for error in errors:
-            if not isinstance(error, Exception):
-                raise error
-            log.warning("file.delete_error", extra={"error_type": type(error).__name__})
-        failed += len(errors)
+    for location, mine in held.items():
+        store = store_for(services, mine[0])
+        if store is None:
+            continue
+        try:
+            await store.delete_many(mine)
+        except Exception as exc:  # noqa: BLE001 - orphaned bytes, not a failed deletion
+            log.warning(
+                "file.delete_error",
+                extra={
+                    "location": location.value,
+                    "files": len(mine),
+                    "error_type": type(exc).__name__,
+                },
+            )
+            failed += len(mine)
     return failed
-
-
-async def _remove_one(services: Services, record: FileRecord) -> None:
-    store = store_for(services, record)
-    if store is not None:
-        await store.delete(record)
 
 
 async def delete_job(services: Services, job_id: str) -> int:
@@ -151,6 +151,10 @@ class _Noted:
     async def delete(self, record: FileRecord) -> None:
         """Delete through the wrapped store."""
         await self._store.delete(record)
+
+    async def delete_many(self, records: Sequence[FileRecord]) -> None:
+        """Delete through the wrapped store."""
+        await self._store.delete_many(records)
 
     async def exists(self, record: FileRecord) -> bool:
         """Ask the wrapped store."""

@@ -355,6 +355,14 @@ class FileStore(Protocol):
         """Remove the file's bytes; nothing happens when they are already gone."""
         ...
 
+    async def delete_many(self, records: Sequence[FileRecord]) -> None:
+        """Remove the bytes of every record in as few calls as the store allows (retention, ADR 36).
+
+        Bytes already gone are fine. A failure raises; records before it may
+        be gone, and deleting them again is harmless.
+        """
+        ...
+
     async def exists(self, record: FileRecord) -> bool:
         """True when the file's bytes are in the store."""
         ...
