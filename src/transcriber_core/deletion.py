@@ -86,7 +86,7 @@ async def delete_job(services: Services, job_id: str) -> int:
     return len(removed.files)
 
 
-async def shielded(work: Coroutine[Any, Any, T]) -> T:
+async def shielded(work: Coroutine[Any, Any, T] | asyncio.Future[T]) -> T:
     """Run ``work`` to its end even if the caller is cancelled: forgotten rows must lose bytes."""
     task = asyncio.ensure_future(work)
     try:

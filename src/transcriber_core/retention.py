@@ -11,6 +11,7 @@ therefore never delete anything twice. Only counts reach the log.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
@@ -71,13 +72,26 @@ async def sweep(services: Services) -> Swept | None:
 async def _drain(
     services: Services, batch: Callable[[], Awaitable[Removed]]
 ) -> tuple[int, int, int]:
-    """Run ``batch`` until it comes back short; jobs, files and failed deletions counted."""
+    """Run ``batch`` until it comes back short; jobs, files and failed deletions counted.
+
+    The bytes of one batch are deleted while the repository takes the next:
+    the store and the database each keep their own thread busy.
+    """
     limit = services.settings.sweep_batch
     jobs = files = failed = 0
-    while True:
-        removed = await batch()
-        jobs += len(removed.jobs)
-        files += len(removed.files)
-        failed += await shielded(remove_stored(services, removed.files))
-        if len(removed.jobs) < limit:
-            return jobs, files, failed
+    deleting: asyncio.Task[int] | None = None
+    try:
+        while True:
+            removed = await batch()
+            jobs += len(removed.jobs)
+            files += len(removed.files)
+            if deleting is not None:
+                failed += await shielded(deleting)
+            deleting = asyncio.ensure_future(remove_stored(services, removed.files))
+            if len(removed.jobs) < limit:
+                break
+    finally:
+        if deleting is not None:
+            # Even on the way out (an error, a cancellation): committed rows lose their bytes.
+            failed += await shielded(deleting)
+    return jobs, files, failed
