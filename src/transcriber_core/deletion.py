@@ -108,12 +108,12 @@ class FileLedger:
 
     def watch(self, services: Services) -> Services:
         """``services`` whose file stores note here every file they store."""
-        recognizer_files = services.recognizer_files
-        return attrs.evolve(
-            services,
-            files=_Noted(services.files, self),
-            recognizer_files=None if recognizer_files is None else _Noted(recognizer_files, self),
-        )
+        # Typed as the port, so mypy checks the wrapper against it (evolve takes anything).
+        files: FileStore = _Noted(services.files, self)
+        recognizer_files: FileStore | None = None
+        if services.recognizer_files is not None:
+            recognizer_files = _Noted(services.recognizer_files, self)
+        return attrs.evolve(services, files=files, recognizer_files=recognizer_files)
 
 
 class _Noted:

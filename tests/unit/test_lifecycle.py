@@ -18,9 +18,10 @@ import attrs
 import pytest
 
 from tests.support.world import World, make_world
+from transcriber_adapters.memory import MemoryFileStore
 from transcriber_adapters.sqlite import SqliteJobRepository
 from transcriber_core import deletion
-from transcriber_core.entities import State
+from transcriber_core.entities import FileRecord, Location, State
 from transcriber_core.errors import FileNotFound, JobNotFound
 from transcriber_core.naming import derived_file_id
 from transcriber_core.policy import DecodeLimits, Settings, files_go_at, job_goes_at
@@ -74,6 +75,36 @@ async def test_delete_removes_the_job_its_transcript_parts_and_every_file(world:
     assert await world.repo.get_parts(job.id) == []
     with pytest.raises(JobNotFound):
         await deletion.delete_job(world.services, job.id)
+
+
+class Bucket(MemoryFileStore):
+    """Object Storage in memory: its records are located in S3, as the S3 store's are."""
+
+    @property
+    def location(self) -> Location:
+        return Location.S3
+
+    async def put(
+        self, file_id: str, extension: str, source: Path, *, now: datetime, move: bool = False
+    ) -> FileRecord:
+        record = await super().put(file_id, extension, source, now=now, move=move)
+        return attrs.evolve(record, location=Location.S3, object_key=f"t/{record.name}")
+
+
+async def test_delete_removes_the_object_storage_copy_of_a_running_job(tmp_path: Path) -> None:
+    """A job waiting for its recognizer is deleted: its Object Storage copy goes with it."""
+    bucket = Bucket()
+    world = make_world(tmp_path, settings=SETTINGS, recognizer_files=bucket)
+    world.recognizer.checks_before_done = 5
+    job = await world.submit()
+    await world.step(State.CONVERT)
+    checking = await world.step(State.RECOGNIZE)
+    assert checking is not None
+    assert checking.state is State.CHECK
+    assert len(bucket.names()) == 1
+    assert await deletion.delete_job(world.services, job.id) == 3
+    assert bucket.names() == []
+    assert world.files.names() == []
 
 
 async def test_a_step_whose_job_is_deleted_meanwhile_leaves_nothing(world: World) -> None:
