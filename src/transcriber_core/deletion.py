@@ -78,10 +78,16 @@ async def delete_job(services: Services, job_id: str) -> int:
     """Delete the job with everything it holds; how many files went. Raises ``JobNotFound``.
 
     The repository forgets the job first (one transaction), so nothing can
-    read it or write for it while its bytes are being deleted.
+    read it or write for it while its bytes are being deleted. Runs to its
+    end even if the caller is cancelled: rows the database let go of must
+    lose their bytes too.
     """
+    return await shielded(_delete_job(services, job_id))
+
+
+async def _delete_job(services: Services, job_id: str) -> int:
     removed = await services.repo.delete_job(job_id)
-    failed = await shielded(remove_stored(services, removed.files))
+    failed = await remove_stored(services, removed.files)
     log.info("job.deleted", extra={"job_id": job_id, "files": len(removed.files), "failed": failed})
     return len(removed.files)
 
@@ -165,20 +171,25 @@ async def forget_writes(services: Services, job_id: str, ledger: FileLedger) -> 
     """After a lost lease: if the job was deleted, delete what the step stored; how many.
 
     A job that still exists passed to another worker, which uses the same
-    file ids (ADR 5): nothing is touched then.
+    file ids (ADR 5): nothing is touched then. Runs to its end even if the
+    worker is cancelled meanwhile (shutdown).
     """
     if not ledger.written:
         return 0
+    return await shielded(_forget_writes(services, job_id, ledger.written))
+
+
+async def _forget_writes(services: Services, job_id: str, written: list[FileRecord]) -> int:
     try:
         await services.repo.get(job_id)
     except JobNotFound:
         pass
     else:
         return 0
-    records = list({record.id: record for record in ledger.written}.values())
+    records = list({record.id: record for record in written}.values())
     for record in records:
         await services.repo.delete_file(record.id)
-    failed = await shielded(remove_stored(services, records))
+    failed = await remove_stored(services, records)
     log.info(
         "job.deleted_while_running",
         extra={"job_id": job_id, "files": len(records), "failed": failed},

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 import attrs
 
 from transcriber_core.deletion import remove_stored, shielded
+from transcriber_core.entities import FileRecord
 from transcriber_core.ports import Removed
 from transcriber_core.services import Services
 
@@ -75,23 +76,33 @@ async def _drain(
     """Run ``batch`` until it comes back short; jobs, files and failed deletions counted.
 
     The bytes of one batch are deleted while the repository takes the next:
-    the store and the database each keep their own thread busy.
+    the store and the database each keep their own thread busy. Each such
+    step runs to its end even if the sweep is cancelled (shutdown), and the
+    bytes of the last committed batch are deleted on any way out: a batch
+    the database let go of always loses its bytes.
     """
     limit = services.settings.sweep_batch
     jobs = files = failed = 0
-    deleting: asyncio.Task[int] | None = None
+    #: Records of the last committed batch whose bytes are not deleted yet.
+    pending: list[FileRecord] = []
+
+    async def step() -> tuple[Removed, int]:
+        taking = asyncio.ensure_future(batch())
+        lost = await remove_stored(services, pending)
+        pending.clear()
+        removed = await taking
+        pending.extend(removed.files)
+        return removed, lost
+
     try:
         while True:
-            removed = await batch()
+            removed, lost = await shielded(step())
             jobs += len(removed.jobs)
             files += len(removed.files)
-            if deleting is not None:
-                failed += await shielded(deleting)
-            deleting = asyncio.ensure_future(remove_stored(services, removed.files))
+            failed += lost
             if len(removed.jobs) < limit:
                 break
     finally:
-        if deleting is not None:
-            # Even on the way out (an error, a cancellation): committed rows lose their bytes.
-            failed += await shielded(deleting)
+        if pending:
+            failed += await shielded(remove_stored(services, list(pending)))
     return jobs, files, failed

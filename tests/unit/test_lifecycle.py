@@ -17,6 +17,7 @@ from typing import TypeVar
 import attrs
 import pytest
 
+from tests.support.delegate import Delegate
 from tests.support.world import World, make_world
 from transcriber_adapters.memory import MemoryFileStore
 from transcriber_adapters.sqlite import SqliteJobRepository
@@ -25,7 +26,7 @@ from transcriber_core.entities import FileRecord, Location, State
 from transcriber_core.errors import FileNotFound, JobNotFound
 from transcriber_core.naming import derived_file_id
 from transcriber_core.policy import DecodeLimits, Settings, files_go_at, job_goes_at
-from transcriber_core.ports import Clock, RecognizerLimits, Silence
+from transcriber_core.ports import Clock, RecognizerLimits, Removed, Silence
 from transcriber_core.retention import sweep
 from transcriber_core.steps import CONVERTED
 from transcriber_core.worker import acquire_next, process
@@ -200,6 +201,40 @@ async def test_sweeps_go_in_batches_and_log_counts_only(
         "failed": 0,
     }
     assert all(job.id not in r.getMessage() for r in caplog.records for job in ended)
+
+
+class SlowSweeps(Delegate):
+    """A repository whose job sweep commits its batch, then waits before answering."""
+
+    def __init__(self, inner: object) -> None:
+        super().__init__(inner)
+        self.committed = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def remove_ended_jobs(self, *, age: timedelta, limit: int) -> Removed:
+        removed: Removed = await self.inner.remove_ended_jobs(age=age, limit=limit)
+        self.committed.set()
+        await self.release.wait()
+        return removed
+
+
+async def test_a_sweep_cancelled_mid_batch_still_deletes_that_batchs_bytes(
+    world: World,
+) -> None:
+    """Shutdown cancels the sweep after the database let a batch go: its files go anyway."""
+    for _ in range(3):
+        await world.run_to_end((await world.submit()).id)
+    world.later(SETTINGS.jobs_kept)
+    slow = SlowSweeps(world.repo)
+    services = attrs.evolve(world.services, repo=slow)
+    sweeping = asyncio.create_task(sweep(services))
+    await slow.committed.wait()
+    sweeping.cancel()
+    slow.release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await sweeping
+    assert len(world.files.names()) == 2  # the first batch's two jobs lost their files
+    assert len(await world.repo.list_jobs()) == 1
 
 
 async def test_one_sweep_per_interval_whoever_asks(world: World) -> None:
