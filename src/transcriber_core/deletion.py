@@ -57,9 +57,10 @@ async def remove_stored(services: Services, records: Sequence[FileRecord]) -> in
     failed = 0
     for location, mine in held.items():
         store = store_for(services, mine[0])
-        if store is None:
-            continue
         try:
+            if store is None:
+                # A store this process is not configured for (Object Storage turned off).
+                raise LookupError(location.value)
             await store.delete_many(mine)
         except Exception as exc:  # noqa: BLE001 - orphaned bytes, not a failed deletion
             log.warning(
