@@ -57,21 +57,20 @@ async def remove_stored(services: Services, records: Sequence[FileRecord]) -> in
     failed = 0
     for location, mine in held.items():
         store = store_for(services, mine[0])
-        try:
-            if store is None:
-                # A store this process is not configured for (Object Storage turned off).
-                raise LookupError(location.value)
-            await store.delete_many(mine)
-        except Exception as exc:  # noqa: BLE001 - orphaned bytes, not a failed deletion
-            log.warning(
-                "file.delete_error",
-                extra={
-                    "location": location.value,
-                    "files": len(mine),
-                    "error_type": type(exc).__name__,
-                },
-            )
-            failed += len(mine)
+        # A store this process is not configured for (Object Storage turned off) keeps them.
+        error_type = "NoStore"
+        if store is not None:
+            try:
+                await store.delete_many(mine)
+            except Exception as exc:  # noqa: BLE001 - orphaned bytes, not a failed deletion
+                error_type = type(exc).__name__
+            else:
+                continue
+        log.warning(
+            "file.delete_error",
+            extra={"location": location.value, "files": len(mine), "error_type": error_type},
+        )
+        failed += len(mine)
     return failed
 
 
