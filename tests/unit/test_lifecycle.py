@@ -23,7 +23,7 @@ from transcriber_adapters.memory import MemoryFileStore
 from transcriber_adapters.sqlite import SqliteJobRepository
 from transcriber_core import deletion
 from transcriber_core.entities import FileRecord, Location, State
-from transcriber_core.errors import FileNotFound, JobNotFound
+from transcriber_core.errors import FileNotFound, JobNotFound, StorageUnavailable
 from transcriber_core.naming import derived_file_id
 from transcriber_core.policy import DecodeLimits, Settings, files_go_at, job_goes_at
 from transcriber_core.ports import Clock, RecognizerLimits, Removed, Silence
@@ -106,6 +106,29 @@ async def test_delete_removes_the_object_storage_copy_of_a_running_job(tmp_path:
     assert await deletion.delete_job(world.services, job.id) == 3
     assert bucket.names() == []
     assert world.files.names() == []
+
+
+class RefusingStore(Delegate):
+    """A file store that cannot delete now."""
+
+    async def delete_many(self, records: object) -> None:
+        raise StorageUnavailable
+
+
+async def test_a_store_that_cannot_delete_leaves_the_job_deleted_and_says_how_many(
+    world: World, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The job is gone either way; the log counts the files left, naming none of them."""
+    job = await world.run_to_end((await world.submit()).id)
+    names = world.files.names()
+    services = attrs.evolve(world.services, files=RefusingStore(world.files))
+    with caplog.at_level(logging.WARNING, logger="transcriber.deletion"):
+        assert await deletion.delete_job(services, job.id) == 2
+    with pytest.raises(JobNotFound):
+        await world.repo.get(job.id)
+    [line] = [r for r in caplog.records if r.getMessage() == "file.delete_error"]
+    assert (line.files, line.error_type) == (2, "StorageUnavailable")  # type: ignore[attr-defined]
+    assert all(name not in str(vars(r)) for r in caplog.records for name in names)
 
 
 async def test_a_step_whose_job_is_deleted_meanwhile_leaves_nothing(world: World) -> None:
