@@ -149,6 +149,9 @@ async def test_the_admin_delete_button_deletes_the_job(
     job_id = response.json()["job_id"]
     panel.wait_for_job(job_id)
     names = file_names_of(panel, job_id)
+    listed = await owner.get("/admin/")
+    assert "Files go" in listed.text
+    assert 'class="time files-go"' in listed.text
     page = await owner.get(f"/admin/jobs/{job_id}")
     assert 'id="delete"' in page.text
     assert 'id="files-go"' in page.text
