@@ -17,7 +17,7 @@ from tests.support.admin import (
     write_job,
 )
 from tests.support.service import Service, running_service
-from transcriber_core.entities import State
+from transcriber_core.entities import Origin, State
 from transcriber_core.errors import JobNotFound
 
 pytestmark = pytest.mark.slow
@@ -121,6 +121,16 @@ def test_another_tokens_job_is_the_same_404_as_an_unknown_one(
         assert answer.status_code == 404
         assert answer.json() == unknown.json()
     assert api.wait_for_job(job_id, headers=bearer(TOKENS[0]))["state"] == "done"
+
+
+async def test_a_job_sent_without_a_token_is_reached_by_no_token(api: Service) -> None:
+    """A Telegram job (no owner) is a 404 for every configured token, status and delete alike."""
+    job = await write_job(api, state=State.DONE, text="private words", origin=Origin.telegram(5, 6))
+    for token in TOKENS:
+        with api.client(headers=bearer(token)) as client:
+            assert client.get(f"/api/status/{job.id}").status_code == 404
+            assert client.delete(f"/api/jobs/{job.id}").status_code == 404
+    assert api.query("SELECT count(*) FROM jobs WHERE id = ?", (job.id,)) == [(1,)]
 
 
 def test_delete_needs_a_token(api: Service) -> None:

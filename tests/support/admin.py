@@ -191,10 +191,10 @@ async def write_job(
             )
             records = (record,)
             fields["source_file_id"] = record.id
+        fields.setdefault("origin", Origin.http())
         job = Job(
             id=secrets.token_urlsafe(16),
             state=state,
-            origin=Origin.http(),
             created=now,
             updated=now,
             **fields,
