@@ -66,6 +66,11 @@ class Settings:
     #: ... and only while it is known to last no longer than this.
     express_duration: timedelta = timedelta(minutes=10)
 
+    #: First wait before reconnecting a lost wake-up listener; doubles at each failed try.
+    reconnect_base: timedelta = timedelta(milliseconds=100)
+    #: Longest wait between two tries to reconnect it (the idle poll covers the gap).
+    reconnect_cap: timedelta = timedelta(seconds=5)
+
     def __attrs_post_init__(self) -> None:
         if self.max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
@@ -346,3 +351,18 @@ _CLEARED_BY: dict[State, frozenset[str]] = {
 def conditions_cleared_by(state: State) -> frozenset[str]:
     """The codes a step of ``state`` that finished without error shows no longer hold."""
     return _CLEARED_BY.get(state, frozenset())
+
+
+def reconnect_pause(failures: int, settings: Settings = DEFAULT_SETTINGS) -> timedelta:
+    """The wait before reconnecting after ``failures`` failed tries in a row (a wake-up feed).
+
+    ``reconnect_base * 2^(failures-1)``, capped at ``reconnect_cap``; no wait
+    before the first try after a connection that was working.
+    """
+    if failures <= 0:
+        return timedelta(0)
+    exponent = failures - 1
+    # Past 2^20 the cap has long won; stop before the multiplication overflows.
+    if exponent >= 20:
+        return settings.reconnect_cap
+    return min(settings.reconnect_base * (1 << exponent), settings.reconnect_cap)
