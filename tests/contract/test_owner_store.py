@@ -1,4 +1,4 @@
-"""The owner store contract, run over the memory and SQLite adapters, plus SQLite's own checks."""
+"""The owner store contract over the memory, SQLite and PostgreSQL adapters, and their own."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from transcriber_adapters.memory import MemoryOwnerStore
+from transcriber_adapters.postgres import Database, PostgresOwnerStore
 from transcriber_adapters.sqlite import (
     SqliteJobRepository,
     SqliteOwnerStore,
@@ -27,6 +28,7 @@ from transcriber_contracts.owner_store import (
     session,
 )
 from transcriber_core.entities import LoginFailures
+from transcriber_core.errors import Conflict
 
 
 class TestMemoryOwnerStore(OwnerStoreContract):
@@ -193,3 +195,65 @@ async def test_sqlite_upgrade_from_0002_keeps_the_owner_and_drops_the_signing_ke
         conn.close()
     assert "secrets" not in tables
     assert {"admin_sessions", "login_failures"} <= tables
+
+
+class TestPostgresOwnerStore(OwnerStoreContract):
+    """The PostgreSQL owner store keeps the owner store contract on a real database."""
+
+    @pytest.fixture
+    def owners(self, pg_database: Database) -> PostgresOwnerStore:
+        return PostgresOwnerStore(pg_database)
+
+
+async def test_postgres_races_between_instances_have_one_winner(
+    pg_database: Database, postgres_url: str
+) -> None:
+    """Stores on four pools (four processes' worth) racing: one setup wins, one failure counts."""
+    databases = [await Database.open(postgres_url, pool_size=2) for _ in range(4)]
+    stores = [PostgresOwnerStore(database) for database in databases]
+    try:
+        hashes = [f"{HASH}-{n}" for n in range(len(stores))]
+        setups = await asyncio.gather(
+            *(store.create_owner(h, now=T0) for store, h in zip(stores, hashes, strict=True))
+        )
+        first = LoginFailures(client="c", count=1, last=T0)
+        guesses = await asyncio.gather(
+            *(store.save_login_failures(first, previous=None) for store in stores)
+        )
+        second = LoginFailures(client="c", count=2, last=T0)
+        retries = await asyncio.gather(
+            *(store.save_login_failures(second, previous=first) for store in stores)
+        )
+    finally:
+        for database in databases:
+            await database.close()
+    assert setups.count(True) == 1
+    assert await PostgresOwnerStore(pg_database).get_owner_hash() == hashes[setups.index(True)]
+    assert guesses.count(True) == 1
+    assert retries.count(True) == 1
+
+
+async def test_postgres_logout_is_seen_by_another_instance(
+    pg_database: Database, postgres_url: str
+) -> None:
+    """A session ended through one process's pool is gone for every other one at once."""
+    other = await Database.open(postgres_url, pool_size=1)
+    try:
+        here, there = PostgresOwnerStore(pg_database), PostgresOwnerStore(other)
+        await here.create_session(session(1))
+        assert await there.get_session(session(1).id_hash) == session(1)
+        await here.delete_session(session(1).id_hash)
+        assert await there.get_session(session(1).id_hash) is None
+    finally:
+        await other.close()
+
+
+async def test_postgres_owner_table_refuses_a_second_row(pg_database: Database) -> None:
+    """The schema itself holds one owner at most, whatever SQL a hand edit runs."""
+    await pg_database.execute(
+        "INSERT INTO owner (id, password_hash, created) VALUES (1, 'a', now())"
+    )
+    with pytest.raises(Conflict):
+        await pg_database.execute(
+            "INSERT INTO owner (id, password_hash, created) VALUES (2, 'b', now())"
+        )

@@ -138,4 +138,3 @@ def scrubbed(error: BaseException, *secrets: str) -> bool:
     """True when no text of ``error`` (message and args) contains any of ``secrets``."""
     texts = [str(error), *(str(arg) for arg in error.args)]
     return not any(secret in text for secret in secrets for text in texts)
-
