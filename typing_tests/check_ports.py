@@ -18,6 +18,7 @@ from transcriber_adapters.memory import (
     MemoryOwnerStore,
     MemoryRecognizer,
 )
+from transcriber_adapters.postgres import Database, PostgresOwnerStore
 from transcriber_adapters.s3 import S3FileStore
 from transcriber_adapters.sqlite import (
     SqliteBudgetStore,
@@ -53,6 +54,7 @@ def check(
     yandex: YandexRecognizer,
     sqlite_conditions: SqliteConditionStore,
     sqlite_budgets: SqliteBudgetStore,
+    postgres: Database,
 ) -> None:
     """Never called: mypy reads the assignments."""
     repos: list[JobRepository] = [MemoryJobRepository(), sqlite]
@@ -64,7 +66,9 @@ def check(
     notifiers: list[Notifier] = [MemoryNotifier(), TelegramNotifier(make_bot("1:never-used"))]
     clocks: list[Clock] = [SystemClock(), ManualClock()]
     ids: list[IdSource] = [RandomIds()]
-    owners: list[OwnerStore] = [MemoryOwnerStore(), sqlite_owners]
+    owners: list[OwnerStore] = [MemoryOwnerStore(), sqlite_owners, PostgresOwnerStore(postgres)]
+    # PostgresConditionStore, PostgresBudgetStore and PostgresWakeupFeed are written to the
+    # store-clock ports (no ``now``; ADR 32): they join these lists when those ports land.
     conditions: list[ConditionStore] = [MemoryConditionStore(), sqlite_conditions]
     probes: list[DurationProbe] = [HeaderProbe()]
     budgets: list[BudgetStore] = [MemoryBudgetStore(), sqlite_budgets]

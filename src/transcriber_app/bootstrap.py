@@ -158,6 +158,10 @@ async def build(
     """
     # Before anything is opened: a feature whose extra is missing stops here.
     require_for(config)
+    if config.database.is_postgres:
+        # The PostgreSQL stores and schema exist (ADR 32); the job repository on them
+        # comes next. Until then a url is refused rather than quietly using SQLite.
+        raise ConfigError("[database] url: PostgreSQL is not wired into the service yet")
     data_dir = config.storage.data_dir
     # First of all: a second process on this data dir stops here, having touched nothing.
     lock = claim_data_dir(data_dir)

@@ -15,6 +15,7 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import attrs
 
@@ -39,6 +40,26 @@ class StorageConfig:
     min_bytes_per_second: float = 100.0
     #: Below this much free space intake answers 507 and steps wait instead of failing.
     min_free_bytes: int = 1024**3
+
+
+#: Schemes of a PostgreSQL ``[database] url`` (libpq takes both).
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+
+
+@attrs.frozen(kw_only=True)
+class DatabaseConfig:
+    """Which database holds the jobs, the owner, conditions and budgets (ADR 32)."""
+
+    #: Empty: SQLite at ``<data_dir>/transcriber.db``; ``postgresql://user@host:port/db``:
+    #: PostgreSQL. Never shown: it may hold a password.
+    url: str = attrs.field(default="", repr=False)
+    #: PostgreSQL connections this process keeps at most (the adapter's default pool size).
+    pool_size: int = 10
+
+    @property
+    def is_postgres(self) -> bool:
+        """True when the url names a PostgreSQL database."""
+        return bool(self.url)
 
 
 @attrs.frozen(kw_only=True)
@@ -206,6 +227,7 @@ class Config:
     """The whole configuration."""
 
     storage: StorageConfig = StorageConfig()
+    database: DatabaseConfig = DatabaseConfig()
     http: HttpConfig = HttpConfig()
     recognizer: RecognizerConfig = RecognizerConfig()
     memory: MemoryConfig = MemoryConfig()
@@ -221,6 +243,7 @@ class Config:
 #: Each section's name and class, with field types resolved for ``_convert``.
 _SECTIONS: dict[str, type[Any]] = {
     "storage": attrs.resolve_types(StorageConfig),
+    "database": attrs.resolve_types(DatabaseConfig),
     "http": attrs.resolve_types(HttpConfig),
     "recognizer": attrs.resolve_types(RecognizerConfig),
     "memory": attrs.resolve_types(MemoryConfig),
@@ -412,6 +435,7 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
     )
     if config.storage.min_free_bytes < 0:
         raise ConfigError("[storage] min_free_bytes: must not be negative")
+    _check_database(config.database)
     for entry in config.http.forwarded_allow_ips:
         try:
             ipaddress.ip_network(entry, strict=False)
@@ -462,6 +486,24 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
         raise ConfigError("[shutdown] grace_seconds: must not be negative")
     if config.shutdown.hard_seconds < config.shutdown.grace_seconds:
         raise ConfigError("[shutdown] hard_seconds: must not be shorter than grace_seconds")
+
+
+def _check_database(database: DatabaseConfig) -> None:
+    """``[database]`` values that cannot work; the url itself is never repeated (a password)."""
+    if database.pool_size < 1:
+        raise ConfigError("[database] pool_size: must be at least 1")
+    if not database.url:
+        return
+    expected = "expected empty (SQLite) or postgresql://user@host:port/database"
+    try:
+        parts = urlsplit(database.url)
+        parts.port  # noqa: B018 - reading it checks that the port is a number in range
+    except ValueError:
+        raise ConfigError(f"[database] url: not a URL; {expected}") from None
+    if parts.scheme not in POSTGRES_SCHEMES:
+        raise ConfigError(f"[database] url: {expected}")
+    if any(char.isspace() for char in database.url):
+        raise ConfigError(f"[database] url: must not contain spaces; {expected}")
 
 
 def _check_whisper(whisper: WhisperConfig) -> None:
