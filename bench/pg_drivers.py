@@ -4,8 +4,10 @@ One round is what a worker does per job: a one-statement acquire
 (``UPDATE … WHERE id = (SELECT … FOR UPDATE SKIP LOCKED LIMIT 1) RETURNING``)
 and a fenced update (``… WHERE id = $1 AND acquisition_id = $2``), each its
 own autocommitted statement on a pooled connection. ``--processes`` processes
-each run ``--tasks`` concurrent tasks until the queue is empty; the figure is
-jobs per second of wall time. Both drivers run the same SQL on the same
+each run ``--tasks`` concurrent tasks until the queue is empty; the figures
+are jobs per second of wall time and the client processes' CPU time per job
+(what the driver costs; it moves less than wall time when other programs
+load the machine). Both drivers run the same SQL on the same
 table, one after the other, in a database the script creates and drops.
 asyncpg runs twice: as it comes (its pool sends a reset query each time a
 connection goes back), and with that reset turned off, like psycopg-pool.
@@ -147,13 +149,17 @@ WORKERS: dict[str, Callable[[str, int], Coroutine[Any, Any, int]]] = {
 }
 
 
-def _process(driver: str, url: str, tasks: int, start_at: float) -> int:
+def _process(driver: str, url: str, tasks: int, start_at: float) -> tuple[int, float]:
+    """Jobs done, and the CPU seconds this client process spent doing them."""
     # Every process starts its clock together, after its imports.
     time.sleep(max(0.0, start_at - time.time()))
-    return asyncio.run(WORKERS[driver](url, tasks))
+    cpu = time.process_time()
+    done = asyncio.run(WORKERS[driver](url, tasks))
+    return done, time.process_time() - cpu
 
 
-def _run(driver: str, url: str, args: argparse.Namespace) -> float:
+def _run(driver: str, url: str, args: argparse.Namespace) -> tuple[float, float]:
+    """Jobs per second of wall time, and client CPU microseconds per job."""
     _fill(url, args.jobs)
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(args.processes, mp_context=context) as pool:
@@ -161,15 +167,16 @@ def _run(driver: str, url: str, args: argparse.Namespace) -> float:
         futures = [
             pool.submit(_process, driver, url, args.tasks, start_at) for _ in range(args.processes)
         ]
-        done = sum(future.result() for future in futures)
+        results = [future.result() for future in futures]
         elapsed = time.time() - start_at
+    done = sum(count for count, _ in results)
     if done != args.jobs:
         raise RuntimeError(f"{driver}: {done} jobs done of {args.jobs}")
-    return done / elapsed
+    return done / elapsed, sum(cpu for _, cpu in results) / done * 1e6
 
 
 def main() -> None:
-    """Print jobs/s for each driver, median of ``--rounds`` alternating runs."""
+    """Print jobs/s and CPU/job for each driver, medians of ``--rounds`` alternating runs."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
         "--url",
@@ -187,7 +194,7 @@ def main() -> None:
         admin.execute(f'CREATE DATABASE "{name}"')  # type: ignore[call-overload]
     url = _with_db(args.url, name)
     try:
-        figures: dict[str, list[float]] = {driver: [] for driver in WORKERS}
+        figures: dict[str, list[tuple[float, float]]] = {driver: [] for driver in WORKERS}
         for _ in range(args.rounds):
             for driver in WORKERS:
                 figures[driver].append(_run(driver, url, args))
@@ -199,8 +206,13 @@ def main() -> None:
         f" acquire + fenced update, {args.rounds} rounds"
     )
     for driver, values in figures.items():
-        runs = ", ".join(f"{value:,.0f}" for value in values)
-        print(f"{driver:<30} {statistics.median(values):8,.0f} jobs/s  (runs: {runs})")
+        rates = [rate for rate, _ in values]
+        cpus = [cpu for _, cpu in values]
+        runs = ", ".join(f"{rate:,.0f}" for rate in rates)
+        print(
+            f"{driver:<30} {statistics.median(rates):8,.0f} jobs/s"
+            f"  {statistics.median(cpus):6,.0f} µs client CPU/job  (runs: {runs})"
+        )
 
 
 if __name__ == "__main__":
