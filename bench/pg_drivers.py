@@ -107,7 +107,8 @@ async def _psycopg_worker(url: str, tasks: int) -> int:
             while True:
                 lease = secrets.token_urlsafe(16)
                 async with pool.connection() as conn:
-                    row = await (await conn.execute(PSYCOPG_ACQUIRE, (lease,))).fetchone()
+                    cursor = await conn.execute(PSYCOPG_ACQUIRE, (lease,))
+                    row = await cursor.fetchone()
                 if row is None:
                     return done
                 async with pool.connection() as conn:
