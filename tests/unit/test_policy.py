@@ -15,6 +15,7 @@ from transcriber_core.policy import (
     lease_cutoff,
     next_check_delay,
     notice_pause,
+    reconnect_pause,
     retry_pause,
 )
 
@@ -109,3 +110,17 @@ def test_notice_pause_takes_the_notifiers_ask_within_the_cap() -> None:
     assert notice_pause(1, timedelta(seconds=7)) == timedelta(seconds=7)
     assert notice_pause(1, timedelta(hours=1)) == DEFAULT_SETTINGS.notify_wait_cap
     assert notice_pause(2, timedelta(0)) == 2 * DEFAULT_SETTINGS.notify_retry_base
+
+
+def test_reconnect_pause_starts_at_once_then_doubles_to_its_cap() -> None:
+    """A listener that just lost a working connection tries at once, then backs off to 5 s."""
+    pauses = [reconnect_pause(failures) for failures in range(8)]
+    assert pauses[:4] == [
+        timedelta(0),
+        timedelta(milliseconds=100),
+        timedelta(milliseconds=200),
+        timedelta(milliseconds=400),
+    ]
+    assert pauses[-1] == timedelta(seconds=5)
+    assert reconnect_pause(10**6) == timedelta(seconds=5)
+    assert reconnect_pause(-1) == timedelta(0)
