@@ -161,6 +161,33 @@ async def test_a_statement_error_is_unavailable_in_our_words(pg_database: Databa
     assert isinstance(caught.value.__cause__, psycopg.Error)
 
 
+async def test_the_pool_recovers_from_killed_connections(fresh_url: str) -> None:
+    """A server that dropped every pooled connection: each fails one call (transient), then none."""
+    database = await Database.open(fresh_url, pool_size=3)
+    owners = PostgresOwnerStore(database)
+    try:
+        await asyncio.gather(*(owners.get_owner_hash() for _ in range(6)))
+        async with await psycopg.AsyncConnection.connect(fresh_url, autocommit=True) as conn:
+            cursor = await conn.execute(
+                "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+            row = await cursor.fetchone()
+        assert row is not None
+        (killed,) = row
+        assert killed >= 1
+        failures = 0
+        for _ in range(killed + 3):
+            try:
+                await owners.get_owner_hash()
+            except RepositoryUnavailable:
+                failures += 1
+        assert failures <= killed
+        assert await owners.get_owner_hash() is None
+    finally:
+        await database.close()
+
+
 def test_the_pool_needs_a_connection() -> None:
     """A pool of no connections is a configuration mistake, refused before connecting."""
     with pytest.raises(ValueError, match="at least one"):
