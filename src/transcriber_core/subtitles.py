@@ -11,7 +11,9 @@ and ``MAX_CUE_SECONDS`` seconds each:
   ``PAUSE_SECONDS``, then a clause mark (``, ; :``), then the last word
   that fits; among equals the latest;
 - a word longer than a line is cut into line-long pieces, its time shared
-  by their lengths.
+  by their lengths;
+- times are whole milliseconds, each cue shown at least
+  ``MIN_CUE_SECONDS`` where the next one leaves room, never overlapping it.
 
 Without word timings (a recognizer that gives none), one cue spans the
 whole recording: from 0 to the job's duration or, when that was not
@@ -21,7 +23,6 @@ render cues; ``transcript`` is the JSON document (SPEC §15).
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Sequence
 
@@ -39,10 +40,10 @@ MAX_CUE_SECONDS = 7.0
 PAUSE_SECONDS = 0.5
 #: A gap between words this long always ends a cue.
 SILENCE_SECONDS = 2.0
+#: The shortest a cue is shown, in seconds, where the next cue leaves room.
+MIN_CUE_SECONDS = 1.0
 #: Reading speed that times the one cue of a transcript without timings or duration.
 READING_CHARS_PER_SECOND = 15.0
-#: The shortest such cue, in seconds.
-MIN_UNTIMED_SECONDS = 1.0
 
 #: A token ending in one of these ends a sentence (closing quotes and brackets aside).
 _SENTENCE_ENDS = frozenset(".!?…")
@@ -139,7 +140,7 @@ def cues(words: Sequence[Word], *, text: str, duration: float | None) -> tuple[C
         end = _cue_end(tokens, begin)
         found.append(_cue(tokens[begin:end]))
         begin = end
-    return tuple(_without_overlaps(found))
+    return tuple(_for_players(found))
 
 
 def srt(found: Sequence[Cue]) -> str:
@@ -181,26 +182,29 @@ def ends_sentence(word: str) -> bool:
 def _tokens(words: Sequence[Word], text: str) -> list[_Token]:
     """The words to show, cleaned and in time order, long ones cut into line-long pieces.
 
-    Times are made safe for players: never negative, never running
-    backwards, never ending before they start.
+    Times are made safe for players: in milliseconds, never negative,
+    each start after the one before, never ending before they start.
     """
     spelled = text.split()
     shown = spelled if len(spelled) == len(words) else [" ".join(w.text.split()) for w in words]
-    tokens: list[_Token] = []
-    latest = 0.0
+    timed: list[tuple[str, float, float]] = []
     for word, label in zip(words, shown, strict=True):
         if not label or not (math.isfinite(word.start) and math.isfinite(word.end)):
             continue
-        start = max(word.start, latest)
-        end = max(word.end, start)
-        latest = start
         pieces = _pieces([label])
         total = sum(len(piece) for piece in pieces)
-        at = start
+        at, length = word.start, max(word.end - word.start, 0.0)
         for piece in pieces:
-            until = at + (end - start) * len(piece) / total
-            tokens.append(_Token(piece, at, until))
-            at = until
+            timed.append((piece, at, at + length * len(piece) / total))
+            at += length * len(piece) / total
+    tokens: list[_Token] = []
+    earliest = 0.0
+    for label, said, until in timed:
+        # On the millisecond grid the files are written in, each token starts
+        # after the one before, so every cue can end after it starts.
+        start = max(round(said, 3), earliest)
+        tokens.append(_Token(label, start, max(round(until, 3), start)))
+        earliest = round(start + 0.001, 3)
     return tokens
 
 
@@ -231,7 +235,7 @@ def _cue_end(tokens: Sequence[_Token], begin: int) -> int:
 
 def _fits(tokens: Sequence[_Token]) -> bool:
     """True when the tokens make one cue within the limits of lines, characters and seconds."""
-    if tokens[-1].end - tokens[0].start > MAX_CUE_SECONDS:
+    if _last_end(tokens) - tokens[0].start > MAX_CUE_SECONDS:
         return False
     return len(wrap(" ".join(token.text for token in tokens))) <= MAX_LINES
 
@@ -254,7 +258,12 @@ def _cue(tokens: Sequence[_Token]) -> Cue:
     if len(lines) == MAX_LINES:
         lines = _balanced(text.split())
     start = tokens[0].start
-    return Cue(start=start, end=min(tokens[-1].end, start + MAX_CUE_SECONDS), lines=lines)
+    return Cue(start=start, end=min(_last_end(tokens), start + MAX_CUE_SECONDS), lines=lines)
+
+
+def _last_end(tokens: Sequence[_Token]) -> float:
+    """When the last of ``tokens`` stops sounding (an earlier word may outlast a later one)."""
+    return max(token.end for token in tokens)
 
 
 def _balanced(words: Sequence[str]) -> tuple[str, ...]:
@@ -268,12 +277,12 @@ def _balanced(words: Sequence[str]) -> tuple[str, ...]:
     return min(splits, key=lambda pair: max(len(pair[0]), len(pair[1])))
 
 
-def _without_overlaps(found: Sequence[Cue]) -> list[Cue]:
-    """Each cue ends no later than the next one starts (rounded word times may touch)."""
+def _for_players(found: Sequence[Cue]) -> list[Cue]:
+    """Each cue shown ``MIN_CUE_SECONDS`` at least where the next allows; no overlaps."""
     return [
-        attrs.evolve(cue, end=max(cue.start, min(cue.end, following.start)))
-        for cue, following in itertools.pairwise(found)
-    ] + list(found[-1:])
+        attrs.evolve(cue, end=min(max(cue.end, round(cue.start + MIN_CUE_SECONDS, 3)), following))
+        for cue, following in zip(found, [c.start for c in found[1:]] + [math.inf], strict=True)
+    ]
 
 
 def _untimed(text: str, duration: float | None) -> tuple[Cue, ...]:
@@ -282,7 +291,7 @@ def _untimed(text: str, duration: float | None) -> tuple[Cue, ...]:
     if not lines:
         return ()
     if duration is None or not math.isfinite(duration) or duration <= 0:
-        duration = max(MIN_UNTIMED_SECONDS, len(" ".join(lines)) / READING_CHARS_PER_SECOND)
+        duration = max(MIN_CUE_SECONDS, len(" ".join(text.split())) / READING_CHARS_PER_SECOND)
     return (Cue(start=0.0, end=duration, lines=lines),)
 
 
