@@ -111,12 +111,19 @@ class _Token:
 
 
 def transcript(job: Job) -> Transcript:
-    """The JSON document of ``job``: its text, duration, words and the cues as segments."""
+    """The JSON document of ``job``: its text, duration, words and the cues as segments.
+
+    A word whose times are not finite numbers is left out: JSON cannot carry them.
+    """
     return Transcript(
         job_id=job.id,
         text=job.text or "",
         duration=job.duration,
-        words=tuple(TimedWord(word=w.text, start=w.start, end=w.end) for w in job.words),
+        words=tuple(
+            TimedWord(word=w.text, start=w.start, end=w.end)
+            for w in job.words
+            if math.isfinite(w.start) and math.isfinite(w.end)
+        ),
         segments=tuple(
             Segment(start=cue.start, end=cue.end, text=cue.text)
             for cue in cues(job.words, text=job.text or "", duration=job.duration)

@@ -331,3 +331,24 @@ def test_the_json_document_has_the_words_and_the_cues_as_segments() -> None:
     untimed = transcript(attrs.evolve(job, words=(), duration=None))
     assert untimed.duration is None
     assert untimed.segments == (Segment(start=0.0, end=1.0, text="Hi. Bye."),)
+
+
+def test_words_without_finite_times_are_left_out_of_cues_and_json() -> None:
+    """A NaN or infinite time (JSON cannot carry it) drops that word; the others stay."""
+    words = (
+        Word(text="kept", start=0.0, end=0.5),
+        Word(text="lost", start=float("nan"), end=1.0),
+        Word(text="gone", start=1.0, end=float("inf")),
+    )
+    job = Job(
+        id="j",
+        state=State.DONE,
+        origin=Origin.http(),
+        text="a b",
+        words=words,
+        created=T0,
+        updated=T0,
+    )
+    document = transcript(job)
+    assert [word.word for word in document.words] == ["kept"]
+    assert [segment.text for segment in document.segments] == ["kept"]
