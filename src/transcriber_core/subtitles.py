@@ -193,12 +193,13 @@ def _tokens(words: Sequence[Word], text: str) -> list[_Token]:
     each start after the one before, never ending before they start.
     """
     spelled = text.split()
-    shown = spelled if len(spelled) == len(words) else [" ".join(w.text.split()) for w in words]
+    shown = spelled if len(spelled) == len(words) else [word.text for word in words]
     timed: list[tuple[str, float, float]] = []
     for word, label in zip(words, shown, strict=True):
-        if not label or not (math.isfinite(word.start) and math.isfinite(word.end)):
+        # Whitespace inside a word separates tokens: no newline reaches a cue.
+        pieces = _pieces(label.split())
+        if not pieces or not (math.isfinite(word.start) and math.isfinite(word.end)):
             continue
-        pieces = _pieces([label])
         total = sum(len(piece) for piece in pieces)
         at, length = word.start, max(word.end - word.start, 0.0)
         for piece in pieces:
@@ -225,26 +226,31 @@ def _pieces(labels: Sequence[str]) -> list[str]:
 
 
 def _cue_end(tokens: Sequence[_Token], begin: int) -> int:
-    """Where the cue from ``tokens[begin]`` ends (exclusive): the strongest break that fits."""
+    """Where the cue from ``tokens[begin]`` ends (exclusive): the strongest break that fits.
+
+    Lines are filled as ``wrap`` fills them, one token at a time, so a cue
+    costs time in its own length only.
+    """
     best, best_strength = begin + 1, -1
+    lines, width, last_end = 1, len(tokens[begin].text), tokens[begin].end
     for end in range(begin + 1, len(tokens) + 1):
-        if end > begin + 1 and not _fits(tokens[begin:end]):
-            break
+        # Here tokens[begin:end] fit one cue.
         if end == len(tokens):
             return end
-        strength = _strength(tokens[end - 1], tokens[end])
+        previous, following = tokens[end - 1], tokens[end]
+        strength = _strength(previous, following)
         if strength >= best_strength:
             best, best_strength = end, strength
-        if tokens[end].start - tokens[end - 1].end >= SILENCE_SECONDS:
+        if following.start - previous.end >= SILENCE_SECONDS:
+            break
+        if width + 1 + len(following.text) <= MAX_LINE_CHARS:
+            width += 1 + len(following.text)
+        else:
+            lines, width = lines + 1, len(following.text)
+        last_end = max(last_end, following.end)
+        if lines > MAX_LINES or last_end - tokens[begin].start > MAX_CUE_SECONDS:
             break
     return best
-
-
-def _fits(tokens: Sequence[_Token]) -> bool:
-    """True when the tokens make one cue within the limits of lines, characters and seconds."""
-    if _last_end(tokens) - tokens[0].start > MAX_CUE_SECONDS:
-        return False
-    return len(wrap(" ".join(token.text for token in tokens))) <= MAX_LINES
 
 
 def _strength(last: _Token, following: _Token) -> int:

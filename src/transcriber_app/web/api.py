@@ -291,7 +291,7 @@ async def transcript(request: Request) -> Response:
     job = await requested_job(request, client)
     if job.state is not State.DONE:
         raise ApiError(409, "not_done", "the job is not done; its transcript comes when it is")
-    return transcript_response(job, wanted)
+    return await transcript_response(job, wanted)
 
 
 async def health(request: Request) -> Response:

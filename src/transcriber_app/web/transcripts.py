@@ -9,10 +9,12 @@ from the job id alone, never from what the sender called the recording.
 from __future__ import annotations
 
 import enum
+import json
 import re
 
 import cattrs
-from starlette.responses import JSONResponse, Response
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response
 
 from transcriber_core import subtitles
 from transcriber_core.entities import Job
@@ -55,15 +57,31 @@ def download_name(job: Job, wanted: TranscriptFormat) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "_", job.id) + f".{wanted.value}"
 
 
-def transcript_response(job: Job, wanted: TranscriptFormat) -> Response:
-    """The transcript of the done ``job`` in ``wanted``, as an attachment named by its id."""
-    headers = {"Content-Disposition": f'attachment; filename="{download_name(job, wanted)}"'}
-    if wanted is TranscriptFormat.JSON:
-        return JSONResponse(cattrs.unstructure(subtitles.transcript(job)), headers=headers)
+async def transcript_response(job: Job, wanted: TranscriptFormat) -> Response:
+    """The transcript of the done ``job`` in ``wanted``, as an attachment named by its id.
+
+    Rendered in a worker thread: hours of words take a noticeable moment
+    (``bench/subtitles.py``) that the event loop must not wait through.
+    """
+    body = await run_in_threadpool(render, job, wanted)
+    return Response(
+        body,
+        media_type=MEDIA_TYPES[wanted],
+        headers={"Content-Disposition": f'attachment; filename="{download_name(job, wanted)}"'},
+    )
+
+
+def render(job: Job, wanted: TranscriptFormat) -> bytes:
+    """The body of ``job``'s transcript in ``wanted``, UTF-8."""
     text = job.text or ""
+    if wanted is TranscriptFormat.JSON:
+        document = cattrs.unstructure(subtitles.transcript(job))
+        # As Starlette's JSONResponse writes JSON: compact, UTF-8, no NaN.
+        return json.dumps(
+            document, ensure_ascii=False, allow_nan=False, separators=(",", ":")
+        ).encode()
     if wanted is TranscriptFormat.TXT:
-        body = f"{text}\n" if text else ""
-    else:
-        cues = subtitles.cues(job.words, text=text, duration=job.duration)
-        body = subtitles.srt(cues) if wanted is TranscriptFormat.SRT else subtitles.webvtt(cues)
-    return Response(body, media_type=MEDIA_TYPES[wanted], headers=headers)
+        return f"{text}\n".encode() if text else b""
+    cues = subtitles.cues(job.words, text=text, duration=job.duration)
+    rendered = subtitles.srt(cues) if wanted is TranscriptFormat.SRT else subtitles.webvtt(cues)
+    return rendered.encode()

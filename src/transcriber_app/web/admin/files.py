@@ -89,7 +89,7 @@ async def transcript(request: Request) -> Response:
     if job.state is not State.DONE:
         return plain("The job is not done; its transcript comes when it is.", status_code=409)
     log.info("admin.transcript", extra={"job_id": job.id, "format": wanted.value})
-    return transcript_response(job, wanted)
+    return await transcript_response(job, wanted)
 
 
 def _download_name(record: FileRecord) -> str:
