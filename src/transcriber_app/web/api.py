@@ -1,4 +1,4 @@
-"""The HTTP API (reference: HTTP API): upload, status, health, metrics."""
+"""The HTTP API (reference: HTTP API): upload, status, transcripts, health, metrics."""
 
 from __future__ import annotations
 
@@ -20,13 +20,14 @@ from transcriber_app.conditions import current_conditions, short_of_space
 from transcriber_app.web.errors import ApiError, error_response
 from transcriber_app.web.metrics import CONTENT_TYPE, Metrics
 from transcriber_app.web.state import runtime_of
+from transcriber_app.web.transcripts import ALLOWED, transcript_format, transcript_response
 from transcriber_app.web.uploads import (
     CLOSE,
     check_declared_length,
     received_digest,
     received_file,
 )
-from transcriber_core.entities import Job, JobPart, Origin
+from transcriber_core.entities import Job, JobPart, Origin, State
 from transcriber_core.errors import DedupKeyReused, DiskFull, JobNotFound, TranscriberError
 from transcriber_core.intake import check_replay, submit
 from transcriber_core.policy import lease_cutoff
@@ -253,21 +254,44 @@ def status_body(
     return body
 
 
-async def status(request: Request) -> Response:
-    """``GET /api/status/{id}``: the job's state and, when done, its text."""
-    require_token(request)
-    runtime = runtime_of(request)
-    services = runtime.services
+async def requested_job(request: Request, client: str) -> Job:
+    """The job of the path's ``job_id`` for ``client`` (``require_token``'s); 404 when none."""
+    del client  # Every token sees every job until jobs are scoped by token (SPEC §15).
     try:
-        job = await services.repo.get(request.path_params["job_id"])
-        position = None
-        if not job.state.is_terminal:
-            cutoff = lease_cutoff(services.clock.now(), services.settings)
-            position = await services.repo.queue_position(job.id, lease_cutoff=cutoff)
+        return await runtime_of(request).services.repo.get(request.path_params["job_id"])
     except JobNotFound:
         raise ApiError(404, "job_not_found", "no job has this id") from None
+
+
+async def status(request: Request) -> Response:
+    """``GET /api/status/{id}``: the job's state and, when done, its text."""
+    job = await requested_job(request, require_token(request))
+    services = runtime_of(request).services
+    position = None
+    if not job.state.is_terminal:
+        cutoff = lease_cutoff(services.clock.now(), services.settings)
+        try:
+            position = await services.repo.queue_position(job.id, lease_cutoff=cutoff)
+        except JobNotFound:
+            raise ApiError(404, "job_not_found", "no job has this id") from None
     parts = await services.repo.get_parts(job.id)
     return JSONResponse(status_body(job, parts, queue_position=position))
+
+
+async def transcript(request: Request) -> Response:
+    """``GET /api/jobs/{id}/transcript?format=txt|srt|vtt|json``: a done job's transcript.
+
+    400 ``bad_format`` naming the allowed values, 404 ``job_not_found``,
+    409 ``not_done`` before the job is done (ADR 34).
+    """
+    client = require_token(request)
+    wanted = transcript_format(request.query_params.get("format"))
+    if wanted is None:
+        raise ApiError(400, "bad_format", f"format must be one of: {ALLOWED}")
+    job = await requested_job(request, client)
+    if job.state is not State.DONE:
+        raise ApiError(409, "not_done", "the job is not done; its transcript comes when it is")
+    return await transcript_response(job, wanted)
 
 
 async def health(request: Request) -> Response:
@@ -319,6 +343,7 @@ def routes() -> list[Route]:
     return [
         Route("/api/audio", upload, methods=["POST"]),
         Route("/api/status/{job_id}", status, methods=["GET"]),
+        Route("/api/jobs/{job_id}/transcript", transcript, methods=["GET"]),
         Route("/health", health, methods=["GET"]),
         Route("/metrics", scrape, methods=["GET"]),
     ]
