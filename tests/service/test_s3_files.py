@@ -11,6 +11,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from tests.service.test_yandex_e2e import finished, upload, yandex_config
 from tests.support.fake_speechkit import FakeSpeechKit
 from tests.support.media import tone
@@ -115,3 +117,26 @@ async def test_short_clip_on_s3_is_done_through_the_sync_api(
     written, _ = uploads_by_key(moto_s3, bucket)
     assert sorted(written.values()) == [1, 1], written
     assert leftovers == []
+
+
+async def test_upload_to_a_missing_bucket_is_refused_and_leaves_nothing(
+    tmp_path: Path, moto_s3: MotoS3, recording: bytes
+) -> None:
+    """files = "s3" on a bucket that does not exist: the upload is a 503 and no byte stays local."""
+    async with FakeSpeechKit(storage_url=moto_s3.endpoint_url) as fake:
+        config = files_config(moto_s3, "no-such-bucket", fake)
+        with running_service(
+            tmp_path, config=config, env={"AWS_EC2_METADATA_DISABLED": "true"}
+        ) as service:
+            async with httpx.AsyncClient(base_url=service.base_url, timeout=10) as client:
+                response = await client.post(
+                    "/api/audio", files={"file": ("voice.mp3", recording, "audio/mpeg")}
+                )
+            leftovers = local_leftovers(service.data_dir)
+            temp = list(service.temp_dir.iterdir())
+            jobs = service.query("SELECT count(*) FROM jobs")[0][0]
+            logs = service.logs()
+    assert response.status_code == 503
+    assert response.json()["error"] == "unavailable"
+    assert (leftovers, temp, jobs) == ([], [], 0)
+    assert "no-such-bucket" not in logs
