@@ -153,8 +153,8 @@ async def build(
 
     Each keyword left at None is built from ``config``. ``recognizer_files``
     goes with ``recognizer``: with a recognizer given, the config's Object
-    Storage is not opened, and None means the recognizer reads the store of
-    files. Tests pass e.g. ``recognizer=MemoryRecognizer(...)`` or
+    Storage is not opened, and None means the recognizer reads the file
+    store itself. Tests pass e.g. ``recognizer=MemoryRecognizer(...)`` or
     ``settings=Settings(...)``.
     """
     # Before anything is opened: a feature whose extra is missing stops here.
