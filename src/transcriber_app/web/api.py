@@ -294,11 +294,12 @@ async def scrape(request: Request) -> Response:
 
 async def openapi(request: Request) -> Response:
     """``GET /api/openapi.json``: the OpenAPI 3.1 document of these routes, as configured."""
-    return JSONResponse(_document(tokens=bool(runtime_of(request).config.http.api_tokens)))
+    return JSONResponse(api_document(tokens=bool(runtime_of(request).config.http.api_tokens)))
 
 
 @functools.cache
-def _document(*, tokens: bool) -> dict[str, Any]:
+def api_document(*, tokens: bool) -> dict[str, Any]:
+    """The OpenAPI document of ``ENDPOINTS``; ``tokens``: ``[http] api_tokens`` is set."""
     return openapi_document(ENDPOINTS, tokens=tokens)
 
 
