@@ -12,11 +12,13 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 import attrs
+import httpx
 import pytest
 from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 from starlette.routing import BaseRoute, Mount, Route
 
+from tests.support.openapi import Conformance
 from transcriber_app.bootstrap import Runtime
 from transcriber_app.web import create_app
 from transcriber_app.web.api import api_document
@@ -178,3 +180,27 @@ def test_to_json_leaves_defaults_out_and_matches_the_schema() -> None:
     Draft202012Validator(root, format_checker=Draft202012Validator.FORMAT_CHECKER).validate(data)
     assert from_json(data, Outer) == body
     assert to_json(attrs.evolve(body, size=0))["size"] == 0
+
+
+async def test_status_with_the_database_gone_is_the_documented_503(runtime: Runtime) -> None:
+    """A status the database cannot answer is JSON 503 unavailable, as documented, not a 500."""
+    conformance = Conformance(api_document(tokens=False))
+    transport = httpx.ASGITransport(app=create_app(runtime), raise_app_exceptions=False)
+    async with httpx.AsyncClient(
+        transport=transport,
+        base_url="http://127.0.0.1",
+        event_hooks={"response": [_sync_hook(conformance)]},
+    ) as client:
+        await runtime.services.repo.close()
+        response = await client.get("/api/status/some-job")
+    assert response.status_code == 503, response.text
+    assert response.json()["error"] == "unavailable"
+    assert conformance.checked == {"GET /api/status/{job_id} 503": 1}
+
+
+def _sync_hook(conformance: Conformance) -> Any:
+    async def hook(response: httpx.Response) -> None:
+        await response.aread()
+        conformance(response)
+
+    return hook

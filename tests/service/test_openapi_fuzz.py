@@ -62,7 +62,7 @@ def test_every_route_answers_as_documented(case: schemathesis.Case, service: Ser
 def test_linked_calls_answer_as_documented(service: Service) -> None:
     """Sequences that follow the document's links (an upload, then its job's status) conform."""
 
-    class Calls(schema.as_state_machine()):  # type: ignore[misc]
+    class Calls(schema.as_state_machine()):
         def get_call_kwargs(self, case: schemathesis.Case) -> dict[str, object]:
             return {"base_url": service.base_url, "headers": {"Authorization": f"Bearer {TOKEN}"}}
 

@@ -250,9 +250,12 @@ async def status(request: Request) -> Response:
         if not job.state.is_terminal:
             cutoff = lease_cutoff(services.clock.now(), services.settings)
             position = await services.repo.queue_position(job.id, lease_cutoff=cutoff)
+        parts = await services.repo.get_parts(job.id)
     except JobNotFound:
         raise ApiError(404, "job_not_found", "no job has this id") from None
-    parts = await services.repo.get_parts(job.id)
+    except TranscriberError as exc:
+        log.warning("status.error", extra={"error_type": type(exc).__name__})
+        raise ApiError(503, "unavailable", "the job database does not answer now") from None
     return JSONResponse(to_json(JobStatus.of(job, parts, queue_position=position)))
 
 
@@ -386,7 +389,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         summary="A job's state and, once done, its transcript",
         secured=True,
         parameters=(JOB_ID,),
-        answers=(json_answer(200, JobStatus, "the job"), JOB_NOT_FOUND),
+        answers=(json_answer(200, JobStatus, "the job"), JOB_NOT_FOUND, UNAVAILABLE),
     ),
     Endpoint(
         method="GET",
