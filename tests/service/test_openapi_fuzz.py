@@ -1,8 +1,8 @@
 """schemathesis against the real server: every documented route answers as the document says.
 
 The document is the one the service serves with ``[http] api_tokens`` set
-(``test_openapi.py`` checks the served one is this one), so the bearer
-scheme and its 401s are checked too. Examples are bounded and derandomized
+(the first test checks the served one is this one), so the bearer scheme
+and its 401s are checked too. Examples are bounded and derandomized
 (the same cases every run, about a minute on the project's 2-vCPU box); no
 worker loops run, so the jobs the fuzzer makes cost no CPU.
 """
@@ -46,7 +46,16 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
         yield started
 
 
+def test_the_fuzzed_document_is_the_served_one(service: Service) -> None:
+    """What the fuzzer reads is what the service answers at /api/openapi.json with tokens set."""
+    with service.client() as client:
+        served = client.get("/api/openapi.json").json()
+    assert served == api_document(tokens=True)
+    assert "securitySchemes" in served["components"]
+
+
 @schema.parametrize()
+@pytest.mark.timeout(180)  # bounded by examples, not time; a loaded CI box is slower
 @settings(
     max_examples=40,
     derandomize=True,
@@ -59,6 +68,7 @@ def test_every_route_answers_as_documented(case: schemathesis.Case, service: Ser
     case.call_and_validate(base_url=service.base_url, headers={"Authorization": f"Bearer {TOKEN}"})
 
 
+@pytest.mark.timeout(180)
 def test_linked_calls_answer_as_documented(service: Service) -> None:
     """Sequences that follow the document's links (an upload, then its job's status) conform."""
 
