@@ -57,7 +57,7 @@ def test_the_fuzzed_document_is_the_served_one(service: Service) -> None:
 @schema.parametrize()
 @pytest.mark.timeout(180)  # bounded by examples, not time; a loaded CI box is slower
 @settings(
-    max_examples=40,
+    max_examples=100,
     derandomize=True,
     database=None,
     deadline=None,
