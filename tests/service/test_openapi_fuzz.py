@@ -3,7 +3,7 @@
 The document is the one the service serves with ``[http] api_tokens`` set
 (the first test checks the served one is this one), so the bearer scheme
 and its 401s are checked too. Examples are bounded and derandomized
-(the same cases every run, about a minute on the project's 2-vCPU box); no
+(the same cases every run, well under a minute on the project's 2-vCPU box); no
 worker loops run, so the jobs the fuzzer makes cost no CPU.
 """
 
