@@ -163,6 +163,21 @@ def test_a_field_type_without_a_schema_is_refused() -> None:
         Schemas().ref(Odd)
 
 
+def test_two_answer_classes_with_one_name_are_refused() -> None:
+    """Two classes named alike would share one component; the document refuses to guess."""
+
+    @attrs.frozen
+    class Inner:
+        """Not the module's Inner."""
+
+        other: str
+
+    schemas = Schemas()
+    schemas.ref(Outer)
+    with pytest.raises(TypeError, match="two answer classes are named Inner"):
+        schemas.ref(Inner)
+
+
 def test_to_json_leaves_defaults_out_and_matches_the_schema() -> None:
     """Unset optional fields are absent, datetimes ISO 8601, enums their values; it validates."""
     at = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)

@@ -80,10 +80,14 @@ class Schemas:
 
     #: Named schemas by class name, for the document's ``components.schemas``.
     components: dict[str, Schema] = attrs.Factory(dict)
+    _classes: dict[str, type] = attrs.Factory(dict)
 
     def ref(self, cls: type) -> Schema:
         """A ``$ref`` to the attrs class ``cls``, deriving its schema on first use."""
         name = cls.__name__
+        known = self._classes.setdefault(name, cls)
+        if known is not cls:
+            raise TypeError(f"two answer classes are named {name}: {known!r} and {cls!r}")
         if name not in self.components:
             self.components[name] = {}  # a class that refers to itself stops here
             self.components[name] = self._object(cls)
@@ -94,7 +98,9 @@ class Schemas:
         if isinstance(tp, type) and attrs.has(tp):
             return self.ref(tp)
         if isinstance(tp, type) and issubclass(tp, enum.Enum):
-            return {"type": "string", "enum": [member.value for member in tp]}
+            values = [member.value for member in tp]
+            strings = all(isinstance(value, str) for value in values)
+            return {"type": "string", "enum": values} if strings else {"enum": values}
         if tp in _PRIMITIVES:
             return dict(_PRIMITIVES[tp])
         return self._generic(typing.get_origin(tp), typing.get_args(tp), tp)
