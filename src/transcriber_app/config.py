@@ -438,13 +438,7 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
     if config.storage.min_free_bytes < 0:
         raise ConfigError("[storage] min_free_bytes: must not be negative")
     _check_database(config.database)
-    for entry in config.http.forwarded_allow_ips:
-        try:
-            ipaddress.ip_network(entry, strict=False)
-        except ValueError:
-            raise ConfigError(
-                "[http] forwarded_allow_ips: expected IP addresses or networks"
-            ) from None
+    _check_forwarded(config.http.forwarded_allow_ips)
     if config.recognizer.kind not in ("memory", "yandex", "whisper"):
         raise ConfigError('[recognizer] kind: expected "memory", "yandex" or "whisper"')
     if config.storage.files not in ("local", "s3"):
@@ -486,6 +480,17 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
         raise ConfigError("[shutdown] grace_seconds: must not be negative")
     if config.shutdown.hard_seconds < config.shutdown.grace_seconds:
         raise ConfigError("[shutdown] hard_seconds: must not be shorter than grace_seconds")
+
+
+def _check_forwarded(entries: tuple[str, ...]) -> None:
+    """``[http] forwarded_allow_ips``: each an address or a network."""
+    for entry in entries:
+        try:
+            ipaddress.ip_network(entry, strict=False)
+        except ValueError:
+            raise ConfigError(
+                "[http] forwarded_allow_ips: expected IP addresses or networks"
+            ) from None
 
 
 def _check_database(database: DatabaseConfig) -> None:
