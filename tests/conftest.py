@@ -33,15 +33,16 @@ def moto_s3() -> Iterator[MotoS3]:
 
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[PostgresServer]:
-    """The test PostgreSQL server; fails (never skips) the tests that need it when unreachable.
+    """The test PostgreSQL server (tests/support/postgres.py); fails, never skips, without one.
 
-    Every database the run makes on it is dropped at the end.
+    Every database the run makes on it is dropped at the end, and a private
+    server the run started is stopped.
     """
     server = PostgresServer.reach()
     try:
         yield server
     finally:
-        server.drop_all()
+        server.close()
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from tests.support.postgres import PostgresServer, scrubbed, with_database
+from tests.support import postgres as support
+from tests.support.postgres import PostgresServer, PrivateServer, scrubbed, with_database
 from transcriber_adapters.migrations import Migration
 from transcriber_adapters.postgres import (
     WAKEUP_CHANNEL,
@@ -319,3 +320,45 @@ async def test_an_unreachable_database_is_retried_without_raising() -> None:
     assert heard.states == []
     assert [record.failures for record in lost.records[:3]] == [1, 2, 3]  # type: ignore[attr-defined]
     assert not any("s3cret" in str(record.__dict__) for record in lost.records)
+
+
+# -- the tests' own server ------------------------------------------------------------
+
+
+def test_a_private_server_starts_from_the_installed_binaries_and_goes() -> None:
+    """With no server to reach, the tests can start one in a temp dir; stop leaves nothing."""
+    private = PrivateServer.start()
+    assert private is not None, "initdb and pg_ctl are installed on the test machines"
+    try:
+        with psycopg.connect(private.url, connect_timeout=10) as conn:
+            row = conn.execute("SHOW listen_addresses").fetchone()
+        assert row == ("127.0.0.1",)
+    finally:
+        private.stop()
+    assert not private.root.exists()
+
+
+def test_without_a_server_to_reach_the_run_uses_a_private_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No variable and nobody on the default port: a private server serves, and goes at close."""
+    monkeypatch.delenv(support.URL_VARIABLE, raising=False)
+    monkeypatch.setattr(support, "DEFAULT_URL", "postgresql://postgres@127.0.0.1:9/postgres")
+    server = support.PostgresServer.reach()
+    assert server.private is not None
+    try:
+        url = server.create_database()
+        with psycopg.connect(url) as conn:
+            assert conn.execute("SELECT current_database()").fetchone() is not None
+    finally:
+        server.close()
+    assert not server.private.root.exists()
+
+
+def test_an_unreachable_server_named_by_the_variable_fails_loudly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A variable naming a dead server fails the test, saying what to set; no private fallback."""
+    monkeypatch.setenv(support.URL_VARIABLE, "postgresql://postgres@127.0.0.1:9/postgres")
+    with pytest.raises(pytest.fail.Exception, match=support.URL_VARIABLE):
+        support.PostgresServer.reach()
