@@ -29,7 +29,6 @@ from transcriber_app.web.uploads import (
 from transcriber_core.entities import Job, JobPart, Origin
 from transcriber_core.errors import DedupKeyReused, DiskFull, JobNotFound, TranscriberError
 from transcriber_core.intake import check_replay, submit
-from transcriber_core.policy import lease_cutoff
 
 log = logging.getLogger("transcriber.http")
 
@@ -262,8 +261,7 @@ async def status(request: Request) -> Response:
         job = await services.repo.get(request.path_params["job_id"])
         position = None
         if not job.state.is_terminal:
-            cutoff = lease_cutoff(services.clock.now(), services.settings)
-            position = await services.repo.queue_position(job.id, lease_cutoff=cutoff)
+            position = await services.repo.queue_position(job.id, lease=services.settings.lease)
     except JobNotFound:
         raise ApiError(404, "job_not_found", "no job has this id") from None
     parts = await services.repo.get_parts(job.id)
@@ -308,7 +306,7 @@ async def scrape(request: Request) -> Response:
     try:
         collected.set_jobs(await runtime.services.repo.count_by_state())
         if runtime.budgets is not None:
-            collected.set_budgets(await runtime.budgets.levels(now=runtime.services.clock.now()))
+            collected.set_budgets(await runtime.budgets.levels())
     except Exception as exc:  # noqa: BLE001 - the event counters are still worth a scrape
         log.warning("metrics.error", extra={"error_type": type(exc).__name__})
     return Response(collected.exposition(), media_type=CONTENT_TYPE)
