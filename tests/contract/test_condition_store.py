@@ -9,29 +9,26 @@ import pytest
 
 from transcriber_adapters.memory import MemoryConditionStore
 from transcriber_adapters.sqlite import SqliteConditionStore, SqliteJobRepository
-from transcriber_contracts.condition_store import (
-    HERE,
-    HOST,
-    LONG_AGO,
-    T0,
-    ConditionStoreContract,
-)
+from transcriber_contracts.condition_store import DAY, HERE, HOST, ConditionStoreContract
+from transcriber_core.clocks import ManualClock
 
 
 class TestMemoryConditionStore(ConditionStoreContract):
     """The in-memory store keeps the condition store contract."""
 
     @pytest.fixture
-    def conditions(self) -> MemoryConditionStore:
-        return MemoryConditionStore()
+    def conditions(self, clock: ManualClock) -> MemoryConditionStore:
+        return MemoryConditionStore(clock)
 
 
 class TestSqliteConditionStore(ConditionStoreContract):
     """The SQLite store keeps the condition store contract on a real file."""
 
     @pytest.fixture
-    async def conditions(self, tmp_path: Path) -> AsyncIterator[SqliteConditionStore]:
-        store = await SqliteConditionStore.open(tmp_path / "jobs.db")
+    async def conditions(
+        self, clock: ManualClock, tmp_path: Path
+    ) -> AsyncIterator[SqliteConditionStore]:
+        store = await SqliteConditionStore.open(tmp_path / "jobs.db", clock=clock)
         yield store
         await store.close()
 
@@ -43,11 +40,11 @@ async def test_sqlite_conditions_are_seen_by_every_process(tmp_path: Path) -> No
     writer = await SqliteConditionStore.open(path)
     reader = await SqliteConditionStore.open(path)
     try:
-        await writer.report("disk_full", scope=HOST, message="m", now=T0)
-        (held,) = await reader.current(scopes=HERE, seen_after=LONG_AGO)
+        await writer.report("disk_full", scope=HOST, message="m")
+        (held,) = await reader.current(scopes=HERE, within=DAY)
         assert held.code == "disk_full"
         await reader.clear(frozenset({"disk_full"}), scopes=HERE)
-        assert await writer.current(scopes=HERE, seen_after=LONG_AGO) == []
+        assert await writer.current(scopes=HERE, within=DAY) == []
     finally:
         for store in (writer, reader):
             await store.close()

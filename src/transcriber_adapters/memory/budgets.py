@@ -22,6 +22,11 @@ class MemoryBudgetStore:
         #: Every take, oldest first: (name, taken).
         self.takes: list[tuple[str, bool]] = []
 
+    @property
+    def database(self) -> MemoryDatabase:
+        """The data this store works on; give it to another store to share it."""
+        return self._db
+
     def reset(self) -> None:
         """Forget every budget and take."""
         with self._db.lock:

@@ -22,6 +22,11 @@ class MemoryConditionStore:
         #: Every report, oldest first: (code, scope).
         self.reports: list[tuple[str, str]] = []
 
+    @property
+    def database(self) -> MemoryDatabase:
+        """The data this store works on; give it to another store to share it."""
+        return self._db
+
     def reset(self) -> None:
         """Forget every condition and report."""
         with self._db.lock:
