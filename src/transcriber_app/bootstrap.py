@@ -39,6 +39,7 @@ from transcriber_core.ports import (
     Notifier,
     OwnerStore,
     Recognizer,
+    WakeupFeed,
 )
 from transcriber_core.services import Services
 from transcriber_core.worker import Workers
@@ -144,6 +145,7 @@ async def build(
     recognizer_files: FileStore | None = None,
     notifier: Notifier | None = None,
     host: str | None = None,
+    wakeup_feed: WakeupFeed | None = None,
 ) -> Runtime:
     """Open the database, stores and clients the config names; a dependency given replaces its own.
 
@@ -154,7 +156,9 @@ async def build(
     goes with ``recognizer``: with a recognizer given, the config's Object
     Storage is not opened, and None means the recognizer reads the local
     files. Tests pass e.g. ``recognizer=MemoryRecognizer(...)`` or
-    ``settings=Settings(...)``.
+    ``settings=Settings(...)``. ``wakeup_feed`` (None: none) carries other
+    processes' wake-ups to this one's workers (ADR 31); ``clock`` is also
+    the stores' own clock, by which they judge leases and delays (ADR 30).
     """
     # Before anything is opened: a feature whose extra is missing stops here.
     require_for(config)
@@ -203,6 +207,7 @@ async def build(
             clock=clock,
             ids=ids or RandomIds(),
             settings=settings or settings_from(config),
+            wakeup_feed=wakeup_feed,
         )
     except BaseException:
         for closer in reversed(closers):
