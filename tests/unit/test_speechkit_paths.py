@@ -77,7 +77,10 @@ def _speechkit_world(
 ) -> tuple[World, Bucket]:
     """A world whose recognizer is SpeechKit's adapter on the fake, sync path on."""
     bucket = Bucket()
-    world = make_world(tmp_path, recognizer_files=bucket)
+    # One clock for the world, its stores and the budgets (ADR 30).
+    clock = options.pop("clock", None)
+    world = make_world(tmp_path, recognizer_files=bucket, clock=clock)  # type: ignore[arg-type]
+    options.setdefault("budgets", MemoryBudgetStore(world.clock))
     recognizer = YandexRecognizer(
         api_key=API_KEY,
         bucket="b",
@@ -157,11 +160,7 @@ async def test_a_job_waiting_for_the_start_budget_is_not_copied_again(
     speechkit_world: MakeWorld, fake: FakeSpeechKit
 ) -> None:
     """A job that found the start budget empty waits without an attempt and reuses its copy."""
-    # The budget reads the world's clock; the world is bound after this call.
-    world, bucket = speechkit_world(
-        starts_per_hour=1,
-        clock=lambda: world.clock.now(),  # noqa: PLW0108
-    )
+    world, bucket = speechkit_world(starts_per_hour=1)
     world.converter.duration = 120.0
     first = await world.submit(clip(120, 1))
     second = await world.submit(clip(120, 2))
@@ -210,10 +209,10 @@ async def test_600_jobs_past_the_start_quota_all_end_done(
     fake.starts_per_window = 500
     fake.window_seconds = 2.0
     clock = FastClock(1800.0)
-    budgets = MemoryBudgetStore()
-    world, bucket = speechkit_world(budgets=budgets, clock=clock.now, sync_max_seconds=0)
+    budgets = MemoryBudgetStore(clock)  # type: ignore[arg-type]
+    world, bucket = speechkit_world(budgets=budgets, clock=clock, sync_max_seconds=0)
     world.converter.duration = 60.0
-    world.services = attrs.evolve(world.services, clock=clock, settings=Settings(max_attempts=1))
+    world.services = attrs.evolve(world.services, settings=Settings(max_attempts=1))
     jobs = [(await world.submit(clip(60, n))).id for n in range(600)]
     async with asyncio.timeout(120):
         while True:

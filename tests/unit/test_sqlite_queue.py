@@ -78,7 +78,7 @@ async def open_repo(path: Path, **options: Any) -> SqliteJobRepository:
 async def acquire(
     repo: SqliteJobRepository, acquisition_id: str, now: datetime = NOW, *, short_only: bool = False
 ) -> Job | None:
-    """Ask for convert work as a worker does, the store's clock at ``now`` (express: ``short_only``)."""
+    """Ask for convert work as a worker does, the store's clock at ``now``."""
     CLOCKS[repo].current = now
     return await repo.acquire(
         State.CONVERT, acquisition_id=acquisition_id, lease=LEASE, short_only=short_only
