@@ -17,6 +17,7 @@ from transcriber_adapters.memory import (
     MemoryNotifier,
     MemoryOwnerStore,
     MemoryRecognizer,
+    MemoryWakeupFeed,
 )
 from transcriber_adapters.s3 import S3FileStore
 from transcriber_adapters.sqlite import (
@@ -41,6 +42,7 @@ from transcriber_core.ports import (
     Notifier,
     OwnerStore,
     Recognizer,
+    WakeupFeed,
 )
 
 
@@ -68,5 +70,6 @@ def check(
     conditions: list[ConditionStore] = [MemoryConditionStore(), sqlite_conditions]
     probes: list[DurationProbe] = [HeaderProbe()]
     budgets: list[BudgetStore] = [MemoryBudgetStore(), sqlite_budgets]
-    del budgets, probes, conditions, owners, repos, stores, converters
+    feeds: list[WakeupFeed] = [MemoryWakeupFeed()]
+    del feeds, budgets, probes, conditions, owners, repos, stores, converters
     del recognizers, notifiers, clocks, ids

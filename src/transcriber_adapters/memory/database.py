@@ -13,7 +13,14 @@ from datetime import timedelta
 
 from transcriber_adapters.system import SystemClock
 from transcriber_core.budgets import Bucket
-from transcriber_core.entities import Condition, FileRecord, Job, JobPart
+from transcriber_core.entities import (
+    Condition,
+    FileRecord,
+    Job,
+    JobPart,
+    LoginFailures,
+    OwnerSession,
+)
 from transcriber_core.ports import Clock
 
 
@@ -34,6 +41,12 @@ class MemoryDatabase:
         self.buckets: dict[str, tuple[Bucket, int, timedelta]] = {}
         #: (code, scope) -> condition.
         self.conditions: dict[tuple[str, str], Condition] = {}
+        #: The owner's password hash; None while there is no owner.
+        self.owner_hash: str | None = None
+        #: Session id hash -> session.
+        self.sessions: dict[str, OwnerSession] = {}
+        #: Client -> its login failures.
+        self.failures: dict[str, LoginFailures] = {}
 
     def clear(self) -> None:
         """Forget every row of every table."""
@@ -44,6 +57,9 @@ class MemoryDatabase:
             self.parts.clear()
             self.buckets.clear()
             self.conditions.clear()
+            self.owner_hash = None
+            self.sessions.clear()
+            self.failures.clear()
 
 
 def database_for(clock: Clock | None, database: MemoryDatabase | None) -> MemoryDatabase:
