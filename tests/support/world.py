@@ -108,10 +108,11 @@ def make_world(
     repo: JobRepository | None = None,
     clock: ManualClock | None = None,
     recognizer_files: FileStore | None = None,
+    files: MemoryFileStore | None = None,
 ) -> World:
-    """A fresh world on memory adapters (or the given repository, on the given ``clock``)."""
+    """A fresh world on memory adapters (or the given repository and file store, on ``clock``)."""
     clock = clock or ManualClock()
-    files = MemoryFileStore()
+    files = files if files is not None else MemoryFileStore()
     converter = MemoryConverter()
     recognizer = MemoryRecognizer()
     notifier = MemoryNotifier()
