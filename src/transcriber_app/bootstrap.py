@@ -6,15 +6,15 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import attrs
 
-from transcriber_adapters.datadir import DataDirLock
+from transcriber_adapters.datadir import STAGING_NAME, DataDirLock, sweep_staging
 from transcriber_adapters.datadir import claim as claim_data_dir
 from transcriber_adapters.ffmpeg import FfmpegConverter
 from transcriber_adapters.filesystem import FilesystemFileStore
-from transcriber_adapters.localdisk import clear_staging_dir
 from transcriber_adapters.media_header import HeaderProbe
 from transcriber_adapters.memory import MemoryRecognizer
 from transcriber_adapters.sqlite import (
@@ -55,11 +55,14 @@ log = logging.getLogger("transcriber.app")
 DATABASE_NAME = "transcriber.db"
 #: The folder of local files inside the data dir.
 FILES_DIR = "files"
-#: The staging folder inside the data dir: uploads, downloads, converter output (ADR 21).
-STAGING_DIR = "tmp"
-#: Half-written files untouched this long were left by a killed process (ADR 5). Any age
-#: will do: the data dir's lock means no other process is writing one (ADR 21).
+#: The staging folder inside the data dir: one folder per process for uploads, downloads
+#: and converter output (ADR 21, 38).
+STAGING_DIR = STAGING_NAME
+#: Half-written files untouched this long were left by a killed process (ADR 5), when this
+#: process is alone on the data dir: any age will do, nobody else is writing one (ADR 21).
 STALE_PARTIAL_AGE = timedelta(0)
+#: ... and when other processes share the data dir (ADR 38): theirs are written to now.
+SHARED_STALE_PARTIAL_AGE = timedelta(hours=1)
 
 
 class SilentNotifier:
@@ -144,11 +147,17 @@ async def build(
     recognizer_files: FileStore | None = None,
     notifier: Notifier | None = None,
     host: str | None = None,
+    intake: bool = True,
 ) -> Runtime:
     """Open the database, stores and clients the config names; a dependency given replaces its own.
 
     Raises ``MissingExtra`` when the config turns on a feature whose extra
     is not installed, before it touches the data dir.
+
+    ``intake`` is ``serve``: it holds the data dir's one intake lock and
+    polls the bot. Without it (``transcriber worker``) the data dir is
+    shared with ``serve`` and other workers, and a configured bot only
+    sends notices (ADR 38).
 
     Each keyword left at None is built from ``config``. ``recognizer_files``
     goes with ``recognizer``: with a recognizer given, the config's Object
@@ -159,15 +168,14 @@ async def build(
     # Before anything is opened: a feature whose extra is missing stops here.
     require_for(config)
     data_dir = config.storage.data_dir
-    # First of all: a second process on this data dir stops here, having touched nothing.
-    lock = claim_data_dir(data_dir)
+    # First of all: a second serve on this data dir stops here, having touched nothing.
+    lock = claim_data_dir(data_dir, intake=intake)
     closers: list[Callable[[], Awaitable[None]]] = [_releaser(lock)]
     if lock.tightened:
         log.warning("data_dir.tightened", extra={"mode": f"{lock.previous_mode:o}"})
+    files = FilesystemFileStore(data_dir / FILES_DIR, staging_dir=lock.staging)
     try:
-        cleared = await asyncio.to_thread(clear_staging_dir, data_dir / STAGING_DIR)
-        if cleared:
-            log.info("files.staging_removed", extra={"count": cleared})
+        await _sweep_leftovers(lock, files)
         clock = clock or SystemClock()
         repo = await SqliteJobRepository.open(data_dir / DATABASE_NAME, clock=clock)
     except BaseException:
@@ -181,15 +189,13 @@ async def build(
         closers.append(conditions.close)
         budgets = await SqliteBudgetStore.open(data_dir / DATABASE_NAME, clock=clock)
         closers.append(budgets.close)
-        files = FilesystemFileStore(data_dir / FILES_DIR, staging_dir=data_dir / STAGING_DIR)
         if recognizer is None:
-            recognizer, recognizer_files = await _recognizer(config, closers, files, budgets)
+            recognizer, recognizer_files = await _recognizer(
+                config, closers, files, budgets, staging_dir=lock.staging
+            )
         bot = _bot(config, closers)
         if notifier is None:
             notifier = SilentNotifier() if bot is None else _telegram_notifier(bot)
-        stale = await files.remove_stale_partials(older_than=STALE_PARTIAL_AGE)
-        if stale:
-            log.info("files.stale_partials_removed", extra={"count": stale})
         services = Services(
             repo=repo,
             files=files,
@@ -209,7 +215,7 @@ async def build(
             await closer()
         raise
     polling = None
-    if bot is not None:
+    if bot is not None and intake:
         from transcriber_adapters.telegram import download_limit  # noqa: PLC0415 - see _bot
         from transcriber_app.bot import BotPolling, make_dispatcher  # noqa: PLC0415
 
@@ -230,6 +236,25 @@ async def build(
         budgets=budgets,
         closers=closers,
     )
+
+
+async def _sweep_leftovers(lock: DataDirLock, files: FilesystemFileStore) -> None:
+    """Remove what killed processes left in staging and ``files/``, then let others join.
+
+    Alone on the data dir, every leftover goes; with other processes on it,
+    only dead processes' staging folders and partial files too old to be
+    anyone's write in progress (ADR 38).
+    """
+    try:
+        cleared = await asyncio.to_thread(sweep_staging, lock)
+        if cleared:
+            log.info("files.staging_removed", extra={"count": cleared})
+        age = STALE_PARTIAL_AGE if lock.alone else SHARED_STALE_PARTIAL_AGE
+        stale = await files.remove_stale_partials(older_than=age)
+        if stale:
+            log.info("files.stale_partials_removed", extra={"count": stale})
+    finally:
+        lock.share()
 
 
 def _releaser(lock: DataDirLock) -> Callable[[], Awaitable[None]]:
@@ -268,6 +293,8 @@ async def _recognizer(
     closers: list[Callable[[], Awaitable[None]]],
     files: FileStore,
     budgets: BudgetStore,
+    *,
+    staging_dir: Path,
 ) -> tuple[Recognizer, FileStore | None]:
     """The recognizer the config names, and the Object Storage it reads audio from."""
     if config.recognizer.kind == "whisper":
@@ -295,7 +322,7 @@ async def _recognizer(
         access_key_id=s3.access_key_id,
         secret_access_key=s3.secret_access_key,
         path_style=s3.path_style,
-        staging_dir=config.storage.data_dir / STAGING_DIR,
+        staging_dir=staging_dir,
     )
     closers.append(store.close)
     yandex = config.yandex

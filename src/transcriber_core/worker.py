@@ -289,9 +289,15 @@ class Workers:
         self._poller: asyncio.Task[None] | None = None
 
     def start(self) -> None:
-        """Start the poller and the loops; returns at once."""
+        """Start the poller and the loops; returns at once.
+
+        With every count at 0 nothing starts, not even the poller: such a
+        process (an API-only ``serve``) costs the queue no query (ADR 38).
+        """
         if self._tasks:
             raise RuntimeError("workers already started")
+        if not any(self.concurrency.values()):
+            return
         self._poller = asyncio.create_task(self._poll(), name="transcriber-poller")
         for state, count in self.concurrency.items():
             for index in range(count):

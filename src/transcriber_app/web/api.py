@@ -1,4 +1,4 @@
-"""The HTTP API (reference: HTTP API): upload, status, health, metrics."""
+"""The HTTP API (reference: HTTP API): upload and status, with the probes of ``web.probes``."""
 
 from __future__ import annotations
 
@@ -12,13 +12,15 @@ from typing import Any
 
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from transcriber_app.bootstrap import Runtime
-from transcriber_app.conditions import current_conditions, short_of_space
+from transcriber_app.conditions import short_of_space
+from transcriber_app.web import probes
 from transcriber_app.web.errors import ApiError, error_response
-from transcriber_app.web.metrics import CONTENT_TYPE, Metrics
+from transcriber_app.web.metrics import Metrics
+from transcriber_app.web.probes import metrics_of
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.uploads import (
     CLOSE,
@@ -32,12 +34,6 @@ from transcriber_core.intake import check_replay, submit
 from transcriber_core.policy import lease_cutoff
 
 log = logging.getLogger("transcriber.http")
-
-
-def metrics_of(request: Request) -> Metrics:
-    """The metrics the app was created with."""
-    metrics: Metrics = request.app.state.metrics
-    return metrics
 
 
 #: What an ``Idempotency-Key`` may hold: visible ASCII, no spaces.
@@ -270,57 +266,12 @@ async def status(request: Request) -> Response:
     return JSONResponse(status_body(job, parts, queue_position=position))
 
 
-async def health(request: Request) -> Response:
-    """``GET /health``: 200 when the database answers and no service condition holds.
-
-    503 otherwise, as JSON naming the cause: ``database_unavailable``, or the
-    first condition's code (``disk_full``, ``recognizer_credentials_rejected``,
-    ...) with every code that holds in ``conditions``. Only codes and times
-    are shown: the details are for the log and the admin page.
-    """
-    runtime = runtime_of(request)
-    try:
-        await runtime.services.repo.count_by_state()
-        held = await current_conditions(runtime)
-    except Exception as exc:  # noqa: BLE001 - any failure means unhealthy
-        log.warning("health.error", extra={"error_type": type(exc).__name__})
-        return JSONResponse(
-            {"error": "database_unavailable", "message": "the job database does not answer"},
-            status_code=503,
-        )
-    if held:
-        codes = list(dict.fromkeys(condition.code for condition in held))
-        return JSONResponse(
-            {
-                "error": codes[0],
-                "message": "the service cannot do its work now: " + ", ".join(codes),
-                "conditions": [{"code": c.code, "since": c.since.isoformat()} for c in held],
-            },
-            status_code=503,
-        )
-    return PlainTextResponse("ok\n")
-
-
-async def scrape(request: Request) -> Response:
-    """``GET /metrics``: Prometheus text; job counts are read from the database for each scrape."""
-    runtime = runtime_of(request)
-    collected = metrics_of(request)
-    try:
-        collected.set_jobs(await runtime.services.repo.count_by_state())
-        if runtime.budgets is not None:
-            collected.set_budgets(await runtime.budgets.levels(now=runtime.services.clock.now()))
-    except Exception as exc:  # noqa: BLE001 - the event counters are still worth a scrape
-        log.warning("metrics.error", extra={"error_type": type(exc).__name__})
-    return Response(collected.exposition(), media_type=CONTENT_TYPE)
-
-
 def routes() -> list[Route]:
     """The API's routes."""
     return [
         Route("/api/audio", upload, methods=["POST"]),
         Route("/api/status/{job_id}", status, methods=["GET"]),
-        Route("/health", health, methods=["GET"]),
-        Route("/metrics", scrape, methods=["GET"]),
+        *probes.routes(),
     ]
 
 
