@@ -258,7 +258,7 @@ async def _sweep_leftovers(lock: DataDirLock, files: FilesystemFileStore) -> Non
 
 
 def _releaser(lock: DataDirLock) -> Callable[[], Awaitable[None]]:
-    """A closer that releases the data dir's lock (the last thing ``Runtime.close`` does)."""
+    """A closer that releases the data dir's locks and staging folder (the last thing closed)."""
 
     async def release() -> None:
         lock.release()

@@ -83,18 +83,19 @@ def _bind(host: str, port: int) -> socket.socket:
 
 async def serve(config: Config) -> int:
     """Run the whole service until SIGTERM or SIGINT; the exit status."""
-    runtime = await build(config)
-    metrics = Metrics()
-    with metrics.watching():
-        return await _run(runtime, metrics, intake=True)
+    return await _build_and_run(config, intake=True)
 
 
 async def work(config: Config) -> int:
     """Run only the step loops, with ``/health`` and ``/metrics``, until SIGTERM or SIGINT."""
-    runtime = await build(config, intake=False)
+    return await _build_and_run(config, intake=False)
+
+
+async def _build_and_run(config: Config, *, intake: bool) -> int:
+    runtime = await build(config, intake=intake)
     metrics = Metrics()
     with metrics.watching():
-        return await _run(runtime, metrics, intake=False)
+        return await _run(runtime, metrics, intake=intake)
 
 
 async def _run(runtime: Runtime, metrics: Metrics, *, intake: bool) -> int:
