@@ -80,7 +80,7 @@ class Runtime:
     services: Services
     workers: Workers
     owners: OwnerStore
-    #: The Telegram intake; None when no token is configured.
+    #: The Telegram intake; None when no token is configured, and in a worker (notices only).
     bot: BotPolling | None = None
     #: Request budgets shared through the database (ADR 29), for ``/metrics``.
     budgets: BudgetStore | None = None

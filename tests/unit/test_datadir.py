@@ -7,13 +7,17 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from transcriber_adapters.datadir import (
     LOCK_NAME,
+    MEMBERS_NAME,
     STAGING_NAME,
     DataDirInUse,
     claim,
@@ -188,6 +192,48 @@ def test_a_lone_worker_is_alone(tmp_path: Path) -> None:
         assert not second.alone
     finally:
         second.release()
+        first.release()
+
+
+def _wait_until_a_flock_waits_on(path: Path, timeout: float = 10.0) -> None:
+    """Poll /proc/locks until some process waits for a flock on ``path``'s inode."""
+    inode = path.stat().st_ino
+    deadline = time.monotonic() + timeout
+    while True:
+        for line in Path("/proc/locks").read_text().splitlines():
+            fields = line.split()
+            if "->" in fields and any(f.endswith(f":{inode}") for f in fields):
+                return
+        assert time.monotonic() < deadline, "nobody waited for the lock"
+        time.sleep(0.01)
+
+
+def test_a_process_starting_while_another_sweeps_waits_for_it(tmp_path: Path) -> None:
+    """A claim made while the first process is alone (sweeping) returns only after it shares."""
+    data = tmp_path / "data"
+    first = claim(data)
+    assert first.alone
+    shared = threading.Event()
+    joined: dict[str, Any] = {}
+
+    def join() -> None:
+        lock = claim(data, intake=False)
+        joined["after_share"] = shared.is_set()
+        joined["lock"] = lock
+
+    thread = threading.Thread(target=join)
+    thread.start()
+    try:
+        _wait_until_a_flock_waits_on(data / MEMBERS_NAME)
+        shared.set()
+        first.share()
+    finally:
+        thread.join(10)
+    try:
+        assert joined["after_share"]
+        assert not joined["lock"].alone
+    finally:
+        joined["lock"].release()
         first.release()
 
 
