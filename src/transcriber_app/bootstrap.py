@@ -27,7 +27,7 @@ from transcriber_adapters.system import RandomIds, SystemClock, host_name
 from transcriber_app.conditions import storage_is_short
 from transcriber_app.config import Config, ConfigError
 from transcriber_app.extras import require_for
-from transcriber_core.entities import Job, State
+from transcriber_core.entities import Job, Location, State
 from transcriber_core.policy import DecodeLimits, Settings
 from transcriber_core.ports import (
     BudgetStore,
@@ -46,6 +46,7 @@ from transcriber_core.worker import Workers
 if TYPE_CHECKING:
     from aiogram import Bot
 
+    from transcriber_adapters.s3 import S3FileStore
     from transcriber_adapters.whisper import WhisperRecognizer
     from transcriber_app.bot import BotPolling
 
@@ -161,8 +162,8 @@ async def build(
 
     Each keyword left at None is built from ``config``. ``recognizer_files``
     goes with ``recognizer``: with a recognizer given, the config's Object
-    Storage is not opened, and None means the recognizer reads the local
-    files. Tests pass e.g. ``recognizer=MemoryRecognizer(...)`` or
+    Storage is not opened, and None means the recognizer reads the file
+    store itself. Tests pass e.g. ``recognizer=MemoryRecognizer(...)`` or
     ``settings=Settings(...)``.
     """
     # Before anything is opened: a feature whose extra is missing stops here.
@@ -173,9 +174,10 @@ async def build(
     closers: list[Callable[[], Awaitable[None]]] = [_releaser(lock)]
     if lock.tightened:
         log.warning("data_dir.tightened", extra={"mode": f"{lock.previous_mode:o}"})
-    files = FilesystemFileStore(data_dir / FILES_DIR, staging_dir=lock.staging)
     try:
-        await _sweep_leftovers(lock, files)
+        cleared = await asyncio.to_thread(sweep_staging, lock)
+        if cleared:
+            log.info("files.staging_removed", extra={"count": cleared})
         clock = clock or SystemClock()
         repo = await SqliteJobRepository.open(data_dir / DATABASE_NAME, clock=clock)
     except BaseException:
@@ -189,6 +191,9 @@ async def build(
         closers.append(conditions.close)
         budgets = await SqliteBudgetStore.open(data_dir / DATABASE_NAME, clock=clock)
         closers.append(budgets.close)
+        files = await _file_store(config, closers, lock)
+        # Every leftover a lone start may remove is gone: other processes may join (ADR 38).
+        lock.share()
         if recognizer is None:
             recognizer, recognizer_files = await _recognizer(
                 config, closers, files, budgets, staging_dir=lock.staging
@@ -238,23 +243,43 @@ async def build(
     )
 
 
-async def _sweep_leftovers(lock: DataDirLock, files: FilesystemFileStore) -> None:
-    """Remove what killed processes left in staging and ``files/``, then let others join.
+async def _file_store(
+    config: Config, closers: list[Callable[[], Awaitable[None]]], lock: DataDirLock
+) -> FileStore:
+    """The store of recordings and derived files that ``[storage] files`` names (ADR 33).
 
-    Alone on the data dir, every leftover goes; with other processes on it,
-    only dead processes' staging folders and partial files too old to be
-    anyone's write in progress (ADR 38).
+    Both stage in this process's own folder in ``<data_dir>/tmp`` (ADR 38).
+    The local one first removes half-written files a killed process left:
+    of any age when this process is alone on the data dir, else only those
+    untouched for ``SHARED_STALE_PARTIAL_AGE``.
     """
-    try:
-        cleared = await asyncio.to_thread(sweep_staging, lock)
-        if cleared:
-            log.info("files.staging_removed", extra={"count": cleared})
-        age = STALE_PARTIAL_AGE if lock.alone else SHARED_STALE_PARTIAL_AGE
-        stale = await files.remove_stale_partials(older_than=age)
-        if stale:
-            log.info("files.stale_partials_removed", extra={"count": stale})
-    finally:
-        lock.share()
+    if config.storage.files == "s3":
+        store = _s3_store(config, lock.staging)
+        closers.append(store.close)
+        return store
+    local = FilesystemFileStore(config.storage.data_dir / FILES_DIR, staging_dir=lock.staging)
+    age = STALE_PARTIAL_AGE if lock.alone else SHARED_STALE_PARTIAL_AGE
+    stale = await local.remove_stale_partials(older_than=age)
+    if stale:
+        log.info("files.stale_partials_removed", extra={"count": stale})
+    return local
+
+
+def _s3_store(config: Config, staging_dir: Path) -> S3FileStore:
+    """A store on the bucket of ``[s3]``, staging in ``staging_dir``."""
+    # aioboto3 costs ~40 MiB to import: only a service that uses Object Storage pays for it.
+    from transcriber_adapters.s3 import S3FileStore  # noqa: PLC0415
+
+    s3 = config.s3
+    return S3FileStore(
+        endpoint_url=s3.endpoint_url,
+        region=s3.region,
+        bucket=s3.bucket,
+        access_key_id=s3.access_key_id,
+        secret_access_key=s3.secret_access_key,
+        path_style=s3.path_style,
+        staging_dir=staging_dir,
+    )
 
 
 def _releaser(lock: DataDirLock) -> Callable[[], Awaitable[None]]:
@@ -296,7 +321,11 @@ async def _recognizer(
     *,
     staging_dir: Path,
 ) -> tuple[Recognizer, FileStore | None]:
-    """The recognizer the config names, and the Object Storage it reads audio from."""
+    """The recognizer the config names, and the Object Storage it reads copies from.
+
+    None for the second: the recognizer reads ``files`` itself (a local
+    recognizer, or files already on the bucket it reads).
+    """
     if config.recognizer.kind == "whisper":
         local = await _whisper(config, files)
         closers.append(local.close)
@@ -310,33 +339,27 @@ async def _recognizer(
             max_seconds=memory.max_seconds or None,
         )
         return demo, None
-    # aioboto3 costs ~40 MiB to import: only a service that uses Object Storage pays for it.
-    from transcriber_adapters.s3 import S3FileStore  # noqa: PLC0415
     from transcriber_adapters.yandex import YandexRecognizer  # noqa: PLC0415
 
-    s3 = config.s3
-    store = S3FileStore(
-        endpoint_url=s3.endpoint_url,
-        region=s3.region,
-        bucket=s3.bucket,
-        access_key_id=s3.access_key_id,
-        secret_access_key=s3.secret_access_key,
-        path_style=s3.path_style,
-        staging_dir=staging_dir,
-    )
-    closers.append(store.close)
+    copies: FileStore | None = None
+    if files.location is not Location.S3:
+        store = _s3_store(config, staging_dir)
+        closers.append(store.close)
+        copies = store
+    # Otherwise the files already live on the [s3] bucket SpeechKit reads: it is handed
+    # the stored object itself, and no copy is made or deleted (ADR 33).
     yandex = config.yandex
     recognizer = YandexRecognizer(
         api_key=yandex.api_key,
-        bucket=s3.bucket,
-        storage_url=s3.endpoint_url,
+        bucket=config.s3.bucket,
+        storage_url=config.s3.endpoint_url,
         stt_url=yandex.stt_url,
         operation_url=yandex.operation_url,
         language=yandex.language,
         model=yandex.model,
         checks_per_hour=yandex.checks_per_hour,
         max_seconds=yandex.max_seconds,
-        # Short clips go to the sync API straight from the local store (ADR 29).
+        # Short clips go to the sync API straight from the file store (ADR 29).
         sync_url=yandex.sync_url,
         sync_max_seconds=yandex.sync_max_seconds,
         files=files,
@@ -345,7 +368,7 @@ async def _recognizer(
         budgets=budgets,
     )
     closers.append(recognizer.close)
-    return recognizer, store
+    return recognizer, copies
 
 
 async def _whisper(config: Config, files: FileStore) -> WhisperRecognizer:

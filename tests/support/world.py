@@ -107,10 +107,11 @@ def make_world(
     settings: Settings = TEST_SETTINGS,
     repo: JobRepository | None = None,
     recognizer_files: FileStore | None = None,
+    files: MemoryFileStore | None = None,
 ) -> World:
-    """A fresh world on memory adapters (or the given repository)."""
+    """A fresh world on memory adapters (or the given repository and file store)."""
     clock = ManualClock()
-    files = MemoryFileStore()
+    files = files if files is not None else MemoryFileStore()
     converter = MemoryConverter()
     recognizer = MemoryRecognizer()
     notifier = MemoryNotifier()

@@ -15,7 +15,11 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from transcriber_app.conditions import current_conditions
+from transcriber_app.web.bodies import Unhealthy
+from transcriber_app.web.endpoints import Endpoint, json_answer, text_answer
+from transcriber_app.web.endpoints import routes as endpoint_routes
 from transcriber_app.web.metrics import CONTENT_TYPE, Metrics
+from transcriber_app.web.schemas import to_json
 from transcriber_app.web.state import runtime_of
 
 log = logging.getLogger("transcriber.http")
@@ -41,20 +45,12 @@ async def health(request: Request) -> Response:
         held = await current_conditions(runtime)
     except Exception as exc:  # noqa: BLE001 - any failure means unhealthy
         log.warning("health.error", extra={"error_type": type(exc).__name__})
-        return JSONResponse(
-            {"error": "database_unavailable", "message": "the job database does not answer"},
-            status_code=503,
+        unhealthy = Unhealthy(
+            error="database_unavailable", message="the job database does not answer"
         )
+        return JSONResponse(to_json(unhealthy), status_code=503)
     if held:
-        codes = list(dict.fromkeys(condition.code for condition in held))
-        return JSONResponse(
-            {
-                "error": codes[0],
-                "message": "the service cannot do its work now: " + ", ".join(codes),
-                "conditions": [{"code": c.code, "since": c.since.isoformat()} for c in held],
-            },
-            status_code=503,
-        )
+        return JSONResponse(to_json(Unhealthy.of(held)), status_code=503)
     return PlainTextResponse("ok\n")
 
 
@@ -72,9 +68,28 @@ async def scrape(request: Request) -> Response:
     return Response(collected.exposition(), media_type=CONTENT_TYPE)
 
 
+#: The probes, declared once: mounted by ``serve`` (and in its OpenAPI document) and the worker.
+ENDPOINTS: tuple[Endpoint, ...] = (
+    Endpoint(
+        method="GET",
+        path="/health",
+        handler=health,
+        summary="Whether the service can do its work",
+        answers=(
+            text_answer(200, "the database answers and no service condition holds"),
+            json_answer(503, Unhealthy, "the database does not answer, or a condition holds"),
+        ),
+    ),
+    Endpoint(
+        method="GET",
+        path="/metrics",
+        handler=scrape,
+        summary="Prometheus text exposition",
+        answers=(text_answer(200, "the metrics", media_type=CONTENT_TYPE),),
+    ),
+)
+
+
 def routes() -> list[Route]:
-    """The probe routes every process serves."""
-    return [
-        Route("/health", health, methods=["GET"]),
-        Route("/metrics", scrape, methods=["GET"]),
-    ]
+    """The probe routes, alone: what ``transcriber worker`` serves."""
+    return endpoint_routes(ENDPOINTS)
