@@ -286,9 +286,15 @@ class Workers:
         self._listener: asyncio.Task[None] | None = None
 
     def start(self) -> None:
-        """Start the poller, the wake-up feed's listener (when there is a feed) and the loops."""
+        """Start the poller, the wake-up feed's listener (when there is a feed) and the loops.
+
+        With every count at 0 nothing starts, not even the poller: such a
+        process (an API-only ``serve``) costs the queue no query (ADR 38).
+        """
         if self._tasks:
             raise RuntimeError("workers already started")
+        if not any(self.concurrency.values()):
+            return
         self._poller = asyncio.create_task(self._poll(), name="transcriber-poller")
         feed = self.services.wakeup_feed
         if feed is not None:
