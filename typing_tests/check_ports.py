@@ -17,8 +17,15 @@ from transcriber_adapters.memory import (
     MemoryNotifier,
     MemoryOwnerStore,
     MemoryRecognizer,
+    MemoryWakeupFeed,
 )
-from transcriber_adapters.postgres import Database, PostgresOwnerStore
+from transcriber_adapters.postgres import (
+    Database,
+    PostgresBudgetStore,
+    PostgresConditionStore,
+    PostgresOwnerStore,
+    PostgresWakeupFeed,
+)
 from transcriber_adapters.s3 import S3FileStore
 from transcriber_adapters.sqlite import (
     SqliteBudgetStore,
@@ -42,6 +49,7 @@ from transcriber_core.ports import (
     Notifier,
     OwnerStore,
     Recognizer,
+    WakeupFeed,
 )
 
 
@@ -67,10 +75,14 @@ def check(
     clocks: list[Clock] = [SystemClock(), ManualClock()]
     ids: list[IdSource] = [RandomIds()]
     owners: list[OwnerStore] = [MemoryOwnerStore(), sqlite_owners, PostgresOwnerStore(postgres)]
-    # PostgresConditionStore, PostgresBudgetStore and PostgresWakeupFeed are written to the
-    # store-clock ports (no ``now``; ADR 32): they join these lists when those ports land.
-    conditions: list[ConditionStore] = [MemoryConditionStore(), sqlite_conditions]
+    conditions: list[ConditionStore] = [
+        MemoryConditionStore(),
+        sqlite_conditions,
+        PostgresConditionStore(postgres),
+    ]
     probes: list[DurationProbe] = [HeaderProbe()]
-    budgets: list[BudgetStore] = [MemoryBudgetStore(), sqlite_budgets]
-    del budgets, probes, conditions, owners, repos, stores, converters
+    postgres_budgets = PostgresBudgetStore(postgres)
+    budgets: list[BudgetStore] = [MemoryBudgetStore(), sqlite_budgets, postgres_budgets]
+    feeds: list[WakeupFeed] = [MemoryWakeupFeed(), PostgresWakeupFeed("postgresql:///never-used")]
+    del feeds, budgets, probes, conditions, owners, repos, stores, converters
     del recognizers, notifiers, clocks, ids

@@ -215,6 +215,14 @@ class WorkersConfig:
 
 
 @attrs.frozen(kw_only=True)
+class WorkerConfig:
+    """Where ``transcriber worker`` answers ``/health`` and ``/metrics`` (ADR 38)."""
+
+    host: str = "127.0.0.1"
+    port: int = 8081
+
+
+@attrs.frozen(kw_only=True)
 class ShutdownConfig:
     """How long a stopping service waits for running steps."""
 
@@ -239,6 +247,7 @@ class Config:
     telegram: TelegramConfig = TelegramConfig()
     queue: QueueConfig = QueueConfig()
     workers: WorkersConfig = attrs.field(factory=WorkersConfig)
+    worker: WorkerConfig = WorkerConfig()
     shutdown: ShutdownConfig = ShutdownConfig()
 
 
@@ -255,6 +264,7 @@ _SECTIONS: dict[str, type[Any]] = {
     "telegram": attrs.resolve_types(TelegramConfig),
     "queue": attrs.resolve_types(QueueConfig),
     "workers": attrs.resolve_types(WorkersConfig),
+    "worker": attrs.resolve_types(WorkerConfig),
     "shutdown": attrs.resolve_types(ShutdownConfig),
 }
 
@@ -422,8 +432,9 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
     """Cross-checks: values that parse but cannot work."""
     if config.storage.max_record_bytes <= 0:
         raise ConfigError("[storage] max_record_bytes: must be positive")
-    if not 0 < config.http.port < 65536:
-        raise ConfigError("[http] port: must be between 1 and 65535")
+    for section, port in (("http", config.http.port), ("worker", config.worker.port)):
+        if not 0 < port < 65536:
+            raise ConfigError(f"[{section}] port: must be between 1 and 65535")
     if any(not token for token in config.http.api_tokens):
         raise ConfigError("[http] api_tokens: tokens must not be empty strings")
     if config.http.upload_inactivity_seconds <= 0:

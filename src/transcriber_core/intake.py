@@ -43,6 +43,7 @@ async def submit(
         dedup_key=dedup_key,
         upload_digest=digest,
         short=is_short(record.size, declared, services.settings),
+        # The store stamps both with its own clock (queue order, ADR 30).
         created=now,
         updated=now,
     )
@@ -63,11 +64,11 @@ async def submit(
     log.info(
         "job.accepted",
         extra={
-            "job_id": job.id,
+            "job_id": stored.id,
             "origin": origin.kind.value,
             "extension": extension,
             "size": record.size,
-            "short": job.short,
+            "short": stored.short,
         },
     )
     services.wakeup.notify(State.CONVERT)

@@ -198,11 +198,6 @@ def is_exhausted(attempts: int, settings: Settings = DEFAULT_SETTINGS) -> bool:
     return attempts > settings.max_attempts
 
 
-def lease_cutoff(now: datetime, settings: Settings = DEFAULT_SETTINGS) -> datetime:
-    """Leases taken or renewed at or before this moment have expired."""
-    return now - settings.lease
-
-
 def next_check_delay(advised: timedelta | None, settings: Settings = DEFAULT_SETTINGS) -> timedelta:
     """The wait before the next check: the recognizer may ask for more, never for less."""
     if advised is None:
@@ -327,11 +322,6 @@ def condition_pause(
 def condition_scope(condition: ServiceCondition, host: str) -> str:
     """Where a condition holds: on ``host`` for its own disk, everywhere for credentials."""
     return host if condition.local else EVERYWHERE
-
-
-def condition_cutoff(now: datetime, settings: Settings = DEFAULT_SETTINGS) -> datetime:
-    """Conditions last seen at or before this moment have aged out."""
-    return now - settings.condition_max_age
 
 
 #: Which conditions a step that finished proves gone: it used what each one is about.

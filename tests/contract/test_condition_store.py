@@ -8,33 +8,29 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.postgres import NowPassingConditions
 from transcriber_adapters.memory import MemoryConditionStore
 from transcriber_adapters.postgres import Database, PostgresConditionStore
 from transcriber_adapters.sqlite import SqliteConditionStore, SqliteJobRepository
-from transcriber_contracts.condition_store import (
-    HERE,
-    HOST,
-    LONG_AGO,
-    T0,
-    ConditionStoreContract,
-)
+from transcriber_contracts.condition_store import DAY, HERE, HOST, ConditionStoreContract
+from transcriber_core.clocks import ManualClock
 
 
 class TestMemoryConditionStore(ConditionStoreContract):
     """The in-memory store keeps the condition store contract."""
 
     @pytest.fixture
-    def conditions(self) -> MemoryConditionStore:
-        return MemoryConditionStore()
+    def conditions(self, clock: ManualClock) -> MemoryConditionStore:
+        return MemoryConditionStore(clock)
 
 
 class TestSqliteConditionStore(ConditionStoreContract):
     """The SQLite store keeps the condition store contract on a real file."""
 
     @pytest.fixture
-    async def conditions(self, tmp_path: Path) -> AsyncIterator[SqliteConditionStore]:
-        store = await SqliteConditionStore.open(tmp_path / "jobs.db")
+    async def conditions(
+        self, clock: ManualClock, tmp_path: Path
+    ) -> AsyncIterator[SqliteConditionStore]:
+        store = await SqliteConditionStore.open(tmp_path / "jobs.db", clock=clock)
         yield store
         await store.close()
 
@@ -46,11 +42,11 @@ async def test_sqlite_conditions_are_seen_by_every_process(tmp_path: Path) -> No
     writer = await SqliteConditionStore.open(path)
     reader = await SqliteConditionStore.open(path)
     try:
-        await writer.report("disk_full", scope=HOST, message="m", now=T0)
-        (held,) = await reader.current(scopes=HERE, seen_after=LONG_AGO)
+        await writer.report("disk_full", scope=HOST, message="m")
+        (held,) = await reader.current(scopes=HERE, within=DAY)
         assert held.code == "disk_full"
         await reader.clear(frozenset({"disk_full"}), scopes=HERE)
-        assert await writer.current(scopes=HERE, seen_after=LONG_AGO) == []
+        assert await writer.current(scopes=HERE, within=DAY) == []
     finally:
         for store in (writer, reader):
             await store.close()
@@ -69,8 +65,8 @@ class TestPostgresConditionStore(ConditionStoreContract):
     """The PostgreSQL store keeps the condition store contract on a real database."""
 
     @pytest.fixture
-    def conditions(self, pg_database: Database) -> NowPassingConditions:
-        return NowPassingConditions(pg_database)
+    def conditions(self, clock: ManualClock, pg_database: Database) -> PostgresConditionStore:
+        return PostgresConditionStore(pg_database, clock=clock)
 
 
 async def test_postgres_conditions_are_seen_by_every_instance(

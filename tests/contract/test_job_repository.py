@@ -9,24 +9,47 @@ import pytest
 
 from transcriber_adapters.memory.jobs import MemoryJobRepository
 from transcriber_adapters.sqlite import SqliteJobRepository
-from transcriber_contracts.job_repository import JobRepositoryContract
+from transcriber_contracts.job_repository import JobRepositoryContract, OpenAnother
+from transcriber_core.clocks import ManualClock
+from transcriber_core.ports import JobRepository
 
 
 class TestMemoryJobRepository(JobRepositoryContract):
-    """The in-memory repository keeps the contract."""
+    """The in-memory repository keeps the contract; a second one shares its database object."""
 
     @pytest.fixture
-    async def repo(self) -> AsyncIterator[MemoryJobRepository]:
-        repo = MemoryJobRepository()
+    async def repo(self, clock: ManualClock) -> AsyncIterator[MemoryJobRepository]:
+        repo = MemoryJobRepository(clock)
         yield repo
         await repo.close()
+
+    @pytest.fixture
+    def another_repo(self, repo: MemoryJobRepository) -> OpenAnother:
+        async def another() -> JobRepository:
+            return MemoryJobRepository(database=repo.database)
+
+        return another
 
 
 class TestSqliteJobRepository(JobRepositoryContract):
-    """The SQLite repository keeps the contract on a real file."""
+    """The SQLite repository keeps the contract on a real file; another is its own connection."""
 
     @pytest.fixture
-    async def repo(self, tmp_path: Path) -> AsyncIterator[SqliteJobRepository]:
-        repo = await SqliteJobRepository.open(tmp_path / "jobs.db")
+    async def repo(self, clock: ManualClock, tmp_path: Path) -> AsyncIterator[SqliteJobRepository]:
+        repo = await SqliteJobRepository.open(tmp_path / "jobs.db", clock=clock)
         yield repo
         await repo.close()
+
+    @pytest.fixture
+    async def another_repo(
+        self, repo: SqliteJobRepository, clock: ManualClock, tmp_path: Path
+    ) -> AsyncIterator[OpenAnother]:
+        opened: list[SqliteJobRepository] = []
+
+        async def another() -> JobRepository:
+            opened.append(await SqliteJobRepository.open(tmp_path / "jobs.db", clock=clock))
+            return opened[-1]
+
+        yield another
+        for other in opened:
+            await other.close()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -24,11 +23,13 @@ from transcriber_contracts.owner_store import (
     HASH,
     OTHER_HASH,
     T0,
+    OpenAnother,
     OwnerStoreContract,
     session,
 )
 from transcriber_core.entities import LoginFailures
 from transcriber_core.errors import Conflict
+from transcriber_core.ports import OwnerStore
 
 
 class TestMemoryOwnerStore(OwnerStoreContract):
@@ -40,6 +41,13 @@ class TestMemoryOwnerStore(OwnerStoreContract):
         yield store
         await store.close()
 
+    @pytest.fixture
+    def another_owners(self, owners: MemoryOwnerStore) -> OpenAnother:
+        async def another() -> OwnerStore:
+            return MemoryOwnerStore(database=owners.database)
+
+        return another
+
 
 class TestSqliteOwnerStore(OwnerStoreContract):
     """The SQLite owner store keeps the owner store contract on a real file."""
@@ -49,6 +57,20 @@ class TestSqliteOwnerStore(OwnerStoreContract):
         store = await SqliteOwnerStore.open(tmp_path / "jobs.db")
         yield store
         await store.close()
+
+    @pytest.fixture
+    async def another_owners(
+        self, owners: SqliteOwnerStore, tmp_path: Path
+    ) -> AsyncIterator[OpenAnother]:
+        opened: list[SqliteOwnerStore] = []
+
+        async def another() -> OwnerStore:
+            opened.append(await SqliteOwnerStore.open(tmp_path / "jobs.db"))
+            return opened[-1]
+
+        yield another
+        for store in opened:
+            await store.close()
 
 
 async def test_memory_reset_forgets_owner_sessions_and_failures() -> None:
@@ -77,55 +99,6 @@ async def test_sqlite_owner_and_sessions_survive_reopening(tmp_path: Path) -> No
         assert await second.create_owner(OTHER_HASH, now=T0) is False
     finally:
         await second.close()
-
-
-async def test_sqlite_logout_is_seen_by_another_connection(tmp_path: Path) -> None:
-    """A session ended through one process's connection is gone for every other one at once."""
-    path = tmp_path / "jobs.db"
-    stores = [await SqliteOwnerStore.open(path) for _ in range(2)]
-    try:
-        await stores[0].create_session(session(1))
-        assert await stores[1].get_session(session(1).id_hash) == session(1)
-        await stores[0].delete_session(session(1).id_hash)
-        assert await stores[1].get_session(session(1).id_hash) is None
-    finally:
-        for store in stores:
-            await store.close()
-
-
-async def test_sqlite_parallel_failures_across_connections_have_one_winner(tmp_path: Path) -> None:
-    """Guesses through several processes' connections: the one statement counts exactly one."""
-    path = tmp_path / "jobs.db"
-    stores = [await SqliteOwnerStore.open(path) for _ in range(4)]
-    try:
-        results = await asyncio.gather(
-            *(
-                store.save_login_failures(
-                    LoginFailures(client="c", count=1, last=T0), previous=None
-                )
-                for store in stores
-            )
-        )
-        assert results.count(True) == 1
-    finally:
-        for store in stores:
-            await store.close()
-
-
-async def test_sqlite_setups_on_two_connections_have_one_winner(tmp_path: Path) -> None:
-    """Two processes' connections racing to create the owner: the single statement lets one win."""
-    path = tmp_path / "jobs.db"
-    stores = [await SqliteOwnerStore.open(path) for _ in range(4)]
-    try:
-        hashes = [f"{HASH}-{n}" for n in range(len(stores))]
-        results = await asyncio.gather(
-            *(store.create_owner(h, now=T0) for store, h in zip(stores, hashes, strict=True))
-        )
-        assert results.count(True) == 1
-        assert await stores[0].get_owner_hash() == hashes[results.index(True)]
-    finally:
-        for store in stores:
-            await store.close()
 
 
 async def test_sqlite_owner_table_refuses_a_second_row(tmp_path: Path) -> None:
@@ -198,54 +171,23 @@ async def test_sqlite_upgrade_from_0002_keeps_the_owner_and_drops_the_signing_ke
 
 
 class TestPostgresOwnerStore(OwnerStoreContract):
-    """The PostgreSQL owner store keeps the owner store contract on a real database."""
+    """The PostgreSQL owner store keeps the owner store contract; others get pools of their own."""
 
     @pytest.fixture
     def owners(self, pg_database: Database) -> PostgresOwnerStore:
         return PostgresOwnerStore(pg_database)
 
+    @pytest.fixture
+    async def another_owners(self, postgres_url: str) -> AsyncIterator[OpenAnother]:
+        opened: list[Database] = []
 
-async def test_postgres_races_between_instances_have_one_winner(
-    pg_database: Database, postgres_url: str
-) -> None:
-    """Stores on four pools (four processes' worth) racing: one setup wins, one failure counts."""
-    databases = [await Database.open(postgres_url, pool_size=2) for _ in range(4)]
-    stores = [PostgresOwnerStore(database) for database in databases]
-    try:
-        hashes = [f"{HASH}-{n}" for n in range(len(stores))]
-        setups = await asyncio.gather(
-            *(store.create_owner(h, now=T0) for store, h in zip(stores, hashes, strict=True))
-        )
-        first = LoginFailures(client="c", count=1, last=T0)
-        guesses = await asyncio.gather(
-            *(store.save_login_failures(first, previous=None) for store in stores)
-        )
-        second = LoginFailures(client="c", count=2, last=T0)
-        retries = await asyncio.gather(
-            *(store.save_login_failures(second, previous=first) for store in stores)
-        )
-    finally:
-        for database in databases:
+        async def another() -> OwnerStore:
+            opened.append(await Database.open(postgres_url, pool_size=2))
+            return PostgresOwnerStore(opened[-1])
+
+        yield another
+        for database in opened:
             await database.close()
-    assert setups.count(True) == 1
-    assert await PostgresOwnerStore(pg_database).get_owner_hash() == hashes[setups.index(True)]
-    assert guesses.count(True) == 1
-    assert retries.count(True) == 1
-
-
-async def test_postgres_logout_is_seen_by_another_instance(
-    pg_database: Database, postgres_url: str
-) -> None:
-    """A session ended through one process's pool is gone for every other one at once."""
-    other = await Database.open(postgres_url, pool_size=1)
-    try:
-        here, there = PostgresOwnerStore(pg_database), PostgresOwnerStore(other)
-        await here.create_session(session(1))
-        assert await there.get_session(session(1).id_hash) == session(1)
-        await here.delete_session(session(1).id_hash)
-        assert await there.get_session(session(1).id_hash) is None
-    finally:
-        await other.close()
 
 
 async def test_postgres_owner_table_refuses_a_second_row(pg_database: Database) -> None:

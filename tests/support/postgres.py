@@ -19,16 +19,13 @@ import shutil
 import socket
 import subprocess
 import tempfile
-from datetime import datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
 
-from transcriber_adapters.memory import ManualClock
-from transcriber_adapters.postgres import Database, PostgresBudgetStore, PostgresConditionStore
-from transcriber_core.entities import Condition
+from transcriber_adapters.postgres import Database
 
 #: The variable naming the test server.
 URL_VARIABLE = "TRANSCRIBER_TEST_DATABASE_URL"
@@ -189,50 +186,6 @@ async def empty(database: Database) -> None:
     if rows:
         tables = ", ".join(f'"{name}"' for (name,) in rows)
         await database.execute(f"TRUNCATE {tables} CASCADE")  # type: ignore[arg-type]
-
-
-# Until the store-clock ports (BudgetStore.take/levels and ConditionStore.report/current
-# without ``now``) land, the suites still pass ``now``; these set the store's clock to it.
-
-
-class NowPassingBudgets:
-    """A ``PostgresBudgetStore`` seen through today's port: ``now`` moves its clock."""
-
-    def __init__(self, database: Database) -> None:
-        self.clock = ManualClock()
-        self.store = PostgresBudgetStore(database, clock=self.clock)
-
-    async def take(
-        self, name: str, *, capacity: int, per: timedelta, now: datetime
-    ) -> timedelta | None:
-        self.clock.set(now)
-        return await self.store.take(name, capacity=capacity, per=per)
-
-    async def levels(self, *, now: datetime) -> dict[str, float]:
-        self.clock.set(now)
-        return await self.store.levels()
-
-
-class NowPassingConditions:
-    """A ``PostgresConditionStore`` seen through today's port: ``now`` moves its clock."""
-
-    #: Any span works: ``current`` looks back this far from ``seen_after + SPAN``.
-    SPAN = timedelta(days=1)
-
-    def __init__(self, database: Database) -> None:
-        self.clock = ManualClock()
-        self.store = PostgresConditionStore(database, clock=self.clock)
-
-    async def report(self, code: str, *, scope: str, message: str, now: datetime) -> None:
-        self.clock.set(now)
-        await self.store.report(code, scope=scope, message=message)
-
-    async def clear(self, codes: frozenset[str], *, scopes: frozenset[str]) -> None:
-        await self.store.clear(codes, scopes=scopes)
-
-    async def current(self, *, scopes: frozenset[str], seen_after: datetime) -> list[Condition]:
-        self.clock.set(seen_after + self.SPAN)
-        return await self.store.current(scopes=scopes, within=self.SPAN)
 
 
 def scrubbed(error: BaseException, *secrets: str) -> bool:

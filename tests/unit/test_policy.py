@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
@@ -12,7 +12,6 @@ from transcriber_core.policy import (
     Settings,
     first_check_delay,
     is_exhausted,
-    lease_cutoff,
     next_check_delay,
     notice_pause,
     reconnect_pause,
@@ -63,12 +62,6 @@ def test_exhausted_only_past_the_limit() -> None:
     """The fifth acquire still runs; the sixth marks the job dead."""
     assert not is_exhausted(5)
     assert is_exhausted(6)
-
-
-def test_lease_cutoff_is_now_minus_lease() -> None:
-    """A lease taken exactly one lease ago counts as expired."""
-    now = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
-    assert lease_cutoff(now) == now - timedelta(minutes=2)
 
 
 def test_check_delay_may_grow_never_shrink() -> None:
