@@ -347,7 +347,7 @@ def reconnect_pause(failures: int, settings: Settings = DEFAULT_SETTINGS) -> tim
     """The wait before reconnecting after ``failures`` failed tries in a row (a wake-up feed).
 
     ``reconnect_base * 2^(failures-1)``, capped at ``reconnect_cap``; no wait
-    before the first try after a connection that was working.
+    before the very first connection (``failures`` 0).
     """
     if failures <= 0:
         return timedelta(0)

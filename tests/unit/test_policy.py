@@ -106,7 +106,7 @@ def test_notice_pause_takes_the_notifiers_ask_within_the_cap() -> None:
 
 
 def test_reconnect_pause_starts_at_once_then_doubles_to_its_cap() -> None:
-    """A listener that just lost a working connection tries at once, then backs off to 5 s."""
+    """The first connection is tried at once; each failed try in a row doubles the wait to 5 s."""
     pauses = [reconnect_pause(failures) for failures in range(8)]
     assert pauses[:4] == [
         timedelta(0),
