@@ -17,6 +17,15 @@ from transcriber_adapters.memory import (
     MemoryNotifier,
     MemoryOwnerStore,
     MemoryRecognizer,
+    MemoryWakeupFeed,
+)
+from transcriber_adapters.postgres import (
+    Database,
+    PostgresBudgetStore,
+    PostgresConditionStore,
+    PostgresJobRepository,
+    PostgresOwnerStore,
+    PostgresWakeupFeed,
 )
 from transcriber_adapters.s3 import S3FileStore
 from transcriber_adapters.sqlite import (
@@ -41,6 +50,7 @@ from transcriber_core.ports import (
     Notifier,
     OwnerStore,
     Recognizer,
+    WakeupFeed,
 )
 
 
@@ -53,9 +63,10 @@ def check(
     yandex: YandexRecognizer,
     sqlite_conditions: SqliteConditionStore,
     sqlite_budgets: SqliteBudgetStore,
+    postgres: Database,
 ) -> None:
     """Never called: mypy reads the assignments."""
-    repos: list[JobRepository] = [MemoryJobRepository(), sqlite]
+    repos: list[JobRepository] = [MemoryJobRepository(), sqlite, PostgresJobRepository(postgres)]
     local = FilesystemFileStore(root, staging_dir=root / "tmp")
     stores: list[FileStore] = [MemoryFileStore(), local, s3]
     converters: list[Converter] = [MemoryConverter(), FfmpegConverter()]
@@ -64,9 +75,15 @@ def check(
     notifiers: list[Notifier] = [MemoryNotifier(), TelegramNotifier(make_bot("1:never-used"))]
     clocks: list[Clock] = [SystemClock(), ManualClock()]
     ids: list[IdSource] = [RandomIds()]
-    owners: list[OwnerStore] = [MemoryOwnerStore(), sqlite_owners]
-    conditions: list[ConditionStore] = [MemoryConditionStore(), sqlite_conditions]
+    owners: list[OwnerStore] = [MemoryOwnerStore(), sqlite_owners, PostgresOwnerStore(postgres)]
+    conditions: list[ConditionStore] = [
+        MemoryConditionStore(),
+        sqlite_conditions,
+        PostgresConditionStore(postgres),
+    ]
     probes: list[DurationProbe] = [HeaderProbe()]
-    budgets: list[BudgetStore] = [MemoryBudgetStore(), sqlite_budgets]
-    del budgets, probes, conditions, owners, repos, stores, converters
+    postgres_budgets = PostgresBudgetStore(postgres)
+    budgets: list[BudgetStore] = [MemoryBudgetStore(), sqlite_budgets, postgres_budgets]
+    feeds: list[WakeupFeed] = [MemoryWakeupFeed(), PostgresWakeupFeed("postgresql:///never-used")]
+    del feeds, budgets, probes, conditions, owners, repos, stores, converters
     del recognizers, notifiers, clocks, ids

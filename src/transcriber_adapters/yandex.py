@@ -17,8 +17,8 @@ import contextlib
 import logging
 import math
 import secrets
-from collections.abc import Callable, Iterator, Mapping
-from datetime import UTC, datetime, timedelta
+from collections.abc import Iterator, Mapping
+from datetime import timedelta
 from typing import Any
 from urllib.parse import quote
 
@@ -94,13 +94,6 @@ _REFUSED_STATUSES = frozenset({401, 403})
 #: Longest ``Retry-After`` we take from SpeechKit; a larger one is read as this.
 MAX_RETRY_AFTER = timedelta(hours=1)
 
-#: The wall clock budgets are kept on; injectable so tests move time by hand.
-WallClock = Callable[[], datetime]
-
-
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
-
 
 @contextlib.contextmanager
 def api_errors() -> Iterator[None]:
@@ -153,20 +146,22 @@ class YandexRecognizer:
     ``<storage_url>/<bucket>/<object_key>``, so it must be a record of the S3
     store on the same bucket; ``check`` polls the operation.
 
-    **Sync (v1, ADR 29).** Local audio (no object key) of at most
-    ``sync_max_seconds`` and 1 MB is read from ``files`` (the service's local
-    store) and posted to ``sync_url``; the text comes back in the answer, so
-    ``start`` returns it as the outcome and there is nothing to check.
+    **Sync (v1, ADR 29).** Audio that ``files`` (the service's file store)
+    holds, of at most ``sync_max_seconds`` and 1 MB, is read from it and
+    posted to ``sync_url``; the text comes back in the answer, so ``start``
+    returns it as the outcome and there is nothing to check.
     ``limits.takes_directly`` tells the pipeline which audio that is, so it
     copies nothing to Object Storage for it. A refusal as too long or too
     large (HTTP 400 or 413), or local audio past those limits, raises
     ``DirectRefused``: the pipeline copies the audio and starts it async.
-    ``sync_max_seconds`` of 0, or no ``files``, turns the sync path off.
+    Audio with an object key (``files`` on the bucket, ADR 33) is started
+    async at once instead. ``sync_max_seconds`` of 0, or no ``files``, turns
+    the sync path off.
 
     **Budgets.** Async starts (``starts_per_hour``), checks
     (``checks_per_hour``) and sync requests (``sync_per_second``) each take a
     token from ``budgets`` (shared by every process when it is the SQLite
-    store) on the ``clock`` before anything is sent. An empty start or sync
+    store, on the store's own clock) before anything is sent. An empty start or sync
     budget raises ``BudgetSpent`` with the wait; an empty check budget
     answers ``Pending`` with the wait. Nothing is sent either way.
 
@@ -201,7 +196,6 @@ class YandexRecognizer:
         starts_per_hour: int = DEFAULT_STARTS_PER_HOUR,
         sync_per_second: int = DEFAULT_SYNC_PER_SECOND,
         budgets: BudgetStore | None = None,
-        clock: WallClock = _utc_now,
         timeout: float = 30.0,
         max_seconds: float = MAX_SECONDS,
     ) -> None:
@@ -237,7 +231,6 @@ class YandexRecognizer:
 
             budgets = MemoryBudgetStore()
         self._budgets = budgets
-        self._clock = clock
         self._shapes = {
             STARTS_BUDGET: (starts_per_hour, HOUR),
             CHECKS_BUDGET: (checks_per_hour, HOUR),
@@ -269,12 +262,15 @@ class YandexRecognizer:
         refusal = self.limits.refusal(seconds=duration, size=audio.size)
         if refusal is not None:
             raise RecognitionFailed(refusal)
-        if not audio.object_key:
-            if not self.limits.takes_directly(seconds=duration, size=audio.size):
-                raise DirectRefused(
-                    "the audio is too long or too large for synchronous recognition"
-                )
-            return await self._recognize_now(audio, duration)
+        if self._reads(audio) and self.limits.takes_directly(seconds=duration, size=audio.size):
+            try:
+                return await self._recognize_now(audio, duration)
+            except DirectRefused:
+                if not audio.object_key:
+                    raise
+                # Already in the bucket SpeechKit reads (ADR 33): async at once, no copy.
+        elif not audio.object_key:
+            raise DirectRefused("the audio is too long or too large for synchronous recognition")
         body = self.request_body(audio)
         await self._take(STARTS_BUDGET)
         answer = await self._request("start", "POST", self._stt_url, duration, json=body)
@@ -324,9 +320,13 @@ class YandexRecognizer:
             return Started(operation_id=operation_id, outcome=Rejected(reason=NO_SPEECH))
         return Started(operation_id=operation_id, outcome=Recognized(text=text.strip()))
 
+    def _reads(self, audio: FileRecord) -> bool:
+        """True when ``files`` holds ``audio``: the sync path can read its bytes."""
+        return self._files is not None and self._files.location == audio.location
+
     def _shape(self, name: str) -> dict[str, Any]:
         capacity, per = self._shapes[name]
-        return {"capacity": capacity, "per": per, "now": self._clock()}
+        return {"capacity": capacity, "per": per}
 
     async def _take(self, name: str) -> None:
         """Take a token of the budget or raise ``BudgetSpent`` with the wait; nothing is sent."""

@@ -6,15 +6,15 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import attrs
 
-from transcriber_adapters.datadir import DataDirLock
+from transcriber_adapters.datadir import STAGING_NAME, DataDirLock, sweep_staging
 from transcriber_adapters.datadir import claim as claim_data_dir
 from transcriber_adapters.ffmpeg import FfmpegConverter
 from transcriber_adapters.filesystem import FilesystemFileStore
-from transcriber_adapters.localdisk import clear_staging_dir
 from transcriber_adapters.media_header import HeaderProbe
 from transcriber_adapters.memory import MemoryRecognizer
 from transcriber_adapters.sqlite import (
@@ -27,18 +27,21 @@ from transcriber_adapters.system import RandomIds, SystemClock, host_name
 from transcriber_app.conditions import storage_is_short
 from transcriber_app.config import Config, ConfigError
 from transcriber_app.extras import require_for
-from transcriber_core.entities import Job, State
+from transcriber_core.entities import Job, Location, State
 from transcriber_core.policy import DecodeLimits, Settings
 from transcriber_core.ports import (
     BudgetStore,
     Clock,
+    ConditionStore,
     Converter,
     Event,
     FileStore,
     IdSource,
+    JobRepository,
     Notifier,
     OwnerStore,
     Recognizer,
+    WakeupFeed,
 )
 from transcriber_core.services import Services
 from transcriber_core.worker import Workers
@@ -46,6 +49,7 @@ from transcriber_core.worker import Workers
 if TYPE_CHECKING:
     from aiogram import Bot
 
+    from transcriber_adapters.s3 import S3FileStore
     from transcriber_adapters.whisper import WhisperRecognizer
     from transcriber_app.bot import BotPolling
 
@@ -55,11 +59,14 @@ log = logging.getLogger("transcriber.app")
 DATABASE_NAME = "transcriber.db"
 #: The folder of local files inside the data dir.
 FILES_DIR = "files"
-#: The staging folder inside the data dir: uploads, downloads, converter output (ADR 21).
-STAGING_DIR = "tmp"
-#: Half-written files untouched this long were left by a killed process (ADR 5). Any age
-#: will do: the data dir's lock means no other process is writing one (ADR 21).
+#: The staging folder inside the data dir: one folder per process for uploads, downloads
+#: and converter output (ADR 21, 38).
+STAGING_DIR = STAGING_NAME
+#: Half-written files untouched this long were left by a killed process (ADR 5), when this
+#: process is alone on the data dir: any age will do, nobody else is writing one (ADR 21).
 STALE_PARTIAL_AGE = timedelta(0)
+#: ... and when other processes share the data dir (ADR 38): theirs are written to now.
+SHARED_STALE_PARTIAL_AGE = timedelta(hours=1)
 
 
 class SilentNotifier:
@@ -77,7 +84,7 @@ class Runtime:
     services: Services
     workers: Workers
     owners: OwnerStore
-    #: The Telegram intake; None when no token is configured.
+    #: The Telegram intake; None when no token is configured, and in a worker (notices only).
     bot: BotPolling | None = None
     #: Request budgets shared through the database (ADR 29), for ``/metrics``.
     budgets: BudgetStore | None = None
@@ -147,72 +154,81 @@ async def build(
     recognizer_files: FileStore | None = None,
     notifier: Notifier | None = None,
     host: str | None = None,
+    wakeup_feed: WakeupFeed | None = None,
+    intake: bool = True,
 ) -> Runtime:
     """Open the database, stores and clients the config names; a dependency given replaces its own.
 
     Raises ``MissingExtra`` when the config turns on a feature whose extra
     is not installed, before it touches the data dir.
 
+    ``intake`` is ``serve``: it holds the data dir's one intake lock and
+    polls the bot. Without it (``transcriber worker``) the data dir is
+    shared with ``serve`` and other workers, and a configured bot only
+    sends notices (ADR 38).
+
     Each keyword left at None is built from ``config``. ``recognizer_files``
     goes with ``recognizer``: with a recognizer given, the config's Object
-    Storage is not opened, and None means the recognizer reads the local
-    files. Tests pass e.g. ``recognizer=MemoryRecognizer(...)`` or
-    ``settings=Settings(...)``.
+    Storage is not opened, and None means the recognizer reads the file
+    store itself. Tests pass e.g. ``recognizer=MemoryRecognizer(...)`` or
+    ``settings=Settings(...)``. ``wakeup_feed`` (None: none) carries other
+    processes' wake-ups to this one's workers (ADR 31; on PostgreSQL, the
+    database's ``LISTEN`` feed). ``clock`` stamps what the app stamps; on
+    SQLite it is also the stores' own clock, by which they judge leases and
+    delays (ADR 30), while on PostgreSQL they judge by the database server's
+    clock, the one every host shares (ADR 39).
     """
     # Before anything is opened: a feature whose extra is missing stops here.
     require_for(config)
     data_dir = config.storage.data_dir
-    # First of all: a second process on this data dir stops here, having touched nothing.
-    lock = claim_data_dir(data_dir)
+    # First of all: a second serve on this data dir stops here, having touched nothing.
+    # On PostgreSQL with Object Storage nothing is shared through the data dir: it only
+    # holds this process's staging folder, so serve takes no intake lock (ADR 39).
+    lock = claim_data_dir(data_dir, intake=intake and not _shares_nothing_locally(config))
     closers: list[Callable[[], Awaitable[None]]] = [_releaser(lock)]
     if lock.tightened:
         log.warning("data_dir.tightened", extra={"mode": f"{lock.previous_mode:o}"})
     try:
-        cleared = await asyncio.to_thread(clear_staging_dir, data_dir / STAGING_DIR)
+        cleared = await asyncio.to_thread(sweep_staging, lock)
         if cleared:
             log.info("files.staging_removed", extra={"count": cleared})
         clock = clock or SystemClock()
-        repo = await SqliteJobRepository.open(data_dir / DATABASE_NAME, clock=clock)
-    except BaseException:
-        lock.release()
-        raise
-    closers.append(repo.close)
-    try:
-        owners = await SqliteOwnerStore.open(data_dir / DATABASE_NAME, clock=clock)
-        closers.append(owners.close)
-        conditions = await SqliteConditionStore.open(data_dir / DATABASE_NAME, clock=clock)
-        closers.append(conditions.close)
-        budgets = await SqliteBudgetStore.open(data_dir / DATABASE_NAME, clock=clock)
-        closers.append(budgets.close)
-        files = FilesystemFileStore(data_dir / FILES_DIR, staging_dir=data_dir / STAGING_DIR)
+        settings = settings or settings_from(config)
+        if config.database.is_postgres:
+            stores = await _postgres_stores(config, settings, closers)
+        else:
+            stores = await _sqlite_stores(data_dir / DATABASE_NAME, clock, closers)
+        files = await _file_store(config, closers, lock)
+        # Every leftover a lone start may remove is gone: other processes may join (ADR 38).
+        lock.share()
         if recognizer is None:
-            recognizer, recognizer_files = await _recognizer(config, closers, files, budgets)
+            recognizer, recognizer_files = await _recognizer(
+                config, closers, files, stores.budgets, staging_dir=lock.staging
+            )
         bot = _bot(config, closers)
         if notifier is None:
             notifier = SilentNotifier() if bot is None else _telegram_notifier(bot)
-        stale = await files.remove_stale_partials(older_than=STALE_PARTIAL_AGE)
-        if stale:
-            log.info("files.stale_partials_removed", extra={"count": stale})
         services = Services(
-            repo=repo,
+            repo=stores.repo,
             files=files,
             converter=converter or FfmpegConverter(limits=decode_limits_from(config)),
             recognizer=recognizer,
             recognizer_files=recognizer_files,
-            conditions=conditions,
+            conditions=stores.conditions,
             probe=HeaderProbe(),
             host=host_name() if host is None else host,
             notifier=notifier,
             clock=clock,
             ids=ids or RandomIds(),
-            settings=settings or settings_from(config),
+            settings=settings,
+            wakeup_feed=wakeup_feed or stores.wakeup_feed,
         )
     except BaseException:
         for closer in reversed(closers):
             await closer()
         raise
     polling = None
-    if bot is not None:
+    if bot is not None and intake:
         from transcriber_adapters.telegram import download_limit  # noqa: PLC0415 - see _bot
         from transcriber_app.bot import BotPolling, make_dispatcher  # noqa: PLC0415
 
@@ -228,15 +244,112 @@ async def build(
         config=config,
         services=services,
         workers=Workers(services, concurrency_from(config)),
-        owners=owners,
+        owners=stores.owners,
         bot=polling,
-        budgets=budgets,
+        budgets=stores.budgets,
         closers=closers,
     )
 
 
+@attrs.frozen(kw_only=True)
+class _Stores:
+    """The stores on the configured database, one object per port."""
+
+    repo: JobRepository
+    owners: OwnerStore
+    conditions: ConditionStore
+    budgets: BudgetStore
+    #: Other processes' wake-ups: the database's LISTEN feed, or None on SQLite.
+    wakeup_feed: WakeupFeed | None = None
+
+
+async def _sqlite_stores(
+    path: Path, clock: Clock, closers: list[Callable[[], Awaitable[None]]]
+) -> _Stores:
+    """Every store on the SQLite file ``path``, each its own connection, judging by ``clock``."""
+    repo = await SqliteJobRepository.open(path, clock=clock)
+    closers.append(repo.close)
+    owners = await SqliteOwnerStore.open(path, clock=clock)
+    closers.append(owners.close)
+    conditions = await SqliteConditionStore.open(path, clock=clock)
+    closers.append(conditions.close)
+    budgets = await SqliteBudgetStore.open(path, clock=clock)
+    closers.append(budgets.close)
+    return _Stores(repo=repo, owners=owners, conditions=conditions, budgets=budgets)
+
+
+async def _postgres_stores(
+    config: Config, settings: Settings, closers: list[Callable[[], Awaitable[None]]]
+) -> _Stores:
+    """Every store on one pool to ``[database] url``, on the database's clock (ADR 39)."""
+    from transcriber_adapters import postgres  # noqa: PLC0415 - an optional extra
+
+    url = config.database.url
+    database = await postgres.Database.open(url, pool_size=config.database.pool_size)
+    closers.append(database.close)
+    if database.applied_migrations:
+        log.info(
+            "database.migrated", extra={"versions": ",".join(map(str, database.applied_migrations))}
+        )
+    return _Stores(
+        repo=postgres.PostgresJobRepository(database),
+        owners=postgres.PostgresOwnerStore(database),
+        conditions=postgres.PostgresConditionStore(database),
+        budgets=postgres.PostgresBudgetStore(database),
+        wakeup_feed=postgres.PostgresWakeupFeed(url, settings=settings),
+    )
+
+
+def _shares_nothing_locally(config: Config) -> bool:
+    """True when jobs and files live off this host: PostgreSQL and Object Storage (ADR 39).
+
+    Then any number of ``serve`` and ``worker`` processes may run, on any
+    hosts; the data dir holds only each process's own staging folder.
+    """
+    return config.database.is_postgres and config.storage.files == "s3"
+
+
+async def _file_store(
+    config: Config, closers: list[Callable[[], Awaitable[None]]], lock: DataDirLock
+) -> FileStore:
+    """The store of recordings and derived files that ``[storage] files`` names (ADR 33).
+
+    Both stage in this process's own folder in ``<data_dir>/tmp`` (ADR 38).
+    The local one first removes half-written files a killed process left:
+    of any age when this process is alone on the data dir, else only those
+    untouched for ``SHARED_STALE_PARTIAL_AGE``.
+    """
+    if config.storage.files == "s3":
+        store = _s3_store(config, lock.staging)
+        closers.append(store.close)
+        return store
+    local = FilesystemFileStore(config.storage.data_dir / FILES_DIR, staging_dir=lock.staging)
+    age = STALE_PARTIAL_AGE if lock.alone else SHARED_STALE_PARTIAL_AGE
+    stale = await local.remove_stale_partials(older_than=age)
+    if stale:
+        log.info("files.stale_partials_removed", extra={"count": stale})
+    return local
+
+
+def _s3_store(config: Config, staging_dir: Path) -> S3FileStore:
+    """A store on the bucket of ``[s3]``, staging in ``staging_dir``."""
+    # aioboto3 costs ~40 MiB to import: only a service that uses Object Storage pays for it.
+    from transcriber_adapters.s3 import S3FileStore  # noqa: PLC0415
+
+    s3 = config.s3
+    return S3FileStore(
+        endpoint_url=s3.endpoint_url,
+        region=s3.region,
+        bucket=s3.bucket,
+        access_key_id=s3.access_key_id,
+        secret_access_key=s3.secret_access_key,
+        path_style=s3.path_style,
+        staging_dir=staging_dir,
+    )
+
+
 def _releaser(lock: DataDirLock) -> Callable[[], Awaitable[None]]:
-    """A closer that releases the data dir's lock (the last thing ``Runtime.close`` does)."""
+    """A closer that releases the data dir's locks and staging folder (the last thing closed)."""
 
     async def release() -> None:
         lock.release()
@@ -271,8 +384,14 @@ async def _recognizer(
     closers: list[Callable[[], Awaitable[None]]],
     files: FileStore,
     budgets: BudgetStore,
+    *,
+    staging_dir: Path,
 ) -> tuple[Recognizer, FileStore | None]:
-    """The recognizer the config names, and the Object Storage it reads audio from."""
+    """The recognizer the config names, and the Object Storage it reads copies from.
+
+    None for the second: the recognizer reads ``files`` itself (a local
+    recognizer, or files already on the bucket it reads).
+    """
     if config.recognizer.kind == "whisper":
         local = await _whisper(config, files)
         closers.append(local.close)
@@ -286,33 +405,27 @@ async def _recognizer(
             max_seconds=memory.max_seconds or None,
         )
         return demo, None
-    # aioboto3 costs ~40 MiB to import: only a service that uses Object Storage pays for it.
-    from transcriber_adapters.s3 import S3FileStore  # noqa: PLC0415
     from transcriber_adapters.yandex import YandexRecognizer  # noqa: PLC0415
 
-    s3 = config.s3
-    store = S3FileStore(
-        endpoint_url=s3.endpoint_url,
-        region=s3.region,
-        bucket=s3.bucket,
-        access_key_id=s3.access_key_id,
-        secret_access_key=s3.secret_access_key,
-        path_style=s3.path_style,
-        staging_dir=config.storage.data_dir / STAGING_DIR,
-    )
-    closers.append(store.close)
+    copies: FileStore | None = None
+    if files.location is not Location.S3:
+        store = _s3_store(config, staging_dir)
+        closers.append(store.close)
+        copies = store
+    # Otherwise the files already live on the [s3] bucket SpeechKit reads: it is handed
+    # the stored object itself, and no copy is made or deleted (ADR 33).
     yandex = config.yandex
     recognizer = YandexRecognizer(
         api_key=yandex.api_key,
-        bucket=s3.bucket,
-        storage_url=s3.endpoint_url,
+        bucket=config.s3.bucket,
+        storage_url=config.s3.endpoint_url,
         stt_url=yandex.stt_url,
         operation_url=yandex.operation_url,
         language=yandex.language,
         model=yandex.model,
         checks_per_hour=yandex.checks_per_hour,
         max_seconds=yandex.max_seconds,
-        # Short clips go to the sync API straight from the local store (ADR 29).
+        # Short clips go to the sync API straight from the file store (ADR 29).
         sync_url=yandex.sync_url,
         sync_max_seconds=yandex.sync_max_seconds,
         files=files,
@@ -321,7 +434,7 @@ async def _recognizer(
         budgets=budgets,
     )
     closers.append(recognizer.close)
-    return recognizer, store
+    return recognizer, copies
 
 
 async def _whisper(config: Config, files: FileStore) -> WhisperRecognizer:

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Mapping
+from datetime import timedelta
 
 import attrs
 
@@ -31,14 +32,13 @@ from transcriber_core.policy import (
     conditions_cleared_by,
     is_exhausted,
     is_express_loop,
-    lease_cutoff,
     retry_pause,
 )
 from transcriber_core.ports import Event
 from transcriber_core.retention import sweep
 from transcriber_core.services import Services
 from transcriber_core.steps import STEPS
-from transcriber_core.transitions import transition
+from transcriber_core.transitions import delay_of, transition
 
 log = logging.getLogger("transcriber.worker")
 
@@ -68,13 +68,8 @@ async def acquire_next(
     settings = services.settings
     while True:
         acquisition_id = services.ids.new_id()
-        now = services.clock.now()
         job = await services.repo.acquire(
-            state,
-            acquisition_id=acquisition_id,
-            now=now,
-            lease_cutoff=lease_cutoff(now, settings),
-            short_only=short_only,
+            state, acquisition_id=acquisition_id, lease=settings.lease, short_only=short_only
         )
         if job is None:
             return None
@@ -83,7 +78,8 @@ async def acquire_next(
         reason = f"gave up after {settings.max_attempts} attempts"
         if job.error:
             reason = f"{reason}; last error: {job.error}"
-        dead = transition(job, State.DEAD, now=now, error=reason)
+        # ``updated`` is for display only: nothing is judged by it (ADR 30).
+        dead = transition(job, State.DEAD, now=services.clock.now(), error=reason)
         log.warning(
             "job.dead", extra={"job_id": job.id, "state": state.value, "attempts": job.attempts}
         )
@@ -169,7 +165,6 @@ async def _report_condition(services: Services, condition: ServiceCondition) -> 
             condition.code,
             scope=condition_scope(condition, services.host),
             message=condition.message,
-            now=services.clock.now(),
         )
     except Exception as exc:  # noqa: BLE001 - the job already waits; health has its own eyes
         log.warning(
@@ -217,9 +212,7 @@ async def _run_leased(services: Services, lease: Lease) -> Job:
             if done:
                 return step.result()
             try:
-                await services.repo.renew(
-                    job.id, acquisition_id=lease.acquisition_id, now=services.clock.now()
-                )
+                await services.repo.renew(job.id, acquisition_id=lease.acquisition_id)
             except LeaseLost:
                 raise
             except Exception as exc:  # noqa: BLE001 - the lease may still hold; try again later
@@ -265,14 +258,17 @@ async def _save_and_announce(services: Services, job: Job, acquisition_id: str) 
 
 
 async def _save_then_announce(services: Services, job: Job, acquisition_id: str) -> Job | None:
+    # Every pause a step or the worker chose travels as a duration: the store adds it
+    # to its own clock, so this worker's clock never shifts when the job is due (ADR 30).
+    delay = delay_of(job)
     try:
-        await services.repo.save_if_held(job, acquisition_id=acquisition_id)
+        await services.repo.save_if_held(job, acquisition_id=acquisition_id, delay=delay)
     except LeaseLost:
         log.warning("save.lease_lost", extra={"job_id": job.id, "state": job.state.value})
         return None
     event = _TERMINAL_EVENTS.get(job.state)
     if event is None:
-        if job.delay_time is None or job.delay_time <= services.clock.now():
+        if delay is None or delay <= timedelta(0):
             services.wakeup.notify(job.state)
         return job
     await tell(services, job, event)
@@ -299,13 +295,28 @@ class Workers:
         self._tasks: list[asyncio.Task[None]] = []
         self._poller: asyncio.Task[None] | None = None
         self._sweeper: asyncio.Task[None] | None = None
+        self._listener: asyncio.Task[None] | None = None
 
     def start(self) -> None:
-        """Start the poller, the retention sweeper and the loops; returns at once."""
-        if self._tasks:
+        """Start the retention sweeper, the poller, the wake-up feed's listener and the loops.
+
+        Every process offers to sweep, whatever its counts: the sweep lease
+        picks one at a time (ADR 36). With every count at 0 nothing else
+        starts, not even the poller: such a process (an API-only ``serve``)
+        costs the queue no query (ADR 38).
+        """
+        if self._tasks or self._sweeper is not None:
             raise RuntimeError("workers already started")
-        self._poller = asyncio.create_task(self._poll(), name="transcriber-poller")
         self._sweeper = asyncio.create_task(self._sweep(), name="transcriber-retention")
+        if not any(self.concurrency.values()):
+            return
+        self._poller = asyncio.create_task(self._poll(), name="transcriber-poller")
+        feed = self.services.wakeup_feed
+        if feed is not None:
+            # Other processes' wake-ups fan out to this process's loops (ADR 31).
+            self._listener = asyncio.create_task(
+                feed.listen(self.services.wakeup.notify), name="transcriber-wakeup-feed"
+            )
         for state, count in self.concurrency.items():
             for index in range(count):
                 express = is_express_loop(index, count)
@@ -330,6 +341,10 @@ class Workers:
         takes the job again.
         """
         self.stop_intake()
+        if self._listener is not None:
+            self._listener.cancel()
+            await asyncio.gather(self._listener, return_exceptions=True)
+            self._listener = None
         for background in (self._poller, self._sweeper):
             if background is not None:
                 background.cancel()
@@ -377,11 +392,8 @@ class Workers:
         services = self.services
         interval = services.settings.idle_poll_interval.total_seconds()
         while not self._stopping.is_set():
-            now = services.clock.now()
             try:
-                states = await services.repo.ready_states(
-                    now=now, lease_cutoff=lease_cutoff(now, services.settings)
-                )
+                states = await services.repo.ready_states(lease=services.settings.lease)
             except Exception as exc:  # noqa: BLE001 - try again at the next tick
                 log.warning("poll.error", extra={"error_type": type(exc).__name__})
                 states = frozenset()

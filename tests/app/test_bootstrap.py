@@ -5,11 +5,30 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+import attrs
 import pytest
 
+from transcriber_adapters.datadir import DataDirInUse
 from transcriber_adapters.memory import ManualClock, MemoryNotifier, MemoryRecognizer
-from transcriber_app.bootstrap import build
-from transcriber_app.config import Config, RecognizerConfig, S3Config, StorageConfig, YandexConfig
+from transcriber_adapters.postgres import (
+    Database,
+    PostgresBudgetStore,
+    PostgresConditionStore,
+    PostgresJobRepository,
+    PostgresOwnerStore,
+    PostgresWakeupFeed,
+)
+from transcriber_app.bootstrap import DATABASE_NAME, build
+from transcriber_app.config import (
+    Config,
+    DatabaseConfig,
+    RecognizerConfig,
+    S3Config,
+    StorageConfig,
+    YandexConfig,
+)
+from transcriber_contracts.job_repository import make_job
+from transcriber_core.entities import Location
 from transcriber_core.policy import Settings
 
 
@@ -32,6 +51,30 @@ async def test_a_recognizer_given_replaces_the_configs_and_its_object_storage(
     try:
         assert runtime.services.recognizer is recognizer
         assert runtime.services.recognizer_files is None
+    finally:
+        await runtime.close()
+
+
+@pytest.mark.parametrize("files", ["local", "s3"])
+async def test_files_pick_the_store_and_whether_speechkit_gets_copies(
+    tmp_path: Path, files: str
+) -> None:
+    """files = "s3" stores on the bucket and SpeechKit reads it; "local" keeps a copy store."""
+    config = attrs.evolve(
+        yandex_config(tmp_path / "data"),
+        storage=StorageConfig(data_dir=tmp_path / "data", files=files),
+    )
+    runtime = await build(config)
+    try:
+        services = runtime.services
+        if files == "s3":
+            assert services.files.location is Location.S3
+            assert services.recognizer_files is None
+            assert not (tmp_path / "data" / "files").exists()
+        else:
+            assert services.files.location is Location.LOCAL
+            assert services.recognizer_files is not None
+            assert services.recognizer_files.location is Location.S3
     finally:
         await runtime.close()
 
@@ -61,3 +104,59 @@ async def test_an_unknown_dependency_is_refused_before_anything_opens(tmp_path: 
     with pytest.raises(TypeError):
         await build(config, recognizor=MemoryRecognizer())  # type: ignore[call-arg]
     assert not (tmp_path / "data").exists()
+
+
+def postgres_config(data_dir: Path, url: str, files: str = "local") -> Config:
+    """A config on the PostgreSQL database at ``url``, files local or on a bucket."""
+    return Config(
+        storage=StorageConfig(data_dir=data_dir, files=files),
+        database=DatabaseConfig(url=url, pool_size=2),
+        s3=S3Config(bucket="bucket", access_key_id="id", secret_access_key="secret"),
+    )
+
+
+async def test_a_postgresql_url_puts_every_store_and_the_feed_on_it(
+    tmp_path: Path, pg_database: Database, postgres_url: str
+) -> None:
+    """With [database] url, jobs, owner, conditions, budgets and wake-ups are PostgreSQL's."""
+    runtime = await build(postgres_config(tmp_path / "data", postgres_url))
+    try:
+        services = runtime.services
+        assert isinstance(services.repo, PostgresJobRepository)
+        assert isinstance(services.conditions, PostgresConditionStore)
+        assert isinstance(runtime.owners, PostgresOwnerStore)
+        assert isinstance(runtime.budgets, PostgresBudgetStore)
+        assert isinstance(services.wakeup_feed, PostgresWakeupFeed)
+        job, _ = await services.repo.create(make_job())
+        assert await pg_database.fetchone("SELECT id FROM jobs") == (job.id,)
+    finally:
+        await runtime.close()
+    assert not (tmp_path / "data" / DATABASE_NAME).exists()
+
+
+async def test_serves_on_postgresql_and_object_storage_share_a_data_dir(
+    tmp_path: Path, pg_database: Database, postgres_url: str
+) -> None:
+    """Nothing lives on the host with PostgreSQL and files = "s3": a second serve may start."""
+    config = postgres_config(tmp_path / "data", postgres_url, files="s3")
+    first = await build(config)
+    try:
+        second = await build(config)
+        await second.close()
+    finally:
+        await first.close()
+
+
+async def test_a_second_serve_on_postgresql_with_local_files_is_refused(
+    tmp_path: Path, pg_database: Database, postgres_url: str
+) -> None:
+    """Local files pin the service to one host: one serve per data dir, as on SQLite."""
+    config = postgres_config(tmp_path / "data", postgres_url)
+    first = await build(config)
+    try:
+        with pytest.raises(DataDirInUse):
+            await build(config)
+        worker = await build(config, intake=False)
+        await worker.close()
+    finally:
+        await first.close()

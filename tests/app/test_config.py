@@ -267,6 +267,30 @@ def test_yandex_needs_a_bucket(tmp_path: Path) -> None:
         load_config(path, {})
 
 
+def test_files_default_to_local(tmp_path: Path) -> None:
+    """Without [storage] files the service keeps its files in the data dir."""
+    assert load_config(None, {}).storage.files == "local"
+
+
+def test_files_on_s3_need_a_bucket_and_keys(tmp_path: Path) -> None:
+    """files = "s3" without a bucket or without keys stops startup, naming the [s3] key."""
+    path = write(tmp_path, '[storage]\nfiles = "s3"\n')
+    with pytest.raises(ConfigError, match=r"\[s3\] bucket: required when \[storage\] files"):
+        load_config(path, {})
+    path = write(tmp_path, '[storage]\nfiles = "s3"\n[s3]\nbucket = "b"\n')
+    with pytest.raises(ConfigError, match=r"\[s3\] access_key_id: .* required when \[storage\]"):
+        load_config(path, {})
+    env = {"TRANSCRIBER_S3_ACCESS_KEY_ID": "id", "TRANSCRIBER_S3_SECRET_ACCESS_KEY": "secret"}
+    assert load_config(path, env).storage.files == "s3"
+
+
+def test_files_must_be_local_or_s3(tmp_path: Path) -> None:
+    """Any other [storage] files value is refused with a message naming the key."""
+    path = write(tmp_path, '[storage]\nfiles = "ftp"\n')
+    with pytest.raises(ConfigError, match=r'\[storage\] files: expected "local" or "s3"'):
+        load_config(path, {})
+
+
 def test_missing_file_is_reported(tmp_path: Path) -> None:
     """A config path that does not exist is an error, not a silent default."""
     with pytest.raises(ConfigError, match="config file not found"):
@@ -313,3 +337,45 @@ def test_speechkit_sync_and_budget_keys(tmp_path: Path) -> None:
     assert config.yandex.sync_url == "http://127.0.0.1:9/v1"
     assert config.yandex.sync_max_seconds == 0
     assert (config.yandex.starts_per_hour, config.yandex.sync_per_second) == (50, 2)
+
+
+def test_database_url_empty_is_sqlite_and_postgresql_is_taken(tmp_path: Path) -> None:
+    """No url is the embedded SQLite; a postgresql:// url from file or env selects PostgreSQL."""
+    assert load_config(None, {}).database.is_postgres is False
+    path = write(
+        tmp_path, '[database]\nurl = "postgresql://t@db.example:5433/jobs"\npool_size = 4\n'
+    )
+    database = load_config(path, {}).database
+    assert (database.url, database.pool_size, database.is_postgres) == (
+        "postgresql://t@db.example:5433/jobs",
+        4,
+        True,
+    )
+    env = {"TRANSCRIBER_DATABASE_URL": "postgres:///jobs"}
+    assert load_config(None, env).database.url == "postgres:///jobs"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[database]\nurl = "mysql://u:s3cret-pw@h/db"\n', r"\[database\] url: expected empty"),
+        ('[database]\nurl = "postgresql://u:s3cret-pw@h:99999/db"\n', r"\[database\] url: not a"),
+        ('[database]\nurl = "postgresql://u:s3cret-pw@h/d b"\n', r"\[database\] url: must not"),
+        ('[database]\nurl = "s3cret-pw"\n', r"\[database\] url: expected empty"),
+        ("[database]\npool_size = 0\n", r"\[database\] pool_size: must be at least 1"),
+        ("[database]\nhost = 1\n", r"\[database\] host: unknown key"),
+    ],
+)
+def test_bad_database_config_names_the_key_and_never_the_url(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    """A url that is not PostgreSQL's, or a pool of none: the key is named, the password never."""
+    with pytest.raises(ConfigError, match=message) as caught:
+        load_config(write(tmp_path, text), {})
+    assert "s3cret" not in str(caught.value)
+
+
+def test_database_url_is_not_in_repr() -> None:
+    """The url may carry a password: the config's repr leaves it out."""
+    config = load_config(None, {"TRANSCRIBER_DATABASE_URL": "postgresql://u:s3cret-pw@h/db"})
+    assert "s3cret" not in repr(config)

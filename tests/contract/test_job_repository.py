@@ -1,4 +1,4 @@
-"""The job repository contract, run over the memory and SQLite adapters."""
+"""The job repository and lifecycle contracts over the memory, SQLite and PostgreSQL adapters."""
 
 from __future__ import annotations
 
@@ -8,51 +8,75 @@ from pathlib import Path
 import pytest
 
 from transcriber_adapters.memory.jobs import MemoryJobRepository
+from transcriber_adapters.postgres import Database, PostgresJobRepository
 from transcriber_adapters.sqlite import SqliteJobRepository
 from transcriber_contracts.job_repository import (
     JobLifecycleContract,
     JobRepositoryContract,
-    SuiteClock,
+    OpenAnother,
 )
+from transcriber_core.clocks import ManualClock
+from transcriber_core.ports import JobRepository
 
 
-class TestMemoryJobRepository(JobRepositoryContract):
-    """The in-memory repository keeps the contract."""
+class TestMemoryJobRepository(JobRepositoryContract, JobLifecycleContract):
+    """The in-memory repository keeps the contract; a second one shares its database object."""
 
     @pytest.fixture
-    async def repo(self) -> AsyncIterator[MemoryJobRepository]:
-        repo = MemoryJobRepository()
+    async def repo(self, clock: ManualClock) -> AsyncIterator[MemoryJobRepository]:
+        repo = MemoryJobRepository(clock)
         yield repo
         await repo.close()
 
+    @pytest.fixture
+    def another_repo(self, repo: MemoryJobRepository) -> OpenAnother:
+        async def another() -> JobRepository:
+            return MemoryJobRepository(database=repo.database)
 
-class TestSqliteJobRepository(JobRepositoryContract):
-    """The SQLite repository keeps the contract on a real file."""
+        return another
+
+
+class TestSqliteJobRepository(JobRepositoryContract, JobLifecycleContract):
+    """The SQLite repository keeps the contract on a real file; another is its own connection."""
 
     @pytest.fixture
-    async def repo(self, tmp_path: Path) -> AsyncIterator[SqliteJobRepository]:
-        repo = await SqliteJobRepository.open(tmp_path / "jobs.db")
-        yield repo
-        await repo.close()
-
-
-class TestMemoryJobLifecycle(JobLifecycleContract):
-    """The in-memory repository deletes and sweeps as the contract says."""
-
-    @pytest.fixture
-    async def clocked_repo(self, clock: SuiteClock) -> AsyncIterator[MemoryJobRepository]:
-        repo = MemoryJobRepository(clock=clock)
-        yield repo
-        await repo.close()
-
-
-class TestSqliteJobLifecycle(JobLifecycleContract):
-    """The SQLite repository deletes and sweeps as the contract says, on its own clock."""
-
-    @pytest.fixture
-    async def clocked_repo(
-        self, clock: SuiteClock, tmp_path: Path
-    ) -> AsyncIterator[SqliteJobRepository]:
+    async def repo(self, clock: ManualClock, tmp_path: Path) -> AsyncIterator[SqliteJobRepository]:
         repo = await SqliteJobRepository.open(tmp_path / "jobs.db", clock=clock)
         yield repo
         await repo.close()
+
+    @pytest.fixture
+    async def another_repo(
+        self, repo: SqliteJobRepository, clock: ManualClock, tmp_path: Path
+    ) -> AsyncIterator[OpenAnother]:
+        opened: list[SqliteJobRepository] = []
+
+        async def another() -> JobRepository:
+            opened.append(await SqliteJobRepository.open(tmp_path / "jobs.db", clock=clock))
+            return opened[-1]
+
+        yield another
+        for other in opened:
+            await other.close()
+
+
+class TestPostgresJobRepository(JobRepositoryContract, JobLifecycleContract):
+    """The PostgreSQL repository keeps the contract; another is on a pool of its own."""
+
+    @pytest.fixture
+    def repo(self, clock: ManualClock, pg_database: Database) -> PostgresJobRepository:
+        return PostgresJobRepository(pg_database, clock=clock)
+
+    @pytest.fixture
+    async def another_repo(
+        self, clock: ManualClock, postgres_url: str
+    ) -> AsyncIterator[OpenAnother]:
+        opened: list[Database] = []
+
+        async def another() -> JobRepository:
+            opened.append(await Database.open(postgres_url, pool_size=2))
+            return PostgresJobRepository(opened[-1], clock=clock)
+
+        yield another
+        for database in opened:
+            await database.close()

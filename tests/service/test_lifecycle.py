@@ -42,7 +42,7 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
 def panel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     """An open API with an owner, sweeping every 0.2 s, for the admin and retention tests."""
     config = {"retention": {"sweep_seconds": 0.2}}
-    with service_with_owner(tmp_path_factory.mktemp("lifecycle-panel"), config) as started:
+    with service_with_owner(tmp_path_factory.mktemp("lifecycle-panel"), config=config) as started:
         yield started
 
 

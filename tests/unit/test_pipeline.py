@@ -17,7 +17,7 @@ import pytest
 
 from tests.support.delegate import Delegate
 from tests.support.world import World, make_world
-from transcriber_adapters.memory import MemoryFileStore
+from transcriber_adapters.memory import ManualClock, MemoryFileStore
 from transcriber_core import edits, steps
 from transcriber_core.entities import Job, Location, Origin, State
 from transcriber_core.errors import (
@@ -40,11 +40,11 @@ NewWorld = Callable[..., World]
 
 
 @pytest.fixture
-def new_world(tmp_path: Path, repo: JobRepository) -> NewWorld:
+def new_world(tmp_path: Path, repo: JobRepository, clock: ManualClock) -> NewWorld:
     """A world maker for tests that need other settings or an Object Storage."""
 
     def make(**options: object) -> World:
-        return make_world(tmp_path, repo=repo, **options)  # type: ignore[arg-type]
+        return make_world(tmp_path, repo=repo, clock=clock, **options)  # type: ignore[arg-type]
 
     return make
 
@@ -167,8 +167,7 @@ async def test_exhausted_job_does_not_hide_the_next(world: World) -> None:
         taken = await world.repo.acquire(
             State.CONVERT,
             acquisition_id=f"crash-{attempt}",
-            now=world.clock.now(),
-            lease_cutoff=world.clock.now(),
+            lease=timedelta(0),
         )
         assert taken is not None
         assert taken.id == first.id
@@ -231,11 +230,11 @@ class RenewalSpy(Delegate):
         self.lose = lose
         self.renewed = asyncio.Event()
 
-    async def renew(self, job_id: str, *, acquisition_id: str, now: object) -> None:
+    async def renew(self, job_id: str, *, acquisition_id: str) -> None:
         self.renewed.set()
         if self.lose:
             raise LeaseLost
-        await self.inner.renew(job_id, acquisition_id=acquisition_id, now=now)
+        await self.inner.renew(job_id, acquisition_id=acquisition_id)
 
 
 FAST_RENEWAL = Settings(lease=timedelta(seconds=0.2), lease_renewal=timedelta(seconds=0.01))

@@ -14,10 +14,10 @@ from transcriber_core.policy import (
     first_check_delay,
     is_exhausted,
     job_goes_at,
-    lease_cutoff,
     next_check_delay,
     notice_pause,
     reachable_by,
+    reconnect_pause,
     retry_pause,
 )
 
@@ -65,12 +65,6 @@ def test_exhausted_only_past_the_limit() -> None:
     """The fifth acquire still runs; the sixth marks the job dead."""
     assert not is_exhausted(5)
     assert is_exhausted(6)
-
-
-def test_lease_cutoff_is_now_minus_lease() -> None:
-    """A lease taken exactly one lease ago counts as expired."""
-    now = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
-    assert lease_cutoff(now) == now - timedelta(minutes=2)
 
 
 def test_check_delay_may_grow_never_shrink() -> None:
@@ -158,3 +152,17 @@ def test_a_job_is_reachable_only_by_the_token_that_sent_it() -> None:
     assert not reachable_by(telegram, "a" * 64)
     assert reachable_by(mine, None)
     assert reachable_by(telegram, None)
+
+
+def test_reconnect_pause_starts_at_once_then_doubles_to_its_cap() -> None:
+    """The first connection is tried at once; each failed try in a row doubles the wait to 5 s."""
+    pauses = [reconnect_pause(failures) for failures in range(8)]
+    assert pauses[:4] == [
+        timedelta(0),
+        timedelta(milliseconds=100),
+        timedelta(milliseconds=200),
+        timedelta(milliseconds=400),
+    ]
+    assert pauses[-1] == timedelta(seconds=5)
+    assert reconnect_pause(10**6) == timedelta(seconds=5)
+    assert reconnect_pause(-1) == timedelta(0)

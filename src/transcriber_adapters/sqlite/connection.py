@@ -48,17 +48,13 @@ class SqliteStore:
     _what = "the database"
 
     def __init__(
-        self,
-        path: str | os.PathLike[str],
-        *,
-        clock: Clock | None = None,
-        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+        self, path: str | os.PathLike[str], *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT
     ) -> None:
         """Start the connection thread; use ``open``, which also migrates the schema."""
-        #: The store's own clock: what "now" is for the durations its callers pass (ADR 36).
-        self.clock: Clock = clock or SystemClock()
         self._thread = ConnectionThread(lambda: connect_private(path, busy_timeout))
         self._closed = False
+        #: The store's clock: every time it stamps or judges by (reference: queue rule 8).
+        self._clock: Clock = SystemClock()
         #: Versions of the migrations this ``open`` applied; empty when the schema was current.
         self.applied_migrations: tuple[int, ...] = ()
         # A store dropped without close() still ends its thread.
@@ -74,11 +70,13 @@ class SqliteStore:
     ) -> Self:
         """Open (creating if needed) the database at ``path`` and apply pending migrations.
 
-        ``clock`` (default: the system's) stamps the migrations and is the
-        store's "now" wherever a caller passes a duration instead of a time.
+        ``clock`` (default: the system's) is the store's own: the times it
+        stamps and judges leases, delays and ages by (ADR 30).
         """
-        store = cls(path, clock=clock, busy_timeout=busy_timeout)
-        now = store.clock.now()
+        store = cls(path, busy_timeout=busy_timeout)
+        if clock is not None:
+            store._clock = clock
+        now = store._clock.now()
         try:
             applied = await store._call(_migrate, now)
         except BaseException:
