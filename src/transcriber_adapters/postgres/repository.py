@@ -15,14 +15,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import timedelta
-from typing import Any
+from typing import Any, LiteralString
+
+from psycopg import AsyncConnection
 
 from transcriber_adapters.postgres import statements as sql
 from transcriber_adapters.postgres.clock import now_param
 from transcriber_adapters.postgres.connection import Database
 from transcriber_core.entities import FileRecord, Job, JobPart, State
 from transcriber_core.errors import FileNotFound, JobChanged, JobNotFound, LeaseLost
-from transcriber_core.ports import Clock
+from transcriber_core.ports import Clock, Removed
 
 
 class PostgresJobRepository:
@@ -201,5 +203,60 @@ class PostgresJobRepository:
             if parts:
                 await cursor.executemany(sql.PUT_PART_SQL, [sql.part_params(p) for p in parts])
 
+    async def delete_job(self, job_id: str) -> Removed:
+        """Delete the job, its parts and their file records in one transaction; returns them."""
+        async with self._db.transaction() as conn:
+            cursor = await conn.execute(sql.LOCK_JOB_FILES_SQL, {"id": job_id})
+            rows = await cursor.fetchall()
+            if not rows:
+                raise JobNotFound()
+            return await _remove(conn, rows, delete_jobs=True)
+
+    async def take_sweep(self, name: str, *, lease: timedelta) -> bool:
+        """Take the sweep ``name`` for ``lease`` with ``TAKE_SWEEP_SQL``; False while held."""
+        params = {"name": name, "lease": lease, "now": now_param(self._clock)}
+        return await self._db.execute(sql.TAKE_SWEEP_SQL, params) == 1
+
+    async def remove_ended_files(self, *, age: timedelta, limit: int) -> Removed:
+        """Forget and delete the files of up to ``limit`` jobs ended at least ``age`` ago."""
+        return await self._remove_ended(sql.ENDED_WITH_FILES_SQL, age, limit, delete_jobs=False)
+
+    async def remove_ended_jobs(self, *, age: timedelta, limit: int) -> Removed:
+        """Delete up to ``limit`` jobs ended at least ``age`` ago, with their parts and files."""
+        return await self._remove_ended(sql.ENDED_JOBS_SQL, age, limit, delete_jobs=True)
+
+    async def _remove_ended(
+        self, select: LiteralString, age: timedelta, limit: int, *, delete_jobs: bool
+    ) -> Removed:
+        # One transaction per batch, its jobs locked FOR UPDATE SKIP LOCKED: a second
+        # sweeper takes other jobs, and a file record both could name is returned by the
+        # DELETE that removed it only, so each thing goes to one sweeper.
+        params = {"age": age, "limit": limit, "now": now_param(self._clock)}
+        async with self._db.transaction() as conn:
+            cursor = await conn.execute(select, params)
+            rows = await cursor.fetchall()
+            if not rows:
+                return Removed()
+            return await _remove(conn, rows, delete_jobs=delete_jobs)
+
     async def close(self) -> None:
         """Nothing to close: the ``Database`` is closed by whoever opened it."""
+
+
+async def _remove(
+    conn: AsyncConnection[Any], rows: list[tuple[Any, ...]], *, delete_jobs: bool
+) -> Removed:
+    """Delete the files of the locked jobs in ``rows`` (id and three file ids), and the jobs too."""
+    job_ids = [row[0] for row in rows]
+    file_ids = {file_id for row in rows for file_id in row[1:] if file_id is not None}
+    cursor = await conn.execute(sql.PARTS_FILES_SQL, {"ids": job_ids})
+    for part_row in await cursor.fetchall():
+        file_ids.update(file_id for file_id in part_row if file_id is not None)
+    cursor = await conn.execute(sql.DELETE_FILES_SQL, {"ids": sorted(file_ids)})
+    files = tuple(sql.file_from_row(row) for row in await cursor.fetchall())
+    if delete_jobs:
+        await conn.execute(sql.DELETE_JOBS_SQL, {"ids": job_ids})
+    else:
+        await conn.execute(sql.FORGET_PART_FILES_SQL, {"ids": job_ids})
+        await conn.execute(sql.FORGET_JOB_FILES_SQL, {"ids": job_ids})
+    return Removed(jobs=tuple(job_ids), files=files)

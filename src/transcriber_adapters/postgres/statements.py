@@ -55,6 +55,8 @@ JOB_COLUMNS: tuple[LiteralString, ...] = (
     "dedup_key",
     "upload_digest",
     "short",
+    "owner",
+    "ended",
     "created",
     "updated",
 )
@@ -258,6 +260,60 @@ PUT_PART_SQL = (
     + ", ".join(f"{c} = excluded.{c}" for c in PART_COLUMNS if c not in ("job_id", "part_index"))
 )
 
+#: Take a sweep lease unless it is held; parameters: ``name``, ``now``, ``lease``. One
+#: statement: a taker that finds the row waits for its holder's commit and re-tests the
+#: WHERE, so of processes asking at once one writes a row (row count 1), the rest none.
+TAKE_SWEEP_SQL = (
+    f"INSERT INTO sweeps (name, expires) VALUES (%(name)s, {NOW_SQL} + %(lease)s::interval)"
+    f" ON CONFLICT (name) DO UPDATE SET expires = excluded.expires"
+    f" WHERE sweeps.expires <= {NOW_SQL}"
+)
+
+#: A job row refers to a file; the file sweep's partial index has this condition.
+_HAS_FILES = (
+    "(source_file_id IS NOT NULL OR converted_file_id IS NOT NULL OR storage_file_id IS NOT NULL)"
+)
+_JOB_FILES = "id, source_file_id, converted_file_id, storage_file_id"
+
+#: Lock and read up to ``limit`` jobs ended ``age`` before now, oldest first, that still
+#: refer to a file; parameters: ``now``, ``age``, ``limit``. SKIP LOCKED: a second sweeper
+#: takes other jobs, never these (nor a job an owner is editing).
+ENDED_WITH_FILES_SQL = (
+    f"SELECT {_JOB_FILES} FROM jobs"
+    f" WHERE ended IS NOT NULL AND ended <= {NOW_SQL} - %(age)s::interval AND {_HAS_FILES}"
+    " ORDER BY ended, id LIMIT %(limit)s FOR UPDATE SKIP LOCKED"
+)
+
+#: ``ENDED_WITH_FILES_SQL`` for every ended job, files or not (the job sweep).
+ENDED_JOBS_SQL = (
+    f"SELECT {_JOB_FILES} FROM jobs"
+    f" WHERE ended IS NOT NULL AND ended <= {NOW_SQL} - %(age)s::interval"
+    " ORDER BY ended, id LIMIT %(limit)s FOR UPDATE SKIP LOCKED"
+)
+
+#: Lock and read one job's file references; parameter: ``id``. A worker's fenced save
+#: waits for the delete, then finds no row.
+LOCK_JOB_FILES_SQL = f"SELECT {_JOB_FILES} FROM jobs WHERE id = %(id)s FOR UPDATE"
+
+#: The file ids of the parts of the jobs in ``ids`` (a text array).
+PARTS_FILES_SQL = "SELECT file_id, storage_file_id FROM job_parts WHERE job_id = ANY(%(ids)s)"
+
+#: Delete the file records in ``ids``, returning them: a record deleted by a concurrent
+#: transaction first is not returned again.
+DELETE_FILES_SQL = f"DELETE FROM files WHERE id = ANY(%(ids)s) RETURNING {_FILE_LIST}"
+
+#: Let the jobs in ``ids`` and their parts forget their files.
+FORGET_JOB_FILES_SQL = (
+    "UPDATE jobs SET source_file_id = NULL, converted_file_id = NULL, storage_file_id = NULL"
+    " WHERE id = ANY(%(ids)s)"
+)
+FORGET_PART_FILES_SQL = (
+    "UPDATE job_parts SET file_id = NULL, storage_file_id = NULL WHERE job_id = ANY(%(ids)s)"
+)
+
+#: Delete the jobs in ``ids``; their parts go by ``ON DELETE CASCADE``.
+DELETE_JOBS_SQL = "DELETE FROM jobs WHERE id = ANY(%(ids)s)"
+
 _STATES = {state.value: state for state in State}
 _ORIGIN_KINDS = {kind.value: kind for kind in OriginKind}
 _LOCATIONS = {location.value: location for location in Location}
@@ -289,6 +345,8 @@ def job_params(job: Job) -> dict[str, Any]:
         "dedup_key": job.dedup_key,
         "upload_digest": job.upload_digest,
         "short": job.short,
+        "owner": job.owner,
+        "ended": job.ended,
         "created": job.created,
         "updated": job.updated,
     }
@@ -318,6 +376,8 @@ def job_from_row(row: Sequence[Any]) -> Job:
         dedup_key,
         upload_digest,
         short,
+        owner,
+        ended,
         created,
         updated,
     ) = row[: len(JOB_COLUMNS)]
@@ -347,6 +407,8 @@ def job_from_row(row: Sequence[Any]) -> Job:
         dedup_key=dedup_key,
         upload_digest=upload_digest,
         short=short,
+        owner=owner,
+        ended=ended,
         created=created,
         updated=updated,
     )

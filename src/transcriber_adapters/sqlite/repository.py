@@ -190,7 +190,8 @@ class SqliteJobRepository(SqliteStore):
 
     async def remove_ended_files(self, *, age: timedelta, limit: int) -> Removed:
         """Forget and delete the files of up to ``limit`` jobs ended before ``age`` ago."""
-        return await self._call(_remove_ended, ENDED_WITH_FILES_SQL, self._clock, age, limit, False)
+        sweep = functools.partial(_remove_ended, delete_jobs=False)
+        return await self._call(sweep, ENDED_WITH_FILES_SQL, self._clock, age, limit)
 
     async def remove_ended_jobs(self, *, age: timedelta, limit: int) -> Removed:
         """Delete up to ``limit`` jobs ended before ``age`` ago, with their parts and files."""
