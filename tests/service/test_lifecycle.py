@@ -111,15 +111,18 @@ def test_delete_takes_the_job_and_its_files_and_then_answers_404(
 def test_another_tokens_job_is_the_same_404_as_an_unknown_one(
     api: Service, recording: bytes
 ) -> None:
-    """Another token neither reads nor deletes a job: 404 job_not_found, the job untouched."""
+    """Another token reads no status or transcript and deletes nothing: the unknown id's 404."""
     job_id = uploaded_and_done(api, recording, TOKENS[0])
     with api.client(headers=bearer(TOKENS[1])) as other:
         unknown = other.get("/api/status/no-such-job-id")
         status = other.get(f"/api/status/{job_id}")
+        transcript = other.get(f"/api/jobs/{job_id}/transcript", params={"format": "srt"})
         delete = other.delete(f"/api/jobs/{job_id}")
-    for answer in (status, delete):
+    for answer in (status, transcript, delete):
         assert answer.status_code == 404
         assert answer.json() == unknown.json()
+    with api.client(headers=bearer(TOKENS[0])) as mine:
+        assert mine.get(f"/api/jobs/{job_id}/transcript").status_code == 200
     assert api.wait_for_job(job_id, headers=bearer(TOKENS[0]))["state"] == "done"
 
 

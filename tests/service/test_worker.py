@@ -12,19 +12,23 @@ import contextlib
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from tests.support.admin import write_job
 from tests.support.fake_bot_api import TOKEN, FakeBotApi
 from tests.support.service import (
+    SERVE_COMMAND,
     WORKER_COMMAND,
     Service,
     running_service,
     start_failing,
 )
+from transcriber_core.entities import State
 
 pytestmark = pytest.mark.slow
 
@@ -261,3 +265,23 @@ async def test_worker_sends_notices_without_polling(tmp_path: Path, recording: b
     assert "getupdates" in polled.calls
     assert "getupdates" not in notices.calls
     assert set(notices.calls) == {"sendmessage"}
+
+
+@pytest.mark.parametrize(
+    ("command", "listener", "steps"),
+    [(SERVE_COMMAND, "http", NO_STEPS), (WORKER_COMMAND, "worker", SOME_STEPS)],
+    ids=["api-only-serve", "worker"],
+)
+async def test_every_process_sweeps_whatever_its_loops(
+    tmp_path: Path,
+    command: tuple[str, ...],
+    listener: str,
+    steps: Mapping[str, Mapping[str, Any]],
+) -> None:
+    """An API-only serve and a worker each run the retention sweep, alone on the data dir."""
+    config = _merged(steps, {"retention": {"sweep_seconds": 0.2}})
+    with running_service(tmp_path, config=config, command=command, listener=listener) as service:
+        ended = datetime.now(UTC) - timedelta(days=31)
+        job = await write_job(service, state=State.DONE, text="t", ended=ended)
+        service.wait_for_log("retention.swept", "jobs=1")
+        assert service.query("SELECT count(*) FROM jobs WHERE id = ?", (job.id,)) == [(0,)]
