@@ -6,6 +6,7 @@ all, woken by ``NOTIFY`` from the process that made the work ready.
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -68,3 +69,38 @@ def test_a_worker_on_postgresql_runs_serves_uploads_woken_by_notify(
             for line in worker_logs.splitlines()
         )
     assert not (tmp_path / "data" / "transcriber.db").exists()
+
+
+def swept_jobs(logs: str) -> int:
+    """Jobs the ``retention.swept`` lines of one process's log say it deleted."""
+    return sum(
+        int(match.group(1))
+        for line in logs.splitlines()
+        if "retention.swept" in line
+        for match in [re.search(r"\bjobs=(\d+)", line)]
+        if match is not None
+    )
+
+
+def test_serve_and_a_worker_on_postgresql_sweep_each_ended_job_once(
+    tmp_path: Path, database_url: str
+) -> None:
+    """Both processes offer to sweep every 0.2 s; the jobs ended 31 days ago go, each once."""
+    config = {"database": {"url": database_url}, "retention": {"sweep_seconds": 0.2}}
+    with api_and_worker(tmp_path, serve=config, worker=config) as (api, worker):
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            conn.execute(
+                "INSERT INTO jobs (id, state, origin_kind, text, created, updated, ended)"
+                " SELECT 'old-' || g, 'done', 'http', 'words', now(), now(),"
+                " now() - interval '31 days' FROM generate_series(1, 6) AS g"
+            )
+            deadline = time.monotonic() + 30
+            while conn.execute("SELECT count(*) FROM jobs").fetchone() != (0,):
+                assert time.monotonic() < deadline, "the ended jobs were never swept"
+                time.sleep(0.1)
+        # A sweep logs after its last batch: wait until the six are counted.
+        deadline = time.monotonic() + 30
+        while swept_jobs(api.logs()) + swept_jobs(worker.logs()) < 6:
+            assert time.monotonic() < deadline, "no sweep logged the six jobs"
+            time.sleep(0.1)
+        assert swept_jobs(api.logs()) + swept_jobs(worker.logs()) == 6
