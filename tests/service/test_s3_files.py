@@ -140,3 +140,24 @@ async def test_upload_to_a_missing_bucket_is_refused_and_leaves_nothing(
     assert response.json()["error"] == "unavailable"
     assert (leftovers, temp, jobs) == ([], [], 0)
     assert "no-such-bucket" not in logs
+
+
+async def test_delete_removes_every_object_the_job_wrote(
+    tmp_path: Path, moto_s3: MotoS3, recording: bytes
+) -> None:
+    """files = "s3": DELETE answers 204 and every key the job wrote in the bucket is deleted."""
+    bucket = versioned_bucket(moto_s3)
+    async with FakeSpeechKit(storage_url=moto_s3.endpoint_url) as fake:
+        fake.finish_next("из корзины", pending_checks=1)
+        config = files_config(moto_s3, bucket, fake)
+        with running_service(
+            tmp_path, config=config, env={"AWS_EC2_METADATA_DISABLED": "true"}
+        ) as service:
+            job_id = await upload(service, recording, "voice.mp3")
+            await finished(service, job_id)
+            with service.client() as client:
+                assert client.delete(f"/api/jobs/{job_id}").status_code == 204
+                assert client.get(f"/api/status/{job_id}").status_code == 404
+    written, deleted = uploads_by_key(moto_s3, bucket)
+    assert len(written) >= 2  # the recording and its converted audio
+    assert set(deleted) >= set(written)
