@@ -356,6 +356,7 @@ class Workers:
         for background in (self._poller, self._sweeper):
             if background is not None:
                 await asyncio.gather(background, return_exceptions=True)
+        self._sweeper = None
         self._tasks.clear()
 
     async def _loop(self, state: State, *, short_only: bool = False) -> None:
