@@ -1,4 +1,4 @@
--- 0002: deletion, token ownership and retention (ADR 36), as SQLite's 0011.
+-- 0003: deletion, token ownership and retention (ADR 36), as SQLite's 0011.
 
 -- SHA-256 (64 hex digits) of the API token that sent the job, never the
 -- token; NULL for Telegram and for uploads made without tokens.
