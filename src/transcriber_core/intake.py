@@ -5,12 +5,12 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from transcriber_core.entities import Job, Origin, State
+from transcriber_core.entities import Event, Job, Origin, State
 from transcriber_core.errors import DedupKeyReused
-from transcriber_core.notices import tell
+from transcriber_core.outbox import deliveries_for
 from transcriber_core.policy import is_short
-from transcriber_core.ports import Event
 from transcriber_core.services import Services
+from transcriber_core.wakeup import OUTBOX
 
 log = logging.getLogger("transcriber.intake")
 
@@ -23,6 +23,7 @@ async def submit(
     origin: Origin,
     dedup_key: str | None = None,
     digest: str | None = None,
+    callback_url: str | None = None,
 ) -> tuple[Job, bool]:
     """Move the recording at ``source`` into storage and enqueue a job for it.
 
@@ -30,6 +31,7 @@ async def submit(
     first job and False with nothing new stored. ``digest`` (the recording's
     SHA-256) is kept with the job; a key seen before with another digest
     raises ``DedupKeyReused`` (``check_replay``), also with nothing stored.
+    ``callback_url``, already checked, is called when the job ends (ADR 35).
     ``source`` is gone either way.
     """
     declared = None if services.probe is None else await services.probe.declared_duration(source)
@@ -43,6 +45,7 @@ async def submit(
         dedup_key=dedup_key,
         upload_digest=digest,
         short=is_short(record.size, declared, services.settings),
+        callback_url=callback_url,
         created=now,
         updated=now,
     )
@@ -71,7 +74,9 @@ async def submit(
         },
     )
     services.wakeup.notify(State.CONVERT)
-    await tell(services, stored, Event.ACCEPTED)
+    if deliveries_for(stored, Event.ACCEPTED):
+        # ``create`` wrote the ``accepted`` notice into the outbox (ADR 35).
+        services.wakeup.notify(OUTBOX)
     return stored, True
 
 

@@ -15,6 +15,7 @@ from transcriber_core.ports import (
     JobRepository,
     Notifier,
     Recognizer,
+    WebhookSender,
 )
 from transcriber_core.wakeup import Wakeup
 
@@ -37,6 +38,8 @@ class Services:
     conditions: ConditionStore | None = None
     #: Reads a recording's declared duration at intake, for its lane; None: bytes alone decide.
     probe: DurationProbe | None = None
+    #: Sends webhooks (ADR 35); None: ``[webhooks] secret`` is unset and callbacks are refused.
+    webhooks: WebhookSender | None = None
     #: This host's name: the scope of conditions about its own disk.
     host: str = ""
     settings: Settings = DEFAULT_SETTINGS
