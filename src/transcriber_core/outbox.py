@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Mapping
 from datetime import timedelta
 
 from transcriber_core import webhooks
@@ -113,7 +114,7 @@ async def _retry_or_give_up(
     reason: str,
     asked: timedelta | None,
     *,
-    extra: dict[str, object],
+    extra: Mapping[str, object],
 ) -> None:
     pause = delivery_pause(delivery, asked, services.settings)
     if pause is None:

@@ -19,7 +19,6 @@ from transcriber_core.entities import (
     Condition,
     Delivery,
     DeliveryKind,
-    Event,
     FileRecord,
     Job,
     JobPart,
@@ -29,6 +28,9 @@ from transcriber_core.entities import (
     State,
     Word,
 )
+
+# ``Event`` moved to the entities (a delivery names one); it is still exported from here.
+from transcriber_core.entities import Event as Event  # noqa: PLC0414 - explicit re-export
 
 
 class Clock(Protocol):

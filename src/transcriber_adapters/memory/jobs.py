@@ -9,11 +9,22 @@ from datetime import datetime
 
 import attrs
 
-from transcriber_core.entities import STEP_STATES, FileRecord, Job, JobPart, State
+from transcriber_adapters.memory.outbox import MemoryOutbox
+from transcriber_adapters.system import SystemClock
+from transcriber_core.entities import (
+    STEP_STATES,
+    TERMINAL_EVENTS,
+    Event,
+    FileRecord,
+    Job,
+    JobPart,
+    State,
+)
 from transcriber_core.errors import Conflict, FileNotFound, JobChanged, JobNotFound, LeaseLost
+from transcriber_core.ports import Clock
 
 
-class MemoryJobRepository:
+class MemoryJobRepository(MemoryOutbox):
     """The job repository in memory: for demos, tests and a single process.
 
     Behaves as ``SqliteJobRepository`` does, down to the errors: a job that
@@ -22,10 +33,13 @@ class MemoryJobRepository:
     already used by another job is a ``Conflict``.
     A lock makes every method atomic, from tasks and from threads alike.
     Stored jobs and records are the frozen objects given; nothing is copied.
+    ``clock`` (default: the system's) times the outbox's deliveries (ADR 35).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, clock: Clock | None = None) -> None:
         self._lock = threading.Lock()
+        self._clock: Clock = clock or SystemClock()
+        self._init_outbox()
         self._jobs: dict[str, Job] = {}
         self._files: dict[str, FileRecord] = {}
         #: dedup key -> id of the job that first used it.
@@ -36,12 +50,13 @@ class MemoryJobRepository:
         self.calls: list[str] = []
 
     def reset(self) -> None:
-        """Forget every job, file record and recorded call."""
+        """Forget every job, file record, delivery and recorded call."""
         with self._lock:
             self._jobs.clear()
             self._files.clear()
             self._dedup.clear()
             self._parts.clear()
+            self._init_outbox()
             self.calls.clear()
 
     async def create(self, job: Job, files: Sequence[FileRecord] = ()) -> tuple[Job, bool]:
@@ -57,6 +72,7 @@ class MemoryJobRepository:
                 self._dedup[job.dedup_key] = job.id
             for record in files:
                 self._files[record.id] = record
+            self._write_deliveries(job, Event.ACCEPTED)
             return job, True
 
     async def find_by_dedup_key(self, dedup_key: str) -> Job | None:
@@ -147,6 +163,9 @@ class MemoryJobRepository:
             if stored is None or stored.acquisition_id != acquisition_id:
                 raise LeaseLost()
             self._replace(stored, job)
+            event = TERMINAL_EVENTS.get(job.state)
+            if event is not None:
+                self._write_deliveries(job, event)
 
     async def save_if_unchanged(self, job: Job, *, seen: Job) -> None:
         """Write ``job`` if the stored job still equals ``seen``; else raise ``JobChanged``."""

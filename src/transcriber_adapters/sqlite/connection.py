@@ -53,6 +53,8 @@ class SqliteStore:
         """Start the connection thread; use ``open``, which also migrates the schema."""
         self._thread = ConnectionThread(lambda: connect_private(path, busy_timeout))
         self._closed = False
+        #: Where the store reads now for the times it writes and compares itself (the outbox).
+        self._clock: Clock = SystemClock()
         #: Versions of the migrations this ``open`` applied; empty when the schema was current.
         self.applied_migrations: tuple[int, ...] = ()
         # A store dropped without close() still ends its thread.
@@ -66,9 +68,15 @@ class SqliteStore:
         clock: Clock | None = None,
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
     ) -> Self:
-        """Open (creating if needed) the database at ``path`` and apply pending migrations."""
+        """Open (creating if needed) the database at ``path`` and apply pending migrations.
+
+        ``clock`` (default: the system's) is the store's own: it stamps the
+        migrations and every time the store reads now for itself.
+        """
         store = cls(path, busy_timeout=busy_timeout)
-        now = (clock or SystemClock()).now()
+        if clock is not None:
+            store._clock = clock
+        now = store._clock.now()
         try:
             applied = await store._call(_migrate, now)
         except BaseException:

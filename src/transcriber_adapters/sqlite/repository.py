@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
-from transcriber_adapters.sqlite.connection import SqliteStore
+from transcriber_adapters.sqlite.outbox import SqliteOutbox, write_deliveries
 from transcriber_adapters.sqlite.schema import immediate
 from transcriber_adapters.sqlite.statements import (
     ACQUIRE_SHORT_SQL,
@@ -44,7 +44,7 @@ from transcriber_adapters.sqlite.statements import (
     state_of,
 )
 from transcriber_adapters.sqlite.times import to_db
-from transcriber_core.entities import FileRecord, Job, JobPart, State
+from transcriber_core.entities import TERMINAL_EVENTS, Event, FileRecord, Job, JobPart, State
 from transcriber_core.errors import (
     FileNotFound,
     JobChanged,
@@ -55,7 +55,7 @@ from transcriber_core.errors import (
 T = TypeVar("T")
 
 
-class SqliteJobRepository(SqliteStore):
+class SqliteJobRepository(SqliteOutbox):
     """Jobs and file records in one SQLite file; the queue rules of docs/reference.md.
 
     Make one with ``await SqliteJobRepository.open(path)``, which also brings
@@ -65,13 +65,16 @@ class SqliteJobRepository(SqliteStore):
     ``LeaseLost``: the caller's lease is gone either way, and telling the two
     apart would cost a second query on the hot path. ``save_if_unchanged``
     (owner edits, off the hot path) tells ``JobNotFound`` from ``JobChanged``.
+
+    The outbox's deliveries (``outbox.py``, ADR 35) are written in the
+    transaction of the ``create`` or ``save_if_held`` that calls for them.
     """
 
     _what = "the job repository"
 
     async def create(self, job: Job, files: Sequence[FileRecord] = ()) -> tuple[Job, bool]:
         """Store a job and its files in one transaction, unless its dedup key is used."""
-        return await self._call(_create, job, tuple(files))
+        return await self._call(_create, job, tuple(files), self._clock.now())
 
     async def get(self, job_id: str) -> Job:
         """The job with this id; raises ``JobNotFound``."""
@@ -115,8 +118,15 @@ class SqliteJobRepository(SqliteStore):
         await self._call(_renew, job_id, acquisition_id, now)
 
     async def save_if_held(self, job: Job, *, acquisition_id: str) -> None:
-        """Write every field of ``job`` with ``SAVE_IF_HELD_SQL``; ``LeaseLost`` if not held."""
-        await self._call(_save_if_held, job, acquisition_id)
+        """Write every field of ``job`` with ``SAVE_IF_HELD_SQL``; ``LeaseLost`` if not held.
+
+        A job saved into an end state gets its deliveries in the same transaction.
+        """
+        event = TERMINAL_EVENTS.get(job.state)
+        if event is None:
+            await self._call(_save_if_held, job, acquisition_id)
+        else:
+            await self._call(_end_if_held, job, acquisition_id, event, self._clock.now())
 
     async def save_if_unchanged(self, job: Job, *, seen: Job) -> None:
         """Write ``job`` if the stored job still equals ``seen``; else raise ``JobChanged``."""
@@ -168,7 +178,9 @@ class SqliteJobRepository(SqliteStore):
 # The operations below run on the connection thread; each takes the connection first.
 
 
-def _create(conn: sqlite3.Connection, job: Job, files: tuple[FileRecord, ...]) -> tuple[Job, bool]:
+def _create(
+    conn: sqlite3.Connection, job: Job, files: tuple[FileRecord, ...], now: datetime
+) -> tuple[Job, bool]:
     params = job_params(job)
     file_rows = [file_params(record) for record in files]
     with immediate(conn):
@@ -178,6 +190,7 @@ def _create(conn: sqlite3.Connection, job: Job, files: tuple[FileRecord, ...]) -
                 return job_from_row(rows[0]), False
         conn.execute(INSERT_JOB_SQL, params)
         conn.executemany(PUT_FILE_SQL, file_rows)
+        write_deliveries(conn, job, Event.ACCEPTED, now)
     return job, True
 
 
@@ -220,6 +233,15 @@ def _save_if_held(conn: sqlite3.Connection, job: Job, acquisition_id: str) -> No
     params["held_by"] = acquisition_id
     if conn.execute(SAVE_IF_HELD_SQL, params).rowcount == 0:
         raise LeaseLost()
+
+
+def _end_if_held(
+    conn: sqlite3.Connection, job: Job, acquisition_id: str, event: Event, now: datetime
+) -> None:
+    # The end and its deliveries commit together or not at all (the transactional outbox).
+    with immediate(conn):
+        _save_if_held(conn, job, acquisition_id)
+        write_deliveries(conn, job, event, now)
 
 
 def _save_if_unchanged(conn: sqlite3.Connection, job: Job, seen: Job) -> None:

@@ -49,6 +49,7 @@ JOB_COLUMNS: tuple[str, ...] = (
     "dedup_key",
     "upload_digest",
     "short",
+    "callback_url",
     "created",
     "updated",
 )
@@ -299,6 +300,7 @@ def job_params(job: Job) -> dict[str, Any]:
         "dedup_key": job.dedup_key,
         "upload_digest": job.upload_digest,
         "short": int(job.short),
+        "callback_url": job.callback_url,
         "created": to_db(job.created),
         "updated": to_db(job.updated),
     }
@@ -328,6 +330,7 @@ def job_from_row(row: Sequence[Any]) -> Job:
         dedup_key,
         upload_digest,
         short,
+        callback_url,
         created,
         updated,
     ) = row
@@ -357,6 +360,7 @@ def job_from_row(row: Sequence[Any]) -> Job:
         dedup_key=dedup_key,
         upload_digest=upload_digest,
         short=bool(short),
+        callback_url=callback_url,
         created=from_db(created),
         updated=from_db(updated),
     )
