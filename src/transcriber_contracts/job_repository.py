@@ -140,6 +140,7 @@ class JobRepositoryContract:
             dedup_key="tg:42:AgADxyz",
             upload_digest=DIGEST,
             short=True,
+            callback_url="https://hooks.example.com/done?sig=ключ",
             created=T0,
             updated=T0 + timedelta(microseconds=7),
         )
