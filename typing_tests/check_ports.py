@@ -27,6 +27,7 @@ from transcriber_adapters.sqlite import (
 )
 from transcriber_adapters.system import RandomIds, SystemClock
 from transcriber_adapters.telegram import TelegramNotifier, make_bot
+from transcriber_adapters.webhooks import AiohttpWebhookSender
 from transcriber_adapters.whisper import WhisperRecognizer, WhisperSettings
 from transcriber_adapters.yandex import YandexRecognizer
 from transcriber_core.ports import (
@@ -41,6 +42,7 @@ from transcriber_core.ports import (
     Notifier,
     OwnerStore,
     Recognizer,
+    WebhookSender,
 )
 
 
@@ -68,5 +70,6 @@ def check(
     conditions: list[ConditionStore] = [MemoryConditionStore(), sqlite_conditions]
     probes: list[DurationProbe] = [HeaderProbe()]
     budgets: list[BudgetStore] = [MemoryBudgetStore(), sqlite_budgets]
-    del budgets, probes, conditions, owners, repos, stores, converters
+    senders: list[WebhookSender] = [AiohttpWebhookSender(secret="s", clock=SystemClock())]
+    del senders, budgets, probes, conditions, owners, repos, stores, converters
     del recognizers, notifiers, clocks, ids

@@ -39,6 +39,7 @@ from transcriber_core.ports import (
     Notifier,
     OwnerStore,
     Recognizer,
+    WebhookSender,
 )
 from transcriber_core.services import Services
 from transcriber_core.worker import Workers
@@ -182,6 +183,7 @@ async def build(
         budgets = await SqliteBudgetStore.open(data_dir / DATABASE_NAME, clock=clock)
         closers.append(budgets.close)
         files = FilesystemFileStore(data_dir / FILES_DIR, staging_dir=data_dir / STAGING_DIR)
+        webhooks = _webhooks(config, clock, closers)
         if recognizer is None:
             recognizer, recognizer_files = await _recognizer(config, closers, files, budgets)
         bot = _bot(config, closers)
@@ -200,6 +202,7 @@ async def build(
             probe=HeaderProbe(),
             host=host_name() if host is None else host,
             notifier=notifier,
+            webhooks=webhooks,
             clock=clock,
             ids=ids or RandomIds(),
             settings=settings or settings_from(config),
@@ -224,7 +227,7 @@ async def build(
     return Runtime(
         config=config,
         services=services,
-        workers=Workers(services, concurrency_from(config)),
+        workers=Workers(services, concurrency_from(config), deliveries=config.workers.deliver),
         owners=owners,
         bot=polling,
         budgets=budgets,
@@ -255,6 +258,25 @@ def _bot(config: Config, closers: list[Callable[[], Awaitable[None]]]) -> Bot | 
         raise ConfigError("[telegram] token: not a bot token (expected <id>:<secret>)") from None
     closers.append(bot.session.close)
     return bot
+
+
+def _webhooks(
+    config: Config, clock: Clock, closers: list[Callable[[], Awaitable[None]]]
+) -> WebhookSender | None:
+    """The webhook sender when ``[webhooks] secret`` is set (ADR 35); None refuses callbacks."""
+    settings = config.webhooks
+    if not settings.secret:
+        return None
+    from transcriber_adapters.webhooks import AiohttpWebhookSender  # noqa: PLC0415 - server extra
+
+    sender = AiohttpWebhookSender(
+        secret=settings.secret,
+        clock=clock,
+        allow_private=settings.allow_private,
+        timeout=settings.timeout_seconds,
+    )
+    closers.append(sender.close)
+    return sender
 
 
 def _telegram_notifier(bot: Bot) -> Notifier:

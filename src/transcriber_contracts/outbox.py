@@ -107,7 +107,7 @@ async def _take(repo: JobRepository) -> tuple[Delivery, str] | None:
 
 
 class OutboxContract:
-    """Mix into a job repository suite; needs ``repo`` on the ``clock`` fixture, and ``twin_repo``."""
+    """Mix into a job repository suite: ``repo`` on the ``clock`` fixture, and ``twin_repo``."""
 
     @pytest.fixture
     def clock(self) -> SuiteClock:
@@ -222,7 +222,7 @@ class OutboxContract:
     async def test_an_expired_lease_hands_the_delivery_out_again(
         self, repo: JobRepository, clock: SuiteClock
     ) -> None:
-        """A loop that died mid-delivery loses it once its lease passes; its late finish is fenced."""
+        """A dead loop's delivery goes out again after its lease; its late finish is fenced."""
         await _ended(repo, clock, await _created(repo, clock))
         first = await _take(repo)
         assert first is not None
@@ -357,7 +357,7 @@ class OutboxContract:
     async def test_two_instances_never_hand_out_one_delivery_twice(
         self, repo: JobRepository, twin_repo: JobRepository, clock: SuiteClock
     ) -> None:
-        """Loops on two instances racing over many deliveries each get distinct ones, all of them."""
+        """Loops on two instances racing over many deliveries get distinct ones, all of them."""
         jobs = [await _ended(repo, clock, await _created(repo, clock)) for _ in range(40)]
 
         async def drain(instance: JobRepository) -> list[int]:

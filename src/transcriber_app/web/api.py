@@ -27,7 +27,13 @@ from transcriber_app.web.uploads import (
     received_file,
 )
 from transcriber_core.entities import Job, JobPart, Origin
-from transcriber_core.errors import DedupKeyReused, DiskFull, JobNotFound, TranscriberError
+from transcriber_core.errors import (
+    CallbackRefused,
+    DedupKeyReused,
+    DiskFull,
+    JobNotFound,
+    TranscriberError,
+)
 from transcriber_core.intake import check_replay, submit
 from transcriber_core.policy import lease_cutoff
 
@@ -121,6 +127,8 @@ async def upload(request: Request) -> Response:
             digest=dedup_key is not None,
         ) as received:
             size = received.size
+            if received.callback_url is not None:
+                await check_callback(runtime, received.callback_url)
             job, is_new = await submit(
                 services,
                 received.path,
@@ -128,6 +136,7 @@ async def upload(request: Request) -> Response:
                 origin=Origin.http(),
                 dedup_key=dedup_key,
                 digest=received.digest,
+                callback_url=received.callback_url,
             )
     except ApiError as exc:
         metrics.uploads.labels(exc.code).inc()
@@ -171,6 +180,27 @@ def _insufficient_storage() -> ApiError:
         "the service is short of disk space; send the recording again later",
         headers={"Retry-After": "60"},
     )
+
+
+async def check_callback(runtime: Runtime, url: str) -> None:
+    """400 unless ``url`` may be called when the job ends (ADR 35); the reason is given.
+
+    Codes: ``webhooks_disabled`` (no ``[webhooks] secret``), ``bad_callback_url``
+    (not http(s), too long, credentials), ``callback_address_refused`` (its
+    host resolves to a refused address, or not at all). The URL itself is
+    never logged nor echoed: its query string may carry the caller's secret.
+    """
+    sender = runtime.services.webhooks
+    if sender is None:
+        raise ApiError(
+            400,
+            "webhooks_disabled",
+            "this service sends no webhooks ([webhooks] secret is unset); send no callback_url",
+        )
+    try:
+        await sender.check(url)
+    except CallbackRefused as exc:
+        raise ApiError(400, exc.code, exc.message) from None
 
 
 def refuse_when_short_of_space(runtime: Runtime) -> None:
