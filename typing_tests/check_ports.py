@@ -70,6 +70,6 @@ def check(
     conditions: list[ConditionStore] = [MemoryConditionStore(), sqlite_conditions]
     probes: list[DurationProbe] = [HeaderProbe()]
     budgets: list[BudgetStore] = [MemoryBudgetStore(), sqlite_budgets]
-    senders: list[WebhookSender] = [AiohttpWebhookSender(secret="s", clock=SystemClock())]
+    senders: list[WebhookSender] = [AiohttpWebhookSender(secret=root.name, clock=SystemClock())]
     del senders, budgets, probes, conditions, owners, repos, stores, converters
     del recognizers, notifiers, clocks, ids
