@@ -31,7 +31,7 @@ from transcriber_core.errors import (
     TranscriberError,
     TransientError,
 )
-from transcriber_core.policy import delivery_pause
+from transcriber_core.policy import delivery_limit, delivery_pause
 from transcriber_core.services import Services
 
 log = logging.getLogger("transcriber.outbox")
@@ -74,7 +74,7 @@ async def deliver_next(services: Services) -> bool:
         await _finish(services, delivery, acquisition_id)
         return True
     try:
-        async with asyncio.timeout(services.settings.delivery_ceiling.total_seconds()):
+        async with asyncio.timeout(delivery_limit(services.settings).total_seconds()):
             await _send(services, delivery, job)
     except TransientError as exc:
         asked = exc.retry_after if isinstance(exc, NotifierUnavailable) else None

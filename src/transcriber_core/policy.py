@@ -53,7 +53,7 @@ class Settings:
     delivery_retry_cap: timedelta = timedelta(minutes=10)
     #: A delivery still failing this long after it was written is given up (logged, counted).
     delivery_window: timedelta = timedelta(hours=24)
-    #: Longest one try of a delivery may take; shorter than ``lease``, so it needs no renewal.
+    #: Longest one try of a delivery may take (and at most half the lease: ``delivery_limit``).
     delivery_ceiling: timedelta = timedelta(seconds=60)
 
     #: How long a job waits when the service itself cannot work (disk full, credentials refused).
@@ -73,8 +73,6 @@ class Settings:
             raise ValueError("max_attempts must be at least 1")
         if self.lease_renewal >= self.lease:
             raise ValueError("lease_renewal must be shorter than lease")
-        if self.delivery_ceiling >= self.lease:
-            raise ValueError("delivery_ceiling must be shorter than lease")
         if self.delivery_retry_base <= timedelta(0) or self.delivery_window <= timedelta(0):
             raise ValueError("delivery_retry_base and delivery_window must be positive")
         if self.condition_pause <= timedelta(0):
@@ -197,6 +195,15 @@ def delivery_pause(
     if exponent >= 20:
         return settings.delivery_retry_cap
     return min(settings.delivery_retry_base * (1 << exponent), settings.delivery_retry_cap)
+
+
+def delivery_limit(settings: Settings = DEFAULT_SETTINGS) -> timedelta:
+    """How long one try of a delivery may run: its ceiling, and never past half the lease.
+
+    A delivery's lease is not renewed: a try that outlived it could be taken
+    and sent again by another loop while it still runs.
+    """
+    return min(settings.delivery_ceiling, settings.lease / 2)
 
 
 def is_exhausted(attempts: int, settings: Settings = DEFAULT_SETTINGS) -> bool:

@@ -7,18 +7,26 @@ from pathlib import Path
 
 import pytest
 
-from transcriber_adapters.memory import MemoryJobRepository
+from transcriber_adapters.memory import ManualClock, MemoryJobRepository
 from transcriber_adapters.sqlite import SqliteJobRepository
 from transcriber_core.ports import JobRepository
 
 
+@pytest.fixture
+def clock() -> ManualClock:
+    """The time of the pipeline tests: the world's workers and the repository read it."""
+    return ManualClock()
+
+
 @pytest.fixture(params=["memory", "sqlite"])
-async def repo(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[JobRepository]:
+async def repo(
+    request: pytest.FixtureRequest, tmp_path: Path, clock: ManualClock
+) -> AsyncIterator[JobRepository]:
     """The job repository the pipeline runs on: in memory, or SQLite on a real file."""
     repository: JobRepository
     if request.param == "memory":
-        repository = MemoryJobRepository()
+        repository = MemoryJobRepository(clock=clock)
     else:
-        repository = await SqliteJobRepository.open(tmp_path / "jobs.db")
+        repository = await SqliteJobRepository.open(tmp_path / "jobs.db", clock=clock)
     yield repository
     await repository.close()
