@@ -25,13 +25,19 @@ computes its SHA-256) and is then sent again with the same key: the replay
 is read and hashed, not written, and its time, CPU and disk writes are
 printed too (ADR 21).
 
+With ``--s3`` the service keeps its files in a bucket of moto's S3 server
+(a child process on 127.0.0.1; ``[storage] files = "s3"``, ADR 33): the
+202 then comes after the staged upload has been sent to the bucket part by
+part, and the staging file is gone.
+
 Usage: .venv/bin/python bench/upload.py [--mib 1024] [--chunk-kib 1024] [--rounds 1]
-       [--variants stock,h11,limited] [--key]
+       [--variants stock,h11,limited] [--key] [--s3]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import sys
@@ -39,12 +45,14 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # for tests.support.service, the real-server harness
 
+from bench.s3 import ACCESS_KEY_ID, SECRET_ACCESS_KEY, moto_process  # noqa: E402
 from bench.server_variants import VARIANTS, command  # noqa: E402
 from tests.support.service import running_service  # noqa: E402 - needs ROOT on the path
 
@@ -101,19 +109,49 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / ticks
 
 
+def s3_config(endpoint: str, bucket: str) -> dict[str, Any]:
+    """The ``[s3]`` section for a fresh bucket on moto at ``endpoint``."""
+    import boto3  # noqa: PLC0415 - only with --s3
+
+    boto3.client(
+        "s3",
+        endpoint_url=endpoint,
+        region_name="us-east-1",
+        aws_access_key_id=ACCESS_KEY_ID,
+        aws_secret_access_key=SECRET_ACCESS_KEY,
+    ).create_bucket(Bucket=bucket)
+    return {
+        "endpoint_url": endpoint,
+        "bucket": bucket,
+        "access_key_id": ACCESS_KEY_ID,
+        "secret_access_key": SECRET_ACCESS_KEY,
+        "path_style": True,
+    }
+
+
 def upload_once(
-    variant: str, size: int, chunk: bytes, round_no: int, *, key: bool = False
+    variant: str,
+    size: int,
+    chunk: bytes,
+    round_no: int,
+    *,
+    key: bool = False,
+    s3_endpoint: str | None = None,
 ) -> tuple[float, float, float]:
     """One upload to a fresh server running ``variant``; MiB/s, peak RSS and its growth (MiB)."""
     mib = size / MIB
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        config = {
+        config: dict[str, Any] = {
             "storage": {"max_record_bytes": 8 * 1024 * MIB},
             # The convert step of random bytes fails fast; keep it from retrying during the run.
             "queue": {"max_attempts": 1},
         }
-        with running_service(root, config=config, command=command(variant)) as service:
+        if s3_endpoint is not None:
+            config["storage"]["files"] = "s3"
+            config["s3"] = s3_config(s3_endpoint, f"bench-{variant}-{round_no}")
+        env = {"AWS_EC2_METADATA_DISABLED": "true"}
+        with running_service(root, config=config, command=command(variant), env=env) as service:
             pid = service.pid
             same_fs = service.temp_dir.stat().st_dev == service.data_dir.parent.stat().st_dev
             # No timeout: the figure is how long the upload takes, however long.
@@ -139,6 +177,7 @@ def upload_once(
                 assert response.status_code == 202, response.text
                 if key:
                     replay(client, pid, size, chunk, headers)
+            staged = sum(path.stat().st_size for path in (service.data_dir / "tmp").iterdir())
             service.stop()
     print(
         f"round {round_no} {variant}: {mib:.0f} MiB in {seconds:.2f} s"
@@ -147,7 +186,8 @@ def upload_once(
     print(
         f"  start-up peak {startup_peak / MIB:.1f} MiB; RSS before {baseline / MIB:.1f} MiB,"
         f" peak during the upload {peak / MIB:.1f} MiB (+{(peak - baseline) / MIB:.1f} MiB);"
-        f" disk writes {written / size:.3f} x the upload; one filesystem: {same_fs}"
+        f" disk writes {written / size:.3f} x the upload; one filesystem: {same_fs};"
+        f" staging bytes left after the 202: {staged}"
     )
     return mib / seconds, peak / MIB, (peak - baseline) / MIB
 
@@ -172,14 +212,26 @@ def replay(
     )
 
 
-def run(mib: int, chunk_kib: int, rounds: int, variants: list[str], *, key: bool = False) -> None:
+def run(
+    mib: int,
+    chunk_kib: int,
+    rounds: int,
+    variants: list[str],
+    *,
+    key: bool = False,
+    s3: bool = False,
+) -> None:
     """Upload ``rounds`` times to each variant in turn, print each run and a summary."""
     size = mib * MIB
     chunk = os.urandom(chunk_kib * 1024)
     results: dict[str, list[tuple[float, float, float]]] = {variant: [] for variant in variants}
-    for round_no in range(1, rounds + 1):
-        for variant in variants:
-            results[variant].append(upload_once(variant, size, chunk, round_no, key=key))
+    with contextlib.ExitStack() as stack:
+        endpoint = stack.enter_context(moto_process()) if s3 else None
+        for round_no in range(1, rounds + 1):
+            for variant in variants:
+                results[variant].append(
+                    upload_once(variant, size, chunk, round_no, key=key, s3_endpoint=endpoint)
+                )
     print(f"summary, {rounds} round(s) of {mib} MiB:")
     for variant, runs in results.items():
         speeds = [speed for speed, _, _ in runs]
@@ -204,12 +256,15 @@ def main() -> None:
     parser.add_argument(
         "--key", action="store_true", help="send an Idempotency-Key, then replay each upload"
     )
+    parser.add_argument(
+        "--s3", action="store_true", help='[storage] files = "s3" on a moto server (ADR 33)'
+    )
     args = parser.parse_args()
     variants = args.variants.split(",")
     unknown = set(variants) - set(VARIANTS)
     if unknown:
         parser.error(f"unknown variants: {', '.join(sorted(unknown))}")
-    run(args.mib, args.chunk_kib, args.rounds, variants, key=args.key)
+    run(args.mib, args.chunk_kib, args.rounds, variants, key=args.key, s3=args.s3)
 
 
 if __name__ == "__main__":

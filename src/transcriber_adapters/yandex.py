@@ -153,15 +153,17 @@ class YandexRecognizer:
     ``<storage_url>/<bucket>/<object_key>``, so it must be a record of the S3
     store on the same bucket; ``check`` polls the operation.
 
-    **Sync (v1, ADR 29).** Local audio (no object key) of at most
-    ``sync_max_seconds`` and 1 MB is read from ``files`` (the service's local
-    store) and posted to ``sync_url``; the text comes back in the answer, so
-    ``start`` returns it as the outcome and there is nothing to check.
+    **Sync (v1, ADR 29).** Audio that ``files`` (the service's file store)
+    holds, of at most ``sync_max_seconds`` and 1 MB, is read from it and
+    posted to ``sync_url``; the text comes back in the answer, so ``start``
+    returns it as the outcome and there is nothing to check.
     ``limits.takes_directly`` tells the pipeline which audio that is, so it
     copies nothing to Object Storage for it. A refusal as too long or too
     large (HTTP 400 or 413), or local audio past those limits, raises
     ``DirectRefused``: the pipeline copies the audio and starts it async.
-    ``sync_max_seconds`` of 0, or no ``files``, turns the sync path off.
+    Audio with an object key (``files`` on the bucket, ADR 33) is started
+    async at once instead. ``sync_max_seconds`` of 0, or no ``files``, turns
+    the sync path off.
 
     **Budgets.** Async starts (``starts_per_hour``), checks
     (``checks_per_hour``) and sync requests (``sync_per_second``) each take a
@@ -269,12 +271,15 @@ class YandexRecognizer:
         refusal = self.limits.refusal(seconds=duration, size=audio.size)
         if refusal is not None:
             raise RecognitionFailed(refusal)
-        if not audio.object_key:
-            if not self.limits.takes_directly(seconds=duration, size=audio.size):
-                raise DirectRefused(
-                    "the audio is too long or too large for synchronous recognition"
-                )
-            return await self._recognize_now(audio, duration)
+        if self._reads(audio) and self.limits.takes_directly(seconds=duration, size=audio.size):
+            try:
+                return await self._recognize_now(audio, duration)
+            except DirectRefused:
+                if not audio.object_key:
+                    raise
+                # Already in the bucket SpeechKit reads (ADR 33): async at once, no copy.
+        elif not audio.object_key:
+            raise DirectRefused("the audio is too long or too large for synchronous recognition")
         body = self.request_body(audio)
         await self._take(STARTS_BUDGET)
         answer = await self._request("start", "POST", self._stt_url, duration, json=body)
@@ -323,6 +328,10 @@ class YandexRecognizer:
         if not text.strip():
             return Started(operation_id=operation_id, outcome=Rejected(reason=NO_SPEECH))
         return Started(operation_id=operation_id, outcome=Recognized(text=text.strip()))
+
+    def _reads(self, audio: FileRecord) -> bool:
+        """True when ``files`` holds ``audio``: the sync path can read its bytes."""
+        return self._files is not None and self._files.location == audio.location
 
     def _shape(self, name: str) -> dict[str, Any]:
         capacity, per = self._shapes[name]

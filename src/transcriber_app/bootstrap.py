@@ -27,7 +27,7 @@ from transcriber_adapters.system import RandomIds, SystemClock, host_name
 from transcriber_app.conditions import storage_is_short
 from transcriber_app.config import Config, ConfigError
 from transcriber_app.extras import require_for
-from transcriber_core.entities import Job, State
+from transcriber_core.entities import Job, Location, State
 from transcriber_core.policy import DecodeLimits, Settings
 from transcriber_core.ports import (
     BudgetStore,
@@ -47,6 +47,7 @@ from transcriber_core.worker import Workers
 if TYPE_CHECKING:
     from aiogram import Bot
 
+    from transcriber_adapters.s3 import S3FileStore
     from transcriber_adapters.whisper import WhisperRecognizer
     from transcriber_app.bot import BotPolling
 
@@ -153,8 +154,8 @@ async def build(
 
     Each keyword left at None is built from ``config``. ``recognizer_files``
     goes with ``recognizer``: with a recognizer given, the config's Object
-    Storage is not opened, and None means the recognizer reads the local
-    files. Tests pass e.g. ``recognizer=MemoryRecognizer(...)`` or
+    Storage is not opened, and None means the recognizer reads the file
+    store itself. Tests pass e.g. ``recognizer=MemoryRecognizer(...)`` or
     ``settings=Settings(...)``.
     """
     # Before anything is opened: a feature whose extra is missing stops here.
@@ -182,16 +183,13 @@ async def build(
         closers.append(conditions.close)
         budgets = await SqliteBudgetStore.open(data_dir / DATABASE_NAME, clock=clock)
         closers.append(budgets.close)
-        files = FilesystemFileStore(data_dir / FILES_DIR, staging_dir=data_dir / STAGING_DIR)
+        files = await _file_store(config, closers)
         webhooks = _webhooks(config, clock, closers)
         if recognizer is None:
             recognizer, recognizer_files = await _recognizer(config, closers, files, budgets)
         bot = _bot(config, closers)
         if notifier is None:
             notifier = SilentNotifier() if bot is None else _telegram_notifier(bot)
-        stale = await files.remove_stale_partials(older_than=STALE_PARTIAL_AGE)
-        if stale:
-            log.info("files.stale_partials_removed", extra={"count": stale})
         services = Services(
             repo=repo,
             files=files,
@@ -232,6 +230,40 @@ async def build(
         bot=polling,
         budgets=budgets,
         closers=closers,
+    )
+
+
+async def _file_store(config: Config, closers: list[Callable[[], Awaitable[None]]]) -> FileStore:
+    """The store of recordings and derived files that ``[storage] files`` names (ADR 33).
+
+    Both stage in ``<data_dir>/tmp``, which ``build`` empties at start.
+    """
+    data_dir = config.storage.data_dir
+    if config.storage.files == "s3":
+        store = _s3_store(config)
+        closers.append(store.close)
+        return store
+    local = FilesystemFileStore(data_dir / FILES_DIR, staging_dir=data_dir / STAGING_DIR)
+    stale = await local.remove_stale_partials(older_than=STALE_PARTIAL_AGE)
+    if stale:
+        log.info("files.stale_partials_removed", extra={"count": stale})
+    return local
+
+
+def _s3_store(config: Config) -> S3FileStore:
+    """A store on the bucket of ``[s3]``, staging in the data dir."""
+    # aioboto3 costs ~40 MiB to import: only a service that uses Object Storage pays for it.
+    from transcriber_adapters.s3 import S3FileStore  # noqa: PLC0415
+
+    s3 = config.s3
+    return S3FileStore(
+        endpoint_url=s3.endpoint_url,
+        region=s3.region,
+        bucket=s3.bucket,
+        access_key_id=s3.access_key_id,
+        secret_access_key=s3.secret_access_key,
+        path_style=s3.path_style,
+        staging_dir=config.storage.data_dir / STAGING_DIR,
     )
 
 
@@ -291,7 +323,11 @@ async def _recognizer(
     files: FileStore,
     budgets: BudgetStore,
 ) -> tuple[Recognizer, FileStore | None]:
-    """The recognizer the config names, and the Object Storage it reads audio from."""
+    """The recognizer the config names, and the Object Storage it reads copies from.
+
+    None for the second: the recognizer reads ``files`` itself (a local
+    recognizer, or files already on the bucket it reads).
+    """
     if config.recognizer.kind == "whisper":
         local = await _whisper(config, files)
         closers.append(local.close)
@@ -305,33 +341,27 @@ async def _recognizer(
             max_seconds=memory.max_seconds or None,
         )
         return demo, None
-    # aioboto3 costs ~40 MiB to import: only a service that uses Object Storage pays for it.
-    from transcriber_adapters.s3 import S3FileStore  # noqa: PLC0415
     from transcriber_adapters.yandex import YandexRecognizer  # noqa: PLC0415
 
-    s3 = config.s3
-    store = S3FileStore(
-        endpoint_url=s3.endpoint_url,
-        region=s3.region,
-        bucket=s3.bucket,
-        access_key_id=s3.access_key_id,
-        secret_access_key=s3.secret_access_key,
-        path_style=s3.path_style,
-        staging_dir=config.storage.data_dir / STAGING_DIR,
-    )
-    closers.append(store.close)
+    copies: FileStore | None = None
+    if files.location is not Location.S3:
+        store = _s3_store(config)
+        closers.append(store.close)
+        copies = store
+    # Otherwise the files already live on the [s3] bucket SpeechKit reads: it is handed
+    # the stored object itself, and no copy is made or deleted (ADR 33).
     yandex = config.yandex
     recognizer = YandexRecognizer(
         api_key=yandex.api_key,
-        bucket=s3.bucket,
-        storage_url=s3.endpoint_url,
+        bucket=config.s3.bucket,
+        storage_url=config.s3.endpoint_url,
         stt_url=yandex.stt_url,
         operation_url=yandex.operation_url,
         language=yandex.language,
         model=yandex.model,
         checks_per_hour=yandex.checks_per_hour,
         max_seconds=yandex.max_seconds,
-        # Short clips go to the sync API straight from the local store (ADR 29).
+        # Short clips go to the sync API straight from the file store (ADR 29).
         sync_url=yandex.sync_url,
         sync_max_seconds=yandex.sync_max_seconds,
         files=files,
@@ -340,7 +370,7 @@ async def _recognizer(
         budgets=budgets,
     )
     closers.append(recognizer.close)
-    return recognizer, store
+    return recognizer, copies
 
 
 async def _whisper(config: Config, files: FileStore) -> WhisperRecognizer:

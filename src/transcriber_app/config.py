@@ -39,6 +39,8 @@ class StorageConfig:
     min_bytes_per_second: float = 100.0
     #: Below this much free space intake answers 507 and steps wait instead of failing.
     min_free_bytes: int = 1024**3
+    #: Where recordings and derived files live: "local" (``<data_dir>/files``) or "s3" (``[s3]``).
+    files: str = "local"
 
 
 @attrs.frozen(kw_only=True)
@@ -128,7 +130,7 @@ WHISPER_COMPUTE_TYPES = ("int8", "int8_float32", "int16", "float32", "default", 
 
 @attrs.frozen(kw_only=True)
 class S3Config:
-    """Object Storage that the recognizer reads audio from."""
+    """Object Storage: what the recognizer reads, and with ``files = "s3"`` every file."""
 
     endpoint_url: str = "https://storage.yandexcloud.net"
     region: str = "ru-central1"
@@ -409,6 +411,14 @@ def _check_workers(workers: WorkersConfig) -> None:
         raise ConfigError("[workers] express_seconds: too large")
 
 
+def _check_shutdown(shutdown: ShutdownConfig) -> None:
+    """``[shutdown]``: the grace period fits inside the hard limit."""
+    if shutdown.grace_seconds < 0:
+        raise ConfigError("[shutdown] grace_seconds: must not be negative")
+    if shutdown.hard_seconds < shutdown.grace_seconds:
+        raise ConfigError("[shutdown] hard_seconds: must not be shorter than grace_seconds")
+
+
 def _check_webhooks(webhooks: WebhooksConfig) -> None:
     """``[webhooks]`` values that cannot work (ADR 35)."""
     if not 0 < webhooks.timeout_seconds <= 600:  # NaN too
@@ -443,19 +453,17 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
             ) from None
     if config.recognizer.kind not in ("memory", "yandex", "whisper"):
         raise ConfigError('[recognizer] kind: expected "memory", "yandex" or "whisper"')
+    if config.storage.files not in ("local", "s3"):
+        raise ConfigError('[storage] files: expected "local" or "s3"')
+    if config.storage.files == "s3":
+        _check_s3(config.s3, 'when [storage] files is "s3"')
     if config.recognizer.kind == "yandex":
         if not config.yandex.api_key:
             raise ConfigError(
                 '[yandex] api_key: required when [recognizer] kind is "yandex"'
                 " (or set TRANSCRIBER_YANDEX_API_KEY)"
             )
-        if not config.s3.bucket:
-            raise ConfigError('[s3] bucket: required when [recognizer] kind is "yandex"')
-        if not (config.s3.access_key_id and config.s3.secret_access_key):
-            raise ConfigError(
-                "[s3] access_key_id: access_key_id and secret_access_key are required"
-                ' when [recognizer] kind is "yandex"'
-            )
+        _check_s3(config.s3, 'when [recognizer] kind is "yandex"')
     _check_whisper(config.whisper)
     if config.memory.checks_before_done < 0:
         raise ConfigError("[memory] checks_before_done: must not be negative")
@@ -481,10 +489,17 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
         raise ConfigError("[queue] lease_renewal_seconds: must be positive and below lease_seconds")
     _check_workers(config.workers)
     _check_webhooks(config.webhooks)
-    if config.shutdown.grace_seconds < 0:
-        raise ConfigError("[shutdown] grace_seconds: must not be negative")
-    if config.shutdown.hard_seconds < config.shutdown.grace_seconds:
-        raise ConfigError("[shutdown] hard_seconds: must not be shorter than grace_seconds")
+    _check_shutdown(config.shutdown)
+
+
+def _check_s3(s3: S3Config, why: str) -> None:
+    """The ``[s3]`` keys without which no bucket can be used; ``why`` says who needs them."""
+    if not s3.bucket:
+        raise ConfigError(f"[s3] bucket: required {why}")
+    if not (s3.access_key_id and s3.secret_access_key):
+        raise ConfigError(
+            f"[s3] access_key_id: access_key_id and secret_access_key are required {why}"
+        )
 
 
 def _check_whisper(whisper: WhisperConfig) -> None:

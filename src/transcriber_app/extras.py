@@ -49,7 +49,9 @@ def require(feature: str, *extras: str) -> None:
 
 
 def require_for(config: Config) -> None:
-    """Check the extras of what ``config`` turns on: a recognizer, the Telegram bot."""
+    """Check the extras of what ``config`` turns on: a file store, a recognizer, the bot."""
+    if config.storage.files == "s3":
+        require('[storage] files = "s3"', "s3")
     if config.recognizer.kind == "yandex":
         require('[recognizer] kind = "yandex"', "yandex", "s3")
     if config.recognizer.kind == "whisper":

@@ -114,8 +114,11 @@ async def _convert_within(
 async def recognize(job: Job, services: Services) -> Job:
     """Hand the converted audio to the recognizer, copying it to Object Storage first if needed.
 
-    Audio the recognizer takes directly (``limits.takes_directly``: a
-    synchronous API) is not copied; if the recognizer refuses it after all
+    A recognizer with no store of its own (``recognizer_files`` None) reads
+    the stored audio itself: a local engine, or SpeechKit when the files
+    already live on its bucket (ADR 33); nothing is copied. Audio the
+    recognizer takes directly (``limits.takes_directly``: a synchronous
+    API) is not copied either; if the recognizer refuses it after all
     (``DirectRefused``), it is copied and started the usual way (ADR 29).
 
     Audio longer than the recognizer takes is split and its parts started
@@ -132,7 +135,8 @@ async def recognize(job: Job, services: Services) -> Job:
     if services.recognizer_files is None or limits.takes_directly(
         seconds=job.duration, size=audio.size
     ):
-        # Short audio goes to the recognizer from here (a synchronous API, ADR 29).
+        # The recognizer reads the stored audio: its own store is ours, or the audio is
+        # short enough for a synchronous API (ADR 29, 33).
         try:
             started = await services.recognizer.start(audio, duration=job.duration)
         except DirectRefused:

@@ -5,11 +5,13 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+import attrs
 import pytest
 
 from transcriber_adapters.memory import ManualClock, MemoryNotifier, MemoryRecognizer
 from transcriber_app.bootstrap import build
 from transcriber_app.config import Config, RecognizerConfig, S3Config, StorageConfig, YandexConfig
+from transcriber_core.entities import Location
 from transcriber_core.policy import Settings
 
 
@@ -32,6 +34,30 @@ async def test_a_recognizer_given_replaces_the_configs_and_its_object_storage(
     try:
         assert runtime.services.recognizer is recognizer
         assert runtime.services.recognizer_files is None
+    finally:
+        await runtime.close()
+
+
+@pytest.mark.parametrize("files", ["local", "s3"])
+async def test_files_pick_the_store_and_whether_speechkit_gets_copies(
+    tmp_path: Path, files: str
+) -> None:
+    """files = "s3" stores on the bucket and SpeechKit reads it; "local" keeps a copy store."""
+    config = attrs.evolve(
+        yandex_config(tmp_path / "data"),
+        storage=StorageConfig(data_dir=tmp_path / "data", files=files),
+    )
+    runtime = await build(config)
+    try:
+        services = runtime.services
+        if files == "s3":
+            assert services.files.location is Location.S3
+            assert services.recognizer_files is None
+            assert not (tmp_path / "data" / "files").exists()
+        else:
+            assert services.files.location is Location.LOCAL
+            assert services.recognizer_files is not None
+            assert services.recognizer_files.location is Location.S3
     finally:
         await runtime.close()
 

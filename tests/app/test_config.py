@@ -262,6 +262,30 @@ def test_yandex_needs_a_bucket(tmp_path: Path) -> None:
         load_config(path, {})
 
 
+def test_files_default_to_local(tmp_path: Path) -> None:
+    """Without [storage] files the service keeps its files in the data dir."""
+    assert load_config(None, {}).storage.files == "local"
+
+
+def test_files_on_s3_need_a_bucket_and_keys(tmp_path: Path) -> None:
+    """files = "s3" without a bucket or without keys stops startup, naming the [s3] key."""
+    path = write(tmp_path, '[storage]\nfiles = "s3"\n')
+    with pytest.raises(ConfigError, match=r"\[s3\] bucket: required when \[storage\] files"):
+        load_config(path, {})
+    path = write(tmp_path, '[storage]\nfiles = "s3"\n[s3]\nbucket = "b"\n')
+    with pytest.raises(ConfigError, match=r"\[s3\] access_key_id: .* required when \[storage\]"):
+        load_config(path, {})
+    env = {"TRANSCRIBER_S3_ACCESS_KEY_ID": "id", "TRANSCRIBER_S3_SECRET_ACCESS_KEY": "secret"}
+    assert load_config(path, env).storage.files == "s3"
+
+
+def test_files_must_be_local_or_s3(tmp_path: Path) -> None:
+    """Any other [storage] files value is refused with a message naming the key."""
+    path = write(tmp_path, '[storage]\nfiles = "ftp"\n')
+    with pytest.raises(ConfigError, match=r'\[storage\] files: expected "local" or "s3"'):
+        load_config(path, {})
+
+
 def test_missing_file_is_reported(tmp_path: Path) -> None:
     """A config path that does not exist is an error, not a silent default."""
     with pytest.raises(ConfigError, match="config file not found"):

@@ -41,6 +41,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
         "http": {"upload_inactivity_seconds": INACTIVITY},
     }
     with running_service(tmp_path_factory.mktemp("api"), config=config) as started:
+        started.check_answers()
         yield started
 
 

@@ -21,6 +21,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     """The service with two API tokens."""
     config = {"http": {"api_tokens": TOKENS}}
     with running_service(tmp_path_factory.mktemp("auth"), config=config) as started:
+        started.check_answers()
         yield started
 
 

@@ -145,6 +145,7 @@ def test_full_disk_makes_the_job_wait_and_health_say_so(
     data_dir = small_disk / "data"
     filler = small_disk / "filler"
     with running_service(tmp_path / "service", config=config, data_dir=data_dir) as service:
+        service.check_answers()  # the 503s and the 507 included
         # Room for the upload, not for its conversion: the job is accepted, then hits the wall.
         fill(filler, leave=len(recording) + MIN_FREE + SLACK)
         with service.client() as client:

@@ -48,6 +48,7 @@ def _service(root: Path, *, convert: int) -> Iterator[Service]:
     """``convert`` convert loops (the first one express) and a one-second shutdown grace."""
     config = {"workers": {"convert": convert}, "shutdown": {"grace_seconds": 1, "hard_seconds": 20}}
     with running_service(root, config=config) as started:
+        started.check_answers()  # queue_position included
         yield started
 
 

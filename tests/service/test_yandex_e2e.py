@@ -63,7 +63,7 @@ async def upload(service: Service, data: bytes, name: str) -> str:
 async def test_upload_reaches_done_with_speechkit_text(
     tmp_path: Path, moto_s3: MotoS3, recording: bytes
 ) -> None:
-    """An upload goes through Object Storage and SpeechKit to done; the bucket ends empty."""
+    """An upload goes through Object Storage and SpeechKit to done, words timed; bucket emptied."""
     bucket = moto_s3.new_bucket()
     async with FakeSpeechKit(storage_url=moto_s3.endpoint_url) as fake:
         fake.finish_next("привет из спичкита", pending_checks=1)
@@ -75,6 +75,15 @@ async def test_upload_reaches_done_with_speechkit_text(
             body = await finished(service, job_id)
             assert body["state"] == "done", body
             assert body["text"] == "привет из спичкита"
+            async with httpx.AsyncClient(base_url=service.base_url, timeout=5) as client:
+                answer = await client.get(f"/api/jobs/{job_id}/transcript?format=json")
+            # SpeechKit's word timings reach the transcript (ADR 34).
+            timed = [(w["word"], w["start"]) for w in answer.json()["words"]]
+            assert timed == [
+                ("привет", 0.879999999),
+                ("из", 1.379999999),
+                ("спичкита", 1.879999999),
+            ]
             starts = fake.requests_to("/speech")
             assert len(starts) == 1
             uri = starts[0].body["audio"]["uri"]

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import re
 import secrets
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -104,9 +104,11 @@ async def log_in(client: httpx.AsyncClient, password: str = PASSWORD) -> httpx.R
 
 
 @contextlib.contextmanager
-def service_with_owner(folder: Path) -> Iterator[Service]:
-    """A running service on ``folder`` whose owner was created through the setup link."""
-    with running_service(folder) as running:
+def service_with_owner(
+    folder: Path, *, config: Mapping[str, Mapping[str, Any]] | None = None
+) -> Iterator[Service]:
+    """A running service on ``folder`` (with ``config``) whose owner was made by the setup link."""
+    with running_service(folder, config=config) as running:
 
         async def owner() -> None:
             async with admin_client(running) as client:

@@ -31,6 +31,7 @@ from typing import Any
 import httpx
 
 from tests.support import processes
+from tests.support.openapi import Conformance
 
 #: How long a service may take to answer /health after its start.
 READY_TIMEOUT = 20.0
@@ -102,6 +103,8 @@ class Service:
         self.config_path = config_path
         self.stderr_path = stderr_path
         self.stdout_path = stdout_path
+        #: Set by ``check_answers``: what holds this service's answers to its document.
+        self.conformance: Conformance | None = None
 
     @property
     def pid(self) -> int:
@@ -176,9 +179,17 @@ class Service:
             return conn.execute(sql, parameters).fetchall()
 
     def client(self, **kwargs: Any) -> httpx.Client:
-        """An httpx client on the service's base URL."""
+        """An httpx client on the service's base URL; answers checked after ``check_answers``."""
         kwargs.setdefault("timeout", 10.0)
+        if self.conformance is not None:
+            kwargs.setdefault("event_hooks", {"response": [self.conformance]})
         return httpx.Client(base_url=self.base_url, **kwargs)
+
+    def check_answers(self) -> Conformance:
+        """From now on, every client's answers to documented routes must match the document."""
+        document = httpx.get(f"{self.base_url}/api/openapi.json", timeout=10.0).json()
+        self.conformance = Conformance(document)
+        return self.conformance
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = STOP_TIMEOUT) -> int:
         """Send ``sig`` and wait for the exit; the exit code (negative: killed by a signal)."""

@@ -119,11 +119,12 @@ def make_world(
     settings: Settings = TEST_SETTINGS,
     repo: JobRepository | None = None,
     recognizer_files: FileStore | None = None,
+    files: MemoryFileStore | None = None,
     clock: ManualClock | None = None,
 ) -> World:
-    """A fresh world on memory adapters (or the given repository, on the same ``clock``)."""
+    """A fresh world on memory adapters (or the given repository, file store and ``clock``)."""
     clock = clock or ManualClock()
-    files = MemoryFileStore()
+    files = files if files is not None else MemoryFileStore()
     converter = MemoryConverter()
     recognizer = MemoryRecognizer()
     notifier = MemoryNotifier()

@@ -97,3 +97,19 @@ async def test_byte_limit_refuses_audio_of_unknown_length() -> None:
 def test_no_limits_by_default() -> None:
     """The demo recognizer takes audio of any length unless told otherwise."""
     assert MemoryRecognizer().limits == NO_LIMITS
+
+
+async def test_words_sound_like_speech_with_a_pause_between_sentences() -> None:
+    """Longer words last longer, the last ends with the audio, and sentences are further apart."""
+    recognizer = MemoryRecognizer(text="Hello there. A demo sentence follows.")
+    started = await recognizer.start(AUDIO, duration=10.0)
+    outcome = await recognizer.check(started.operation_id)
+    assert isinstance(outcome, Recognized)
+    hello, there, a, demo, sentence, follows = outcome.words
+    assert hello.start == 0.0
+    assert follows.end == pytest.approx(10.0)
+    assert hello.end - hello.start > a.end - a.start
+    word_gap, sentence_gap = there.start - hello.end, a.start - there.end
+    assert sentence_gap > 5 * word_gap
+    assert demo.start - a.end == pytest.approx(word_gap)
+    assert sentence.start < follows.start

@@ -73,11 +73,18 @@ async def speechkit_world(tmp_path: Path, fake: FakeSpeechKit) -> AsyncIterator[
 
 
 def _speechkit_world(
-    tmp_path: Path, fake: FakeSpeechKit, **options: object
+    tmp_path: Path, fake: FakeSpeechKit, *, files_on_bucket: bool = False, **options: object
 ) -> tuple[World, Bucket]:
-    """A world whose recognizer is SpeechKit's adapter on the fake, sync path on."""
+    """A world whose recognizer is SpeechKit's adapter on the fake, sync path on.
+
+    With ``files_on_bucket`` every file lives in the bucket SpeechKit reads
+    (``[storage] files = "s3"``, ADR 33), and there is no store for copies.
+    """
     bucket = Bucket()
-    world = make_world(tmp_path, recognizer_files=bucket)
+    if files_on_bucket:
+        world = make_world(tmp_path, files=bucket)
+    else:
+        world = make_world(tmp_path, recognizer_files=bucket)
     recognizer = YandexRecognizer(
         api_key=API_KEY,
         bucket="b",
@@ -151,6 +158,65 @@ async def test_sync_refusal_for_size_falls_back_to_async(
         "/speech/v1/stt:recognize",
         "/speech/stt/v2/longRunningRecognize",
     ]
+
+
+async def test_files_on_the_bucket_are_started_without_a_copy(
+    speechkit_world: MakeWorld, fake: FakeSpeechKit
+) -> None:
+    """With files on SpeechKit's bucket, v2 reads the converted object; it is kept when done."""
+    world, bucket = speechkit_world(files_on_bucket=True)
+    world.converter.duration = 120.0
+    fake.finish_next("из основного хранилища", pending_checks=1)
+    job = await world.submit(clip(120))
+    done = await world.run_to_end(job.id)
+    assert done.state is State.DONE
+    assert done.text == "из основного хранилища"
+    assert done.storage_file_id is None
+    converted = await world.repo.get_file(done.converted_file_id or "")
+    assert converted.object_key is not None
+    [start] = fake.requests_to("/speech/stt/v2")
+    assert start.body["audio"]["uri"].endswith("/b/" + converted.object_key)
+    puts = [call.name for call in bucket.calls if call.method == "put"]
+    assert len(puts) == 2  # the recording and its converted audio: no copy
+    assert not any(call.method == "delete" for call in bucket.calls)
+    assert await bucket.exists(converted)
+
+
+async def test_short_clip_on_the_bucket_is_read_for_the_sync_api(
+    speechkit_world: MakeWorld, fake: FakeSpeechKit
+) -> None:
+    """With files on the bucket, a 10 s clip is still sent to v1, its bytes read from the bucket."""
+    world, bucket = speechkit_world(files_on_bucket=True)
+    world.converter.duration = 10.0
+    fake.finish_next("коротко")
+    job = await world.submit(clip(10))
+    done = await world.run_to_end(job.id)
+    assert done.state is State.DONE
+    assert done.text == "коротко"
+    assert [r.path for r in fake.requests] == ["/speech/v1/stt:recognize"]
+    assert any(call.method == "open" for call in bucket.calls)
+
+
+async def test_sync_refusal_on_the_bucket_starts_async_in_the_same_call(
+    speechkit_world: MakeWorld, fake: FakeSpeechKit
+) -> None:
+    """With files on the bucket, v1's 400 for size is followed by v2 on the same object, no copy."""
+    world, bucket = speechkit_world(files_on_bucket=True)
+    world.converter.duration = 10.0
+    fake.sync_max_bytes = 10
+    fake.finish_next("запасной путь")
+    job = await world.submit(clip(10))
+    await world.step(State.CONVERT)
+    checking = await world.step(State.RECOGNIZE)
+    assert checking is not None
+    assert checking.state is State.CHECK
+    assert checking.storage_file_id is None
+    assert [r.path for r in fake.requests] == [
+        "/speech/v1/stt:recognize",
+        "/speech/stt/v2/longRunningRecognize",
+    ]
+    assert len([call for call in bucket.calls if call.method == "put"]) == 2
+    assert (await world.run_to_end(job.id)).text == "запасной путь"
 
 
 async def test_a_job_waiting_for_the_start_budget_is_not_copied_again(

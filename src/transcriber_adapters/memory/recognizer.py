@@ -17,6 +17,7 @@ from transcriber_core.ports import (
     Rejected,
     Started,
 )
+from transcriber_core.subtitles import ends_sentence
 
 
 @attrs.define
@@ -38,8 +39,9 @@ class MemoryRecognizer:
     pipeline measured something real. With ``fail_with`` every operation
     ends rejected with that reason instead. ``finish_next`` and
     ``reject_next`` script the next operation; ``fail_next_start`` and
-    ``fail_next_check`` make a call raise. Words are timed evenly over the
-    audio's duration when it is known.
+    ``fail_next_check`` make a call raise. Words are timed over the
+    audio's duration when it is known, as if read aloud: longer words take
+    longer, and sentences are apart by a pause (ADR 34).
 
     It takes audio of any length unless ``max_seconds`` or ``max_bytes``
     say otherwise (its ``limits``); longer audio is refused at ``start``,
@@ -129,16 +131,30 @@ class MemoryRecognizer:
         return Recognized(text=text, words=_timed(text, operation.duration))
 
 
+#: The pause after a sentence, as long as this many letters take to say.
+SENTENCE_PAUSE_LETTERS = 10
+
+
 def _timed(text: str, duration: float | None) -> tuple[Word, ...]:
-    """The words of ``text`` spread evenly over ``duration`` seconds; none when it is unknown."""
+    """The words of ``text`` as if read aloud over ``duration`` seconds; none when it is unknown.
+
+    Each word lasts as long as its letters, with a gap of one letter after
+    it and a longer pause after a sentence, all scaled to fill the audio.
+    """
     words = text.split()
     if duration is None or duration <= 0 or not words:
         return ()
-    step = duration / len(words)
-    return tuple(
-        Word(text=word, start=index * step, end=(index + 0.5) * step)
-        for index, word in enumerate(words)
-    )
+    weights = [
+        len(word) + 1 + (SENTENCE_PAUSE_LETTERS if ends_sentence(word) else 0)
+        for word in words[:-1]
+    ] + [len(words[-1])]
+    scale = duration / sum(weights)
+    timed: list[Word] = []
+    at = 0
+    for word, weight in zip(words, weights, strict=True):
+        timed.append(Word(text=word, start=at * scale, end=(at + len(word)) * scale))
+        at += weight
+    return tuple(timed)
 
 
 def _describe(duration: float | None) -> str:

@@ -1,13 +1,18 @@
-"""The HTTP API (reference: HTTP API): upload, status, health, metrics."""
+"""The HTTP API (reference: HTTP API): upload, status, transcripts, health, metrics, OpenAPI.
+
+``ENDPOINTS`` declares each route once; the app mounts them and the document
+is written from them (ADR 37).
+"""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import logging
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from starlette.exceptions import HTTPException
@@ -17,16 +22,36 @@ from starlette.routing import Route
 
 from transcriber_app.bootstrap import Runtime
 from transcriber_app.conditions import current_conditions, short_of_space
+from transcriber_app.web.bodies import Accepted, JobStatus, Unhealthy
+from transcriber_app.web.endpoints import (
+    Answer,
+    Endpoint,
+    FormField,
+    Link,
+    Param,
+    error,
+    json_answer,
+    text_answer,
+)
+from transcriber_app.web.endpoints import routes as endpoint_routes
 from transcriber_app.web.errors import ApiError, error_response
 from transcriber_app.web.metrics import CONTENT_TYPE, Metrics
+from transcriber_app.web.openapi import document as openapi_document
+from transcriber_app.web.schemas import to_json
 from transcriber_app.web.state import runtime_of
+from transcriber_app.web.transcripts import (
+    ALLOWED,
+    TranscriptFormat,
+    transcript_format,
+    transcript_response,
+)
 from transcriber_app.web.uploads import (
     CLOSE,
     check_declared_length,
     received_digest,
     received_file,
 )
-from transcriber_core.entities import Job, JobPart, Origin
+from transcriber_core.entities import Job, Origin, State
 from transcriber_core.errors import (
     CallbackRefused,
     DedupKeyReused,
@@ -36,6 +61,7 @@ from transcriber_core.errors import (
 )
 from transcriber_core.intake import check_replay, submit
 from transcriber_core.policy import lease_cutoff
+from transcriber_core.subtitles import Transcript
 
 log = logging.getLogger("transcriber.http")
 
@@ -248,56 +274,53 @@ def accepted(job: Job, *, replayed: bool, headers: dict[str, str] | None = None)
     answer = {"Location": f"/api/status/{job.id}", **(headers or {})}
     if replayed:
         answer["Idempotent-Replayed"] = "true"
-    return JSONResponse({"job_id": job.id}, status_code=202, headers=answer)
+    return JSONResponse(to_json(Accepted(job_id=job.id)), status_code=202, headers=answer)
 
 
-def status_body(
-    job: Job, parts: Sequence[JobPart] = (), *, queue_position: int | None = None
-) -> dict[str, Any]:
-    """The public view of a job: no file ids, no origin, no lease; parts counted when split.
-
-    ``queue_position`` (jobs waiting ahead of it in its step and lane) is
-    shown while the job waits for a loop (ADR 27).
-    """
-    body: dict[str, Any] = {
-        "job_id": job.id,
-        "state": job.state.value,
-        "created": job.created.isoformat(),
-        "updated": job.updated.isoformat(),
-    }
-    if queue_position is not None:
-        body["queue_position"] = queue_position
-    if job.text is not None:
-        body["text"] = job.text
-    # A job still on its way may be waiting for the service (a full disk, a
-    # refused key): that is ours to fix, not the sender's to read (reference: Limits).
-    if job.error is not None and job.state.is_terminal:
-        body["error"] = job.error
-    if job.duration is not None:
-        body["duration"] = job.duration
-    if parts:
-        body["parts_done"] = sum(part.done for part in parts)
-        body["parts_total"] = len(parts)
-    if job.language is not None:
-        body["language"] = job.language
-    return body
+async def requested_job(request: Request, client: str) -> Job:
+    """The job of the path's ``job_id`` for ``client`` (``require_token``'s); 404 when none."""
+    del client  # Every token sees every job until jobs are scoped by token (SPEC §15).
+    try:
+        return await runtime_of(request).services.repo.get(request.path_params["job_id"])
+    except JobNotFound:
+        raise ApiError(404, "job_not_found", "no job has this id") from None
+    except TranscriberError as exc:
+        log.warning("job.read_error", extra={"error_type": type(exc).__name__})
+        raise ApiError(503, "unavailable", "the job database does not answer now") from None
 
 
 async def status(request: Request) -> Response:
     """``GET /api/status/{id}``: the job's state and, when done, its text."""
-    require_token(request)
-    runtime = runtime_of(request)
-    services = runtime.services
+    job = await requested_job(request, require_token(request))
+    services = runtime_of(request).services
     try:
-        job = await services.repo.get(request.path_params["job_id"])
         position = None
         if not job.state.is_terminal:
             cutoff = lease_cutoff(services.clock.now(), services.settings)
             position = await services.repo.queue_position(job.id, lease_cutoff=cutoff)
+        parts = await services.repo.get_parts(job.id)
     except JobNotFound:
         raise ApiError(404, "job_not_found", "no job has this id") from None
-    parts = await services.repo.get_parts(job.id)
-    return JSONResponse(status_body(job, parts, queue_position=position))
+    except TranscriberError as exc:
+        log.warning("status.error", extra={"error_type": type(exc).__name__})
+        raise ApiError(503, "unavailable", "the job database does not answer now") from None
+    return JSONResponse(to_json(JobStatus.of(job, parts, queue_position=position)))
+
+
+async def transcript(request: Request) -> Response:
+    """``GET /api/jobs/{id}/transcript?format=txt|srt|vtt|json``: a done job's transcript.
+
+    400 ``bad_format`` naming the allowed values, 404 ``job_not_found``,
+    409 ``not_done`` before the job is done (ADR 34).
+    """
+    client = require_token(request)
+    wanted = transcript_format(request.query_params.get("format"))
+    if wanted is None:
+        raise ApiError(400, "bad_format", f"format must be one of: {ALLOWED}")
+    job = await requested_job(request, client)
+    if job.state is not State.DONE:
+        raise ApiError(409, "not_done", "the job is not done; its transcript comes when it is")
+    return await transcript_response(job, wanted)
 
 
 async def health(request: Request) -> Response:
@@ -314,20 +337,12 @@ async def health(request: Request) -> Response:
         held = await current_conditions(runtime)
     except Exception as exc:  # noqa: BLE001 - any failure means unhealthy
         log.warning("health.error", extra={"error_type": type(exc).__name__})
-        return JSONResponse(
-            {"error": "database_unavailable", "message": "the job database does not answer"},
-            status_code=503,
+        unhealthy = Unhealthy(
+            error="database_unavailable", message="the job database does not answer"
         )
+        return JSONResponse(to_json(unhealthy), status_code=503)
     if held:
-        codes = list(dict.fromkeys(condition.code for condition in held))
-        return JSONResponse(
-            {
-                "error": codes[0],
-                "message": "the service cannot do its work now: " + ", ".join(codes),
-                "conditions": [{"code": c.code, "since": c.since.isoformat()} for c in held],
-            },
-            status_code=503,
-        )
+        return JSONResponse(to_json(Unhealthy.of(held)), status_code=503)
     return PlainTextResponse("ok\n")
 
 
@@ -345,14 +360,182 @@ async def scrape(request: Request) -> Response:
     return Response(collected.exposition(), media_type=CONTENT_TYPE)
 
 
+async def openapi(request: Request) -> Response:
+    """``GET /api/openapi.json``: the OpenAPI 3.1 document of these routes, as configured."""
+    return JSONResponse(api_document(tokens=bool(runtime_of(request).config.http.api_tokens)))
+
+
+@functools.cache
+def api_document(*, tokens: bool) -> dict[str, Any]:
+    """The OpenAPI document of ``ENDPOINTS``; ``tokens``: ``[http] api_tokens`` is set."""
+    return openapi_document(ENDPOINTS, tokens=tokens)
+
+
+#: A job's id in a path.
+JOB_ID = Param(name="job_id", where="path", description="the id ``POST /api/audio`` answered")
+#: 404 of a route with a job id: an unknown id, or a path the router does not match.
+JOB_NOT_FOUND = error(
+    404, "job_not_found", "not_found", description="no job has this id (job ids are capabilities)"
+)
+#: 503 of a route whose store or database did not answer.
+UNAVAILABLE = error(503, "unavailable", description="the database or store did not answer")
+
+#: Every route of the API, declared once: Starlette mounts these and the document shows them.
+ENDPOINTS: tuple[Endpoint, ...] = (
+    Endpoint(
+        method="POST",
+        path="/api/audio",
+        handler=upload,
+        summary="Send a recording; answers with the job that will transcribe it",
+        secured=True,
+        parameters=(
+            Param(
+                name="Idempotency-Key",
+                where="header",
+                description="a retry with the same key and file gets the first job back",
+                schema={"type": "string", "pattern": "^[!-~]{1,255}$"},
+            ),
+        ),
+        form=(
+            FormField(
+                name="file",
+                description="the recording (audio or video); only its name's extension is kept",
+                schema={"type": "string", "format": "binary", "minLength": 1},
+                required=True,
+                content_type="application/octet-stream",
+            ),
+            FormField(
+                name="callback_url",
+                description=(
+                    "an http(s) URL POSTed a signed {job_id, state, error} when the job ends"
+                    " (needs [webhooks] secret; loopback and private addresses are refused)"
+                ),
+                schema={"type": "string", "format": "uri", "maxLength": 2048},
+            ),
+        ),
+        answers=(
+            json_answer(
+                202,
+                Accepted,
+                "the job was made, or the first one is given back for a known Idempotency-Key",
+                headers={
+                    "Location": "where to poll the job: /api/status/<job_id>",
+                    "Idempotent-Replayed": "true when the answer is a known key's first job",
+                },
+                links={"status": Link("status", {"job_id": "$response.body#/job_id"})},
+            ),
+            error(
+                400,
+                "bad_request",
+                "bad_multipart",
+                "missing_file",
+                "empty_file",
+                "bad_idempotency_key",
+                "webhooks_disabled",
+                "bad_callback_url",
+                "callback_address_refused",
+                description="the form, the Idempotency-Key or the callback_url cannot be used",
+            ),
+            error(408, "upload_timeout", description="no byte for the inactivity timeout"),
+            error(
+                413,
+                "too_large",
+                "form_too_large",
+                description="the recording, or the form's other fields, passed their limit",
+            ),
+            error(415, "not_multipart", description="the body is not multipart/form-data"),
+            error(
+                422,
+                "idempotency_key_reused",
+                description="the Idempotency-Key was first used with a different file",
+            ),
+            UNAVAILABLE,
+            error(
+                507,
+                INSUFFICIENT_STORAGE,
+                description="the service is short of disk space",
+                headers={"Retry-After": "seconds to wait before sending again"},
+            ),
+        ),
+    ),
+    Endpoint(
+        method="GET",
+        path="/api/status/{job_id}",
+        handler=status,
+        summary="A job's state and, once done, its transcript",
+        secured=True,
+        parameters=(JOB_ID,),
+        answers=(json_answer(200, JobStatus, "the job"), JOB_NOT_FOUND, UNAVAILABLE),
+    ),
+    Endpoint(
+        method="GET",
+        path="/api/jobs/{job_id}/transcript",
+        handler=transcript,
+        summary="A done job's transcript as text, subtitles (SRT, WebVTT) or timed JSON",
+        secured=True,
+        parameters=(
+            JOB_ID,
+            Param(
+                name="format",
+                where="query",
+                description="txt (the default), srt, vtt or json",
+                schema={"type": "string", "enum": [str(f) for f in TranscriptFormat]},
+            ),
+        ),
+        answers=(
+            Answer(
+                status=200,
+                description="the transcript, as an attachment named <job_id>.<format>",
+                content={
+                    "text/plain": None,
+                    "application/x-subrip": None,
+                    "text/vtt": None,
+                    "application/json": Transcript,
+                },
+                headers={"Content-Disposition": "attachment; filename=<job_id>.<format>"},
+            ),
+            error(400, "bad_format", description="format names none of txt, srt, vtt, json"),
+            JOB_NOT_FOUND,
+            error(409, "not_done", description="the job is not done (yet, or ever)"),
+            UNAVAILABLE,
+        ),
+    ),
+    Endpoint(
+        method="GET",
+        path="/api/openapi.json",
+        handler=openapi,
+        summary="This document",
+        answers=(
+            json_answer(
+                200,
+                {"type": "object", "required": ["openapi", "info", "paths"]},
+                "the OpenAPI 3.1 document of the API",
+            ),
+        ),
+    ),
+    Endpoint(
+        method="GET",
+        path="/health",
+        handler=health,
+        summary="Whether the service can do its work",
+        answers=(
+            text_answer(200, "the database answers and no service condition holds"),
+            json_answer(503, Unhealthy, "the database does not answer, or a condition holds"),
+        ),
+    ),
+    Endpoint(
+        method="GET",
+        path="/metrics",
+        handler=scrape,
+        summary="Prometheus text exposition",
+        answers=(text_answer(200, "the metrics", media_type=CONTENT_TYPE),),
+    ),
+)
+
+
 def routes() -> list[Route]:
-    """The API's routes."""
-    return [
-        Route("/api/audio", upload, methods=["POST"]),
-        Route("/api/status/{job_id}", status, methods=["GET"]),
-        Route("/health", health, methods=["GET"]),
-        Route("/metrics", scrape, methods=["GET"]),
-    ]
+    """The API's routes, from ``ENDPOINTS``."""
+    return endpoint_routes(ENDPOINTS)
 
 
 async def _api_error(request: Request, exc: Exception) -> Response:
@@ -365,7 +548,8 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     if not isinstance(exc, HTTPException):
         raise exc
     code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-    return error_response(ApiError(exc.status_code, code, str(exc.detail)))
+    # The 405's Allow header says which methods the path takes.
+    return error_response(ApiError(exc.status_code, code, str(exc.detail), dict(exc.headers or {})))
 
 
 def exception_handlers() -> Mapping[Any, Any]:

@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
+import attrs
 from starlette.responses import JSONResponse
+
+from transcriber_app.web.schemas import doc, to_json
+
+
+@attrs.frozen(kw_only=True)
+class Error:
+    """An error: a stable code for programs, a message for people."""
+
+    error: str = attrs.field(metadata=doc("stable code; the contract"))
+    message: str = attrs.field(metadata=doc("human text; may change"))
 
 
 class ApiError(Exception):
@@ -21,7 +32,7 @@ class ApiError(Exception):
 def error_response(error: ApiError) -> JSONResponse:
     """The JSON answer for ``error``."""
     return JSONResponse(
-        {"error": error.code, "message": error.message},
+        to_json(Error(error=error.code, message=error.message)),
         status_code=error.status,
         headers=error.headers,
     )

@@ -1,4 +1,5 @@
-"""File download: a copy's bytes streamed from the store that holds it, to the owner only.
+"""Downloads, to the owner only: a copy's bytes streamed from the store that holds it,
+and a done job's transcript in each format (ADR 34).
 
 Log lines here carry the copy's size, extension and location, never its id
 or stored name (reference: Privacy, acceptance 12): the id is the stored name minus its
@@ -17,8 +18,9 @@ from starlette.responses import Response, StreamingResponse
 from transcriber_app.web.admin.rendering import plain
 from transcriber_app.web.admin.security import owner_only
 from transcriber_app.web.state import runtime_of
-from transcriber_core.entities import FileRecord
-from transcriber_core.errors import FileNotFound, TranscriberError
+from transcriber_app.web.transcripts import ALLOWED, transcript_format, transcript_response
+from transcriber_core.entities import FileRecord, State
+from transcriber_core.errors import FileNotFound, JobNotFound, TranscriberError
 from transcriber_core.ports import FileStore
 from transcriber_core.services import Services
 
@@ -72,6 +74,22 @@ async def download(request: Request) -> Response:
             "Content-Length": str(record.size),
         },
     )
+
+
+@owner_only
+async def transcript(request: Request) -> Response:
+    """``GET /admin/jobs/{id}/transcript?format=``: the API's transcript answer, for the owner."""
+    wanted = transcript_format(request.query_params.get("format"))
+    if wanted is None:
+        return plain(f"The format must be one of: {ALLOWED}.", status_code=400)
+    try:
+        job = await runtime_of(request).services.repo.get(request.path_params["job_id"])
+    except JobNotFound:
+        return plain("No job has this id.", status_code=404)
+    if job.state is not State.DONE:
+        return plain("The job is not done; its transcript comes when it is.", status_code=409)
+    log.info("admin.transcript", extra={"job_id": job.id, "format": wanted.value})
+    return await transcript_response(job, wanted)
 
 
 def _download_name(record: FileRecord) -> str:

@@ -28,6 +28,7 @@ from transcriber_app.web.admin.rendering import (
 from transcriber_app.web.admin.security import action, form_text, page
 from transcriber_app.web.sessions import session_of
 from transcriber_app.web.state import runtime_of
+from transcriber_app.web.transcripts import TranscriptFormat
 from transcriber_core import edits
 from transcriber_core.entities import FileRecord, Job, State
 from transcriber_core.errors import FileNotFound, JobChanged, JobNotFound
@@ -129,6 +130,7 @@ async def job_detail(request: Request) -> Response:
         "revive_to": edits.revive_state(job),
         "lease_until": lease_until,
         "word_count": len(job.text.split()) if job.text else 0,
+        "transcript_formats": list(TranscriptFormat),
         "file_url": file_url,
         "job_url": job_url,
     }

@@ -1,0 +1,102 @@
+"""The API's JSON answers as attrs classes, sent with ``schemas.to_json`` and shown in the document.
+
+A field left at its default is not sent: ``text`` appears once a job has
+one, ``error`` only in a terminal state, and so on (reference: HTTP API).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+import attrs
+
+from transcriber_app.web.schemas import doc
+from transcriber_core.entities import Condition, Job, JobPart, State
+
+
+@attrs.frozen(kw_only=True)
+class Accepted:
+    """An upload taken: the job to poll."""
+
+    job_id: str = attrs.field(metadata=doc("the job's id: a capability, keep it private"))
+
+
+@attrs.frozen(kw_only=True)
+class JobStatus:
+    """The public view of a job: no file ids, no origin, no lease."""
+
+    job_id: str
+    state: State
+    created: datetime
+    updated: datetime
+    text: str | None = attrs.field(default=None, metadata=doc("the transcript, once done"))
+    error: str | None = attrs.field(
+        default=None, metadata=doc("why the job ended without a transcript; terminal states only")
+    )
+    duration: float | None = attrs.field(
+        default=None, metadata=doc("seconds of audio, once measured")
+    )
+    language: str | None = attrs.field(
+        default=None, metadata=doc("the language the recognizer heard (ISO 639-1), when it says")
+    )
+    parts_done: int | None = attrs.field(
+        default=None, metadata=doc("parts recognised, for a recording split into parts")
+    )
+    parts_total: int | None = attrs.field(
+        default=None, metadata=doc("parts in all, for a recording split into parts")
+    )
+    queue_position: int | None = attrs.field(
+        default=None,
+        metadata=doc("jobs waiting ahead of this one in its step and lane, while it waits"),
+    )
+
+    @classmethod
+    def of(
+        cls, job: Job, parts: Sequence[JobPart] = (), *, queue_position: int | None = None
+    ) -> JobStatus:
+        """The view of ``job``; ``queue_position`` is given while the job waits (ADR 27)."""
+        return cls(
+            job_id=job.id,
+            state=job.state,
+            created=job.created,
+            updated=job.updated,
+            text=job.text,
+            # A job still on its way may be waiting for the service (a full disk, a
+            # refused key): that is ours to fix, not the sender's to read (reference: Limits).
+            error=job.error if job.state.is_terminal else None,
+            duration=job.duration,
+            language=job.language,
+            parts_done=sum(part.done for part in parts) if parts else None,
+            parts_total=len(parts) if parts else None,
+            queue_position=queue_position,
+        )
+
+
+@attrs.frozen(kw_only=True)
+class HeldCondition:
+    """A service condition that holds: its code and since when."""
+
+    code: str
+    since: datetime
+
+
+@attrs.frozen(kw_only=True)
+class Unhealthy:
+    """Why the service cannot work now: the first cause's code, every condition that holds."""
+
+    error: str = attrs.field(
+        metadata=doc("database_unavailable, or the first condition's code (disk_full, ...)")
+    )
+    message: str
+    conditions: tuple[HeldCondition, ...] = ()
+
+    @classmethod
+    def of(cls, held: Sequence[Condition]) -> Unhealthy:
+        """The answer while ``held`` (not empty) hold; each code once in the message."""
+        codes = list(dict.fromkeys(condition.code for condition in held))
+        return cls(
+            error=codes[0],
+            message="the service cannot do its work now: " + ", ".join(codes),
+            conditions=tuple(HeldCondition(code=c.code, since=c.since) for c in held),
+        )

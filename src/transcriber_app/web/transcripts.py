@@ -1,0 +1,87 @@
+"""A done job's transcript as a download in one of four formats (ADR 34).
+
+One answer for the API (``GET /api/jobs/{id}/transcript``) and the admin
+panel's links: the body from the core's rules (``transcriber_core.subtitles``),
+its content type, and a ``Content-Disposition`` whose file name is made
+from the job id alone, never from what the sender called the recording.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import re
+
+import cattrs
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response
+
+from transcriber_core import subtitles
+from transcriber_core.entities import Job
+
+
+class TranscriptFormat(enum.StrEnum):
+    """What ``?format=`` may ask for."""
+
+    TXT = "txt"
+    SRT = "srt"
+    VTT = "vtt"
+    JSON = "json"
+
+
+#: The default when ``format`` is not given.
+DEFAULT_FORMAT = TranscriptFormat.TXT
+#: Content type of each format; JSON is UTF-8 by definition and takes no charset.
+MEDIA_TYPES: dict[TranscriptFormat, str] = {
+    TranscriptFormat.TXT: "text/plain; charset=utf-8",
+    TranscriptFormat.SRT: "application/x-subrip; charset=utf-8",
+    TranscriptFormat.VTT: "text/vtt; charset=utf-8",
+    TranscriptFormat.JSON: "application/json",
+}
+#: The allowed values, as the refusal of an unknown one names them.
+ALLOWED = ", ".join(TranscriptFormat)
+
+
+def transcript_format(value: str | None) -> TranscriptFormat | None:
+    """The format ``value`` names; the default when absent; None when it names none."""
+    if value is None:
+        return DEFAULT_FORMAT
+    try:
+        return TranscriptFormat(value)
+    except ValueError:
+        return None
+
+
+def download_name(job: Job, wanted: TranscriptFormat) -> str:
+    """``<job id>.<format>``, with anything a header could choke on replaced."""
+    return re.sub(r"[^A-Za-z0-9_-]", "_", job.id) + f".{wanted.value}"
+
+
+async def transcript_response(job: Job, wanted: TranscriptFormat) -> Response:
+    """The transcript of the done ``job`` in ``wanted``, as an attachment named by its id.
+
+    Rendered in a worker thread: hours of words take a noticeable moment
+    (``bench/subtitles.py``) that the event loop must not wait through.
+    """
+    body = await run_in_threadpool(render, job, wanted)
+    return Response(
+        body,
+        media_type=MEDIA_TYPES[wanted],
+        headers={"Content-Disposition": f'attachment; filename="{download_name(job, wanted)}"'},
+    )
+
+
+def render(job: Job, wanted: TranscriptFormat) -> bytes:
+    """The body of ``job``'s transcript in ``wanted``, UTF-8."""
+    text = job.text or ""
+    if wanted is TranscriptFormat.JSON:
+        document = cattrs.unstructure(subtitles.transcript(job))
+        # As Starlette's JSONResponse writes JSON: compact, UTF-8, no NaN.
+        return json.dumps(
+            document, ensure_ascii=False, allow_nan=False, separators=(",", ":")
+        ).encode()
+    if wanted is TranscriptFormat.TXT:
+        return f"{text}\n".encode() if text else b""
+    cues = subtitles.cues(job.words, text=text, duration=job.duration)
+    rendered = subtitles.srt(cues) if wanted is TranscriptFormat.SRT else subtitles.webvtt(cues)
+    return rendered.encode()

@@ -1,0 +1,83 @@
+"""schemathesis against the real server: every documented route answers as the document says.
+
+The document is the one the service serves with ``[http] api_tokens`` set
+(the first test checks the served one is this one), so the bearer scheme
+and its 401s are checked too. Examples are bounded and derandomized
+(the same cases every run, well under a minute on the project's 2-vCPU box); no
+worker loops run, so the jobs the fuzzer makes cost no CPU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, settings
+from schemathesis.config import SchemathesisConfig
+
+from tests.support.service import Service, running_service
+from transcriber_app.web.api import api_document
+
+TOKEN = "fuzz-token-c2NoZW1h"
+#: Statuses a schema-valid request may get: schemathesis's defaults, and 422 for an
+#: Idempotency-Key the fuzzer happens to send again with another file (reference: HTTP API).
+ACCEPTABLE = ["2xx", "3xx", "401", "403", "404", "409", "422", "429", "5xx"]
+CONFIG = SchemathesisConfig.from_dict(
+    {"checks": {"positive_data_acceptance": {"expected-statuses": ACCEPTABLE}}}
+)
+
+# schemathesis's fixture-loaded schemas do not run on pytest 9; the document is the
+# service's own, built by the same function the route answers with.
+schema = schemathesis.openapi.from_dict(api_document(tokens=True), config=CONFIG)
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    """The service with one API token, a 1 MiB cap and no worker loops."""
+    config: dict[str, dict[str, object]] = {
+        "storage": {"max_record_bytes": 1024 * 1024},
+        "http": {"api_tokens": [TOKEN]},
+        "workers": {"convert": 0, "recognize": 0, "check": 0},
+    }
+    with running_service(tmp_path_factory.mktemp("fuzz"), config=config) as started:
+        yield started
+
+
+def test_the_fuzzed_document_is_the_served_one(service: Service) -> None:
+    """What the fuzzer reads is what the service answers at /api/openapi.json with tokens set."""
+    with service.client() as client:
+        served = client.get("/api/openapi.json").json()
+    assert served == api_document(tokens=True)
+    assert "securitySchemes" in served["components"]
+
+
+@schema.parametrize()
+@pytest.mark.timeout(180)  # bounded by examples, not time; a loaded CI box is slower
+@settings(
+    max_examples=100,
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+def test_every_route_answers_as_documented(case: schemathesis.Case, service: Service) -> None:
+    """No 5xx, and each answer's status, content type, headers and body match the document."""
+    case.call_and_validate(base_url=service.base_url, headers={"Authorization": f"Bearer {TOKEN}"})
+
+
+@pytest.mark.timeout(180)
+def test_linked_calls_answer_as_documented(service: Service) -> None:
+    """Sequences that follow the document's links (an upload, then its job's status) conform."""
+
+    class Calls(schema.as_state_machine()):
+        def get_call_kwargs(self, case: schemathesis.Case) -> dict[str, object]:
+            return {"base_url": service.base_url, "headers": {"Authorization": f"Bearer {TOKEN}"}}
+
+    Calls.run(
+        settings=settings(
+            max_examples=15, stateful_step_count=4, derandomize=True, database=None, deadline=None
+        )
+    )
