@@ -21,12 +21,11 @@ import argparse
 import asyncio
 import tempfile
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 from transcriber_adapters.sqlite import SqliteConditionStore, SqliteJobRepository
 from transcriber_adapters.system import free_bytes
 
-NOW = datetime(2026, 12, 1, tzinfo=UTC)
 CODES = frozenset({"disk_full"})
 SCOPES = frozenset({"host-a", ""})
 
@@ -53,14 +52,14 @@ async def main(rounds: int) -> None:
             )
 
             async def report_then_clear() -> None:
-                await store.report("disk_full", scope="host-a", message="m", now=NOW)
+                await store.report("disk_full", scope="host-a", message="m")
                 await store.clear(CODES, scopes=SCOPES)
 
             await _per_call("report + clear (two writes)", rounds // 5, report_then_clear)
             await _per_call(
                 "current, as /health reads it",
                 rounds,
-                lambda: store.current(scopes=SCOPES, seen_after=NOW - timedelta(minutes=5)),
+                lambda: store.current(scopes=SCOPES, within=timedelta(minutes=5)),
             )
 
             async def statvfs() -> None:

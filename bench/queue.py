@@ -50,7 +50,7 @@ from transcriber_adapters.sqlite.times import to_db
 from transcriber_adapters.system import RandomIds, SystemClock
 from transcriber_core.entities import STEP_STATES, Job, Origin, State
 from transcriber_core.intake import submit
-from transcriber_core.policy import DEFAULT_SETTINGS, Settings, lease_cutoff
+from transcriber_core.policy import DEFAULT_SETTINGS, Settings
 from transcriber_core.ports import Event, ProgressCallback
 from transcriber_core.services import Services
 from transcriber_core.transitions import transition
@@ -85,12 +85,8 @@ async def async_throughput(path: Path, jobs: list[Job], workers: int) -> float:
         done = 0
         while True:
             acquisition_id = IDS.new_id()
-            now = CLOCK.now()
             job = await repo.acquire(
-                State.CONVERT,
-                acquisition_id=acquisition_id,
-                now=now,
-                lease_cutoff=lease_cutoff(now),
+                State.CONVERT, acquisition_id=acquisition_id, lease=DEFAULT_SETTINGS.lease
             )
             if job is None:
                 return done
@@ -124,7 +120,7 @@ def raw_throughput(path: Path, jobs: list[Job]) -> float:
                 "state": State.CONVERT.value,
                 "acquisition_id": acquisition_id,
                 "now": to_db(now),
-                "lease_cutoff": to_db(lease_cutoff(now)),
+                "lease_cutoff": to_db(now - DEFAULT_SETTINGS.lease),
             },
         ).fetchone()
         if row is None:

@@ -42,7 +42,7 @@ from transcriber_adapters.memory import (
 from transcriber_adapters.sqlite import SqliteJobRepository
 from transcriber_adapters.system import RandomIds, SystemClock
 from transcriber_adapters.webhooks import AiohttpWebhookSender
-from transcriber_core.entities import STEP_STATES, Job, Origin, State
+from transcriber_core.entities import Job, Origin, State
 from transcriber_core.services import Services
 from transcriber_core.transitions import transition
 from transcriber_core.wakeup import OUTBOX
@@ -107,13 +107,9 @@ async def _leased_jobs(repo: SqliteJobRepository, count: int, url: str) -> list[
         )
         await repo.create(job)
     for _ in range(count):
-        now = clock.now()
         acquisition_id = RandomIds().new_id()
         job_or_none = await repo.acquire(
-            State.CHECK,
-            acquisition_id=acquisition_id,
-            now=now,
-            lease_cutoff=now - timedelta(hours=1),
+            State.CHECK, acquisition_id=acquisition_id, lease=timedelta(hours=1)
         )
         assert job_or_none is not None
         leased.append((job_or_none, acquisition_id))
@@ -139,7 +135,8 @@ async def run(jobs: int, loops: int, gap: float, *, burst: bool) -> None:
             ids=RandomIds(),
         )
         leased = await _leased_jobs(repo, jobs, url)
-        workers = Workers(services, dict.fromkeys(STEP_STATES, 0), deliveries=loops)
+        # One idle convert loop: a process with no step loop starts nothing (ADR 38).
+        workers = Workers(services, {State.CONVERT: 1}, deliveries=loops)
         workers.start()
         ended: dict[str, float] = {}
         started = time.perf_counter()

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
+from tests.support.postgres import PostgresServer, empty
 from tests.support.s3 import MotoS3
+from transcriber_adapters.postgres import Database
 
 
 @pytest.fixture(scope="session")
@@ -27,3 +29,34 @@ def moto_s3() -> Iterator[MotoS3]:
             yield MotoS3(endpoint_url=f"http://{host}:{port}")
         finally:
             server.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """The test PostgreSQL server (tests/support/postgres.py); fails, never skips, without one.
+
+    Every database the run makes on it is dropped at the end, and a private
+    server the run started is stopped.
+    """
+    server = PostgresServer.reach()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture(scope="session")
+def postgres_url(postgres: PostgresServer) -> str:
+    """One database of this run for the tests that share it; each empties it first."""
+    return postgres.create_database()
+
+
+@pytest.fixture
+async def pg_database(postgres_url: str) -> AsyncIterator[Database]:
+    """This run's database, migrated and emptied of rows, on a pool of its own."""
+    database = await Database.open(postgres_url, pool_size=4)
+    try:
+        await empty(database)
+        yield database
+    finally:
+        await database.close()

@@ -17,6 +17,14 @@ from transcriber_adapters.memory import (
     MemoryNotifier,
     MemoryOwnerStore,
     MemoryRecognizer,
+    MemoryWakeupFeed,
+)
+from transcriber_adapters.postgres import (
+    Database,
+    PostgresBudgetStore,
+    PostgresConditionStore,
+    PostgresOwnerStore,
+    PostgresWakeupFeed,
 )
 from transcriber_adapters.s3 import S3FileStore
 from transcriber_adapters.sqlite import (
@@ -42,6 +50,7 @@ from transcriber_core.ports import (
     Notifier,
     OwnerStore,
     Recognizer,
+    WakeupFeed,
     WebhookSender,
 )
 
@@ -55,6 +64,7 @@ def check(
     yandex: YandexRecognizer,
     sqlite_conditions: SqliteConditionStore,
     sqlite_budgets: SqliteBudgetStore,
+    postgres: Database,
 ) -> None:
     """Never called: mypy reads the assignments."""
     repos: list[JobRepository] = [MemoryJobRepository(), sqlite]
@@ -66,10 +76,16 @@ def check(
     notifiers: list[Notifier] = [MemoryNotifier(), TelegramNotifier(make_bot("1:never-used"))]
     clocks: list[Clock] = [SystemClock(), ManualClock()]
     ids: list[IdSource] = [RandomIds()]
-    owners: list[OwnerStore] = [MemoryOwnerStore(), sqlite_owners]
-    conditions: list[ConditionStore] = [MemoryConditionStore(), sqlite_conditions]
+    owners: list[OwnerStore] = [MemoryOwnerStore(), sqlite_owners, PostgresOwnerStore(postgres)]
+    conditions: list[ConditionStore] = [
+        MemoryConditionStore(),
+        sqlite_conditions,
+        PostgresConditionStore(postgres),
+    ]
     probes: list[DurationProbe] = [HeaderProbe()]
-    budgets: list[BudgetStore] = [MemoryBudgetStore(), sqlite_budgets]
+    postgres_budgets = PostgresBudgetStore(postgres)
+    budgets: list[BudgetStore] = [MemoryBudgetStore(), sqlite_budgets, postgres_budgets]
+    feeds: list[WakeupFeed] = [MemoryWakeupFeed(), PostgresWakeupFeed("postgresql:///never-used")]
     senders: list[WebhookSender] = [AiohttpWebhookSender(secret=root.name, clock=SystemClock())]
-    del senders, budgets, probes, conditions, owners, repos, stores, converters
+    del senders, feeds, budgets, probes, conditions, owners, repos, stores, converters
     del recognizers, notifiers, clocks, ids

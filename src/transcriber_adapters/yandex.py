@@ -17,8 +17,8 @@ import contextlib
 import logging
 import math
 import secrets
-from collections.abc import Callable, Iterator, Mapping
-from datetime import UTC, datetime, timedelta
+from collections.abc import Iterator, Mapping
+from datetime import timedelta
 from typing import Any
 from urllib.parse import quote
 
@@ -94,13 +94,6 @@ _REFUSED_STATUSES = frozenset({401, 403})
 #: Longest ``Retry-After`` we take from SpeechKit; a larger one is read as this.
 MAX_RETRY_AFTER = timedelta(hours=1)
 
-#: The wall clock budgets are kept on; injectable so tests move time by hand.
-WallClock = Callable[[], datetime]
-
-
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
-
 
 @contextlib.contextmanager
 def api_errors() -> Iterator[None]:
@@ -168,7 +161,7 @@ class YandexRecognizer:
     **Budgets.** Async starts (``starts_per_hour``), checks
     (``checks_per_hour``) and sync requests (``sync_per_second``) each take a
     token from ``budgets`` (shared by every process when it is the SQLite
-    store) on the ``clock`` before anything is sent. An empty start or sync
+    store, on the store's own clock) before anything is sent. An empty start or sync
     budget raises ``BudgetSpent`` with the wait; an empty check budget
     answers ``Pending`` with the wait. Nothing is sent either way.
 
@@ -203,7 +196,6 @@ class YandexRecognizer:
         starts_per_hour: int = DEFAULT_STARTS_PER_HOUR,
         sync_per_second: int = DEFAULT_SYNC_PER_SECOND,
         budgets: BudgetStore | None = None,
-        clock: WallClock = _utc_now,
         timeout: float = 30.0,
         max_seconds: float = MAX_SECONDS,
     ) -> None:
@@ -239,7 +231,6 @@ class YandexRecognizer:
 
             budgets = MemoryBudgetStore()
         self._budgets = budgets
-        self._clock = clock
         self._shapes = {
             STARTS_BUDGET: (starts_per_hour, HOUR),
             CHECKS_BUDGET: (checks_per_hour, HOUR),
@@ -335,7 +326,7 @@ class YandexRecognizer:
 
     def _shape(self, name: str) -> dict[str, Any]:
         capacity, per = self._shapes[name]
-        return {"capacity": capacity, "per": per, "now": self._clock()}
+        return {"capacity": capacity, "per": per}
 
     async def _take(self, name: str) -> None:
         """Take a token of the budget or raise ``BudgetSpent`` with the wait; nothing is sent."""

@@ -6,15 +6,15 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import attrs
 
-from transcriber_adapters.datadir import DataDirLock
+from transcriber_adapters.datadir import STAGING_NAME, DataDirLock, sweep_staging
 from transcriber_adapters.datadir import claim as claim_data_dir
 from transcriber_adapters.ffmpeg import FfmpegConverter
 from transcriber_adapters.filesystem import FilesystemFileStore
-from transcriber_adapters.localdisk import clear_staging_dir
 from transcriber_adapters.media_header import HeaderProbe
 from transcriber_adapters.memory import MemoryRecognizer
 from transcriber_adapters.sqlite import (
@@ -39,6 +39,7 @@ from transcriber_core.ports import (
     Notifier,
     OwnerStore,
     Recognizer,
+    WakeupFeed,
     WebhookSender,
 )
 from transcriber_core.services import Services
@@ -57,11 +58,14 @@ log = logging.getLogger("transcriber.app")
 DATABASE_NAME = "transcriber.db"
 #: The folder of local files inside the data dir.
 FILES_DIR = "files"
-#: The staging folder inside the data dir: uploads, downloads, converter output (ADR 21).
-STAGING_DIR = "tmp"
-#: Half-written files untouched this long were left by a killed process (ADR 5). Any age
-#: will do: the data dir's lock means no other process is writing one (ADR 21).
+#: The staging folder inside the data dir: one folder per process for uploads, downloads
+#: and converter output (ADR 21, 38).
+STAGING_DIR = STAGING_NAME
+#: Half-written files untouched this long were left by a killed process (ADR 5), when this
+#: process is alone on the data dir: any age will do, nobody else is writing one (ADR 21).
 STALE_PARTIAL_AGE = timedelta(0)
+#: ... and when other processes share the data dir (ADR 38): theirs are written to now.
+SHARED_STALE_PARTIAL_AGE = timedelta(hours=1)
 
 
 class SilentNotifier:
@@ -79,7 +83,7 @@ class Runtime:
     services: Services
     workers: Workers
     owners: OwnerStore
-    #: The Telegram intake; None when no token is configured.
+    #: The Telegram intake; None when no token is configured, and in a worker (notices only).
     bot: BotPolling | None = None
     #: Request budgets shared through the database (ADR 29), for ``/metrics``.
     budgets: BudgetStore | None = None
@@ -146,28 +150,41 @@ async def build(
     recognizer_files: FileStore | None = None,
     notifier: Notifier | None = None,
     host: str | None = None,
+    wakeup_feed: WakeupFeed | None = None,
+    intake: bool = True,
 ) -> Runtime:
     """Open the database, stores and clients the config names; a dependency given replaces its own.
 
     Raises ``MissingExtra`` when the config turns on a feature whose extra
     is not installed, before it touches the data dir.
 
+    ``intake`` is ``serve``: it holds the data dir's one intake lock and
+    polls the bot. Without it (``transcriber worker``) the data dir is
+    shared with ``serve`` and other workers, and a configured bot only
+    sends notices (ADR 38).
+
     Each keyword left at None is built from ``config``. ``recognizer_files``
     goes with ``recognizer``: with a recognizer given, the config's Object
     Storage is not opened, and None means the recognizer reads the file
     store itself. Tests pass e.g. ``recognizer=MemoryRecognizer(...)`` or
-    ``settings=Settings(...)``.
+    ``settings=Settings(...)``. ``wakeup_feed`` (None: none) carries other
+    processes' wake-ups to this one's workers (ADR 31); ``clock`` is also
+    the stores' own clock, by which they judge leases and delays (ADR 30).
     """
     # Before anything is opened: a feature whose extra is missing stops here.
     require_for(config)
+    if config.database.is_postgres:
+        # The PostgreSQL stores and schema exist (ADR 32); the job repository on them
+        # comes next. Until then a url is refused rather than quietly using SQLite.
+        raise ConfigError("[database] url: PostgreSQL is not wired into the service yet")
     data_dir = config.storage.data_dir
-    # First of all: a second process on this data dir stops here, having touched nothing.
-    lock = claim_data_dir(data_dir)
+    # First of all: a second serve on this data dir stops here, having touched nothing.
+    lock = claim_data_dir(data_dir, intake=intake)
     closers: list[Callable[[], Awaitable[None]]] = [_releaser(lock)]
     if lock.tightened:
         log.warning("data_dir.tightened", extra={"mode": f"{lock.previous_mode:o}"})
     try:
-        cleared = await asyncio.to_thread(clear_staging_dir, data_dir / STAGING_DIR)
+        cleared = await asyncio.to_thread(sweep_staging, lock)
         if cleared:
             log.info("files.staging_removed", extra={"count": cleared})
         clock = clock or SystemClock()
@@ -183,10 +200,14 @@ async def build(
         closers.append(conditions.close)
         budgets = await SqliteBudgetStore.open(data_dir / DATABASE_NAME, clock=clock)
         closers.append(budgets.close)
-        files = await _file_store(config, closers)
+        files = await _file_store(config, closers, lock)
+        # Every leftover a lone start may remove is gone: other processes may join (ADR 38).
+        lock.share()
         webhooks = _webhooks(config, clock, closers)
         if recognizer is None:
-            recognizer, recognizer_files = await _recognizer(config, closers, files, budgets)
+            recognizer, recognizer_files = await _recognizer(
+                config, closers, files, budgets, staging_dir=lock.staging
+            )
         bot = _bot(config, closers)
         if notifier is None:
             notifier = SilentNotifier() if bot is None else _telegram_notifier(bot)
@@ -204,13 +225,14 @@ async def build(
             clock=clock,
             ids=ids or RandomIds(),
             settings=settings or settings_from(config),
+            wakeup_feed=wakeup_feed,
         )
     except BaseException:
         for closer in reversed(closers):
             await closer()
         raise
     polling = None
-    if bot is not None:
+    if bot is not None and intake:
         from transcriber_adapters.telegram import download_limit  # noqa: PLC0415 - see _bot
         from transcriber_app.bot import BotPolling, make_dispatcher  # noqa: PLC0415
 
@@ -233,25 +255,30 @@ async def build(
     )
 
 
-async def _file_store(config: Config, closers: list[Callable[[], Awaitable[None]]]) -> FileStore:
+async def _file_store(
+    config: Config, closers: list[Callable[[], Awaitable[None]]], lock: DataDirLock
+) -> FileStore:
     """The store of recordings and derived files that ``[storage] files`` names (ADR 33).
 
-    Both stage in ``<data_dir>/tmp``, which ``build`` empties at start.
+    Both stage in this process's own folder in ``<data_dir>/tmp`` (ADR 38).
+    The local one first removes half-written files a killed process left:
+    of any age when this process is alone on the data dir, else only those
+    untouched for ``SHARED_STALE_PARTIAL_AGE``.
     """
-    data_dir = config.storage.data_dir
     if config.storage.files == "s3":
-        store = _s3_store(config)
+        store = _s3_store(config, lock.staging)
         closers.append(store.close)
         return store
-    local = FilesystemFileStore(data_dir / FILES_DIR, staging_dir=data_dir / STAGING_DIR)
-    stale = await local.remove_stale_partials(older_than=STALE_PARTIAL_AGE)
+    local = FilesystemFileStore(config.storage.data_dir / FILES_DIR, staging_dir=lock.staging)
+    age = STALE_PARTIAL_AGE if lock.alone else SHARED_STALE_PARTIAL_AGE
+    stale = await local.remove_stale_partials(older_than=age)
     if stale:
         log.info("files.stale_partials_removed", extra={"count": stale})
     return local
 
 
-def _s3_store(config: Config) -> S3FileStore:
-    """A store on the bucket of ``[s3]``, staging in the data dir."""
+def _s3_store(config: Config, staging_dir: Path) -> S3FileStore:
+    """A store on the bucket of ``[s3]``, staging in ``staging_dir``."""
     # aioboto3 costs ~40 MiB to import: only a service that uses Object Storage pays for it.
     from transcriber_adapters.s3 import S3FileStore  # noqa: PLC0415
 
@@ -263,12 +290,12 @@ def _s3_store(config: Config) -> S3FileStore:
         access_key_id=s3.access_key_id,
         secret_access_key=s3.secret_access_key,
         path_style=s3.path_style,
-        staging_dir=config.storage.data_dir / STAGING_DIR,
+        staging_dir=staging_dir,
     )
 
 
 def _releaser(lock: DataDirLock) -> Callable[[], Awaitable[None]]:
-    """A closer that releases the data dir's lock (the last thing ``Runtime.close`` does)."""
+    """A closer that releases the data dir's locks and staging folder (the last thing closed)."""
 
     async def release() -> None:
         lock.release()
@@ -322,6 +349,8 @@ async def _recognizer(
     closers: list[Callable[[], Awaitable[None]]],
     files: FileStore,
     budgets: BudgetStore,
+    *,
+    staging_dir: Path,
 ) -> tuple[Recognizer, FileStore | None]:
     """The recognizer the config names, and the Object Storage it reads copies from.
 
@@ -345,7 +374,7 @@ async def _recognizer(
 
     copies: FileStore | None = None
     if files.location is not Location.S3:
-        store = _s3_store(config)
+        store = _s3_store(config, staging_dir)
         closers.append(store.close)
         copies = store
     # Otherwise the files already live on the [s3] bucket SpeechKit reads: it is handed

@@ -21,10 +21,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="run the HTTP API, admin panel, bot and workers")
     serve.add_argument("-c", "--config", type=Path, help="TOML config file (default: built in)")
+    worker = commands.add_parser(
+        "worker", help="run only the step loops, with /health and /metrics on [worker]"
+    )
+    worker.add_argument("-c", "--config", type=Path, help="TOML config file (default: built in)")
     args = parser.parse_args(argv)
     configure_logging()
     try:
-        return _serve(args.config)
+        return _run(args.command, args.config)
     except (DataDirInUse, MissingExtra) as exc:
         print(f"transcriber: {exc}", file=sys.stderr)  # noqa: T201
         return 2
@@ -35,13 +39,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
-def _serve(config_path: Path | None) -> int:
+def _run(command: str, config_path: Path | None) -> int:
+    """Run ``serve`` or ``worker`` on the loop uvicorn would pick; the exit status."""
     config = load_config(config_path)
-    require("transcriber serve", "server")
+    require(f"transcriber {command}", "server")
     from uvicorn.loops.auto import auto_loop_factory  # noqa: PLC0415 - keep --help fast
 
-    from transcriber_app.server import serve as run  # noqa: PLC0415
+    from transcriber_app import server  # noqa: PLC0415
 
+    run = server.serve if command == "serve" else server.work
     # uvloop where it is installed (uvicorn[standard]), as ``uvicorn.run`` would
     # pick: it receives a large upload about 1.3x faster than the stock loop.
     with asyncio.Runner(loop_factory=auto_loop_factory()) as runner:

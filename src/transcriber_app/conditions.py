@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 from transcriber_adapters.system import free_bytes
 from transcriber_core.entities import EVERYWHERE, Condition
 from transcriber_core.errors import DiskFull
-from transcriber_core.policy import condition_cutoff
 
 if TYPE_CHECKING:
     from transcriber_app.bootstrap import Runtime
@@ -57,7 +56,7 @@ async def current_conditions(runtime: Runtime) -> list[Condition]:
     if services.conditions is not None:
         held = await services.conditions.current(
             scopes=frozenset({services.host, EVERYWHERE}),
-            seen_after=condition_cutoff(now, services.settings),
+            within=services.settings.condition_max_age,
         )
     if short_of_space(runtime) and all(c.code != DiskFull.code for c in held):
         held.append(

@@ -15,6 +15,7 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import attrs
 
@@ -41,6 +42,26 @@ class StorageConfig:
     min_free_bytes: int = 1024**3
     #: Where recordings and derived files live: "local" (``<data_dir>/files``) or "s3" (``[s3]``).
     files: str = "local"
+
+
+#: Schemes of a PostgreSQL ``[database] url`` (libpq takes both).
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+
+
+@attrs.frozen(kw_only=True)
+class DatabaseConfig:
+    """Which database holds the jobs, the owner, conditions and budgets (ADR 32)."""
+
+    #: Empty: SQLite at ``<data_dir>/transcriber.db``; ``postgresql://user@host:port/db``:
+    #: PostgreSQL. Never shown: it may hold a password.
+    url: str = attrs.field(default="", repr=False)
+    #: PostgreSQL connections this process keeps at most (the adapter's default pool size).
+    pool_size: int = 10
+
+    @property
+    def is_postgres(self) -> bool:
+        """True when the url names a PostgreSQL database."""
+        return bool(self.url)
 
 
 @attrs.frozen(kw_only=True)
@@ -208,6 +229,14 @@ class WebhooksConfig:
 
 
 @attrs.frozen(kw_only=True)
+class WorkerConfig:
+    """Where ``transcriber worker`` answers ``/health`` and ``/metrics`` (ADR 38)."""
+
+    host: str = "127.0.0.1"
+    port: int = 8081
+
+
+@attrs.frozen(kw_only=True)
 class ShutdownConfig:
     """How long a stopping service waits for running steps."""
 
@@ -222,6 +251,7 @@ class Config:
     """The whole configuration."""
 
     storage: StorageConfig = StorageConfig()
+    database: DatabaseConfig = DatabaseConfig()
     http: HttpConfig = HttpConfig()
     recognizer: RecognizerConfig = RecognizerConfig()
     memory: MemoryConfig = MemoryConfig()
@@ -232,12 +262,14 @@ class Config:
     queue: QueueConfig = QueueConfig()
     workers: WorkersConfig = attrs.field(factory=WorkersConfig)
     webhooks: WebhooksConfig = WebhooksConfig()
+    worker: WorkerConfig = WorkerConfig()
     shutdown: ShutdownConfig = ShutdownConfig()
 
 
 #: Each section's name and class, with field types resolved for ``_convert``.
 _SECTIONS: dict[str, type[Any]] = {
     "storage": attrs.resolve_types(StorageConfig),
+    "database": attrs.resolve_types(DatabaseConfig),
     "http": attrs.resolve_types(HttpConfig),
     "recognizer": attrs.resolve_types(RecognizerConfig),
     "memory": attrs.resolve_types(MemoryConfig),
@@ -248,6 +280,7 @@ _SECTIONS: dict[str, type[Any]] = {
     "queue": attrs.resolve_types(QueueConfig),
     "workers": attrs.resolve_types(WorkersConfig),
     "webhooks": attrs.resolve_types(WebhooksConfig),
+    "worker": attrs.resolve_types(WorkerConfig),
     "shutdown": attrs.resolve_types(ShutdownConfig),
 }
 
@@ -429,8 +462,9 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
     """Cross-checks: values that parse but cannot work."""
     if config.storage.max_record_bytes <= 0:
         raise ConfigError("[storage] max_record_bytes: must be positive")
-    if not 0 < config.http.port < 65536:
-        raise ConfigError("[http] port: must be between 1 and 65535")
+    for section, port in (("http", config.http.port), ("worker", config.worker.port)):
+        if not 0 < port < 65536:
+            raise ConfigError(f"[{section}] port: must be between 1 and 65535")
     if any(not token for token in config.http.api_tokens):
         raise ConfigError("[http] api_tokens: tokens must not be empty strings")
     if config.http.upload_inactivity_seconds <= 0:
@@ -444,13 +478,8 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
     )
     if config.storage.min_free_bytes < 0:
         raise ConfigError("[storage] min_free_bytes: must not be negative")
-    for entry in config.http.forwarded_allow_ips:
-        try:
-            ipaddress.ip_network(entry, strict=False)
-        except ValueError:
-            raise ConfigError(
-                "[http] forwarded_allow_ips: expected IP addresses or networks"
-            ) from None
+    _check_database(config.database)
+    _check_forwarded(config.http.forwarded_allow_ips)
     if config.recognizer.kind not in ("memory", "yandex", "whisper"):
         raise ConfigError('[recognizer] kind: expected "memory", "yandex" or "whisper"')
     if config.storage.files not in ("local", "s3"):
@@ -490,6 +519,35 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
     _check_workers(config.workers)
     _check_webhooks(config.webhooks)
     _check_shutdown(config.shutdown)
+
+
+def _check_forwarded(entries: tuple[str, ...]) -> None:
+    """``[http] forwarded_allow_ips``: each an address or a network."""
+    for entry in entries:
+        try:
+            ipaddress.ip_network(entry, strict=False)
+        except ValueError:
+            raise ConfigError(
+                "[http] forwarded_allow_ips: expected IP addresses or networks"
+            ) from None
+
+
+def _check_database(database: DatabaseConfig) -> None:
+    """``[database]`` values that cannot work; the url itself is never repeated (a password)."""
+    if database.pool_size < 1:
+        raise ConfigError("[database] pool_size: must be at least 1")
+    if not database.url:
+        return
+    expected = "expected empty (SQLite) or postgresql://user@host:port/database"
+    try:
+        parts = urlsplit(database.url)
+        parts.port  # noqa: B018 - reading it checks that the port is a number in range
+    except ValueError:
+        raise ConfigError(f"[database] url: not a URL; {expected}") from None
+    if parts.scheme not in POSTGRES_SCHEMES:
+        raise ConfigError(f"[database] url: {expected}")
+    if any(char.isspace() for char in database.url):
+        raise ConfigError(f"[database] url: must not contain spaces; {expected}")
 
 
 def _check_s3(s3: S3Config, why: str) -> None:

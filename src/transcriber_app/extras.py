@@ -4,7 +4,8 @@
 embedded adapters (SQLite, local files, memory, ffmpeg). The rest comes
 with extras named for what they enable: ``server`` (``transcriber serve``:
 HTTP API and admin panel), ``s3`` (Object Storage), ``yandex`` (SpeechKit),
-``telegram`` (the bot), ``whisper`` (the local recognizer), or ``all``.
+``telegram`` (the bot), ``whisper`` (the local recognizer), ``postgres``
+(``[database] url``), or ``all``.
 Asking for a feature whose extra is missing stops startup with the command
 that installs it (exit status 2), before anything is opened or written.
 """
@@ -30,6 +31,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "yandex": ("aiohttp",),
     "telegram": ("aiogram",),
     "whisper": ("faster_whisper",),
+    "postgres": ("psycopg", "psycopg_pool"),
 }
 
 
@@ -58,3 +60,5 @@ def require_for(config: Config) -> None:
         require('[recognizer] kind = "whisper"', "whisper")
     if config.telegram.token:
         require("[telegram] token", "telegram")
+    if config.database.is_postgres:
+        require("[database] url", "postgres")

@@ -1,8 +1,12 @@
-"""``transcriber serve``: HTTP, admin, bot and workers in one process, and their lifecycle.
+"""``transcriber serve`` and ``transcriber worker``: what each process runs, and one lifecycle.
 
-SIGTERM or SIGINT stops intake (no new connections, no new jobs taken),
-lets running steps finish for ``grace_seconds``, then cancels them (their
-leases make that safe) and exits within ``hard_seconds`` of the signal.
+``serve`` runs the HTTP API, the admin panel, the bot and the step loops
+its ``[workers]`` counts ask for, on ``[http]``. ``worker`` runs only the
+step loops, with ``/health`` and ``/metrics`` on ``[worker]`` (ADR 38).
+Both stop the same way: SIGTERM or SIGINT stops intake (no new connections,
+no new jobs taken), lets running steps finish for ``grace_seconds``, then
+cancels them (their leases make that safe) and exits within
+``hard_seconds`` of the signal.
 """
 
 from __future__ import annotations
@@ -16,11 +20,12 @@ import socket
 from collections.abc import Iterator
 
 import uvicorn
+from starlette.types import ASGIApp
 
 from transcriber_app.bootstrap import Runtime, build
 from transcriber_app.config import Config
-from transcriber_app.web import create_app
-from transcriber_app.web.auth import AdminState, prepare_admin
+from transcriber_app.web import create_app, create_probe_app
+from transcriber_app.web.auth import prepare_admin
 from transcriber_app.web.connections import fit_open_files_limit, protocol_for
 from transcriber_app.web.metrics import Metrics
 
@@ -38,23 +43,20 @@ class _Server(uvicorn.Server):
         yield
 
 
-def uvicorn_config(
-    runtime: Runtime, metrics: Metrics | None = None, *, admin: AdminState | None = None
-) -> uvicorn.Config:
+def uvicorn_config(runtime: Runtime, app: ASGIApp, *, host: str, port: int) -> uvicorn.Config:
     """uvicorn settings for the service: our logging, no total read timeout on uploads.
 
     Connections are ``web.connections``' protocol: uvicorn's httptools one
-    with the limits on header size, header time and connection count.
+    with ``[http]``'s limits on header size, header time and connection count.
     """
-    http = runtime.config.http
     return uvicorn.Config(
-        create_app(runtime, metrics, admin=admin),
-        host=http.host,
-        port=http.port,
+        app,
+        host=host,
+        port=port,
         log_config=None,
         access_log=False,
         lifespan="off",
-        http=protocol_for(http),
+        http=protocol_for(runtime.config.http),
         # No WebSocket routes: an upgrade must not hand the connection to a
         # protocol without our limits.
         ws="none",
@@ -80,32 +82,47 @@ def _bind(host: str, port: int) -> socket.socket:
 
 
 async def serve(config: Config) -> int:
-    """Run the service until SIGTERM or SIGINT; the exit status."""
-    runtime = await build(config)
+    """Run the whole service until SIGTERM or SIGINT; the exit status."""
+    return await _build_and_run(config, intake=True)
+
+
+async def work(config: Config) -> int:
+    """Run only the step loops, with ``/health`` and ``/metrics``, until SIGTERM or SIGINT."""
+    return await _build_and_run(config, intake=False)
+
+
+async def _build_and_run(config: Config, *, intake: bool) -> int:
+    runtime = await build(config, intake=intake)
     metrics = Metrics()
     with metrics.watching():
-        return await _run(runtime, metrics)
+        return await _run(runtime, metrics, intake=intake)
 
 
-async def _run(runtime: Runtime, metrics: Metrics) -> int:
+async def _run(runtime: Runtime, metrics: Metrics, *, intake: bool) -> int:
     config = runtime.config
+    role = "serve" if intake else "worker"
+    listener = config.http if intake else config.worker
+    host, port = listener.host, listener.port
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     fit_open_files_limit(config.http.max_connections)
     try:
-        sock = _bind(config.http.host, config.http.port)
+        sock = _bind(host, port)
     except OSError as exc:
         log.error(  # noqa: TRY400 - the errno says it all; a traceback would add nothing
             "service.bind_failed",
-            extra={"host": config.http.host, "port": config.http.port, "errno": exc.errno},
+            extra={"role": role, "host": host, "port": port, "errno": exc.errno},
         )
         await runtime.close()
         return 1
-    # Before the port opens: the session key, and the setup link while no owner exists.
-    admin = await prepare_admin(runtime)
-    server = _Server(uvicorn_config(runtime, metrics, admin=admin))
+    if intake:
+        # Before the port opens: the session key, and the setup link while no owner exists.
+        app = create_app(runtime, metrics, admin=await prepare_admin(runtime))
+    else:
+        app = create_probe_app(runtime, metrics)
+    server = _Server(uvicorn_config(runtime, app, host=host, port=port))
     runtime.workers.start()
     if runtime.bot is not None:
         from transcriber_adapters.telegram import TokenRejected  # noqa: PLC0415 - aiogram only with a bot
@@ -123,9 +140,11 @@ async def _run(runtime: Runtime, metrics: Metrics) -> int:
     log.info(
         "service.start",
         extra={
-            "host": config.http.host,
-            "port": config.http.port,
+            "role": role,
+            "host": host,
+            "port": port,
             "recognizer": config.recognizer.kind,
+            "loops": sum(runtime.workers.concurrency.values()),
         },
     )
     await asyncio.wait({server_task, stopper}, return_when=asyncio.FIRST_COMPLETED)

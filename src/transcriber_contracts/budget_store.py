@@ -4,22 +4,40 @@ Use it from your own tests::
 
     class TestMyBudgetStore(BudgetStoreContract):
         @pytest.fixture
-        async def budgets(self, tmp_path):
-            store = await MyStore.open(tmp_path / "budgets.db")
+        async def budgets(self, clock, tmp_path):
+            store = await MyStore.open(tmp_path / "budgets.db", clock=clock)
             yield store
             await store.close()
 
-The fixture must yield a fresh, empty store. Every time is fixed; nothing
-reads the clock.
+        @pytest.fixture
+        async def another_budgets(self, clock, tmp_path):
+            opened = []
+
+            async def another():
+                opened.append(await MyStore.open(tmp_path / "budgets.db", clock=clock))
+                return opened[-1]
+
+            yield another
+            for store in opened:
+                await store.close()
+
+``budgets`` must yield a fresh, empty store on the suite's ``clock`` (a
+``ManualClock`` the suite moves; the store reads "now" from it, ADR 30);
+``another_budgets`` an async function opening one more independent store on
+the same database and clock, as another process would. Nothing reads the
+system clock.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from transcriber_core.budgets import burst_of
+from transcriber_core.clocks import ManualClock
 from transcriber_core.ports import BudgetStore
 
 #: When the suite's first token is taken.
@@ -27,46 +45,88 @@ T0 = datetime(2026, 3, 1, 12, 0, 0, 123457, tzinfo=UTC)
 HOUR = timedelta(hours=1)
 
 
+#: Opens one more independent store on the database of the suite's ``budgets``.
+OpenAnother = Callable[[], Awaitable[BudgetStore]]
+
+
+async def take(
+    clock: ManualClock,
+    budgets: BudgetStore,
+    name: str,
+    *,
+    capacity: int,
+    per: timedelta,
+    now: datetime,
+) -> timedelta | None:
+    """Take a token with the store's clock at ``now``."""
+    clock.set(now)
+    return await budgets.take(name, capacity=capacity, per=per)
+
+
+async def levels(clock: ManualClock, budgets: BudgetStore, *, now: datetime) -> dict[str, float]:
+    """The levels with the store's clock at ``now``."""
+    clock.set(now)
+    return await budgets.levels()
+
+
 async def _taken(
-    budgets: BudgetStore, name: str, count: int, now: datetime, **shape: object
+    clock: ManualClock,
+    budgets: BudgetStore,
+    name: str,
+    count: int,
+    now: datetime,
+    **shape: int | timedelta,
 ) -> int:
+    clock.set(now)
     taken = 0
     for _ in range(count):
-        if await budgets.take(name, now=now, **shape) is None:  # type: ignore[arg-type]
+        if await budgets.take(name, **shape) is None:  # type: ignore[arg-type]
             taken += 1
     return taken
 
 
 class BudgetStoreContract:
-    """Subclass and provide an async fixture ``budgets`` yielding a fresh ``BudgetStore``."""
+    """Subclass and provide the fixtures ``budgets`` and ``another_budgets`` (module docstring)."""
 
-    async def test_a_fresh_budget_gives_its_burst_then_a_wait(self, budgets: BudgetStore) -> None:
+    @pytest.fixture
+    def clock(self) -> ManualClock:
+        """The store's clock; the adapter's fixtures build their stores on it."""
+        return ManualClock(T0)
+
+    async def test_a_fresh_budget_gives_its_burst_then_a_wait(
+        self, clock: ManualClock, budgets: BudgetStore
+    ) -> None:
         """A new budget hands out its burst at once; the next take is told to wait, not given."""
-        taken = await _taken(budgets, "starts", 60, T0, capacity=500, per=HOUR)
+        taken = await _taken(clock, budgets, "starts", 60, T0, capacity=500, per=HOUR)
         assert taken == burst_of(500)
-        wait = await budgets.take("starts", capacity=500, per=HOUR, now=T0)
+        wait = await take(clock, budgets, "starts", capacity=500, per=HOUR, now=T0)
         assert wait is not None
         # 450 tokens an hour come back: one in eight seconds.
         assert wait == timedelta(seconds=8)
 
-    async def test_a_token_comes_back_when_the_wait_says(self, budgets: BudgetStore) -> None:
+    async def test_a_token_comes_back_when_the_wait_says(
+        self, clock: ManualClock, budgets: BudgetStore
+    ) -> None:
         """Taking again exactly when the wait ends succeeds; a millisecond sooner does not."""
-        await _taken(budgets, "sync", 2, T0, capacity=20, per=timedelta(seconds=1))
-        wait = await budgets.take("sync", capacity=20, per=timedelta(seconds=1), now=T0)
+        await _taken(clock, budgets, "sync", 2, T0, capacity=20, per=timedelta(seconds=1))
+        wait = await take(clock, budgets, "sync", capacity=20, per=timedelta(seconds=1), now=T0)
         assert wait is not None
         early = T0 + wait - timedelta(milliseconds=1)
-        assert await budgets.take("sync", capacity=20, per=timedelta(seconds=1), now=early)
+        assert await take(clock, budgets, "sync", capacity=20, per=timedelta(seconds=1), now=early)
         assert (
-            await budgets.take("sync", capacity=20, per=timedelta(seconds=1), now=T0 + wait) is None
+            await take(clock, budgets, "sync", capacity=20, per=timedelta(seconds=1), now=T0 + wait)
+            is None
         )
 
-    async def test_no_window_sees_more_than_the_capacity(self, budgets: BudgetStore) -> None:
+    async def test_no_window_sees_more_than_the_capacity(
+        self, clock: ManualClock, budgets: BudgetStore
+    ) -> None:
         """Taking greedily every 10 ms for 3 periods, no window of one period holds > capacity."""
         per = timedelta(seconds=1)
         times: list[datetime] = []
         now = T0
         while now < T0 + 3 * per:
-            if await budgets.take("b", capacity=20, per=per, now=now) is None:
+            if await take(clock, budgets, "b", capacity=20, per=per, now=now) is None:
                 times.append(now)
             now += timedelta(milliseconds=10)
         assert len(times) >= 50
@@ -74,28 +134,40 @@ class BudgetStoreContract:
             inside = [t for t in times[i:] if t < start + per]
             assert len(inside) <= 20
 
-    async def test_budgets_are_apart(self, budgets: BudgetStore) -> None:
+    async def test_budgets_are_apart(self, clock: ManualClock, budgets: BudgetStore) -> None:
         """Spending one budget leaves another whole."""
-        await _taken(budgets, "checks", 300, T0, capacity=2500, per=HOUR)
-        assert await budgets.take("checks", capacity=2500, per=HOUR, now=T0) is not None
-        assert await budgets.take("starts", capacity=500, per=HOUR, now=T0) is None
+        await _taken(clock, budgets, "checks", 300, T0, capacity=2500, per=HOUR)
+        assert await take(clock, budgets, "checks", capacity=2500, per=HOUR, now=T0) is not None
+        assert await take(clock, budgets, "starts", capacity=500, per=HOUR, now=T0) is None
 
-    async def test_a_clock_behind_refills_nothing(self, budgets: BudgetStore) -> None:
-        """A process whose clock is behind the stored time gets no extra token."""
-        await _taken(budgets, "b", 2, T0, capacity=20, per=timedelta(seconds=1))
+    async def test_a_clock_behind_refills_nothing(
+        self, clock: ManualClock, budgets: BudgetStore
+    ) -> None:
+        """A store clock behind the stored time (another process's) gives no extra token."""
+        await _taken(clock, budgets, "b", 2, T0, capacity=20, per=timedelta(seconds=1))
         earlier = T0 - timedelta(minutes=5)
-        assert await budgets.take("b", capacity=20, per=timedelta(seconds=1), now=earlier)
+        assert await take(clock, budgets, "b", capacity=20, per=timedelta(seconds=1), now=earlier)
 
-    async def test_levels_show_tokens_left(self, budgets: BudgetStore) -> None:
+    async def test_levels_show_tokens_left(self, clock: ManualClock, budgets: BudgetStore) -> None:
         """``levels`` names each budget used with the tokens it holds now, refilled."""
-        assert await budgets.levels(now=T0) == {}
-        await _taken(budgets, "starts", 10, T0, capacity=500, per=HOUR)
-        levels = await budgets.levels(now=T0 + timedelta(seconds=16))
-        assert levels == {"starts": pytest.approx(40 + 2)}
+        assert await levels(clock, budgets, now=T0) == {}
+        await _taken(clock, budgets, "starts", 10, T0, capacity=500, per=HOUR)
+        held = await levels(clock, budgets, now=T0 + timedelta(seconds=16))
+        assert held == {"starts": pytest.approx(40 + 2)}
 
-    async def test_a_bad_shape_is_refused(self, budgets: BudgetStore) -> None:
+    async def test_a_bad_shape_is_refused(self, clock: ManualClock, budgets: BudgetStore) -> None:
         """A capacity below 1 or a period not positive is a ``ValueError``, not an endless wait."""
         with pytest.raises(ValueError, match="capacity"):
-            await budgets.take("b", capacity=0, per=HOUR, now=T0)
+            await take(clock, budgets, "b", capacity=0, per=HOUR, now=T0)
         with pytest.raises(ValueError, match="period"):
-            await budgets.take("b", capacity=5, per=timedelta(0), now=T0)
+            await take(clock, budgets, "b", capacity=5, per=timedelta(0), now=T0)
+
+    async def test_stores_on_one_database_racing_share_one_budget(
+        self, clock: ManualClock, budgets: BudgetStore, another_budgets: OpenAnother
+    ) -> None:
+        """Three stores on one database taking at once get the burst between them, never more."""
+        racers = [budgets, await another_budgets(), await another_budgets()]
+        results = await asyncio.gather(
+            *(store.take("sync", capacity=20, per=HOUR) for _ in range(10) for store in racers)
+        )
+        assert sum(result is None for result in results) == burst_of(20)

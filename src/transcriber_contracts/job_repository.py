@@ -4,25 +4,44 @@ Use it from your own tests::
 
     class TestMyRepository(JobRepositoryContract):
         @pytest.fixture
-        async def repo(self, tmp_path):
-            repo = await MyRepository.open(tmp_path / "jobs.db")
+        async def repo(self, clock, tmp_path):
+            repo = await MyRepository.open(tmp_path / "jobs.db", clock=clock)
             yield repo
             await repo.close()
 
-The fixture must yield a fresh, empty repository (under pytest-asyncio's
-strict mode, decorate it with ``pytest_asyncio.fixture``). Every time the
-suite passes is timezone-aware and fixed; nothing reads the clock.
+        @pytest.fixture
+        async def another_repo(self, clock, tmp_path):
+            opened = []
+
+            async def another():
+                opened.append(await MyRepository.open(tmp_path / "jobs.db", clock=clock))
+                return opened[-1]
+
+            yield another
+            for repo in opened:
+                await repo.close()
+
+``repo`` must yield a fresh, empty repository whose clock is the suite's
+``clock`` (a ``ManualClock`` the suite moves: the store judges every lease
+and delay by it, ADR 30). ``another_repo`` must yield an async function that
+opens one more independent instance on the same database and clock (its own
+connection, as a second process would have); the race tests run several at
+once. Under pytest-asyncio's strict mode, decorate async fixtures with
+``pytest_asyncio.fixture``. Every time is timezone-aware and fixed; nothing
+reads the system clock.
 """
 
 from __future__ import annotations
 
 import asyncio
 import secrets
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime, timedelta, timezone
 
 import attrs
 import pytest
 
+from transcriber_core.clocks import ManualClock
 from transcriber_core.entities import (
     TERMINAL_STATES,
     FileRecord,
@@ -80,7 +99,20 @@ def make_file(*, created: datetime = T0, **changes: object) -> FileRecord:
     return FileRecord(**fields)  # type: ignore[arg-type]
 
 
+#: Opens one more independent instance on the database of the suite's ``repo``.
+OpenAnother = Callable[[], Awaitable[JobRepository]]
+
+
+async def create(
+    clock: ManualClock, repo: JobRepository, job: Job, files: Sequence[FileRecord] = ()
+) -> tuple[Job, bool]:
+    """Create ``job`` with the store's clock at ``job.created``, which the store stamps."""
+    clock.set(job.created)
+    return await repo.create(job, files)
+
+
 async def acquire(
+    clock: ManualClock,
     repo: JobRepository,
     state: State = State.CONVERT,
     *,
@@ -88,34 +120,94 @@ async def acquire(
     acquisition_id: str | None = None,
     short_only: bool = False,
 ) -> Job | None:
-    """Ask for work the way a worker does: ``now`` and a cutoff one lease earlier."""
+    """Ask for work the way a worker does, with the store's clock at ``now``."""
+    clock.set(now)
     return await repo.acquire(
         state,
         acquisition_id=acquisition_id or new_id("lease-"),
-        now=now,
-        lease_cutoff=now - LEASE,
+        lease=LEASE,
         short_only=short_only,
     )
 
 
-async def stored(repo: JobRepository, *jobs: Job) -> list[Job]:
-    """Create each job and return them."""
+async def renew(
+    clock: ManualClock, repo: JobRepository, job_id: str, *, acquisition_id: str, now: datetime
+) -> None:
+    """Renew a lease with the store's clock at ``now``."""
+    clock.set(now)
+    await repo.renew(job_id, acquisition_id=acquisition_id)
+
+
+async def position(
+    clock: ManualClock,
+    repo: JobRepository,
+    job_id: str,
+    *,
+    now: datetime = NOW,
+    lease: timedelta = LEASE,
+) -> int | None:
+    """A job's queue position with the store's clock at ``now``."""
+    clock.set(now)
+    return await repo.queue_position(job_id, lease=lease)
+
+
+async def states_ready(
+    clock: ManualClock, repo: JobRepository, *, now: datetime = NOW
+) -> frozenset[State]:
+    """The ready states with the store's clock at ``now``."""
+    clock.set(now)
+    return await repo.ready_states(lease=LEASE)
+
+
+async def stored(clock: ManualClock, repo: JobRepository, *jobs: Job) -> list[Job]:
+    """Create each job, each at its own ``created``, and return them."""
     for job in jobs:
-        await repo.create(job)
+        await create(clock, repo, job)
     return list(jobs)
 
 
+async def check_one_winner(clock: ManualClock, racers: Sequence[JobRepository]) -> None:
+    """Every instance in ``racers`` asks at once for the one job: exactly one gets it, once.
+
+    Importable so that a test can run it against a deliberately broken
+    repository and see it fail: proof the race check can catch a
+    non-atomic acquire.
+    """
+    job = make_job()
+    await create(clock, racers[0], job)
+    ids = [new_id(f"lease-{n}-") for n in range(len(racers))]
+    clock.set(NOW)
+    results = await asyncio.gather(
+        *(
+            racer.acquire(State.CONVERT, acquisition_id=i, lease=LEASE)
+            for racer, i in zip(racers, ids, strict=True)
+        )
+    )
+    winners = [result for result in results if result is not None]
+    assert len(winners) == 1, f"{len(winners)} acquirers got the one job"
+    stored_job = await racers[-1].get(job.id)
+    assert stored_job.acquisition_id == winners[0].acquisition_id
+    assert stored_job.attempts == 1
+
+
 class JobRepositoryContract:
-    """Subclass and provide an async fixture ``repo`` yielding a fresh, empty ``JobRepository``."""
+    """Subclass and provide the fixtures ``repo`` and ``another_repo`` (module docstring)."""
+
+    @pytest.fixture
+    def clock(self) -> ManualClock:
+        """The store's clock; the adapter's fixtures build their repositories on it."""
+        return ManualClock(T0)
 
     # -- create and get ------------------------------------------------------
 
-    async def test_create_returns_the_job_as_new(self, repo: JobRepository) -> None:
+    async def test_create_returns_the_job_as_new(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """A first create reports the job as new; a broken flag would drop the sender's reply."""
         job = make_job()
-        assert await repo.create(job) == (job, True)
+        assert await create(clock, repo, job) == (job, True)
 
-    async def test_every_field_roundtrips(self, repo: JobRepository) -> None:
+    async def test_every_field_roundtrips(self, clock: ManualClock, repo: JobRepository) -> None:
         """Every field, words, origin and microsecond times included, comes back as written."""
         job = Job(
             id=new_id(),
@@ -142,26 +234,28 @@ class JobRepositoryContract:
             short=True,
             callback_url="https://hooks.example.com/done?sig=ключ",
             created=T0,
-            updated=T0 + timedelta(microseconds=7),
+            updated=T0,
         )
-        await repo.create(job)
+        await create(clock, repo, job)
         assert await repo.get(job.id) == job
 
-    async def test_minimal_job_roundtrips(self, repo: JobRepository) -> None:
+    async def test_minimal_job_roundtrips(self, clock: ManualClock, repo: JobRepository) -> None:
         """A job with every optional field empty comes back with them empty, not as zero or ''."""
         job = Job(id=new_id(), state=State.CONVERT, origin=Origin.http(), created=T0, updated=T0)
-        await repo.create(job)
+        await create(clock, repo, job)
         assert await repo.get(job.id) == job
 
-    async def test_times_keep_their_instant_in_any_timezone(self, repo: JobRepository) -> None:
+    async def test_times_keep_their_instant_in_any_timezone(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """A time given with another UTC offset is the same instant, in storage and in order."""
         plus_three = timezone(timedelta(hours=3))
         # 11:00+03:00 is 08:00 UTC: older than the UTC job although its wall clock reads later.
         early = make_job(created=datetime(2026, 3, 1, 11, 0, tzinfo=plus_three))
         late = make_job(created=datetime(2026, 3, 1, 9, 0, tzinfo=UTC))
-        await stored(repo, late, early)
+        await stored(clock, repo, late, early)
         assert (await repo.get(early.id)).created == early.created
-        first = await acquire(repo)
+        first = await acquire(clock, repo)
         assert first is not None
         assert first.id == early.id
 
@@ -170,52 +264,60 @@ class JobRepositoryContract:
         with pytest.raises(JobNotFound):
             await repo.get(new_id())
 
-    async def test_dedup_key_returns_the_first_job(self, repo: JobRepository) -> None:
+    async def test_dedup_key_returns_the_first_job(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """A retried intake with the same dedup key gets the first job back, marked not new."""
         first = make_job(dedup_key="idem-1")
-        await repo.create(first)
+        await create(clock, repo, first)
         again = make_job(dedup_key="idem-1", created=T0 + timedelta(seconds=1))
-        assert await repo.create(again) == (first, False)
+        assert await create(clock, repo, again) == (first, False)
 
-    async def test_dedup_duplicate_stores_nothing(self, repo: JobRepository) -> None:
+    async def test_dedup_duplicate_stores_nothing(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """A duplicate stores neither its job nor its file records."""
         first = make_job(dedup_key="idem-2")
-        await repo.create(first, [make_file(id=first.source_file_id)])
+        await create(clock, repo, first, [make_file(id=first.source_file_id)])
         again = make_job(dedup_key="idem-2")
         again_file = make_file(id=again.source_file_id)
-        await repo.create(again, [again_file])
+        await create(clock, repo, again, [again_file])
         with pytest.raises(JobNotFound):
             await repo.get(again.id)
         with pytest.raises(FileNotFound):
             await repo.get_file(again_file.id)
         assert await repo.count_by_state() == {State.CONVERT: 1}
 
-    async def test_find_by_dedup_key(self, repo: JobRepository) -> None:
+    async def test_find_by_dedup_key(self, clock: ManualClock, repo: JobRepository) -> None:
         """An intake can look a dedup key up before receiving anything: the first job, or None."""
         assert await repo.find_by_dedup_key("idem-3") is None
         first = make_job(dedup_key="idem-3")
-        await repo.create(first)
+        await create(clock, repo, first)
         assert await repo.find_by_dedup_key("idem-3") == first
         assert await repo.find_by_dedup_key("idem-4") is None
 
-    async def test_find_by_dedup_key_sees_saved_changes(self, repo: JobRepository) -> None:
+    async def test_find_by_dedup_key_sees_saved_changes(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """The looked-up job is the stored one as it is now, not as it was created."""
         first = make_job(dedup_key="idem-5")
-        await repo.create(first)
+        await create(clock, repo, first)
         failed = transition(first, State.FAILED, now=T0, error="no audio")
         await repo.save_if_unchanged(failed, seen=first)
         found = await repo.find_by_dedup_key("idem-5")
         assert found is not None
         assert found.state is State.FAILED
 
-    async def test_upload_digest_comes_back_with_the_first_job(self, repo: JobRepository) -> None:
+    async def test_upload_digest_comes_back_with_the_first_job(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """A retry sees the digest its key was first used with, through create, find and a step."""
         first = make_job(dedup_key="idem-6", upload_digest=DIGEST)
-        await repo.create(first)
+        await create(clock, repo, first)
         again = make_job(dedup_key="idem-6", upload_digest="0" * 64)
-        answer, is_new = await repo.create(again)
+        answer, is_new = await create(clock, repo, again)
         assert (answer.upload_digest, is_new) == (DIGEST, False)
-        leased = await acquire(repo, acquisition_id="lease-6")
+        leased = await acquire(clock, repo, acquisition_id="lease-6")
         assert leased is not None
         assert leased.upload_digest == DIGEST
         failed = transition(leased, State.FAILED, now=T0, error="no audio")
@@ -224,28 +326,32 @@ class JobRepositoryContract:
         assert found is not None
         assert found.upload_digest == DIGEST
 
-    async def test_jobs_without_dedup_key_never_collide(self, repo: JobRepository) -> None:
+    async def test_jobs_without_dedup_key_never_collide(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """Two jobs without a dedup key are two jobs; a missing key is not a shared key."""
         first, second = make_job(), make_job()
-        assert await repo.create(first) == (first, True)
-        assert await repo.create(second) == (second, True)
+        assert await create(clock, repo, first) == (first, True)
+        assert await create(clock, repo, second) == (second, True)
         assert await repo.count_by_state() == {State.CONVERT: 2}
 
-    async def test_create_stores_its_files(self, repo: JobRepository) -> None:
+    async def test_create_stores_its_files(self, clock: ManualClock, repo: JobRepository) -> None:
         """The file records given to create are stored with the job."""
         source = make_file()
         extra = make_file(extension=".ogg")
         job = make_job(source_file_id=source.id)
-        await repo.create(job, [source, extra])
+        await create(clock, repo, job, [source, extra])
         assert await repo.get_file(source.id) == source
         assert await repo.get_file(extra.id) == extra
 
-    async def test_create_with_a_used_id_is_refused(self, repo: JobRepository) -> None:
+    async def test_create_with_a_used_id_is_refused(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """A second job with a stored id raises Conflict and leaves the first untouched."""
         first = make_job()
-        await repo.create(first)
+        await create(clock, repo, first)
         with pytest.raises(Conflict):
-            await repo.create(attrs.evolve(first, text="impostor"))
+            await create(clock, repo, attrs.evolve(first, text="impostor"))
         assert await repo.get(first.id) == first
 
     # -- file records --------------------------------------------------------
@@ -293,290 +399,424 @@ class JobRepositoryContract:
 
     # -- acquire -------------------------------------------------------------
 
-    async def test_acquire_without_work_is_none(self, repo: JobRepository) -> None:
+    async def test_acquire_without_work_is_none(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """No work is None, not an error: an idle worker must not look like a broken one."""
-        assert await acquire(repo) is None
+        assert await acquire(clock, repo) is None
 
-    async def test_acquire_leases_the_job(self, repo: JobRepository) -> None:
+    async def test_acquire_leases_the_job(self, clock: ManualClock, repo: JobRepository) -> None:
         """Acquire sets the holder, acquire_time and updated to now, and counts the attempt."""
         job = make_job()
-        await repo.create(job)
-        leased = await acquire(repo, acquisition_id="lease-1")
+        await create(clock, repo, job)
+        leased = await acquire(clock, repo, acquisition_id="lease-1")
         expected = attrs.evolve(
             job, acquisition_id="lease-1", acquire_time=NOW, updated=NOW, attempts=1
         )
         assert leased == expected
         assert await repo.get(job.id) == expected
 
-    async def test_acquire_takes_the_oldest_first(self, repo: JobRepository) -> None:
+    async def test_acquire_takes_the_oldest_first(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """Jobs come out in created order, whatever the insertion order or the ids' order."""
         # The older job's id sorts later, so an order by id alone fails every run.
         young = make_job(id=new_id("a-"), created=T0 + timedelta(microseconds=1))
         old = make_job(id=new_id("b-"), created=T0)
-        await stored(repo, young, old)
-        first, second = await acquire(repo), await acquire(repo)
+        await stored(clock, repo, young, old)
+        first, second = await acquire(clock, repo), await acquire(clock, repo)
         assert first is not None
         assert second is not None
         assert [first.id, second.id] == [old.id, young.id]
-        assert await acquire(repo) is None
+        assert await acquire(clock, repo) is None
 
-    async def test_acquire_breaks_ties_by_id(self, repo: JobRepository) -> None:
+    async def test_acquire_breaks_ties_by_id(self, clock: ManualClock, repo: JobRepository) -> None:
         """Jobs created at the same instant come out in id order: the queue is deterministic."""
         b = make_job(id=new_id("b-"))
         a = make_job(id=new_id("a-"))
-        await stored(repo, b, a)
-        first = await acquire(repo)
+        await stored(clock, repo, b, a)
+        first = await acquire(clock, repo)
         assert first is not None
         assert first.id == a.id
 
-    async def test_future_delay_is_not_eligible(self, repo: JobRepository) -> None:
+    async def test_future_delay_is_not_eligible(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """A job delayed past now stays in the queue untouched."""
         job = make_job(delay_time=NOW + _MICROSECOND)
-        await repo.create(job)
-        assert await acquire(repo) is None
+        await create(clock, repo, job)
+        assert await acquire(clock, repo) is None
         assert await repo.get(job.id) == job
 
-    async def test_past_delay_is_eligible(self, repo: JobRepository) -> None:
+    async def test_past_delay_is_eligible(self, clock: ManualClock, repo: JobRepository) -> None:
         """A job whose delay has passed is handed out."""
-        await repo.create(make_job(delay_time=NOW - _MICROSECOND))
-        assert await acquire(repo) is not None
+        await create(clock, repo, make_job(delay_time=NOW - _MICROSECOND))
+        assert await acquire(clock, repo) is not None
 
-    async def test_delay_ending_exactly_now_is_eligible(self, repo: JobRepository) -> None:
+    async def test_delay_ending_exactly_now_is_eligible(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """'Not before' includes the instant itself."""
-        await repo.create(make_job(delay_time=NOW))
-        assert await acquire(repo) is not None
+        await create(clock, repo, make_job(delay_time=NOW))
+        assert await acquire(clock, repo) is not None
 
-    async def test_live_lease_is_not_eligible(self, repo: JobRepository) -> None:
+    async def test_live_lease_is_not_eligible(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """A leased job is not handed to a second worker while its lease lives."""
-        await repo.create(make_job())
-        assert await acquire(repo) is not None
-        assert await acquire(repo, now=NOW + LEASE - _MICROSECOND) is None
+        await create(clock, repo, make_job())
+        assert await acquire(clock, repo) is not None
+        assert await acquire(clock, repo, now=NOW + LEASE - _MICROSECOND) is None
 
-    async def test_expired_lease_is_eligible(self, repo: JobRepository) -> None:
+    async def test_expired_lease_is_eligible(self, clock: ManualClock, repo: JobRepository) -> None:
         """A job abandoned mid-step is handed out again once its lease expired (queue rule 3)."""
         job = make_job()
-        await repo.create(job)
-        await acquire(repo, acquisition_id="lease-dead")
+        await create(clock, repo, job)
+        await acquire(clock, repo, acquisition_id="lease-dead")
         later = NOW + LEASE + timedelta(seconds=1)
-        again = await acquire(repo, now=later, acquisition_id="lease-new")
+        again = await acquire(clock, repo, now=later, acquisition_id="lease-new")
         assert again is not None
         assert again.id == job.id
         assert (again.acquisition_id, again.acquire_time, again.attempts) == ("lease-new", later, 2)
 
-    async def test_lease_taken_at_the_cutoff_has_expired(self, repo: JobRepository) -> None:
+    async def test_lease_taken_at_the_cutoff_has_expired(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """acquire_time exactly at the cutoff counts as expired, as the port says."""
-        await repo.create(make_job())
-        await acquire(repo)
-        assert await acquire(repo, now=NOW + LEASE) is not None
+        await create(clock, repo, make_job())
+        await acquire(clock, repo)
+        assert await acquire(clock, repo, now=NOW + LEASE) is not None
 
-    async def test_lease_taken_after_the_cutoff_lives(self, repo: JobRepository) -> None:
+    async def test_lease_taken_after_the_cutoff_lives(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """One microsecond after the cutoff the lease still holds: no precision is lost."""
-        await repo.create(make_job())
-        await acquire(repo, now=NOW + _MICROSECOND)
-        assert await acquire(repo, now=NOW + LEASE) is None
+        await create(clock, repo, make_job())
+        await acquire(clock, repo, now=NOW + _MICROSECOND)
+        assert await acquire(clock, repo, now=NOW + LEASE) is None
 
-    async def test_attempts_grow_at_every_acquire(self, repo: JobRepository) -> None:
+    async def test_attempts_grow_at_every_acquire(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """Every acquire counts, so a job that kills its worker still reaches the limit."""
-        await repo.create(make_job())
+        await create(clock, repo, make_job())
         now = NOW
         attempts = []
         for _ in range(3):
-            leased = await acquire(repo, now=now)
+            leased = await acquire(clock, repo, now=now)
             assert leased is not None
             attempts.append(leased.attempts)
             now += LEASE
         assert attempts == [1, 2, 3]
 
-    async def test_acquire_ignores_other_states(self, repo: JobRepository) -> None:
+    async def test_acquire_ignores_other_states(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """A worker of one step never gets a job of another."""
         job = make_job(state=State.RECOGNIZE)
-        await repo.create(job)
-        assert await acquire(repo, State.CONVERT) is None
-        assert await acquire(repo, State.CHECK) is None
-        leased = await acquire(repo, State.RECOGNIZE)
+        await create(clock, repo, job)
+        assert await acquire(clock, repo, State.CONVERT) is None
+        assert await acquire(clock, repo, State.CHECK) is None
+        leased = await acquire(clock, repo, State.RECOGNIZE)
         assert leased is not None
         assert leased.id == job.id
 
     @pytest.mark.parametrize("state", sorted(TERMINAL_STATES))
     async def test_terminal_jobs_are_never_acquired(
-        self, repo: JobRepository, state: State
+        self, clock: ManualClock, repo: JobRepository, state: State
     ) -> None:
         """Asking for a terminal state is refused: a done, failed or dead job never gets a lease."""
         job = make_job(state=state)
-        await repo.create(job)
+        await create(clock, repo, job)
         with pytest.raises(ValueError, match="terminal"):
-            await acquire(repo, state)
+            await acquire(clock, repo, state)
         assert await repo.get(job.id) == job
 
-    async def test_acquire_skips_an_ineligible_oldest_job(self, repo: JobRepository) -> None:
+    async def test_acquire_skips_an_ineligible_oldest_job(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """A delayed job at the head of the queue does not block the ones behind it."""
         delayed = make_job(created=T0, delay_time=NOW + timedelta(hours=1))
         ready = make_job(created=T0 + timedelta(seconds=1))
-        await stored(repo, delayed, ready)
-        leased = await acquire(repo)
+        await stored(clock, repo, delayed, ready)
+        leased = await acquire(clock, repo)
         assert leased is not None
         assert leased.id == ready.id
 
-    async def test_concurrent_acquires_have_one_winner(self, repo: JobRepository) -> None:
-        """Three acquirers racing for one job: exactly one gets it, and it counts one attempt.
+    async def test_concurrent_acquires_have_one_winner(
+        self, clock: ManualClock, repo: JobRepository, another_repo: OpenAnother
+    ) -> None:
+        """Three instances on one database racing for one job: exactly one gets it, once."""
+        await check_one_winner(clock, [repo, await another_repo(), await another_repo()])
 
-        Weaker than it looks: the three calls share one repository object, so
-        SQLite runs them one after another on its one connection thread and
-        the memory adapter never awaits inside ``acquire``. A non-atomic
-        acquire (read, then write) passes here. Races between connections and
-        processes are tested per adapter (SQLite: ``tests/unit/test_sqlite_queue.py``);
-        a hook for a second instance on the same store comes with the PostgreSQL work.
-        """
+    async def test_racing_instances_never_share_a_job(
+        self, clock: ManualClock, repo: JobRepository, another_repo: OpenAnother
+    ) -> None:
+        """Four instances draining one queue at once hand out every job exactly once."""
+        jobs = [make_job(created=T0 + timedelta(microseconds=n)) for n in range(24)]
+        await stored(clock, repo, *jobs)
+        racers = [repo, *[await another_repo() for _ in range(3)]]
+        clock.set(NOW)
+
+        async def drain(racer: JobRepository) -> list[str]:
+            taken = []
+            while job := await racer.acquire(State.CONVERT, acquisition_id=new_id(), lease=LEASE):
+                taken.append(job.id)
+            return taken
+
+        taken = [job_id for batch in await asyncio.gather(*map(drain, racers)) for job_id in batch]
+        assert sorted(taken) == sorted(job.id for job in jobs)
+
+    async def test_another_instance_sees_and_fences_the_same_jobs(
+        self, clock: ManualClock, repo: JobRepository, another_repo: OpenAnother
+    ) -> None:
+        """A job made through one instance is leased through another, and fenced on both."""
+        other = await another_repo()
         job = make_job()
-        await repo.create(job)
-        ids = [new_id(f"lease-{n}-") for n in range(3)]
-        results = await asyncio.gather(*(acquire(repo, acquisition_id=i) for i in ids))
-        winners = [result for result in results if result is not None]
-        assert len(winners) == 1
-        stored_job = await repo.get(job.id)
-        assert stored_job.acquisition_id == winners[0].acquisition_id
-        assert stored_job.attempts == 1
+        await create(clock, repo, job)
+        leased = await acquire(clock, other, acquisition_id="lease-other")
+        assert leased is not None
+        assert await acquire(clock, repo) is None
+        with pytest.raises(LeaseLost):
+            await repo.save_if_held(leased, acquisition_id="lease-mine")
+        done = transition(leased, State.RECOGNIZE, now=NOW)
+        await repo.save_if_held(done, acquisition_id="lease-other")
+        assert await other.get(job.id) == done
+
+    # -- the store's clock (ADR 30) ------------------------------------------
+
+    async def test_create_stamps_the_store_clock(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
+        """Queue order is the store's: ``created`` and ``updated`` come from its clock."""
+        job = make_job(created=T0)
+        clock.set(T0 + timedelta(hours=1))
+        made, is_new = await repo.create(job)
+        expected = attrs.evolve(
+            job, created=T0 + timedelta(hours=1), updated=T0 + timedelta(hours=1)
+        )
+        assert (made, is_new) == (expected, True)
+        assert await repo.get(job.id) == expected
+
+    async def test_a_skewed_caller_does_not_jump_the_queue(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
+        """A job whose caller's clock runs an hour early still queues behind older jobs."""
+        older = make_job(created=T0)
+        await create(clock, repo, older)
+        early = make_job(created=T0 - timedelta(hours=1))
+        clock.set(T0 + _MICROSECOND)
+        await repo.create(early)
+        first = await acquire(clock, repo)
+        assert first is not None
+        assert first.id == older.id
+
+    async def test_delay_counts_from_the_store_clock(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
+        """A saved delay is the store's now plus the duration; the job's delay_time is ignored."""
+        await create(clock, repo, make_job())
+        leased = await acquire(clock, repo, acquisition_id="lease-1")
+        assert leased is not None
+        # The worker's clock is five minutes fast: its own idea of "due" is far off.
+        skewed = NOW + timedelta(minutes=5)
+        retry = transition(
+            leased, State.CONVERT, now=skewed, error="x", delay_until=skewed + timedelta(seconds=1)
+        )
+        await repo.save_if_held(retry, acquisition_id="lease-1", delay=timedelta(seconds=1))
+        due = NOW + timedelta(seconds=1)
+        assert (await repo.get(leased.id)).delay_time == due
+        assert await acquire(clock, repo, now=due - _MICROSECOND) is None
+        assert await acquire(clock, repo, now=due) is not None
+
+    async def test_save_without_delay_keeps_the_jobs_own(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
+        """Without ``delay`` a save writes the job's ``delay_time`` as it is (none after a step)."""
+        await create(clock, repo, make_job())
+        leased = await acquire(clock, repo, acquisition_id="lease-1")
+        assert leased is not None
+        done = transition(leased, State.RECOGNIZE, now=NOW)
+        await repo.save_if_held(done, acquisition_id="lease-1")
+        assert (await repo.get(leased.id)).delay_time is None
+
+    async def test_renew_stamps_the_store_clock(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
+        """A renewal moves ``acquire_time`` to the store's now, whatever the worker thinks."""
+        await create(clock, repo, make_job())
+        leased = await acquire(clock, repo, acquisition_id="lease-1")
+        assert leased is not None
+        await renew(
+            clock, repo, leased.id, acquisition_id="lease-1", now=NOW + timedelta(seconds=30)
+        )
+        assert (await repo.get(leased.id)).acquire_time == NOW + timedelta(seconds=30)
 
     # -- the express lane (ADR 27) ------------------------------------------
 
-    async def test_express_acquire_takes_only_short_jobs(self, repo: JobRepository) -> None:
+    async def test_express_acquire_takes_only_short_jobs(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """The express lane passes over an older long job and leases the oldest short one."""
         long_job = make_job(created=T0)
         later_short = make_job(created=T0 + timedelta(seconds=2), short=True)
         short = make_job(created=T0 + timedelta(seconds=1), short=True)
-        await stored(repo, long_job, later_short, short)
-        first = await acquire(repo, short_only=True)
-        second = await acquire(repo, short_only=True)
+        await stored(clock, repo, long_job, later_short, short)
+        first = await acquire(clock, repo, short_only=True)
+        second = await acquire(clock, repo, short_only=True)
         assert first is not None
         assert second is not None
         assert [first.id, second.id] == [short.id, later_short.id]
-        assert await acquire(repo, short_only=True) is None
+        assert await acquire(clock, repo, short_only=True) is None
         assert (await repo.get(long_job.id)).acquisition_id is None
 
-    async def test_general_acquire_takes_any_job_in_queue_order(self, repo: JobRepository) -> None:
+    async def test_general_acquire_takes_any_job_in_queue_order(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """The general lanes take short and long jobs alike, oldest first: none is skipped."""
         short = make_job(created=T0 + timedelta(seconds=1), short=True)
         long_job = make_job(created=T0)
-        await stored(repo, short, long_job)
-        first, second = await acquire(repo), await acquire(repo)
+        await stored(clock, repo, short, long_job)
+        first, second = await acquire(clock, repo), await acquire(clock, repo)
         assert first is not None
         assert second is not None
         assert [first.id, second.id] == [long_job.id, short.id]
 
-    async def test_express_acquire_keeps_eligibility(self, repo: JobRepository) -> None:
+    async def test_express_acquire_keeps_eligibility(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """Short jobs that are delayed, leased or in another state are not taken by the lane."""
         delayed = make_job(short=True, delay_time=NOW + timedelta(seconds=1))
         elsewhere = make_job(short=True, state=State.RECOGNIZE)
         leased = make_job(short=True, created=T0 + timedelta(seconds=1))
-        await stored(repo, delayed, elsewhere, leased)
-        assert await acquire(repo, short_only=True) is not None
-        assert await acquire(repo, short_only=True) is None
+        await stored(clock, repo, delayed, elsewhere, leased)
+        assert await acquire(clock, repo, short_only=True) is not None
+        assert await acquire(clock, repo, short_only=True) is None
 
-    async def test_the_short_mark_is_saved(self, repo: JobRepository) -> None:
+    async def test_the_short_mark_is_saved(self, clock: ManualClock, repo: JobRepository) -> None:
         """A step that takes the mark away (convert measured a long recording) saves it."""
-        await repo.create(make_job(short=True))
-        leased = await acquire(repo, acquisition_id="lease-short")
+        await create(clock, repo, make_job(short=True))
+        leased = await acquire(clock, repo, acquisition_id="lease-short")
         assert leased is not None
         longer = transition(leased, State.RECOGNIZE, now=NOW, short=False)
         await repo.save_if_held(longer, acquisition_id="lease-short")
         assert (await repo.get(leased.id)).short is False
-        assert await acquire(repo, State.RECOGNIZE, short_only=True) is None
+        assert await acquire(clock, repo, State.RECOGNIZE, short_only=True) is None
 
     # -- queue_position ----------------------------------------------------------
 
-    async def test_queue_position_counts_the_jobs_ahead(self, repo: JobRepository) -> None:
+    async def test_queue_position_counts_the_jobs_ahead(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """A long job counts every waiting job ahead of it in its state, in queue order."""
         jobs = [make_job(created=T0 + timedelta(seconds=n), short=n == 1) for n in range(3)]
         other_state = make_job(created=T0 - timedelta(seconds=1), state=State.CHECK)
-        await stored(repo, *jobs, other_state)
-        positions = [await repo.queue_position(job.id, lease_cutoff=NOW - LEASE) for job in jobs]
+        await stored(clock, repo, *jobs, other_state)
+        positions = [await position(clock, repo, job.id) for job in jobs]
         assert positions == [0, 0, 2]
 
-    async def test_queue_position_of_a_short_job_counts_its_lane(self, repo: JobRepository) -> None:
+    async def test_queue_position_of_a_short_job_counts_its_lane(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """A short job waits only behind short jobs: the express loop passes the long ones."""
         early_short = make_job(created=T0, short=True)
         long_jobs = [make_job(created=T0 + timedelta(seconds=n)) for n in (1, 2)]
         short = make_job(created=T0 + timedelta(seconds=3), short=True)
-        await stored(repo, early_short, *long_jobs, short)
-        assert await repo.queue_position(short.id, lease_cutoff=NOW - LEASE) == 1
+        await stored(clock, repo, early_short, *long_jobs, short)
+        assert await position(clock, repo, short.id) == 1
 
-    async def test_queue_position_ties_break_by_id(self, repo: JobRepository) -> None:
+    async def test_queue_position_ties_break_by_id(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """Two jobs created at the same instant: the smaller id is ahead."""
         first = make_job(id=new_id("a-"))
         second = make_job(id=new_id("b-"))
-        await stored(repo, second, first)
-        assert await repo.queue_position(first.id, lease_cutoff=NOW - LEASE) == 0
-        assert await repo.queue_position(second.id, lease_cutoff=NOW - LEASE) == 1
+        await stored(clock, repo, second, first)
+        assert await position(clock, repo, first.id) == 0
+        assert await position(clock, repo, second.id) == 1
 
-    async def test_running_jobs_are_not_ahead(self, repo: JobRepository) -> None:
+    async def test_running_jobs_are_not_ahead(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """A job under a live lease is running: not counted ahead, and has no position itself."""
         running = make_job(created=T0)
         waiting = make_job(created=T0 + timedelta(seconds=1))
-        await stored(repo, running, waiting)
-        assert await acquire(repo) is not None
-        cutoff = NOW - LEASE
-        assert await repo.queue_position(running.id, lease_cutoff=cutoff) is None
-        assert await repo.queue_position(waiting.id, lease_cutoff=cutoff) == 0
+        await stored(clock, repo, running, waiting)
+        assert await acquire(clock, repo) is not None
+        assert await position(clock, repo, running.id) is None
+        assert await position(clock, repo, waiting.id) == 0
         # Once that lease has expired the job waits again, ahead of the other.
-        assert await repo.queue_position(waiting.id, lease_cutoff=NOW) == 1
+        assert await position(clock, repo, waiting.id, lease=timedelta(0)) == 1
 
     @pytest.mark.parametrize("state", sorted(TERMINAL_STATES))
     async def test_an_ended_job_has_no_queue_position(
-        self, repo: JobRepository, state: State
+        self, clock: ManualClock, repo: JobRepository, state: State
     ) -> None:
         """A job in a terminal state waits for nothing."""
         job = make_job(state=state)
-        await repo.create(job)
-        assert await repo.queue_position(job.id, lease_cutoff=NOW - LEASE) is None
+        await create(clock, repo, job)
+        assert await position(clock, repo, job.id) is None
 
-    async def test_queue_position_of_an_unknown_job(self, repo: JobRepository) -> None:
+    async def test_queue_position_of_an_unknown_job(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """An id no job has raises JobNotFound, like get."""
         with pytest.raises(JobNotFound):
-            await repo.queue_position(new_id(), lease_cutoff=NOW - LEASE)
+            await position(clock, repo, new_id())
 
     # -- renew ---------------------------------------------------------------
 
-    async def test_renew_moves_the_lease(self, repo: JobRepository) -> None:
+    async def test_renew_moves_the_lease(self, clock: ManualClock, repo: JobRepository) -> None:
         """A renewed lease outlives the original one: a slow step keeps its job."""
         job = make_job()
-        await repo.create(job)
-        await acquire(repo, acquisition_id="lease-1")
+        await create(clock, repo, job)
+        await acquire(clock, repo, acquisition_id="lease-1")
         renewed_at = NOW + timedelta(seconds=90)
-        await repo.renew(job.id, acquisition_id="lease-1", now=renewed_at)
+        await renew(clock, repo, job.id, acquisition_id="lease-1", now=renewed_at)
         assert (await repo.get(job.id)).acquire_time == renewed_at
-        assert await acquire(repo, now=NOW + LEASE + timedelta(seconds=1)) is None
-        assert await acquire(repo, now=renewed_at + LEASE) is not None
+        assert await acquire(clock, repo, now=NOW + LEASE + timedelta(seconds=1)) is None
+        assert await acquire(clock, repo, now=renewed_at + LEASE) is not None
 
-    async def test_renew_with_another_id_is_lease_lost(self, repo: JobRepository) -> None:
+    async def test_renew_with_another_id_is_lease_lost(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """Renewing someone else's lease raises LeaseLost and moves nothing."""
         job = make_job()
-        await repo.create(job)
-        await acquire(repo, acquisition_id="lease-1")
+        await create(clock, repo, job)
+        await acquire(clock, repo, acquisition_id="lease-1")
         with pytest.raises(LeaseLost):
-            await repo.renew(job.id, acquisition_id="lease-2", now=NOW + timedelta(seconds=30))
+            await renew(
+                clock, repo, job.id, acquisition_id="lease-2", now=NOW + timedelta(seconds=30)
+            )
         assert (await repo.get(job.id)).acquire_time == NOW
 
-    async def test_renew_after_the_lease_passed_on_is_lease_lost(self, repo: JobRepository) -> None:
+    async def test_renew_after_the_lease_passed_on_is_lease_lost(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """The first holder's renewal fails once another worker took the expired lease."""
         job = make_job()
-        await repo.create(job)
-        await acquire(repo, acquisition_id="lease-1")
-        await acquire(repo, now=NOW + LEASE, acquisition_id="lease-2")
+        await create(clock, repo, job)
+        await acquire(clock, repo, acquisition_id="lease-1")
+        await acquire(clock, repo, now=NOW + LEASE, acquisition_id="lease-2")
         with pytest.raises(LeaseLost):
-            await repo.renew(job.id, acquisition_id="lease-1", now=NOW + LEASE)
+            await renew(clock, repo, job.id, acquisition_id="lease-1", now=NOW + LEASE)
 
-    async def test_renew_unknown_job_is_lease_lost(self, repo: JobRepository) -> None:
+    async def test_renew_unknown_job_is_lease_lost(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """A job that no longer exists cannot be held."""
         with pytest.raises(LeaseLost):
-            await repo.renew(new_id(), acquisition_id="lease-1", now=NOW)
+            await renew(clock, repo, new_id(), acquisition_id="lease-1", now=NOW)
 
     # -- save_if_held --------------------------------------------------------
 
-    async def test_save_if_held_writes_every_field(self, repo: JobRepository) -> None:
+    async def test_save_if_held_writes_every_field(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """The holder's save writes every field of the job, the released lease included."""
         job = make_job()
-        await repo.create(job)
-        leased = await acquire(repo, acquisition_id="lease-1")
+        await create(clock, repo, job)
+        leased = await acquire(clock, repo, acquisition_id="lease-1")
         assert leased is not None
         later = NOW + timedelta(seconds=3, microseconds=5)
         result = transition(
@@ -593,11 +833,11 @@ class JobRepositoryContract:
         assert await repo.get(job.id) == result
 
     async def test_detected_language_is_saved_with_the_transcript(
-        self, repo: JobRepository
+        self, clock: ManualClock, repo: JobRepository
     ) -> None:
         """A recognize step that ends done stores the language it heard with the text (ADR 28)."""
-        await repo.create(make_job(state=State.RECOGNIZE))
-        leased = await acquire(repo, state=State.RECOGNIZE, acquisition_id="lease-1")
+        await create(clock, repo, make_job(state=State.RECOGNIZE))
+        leased = await acquire(clock, repo, state=State.RECOGNIZE, acquisition_id="lease-1")
         assert leased is not None
         done = transition(
             leased, State.DONE, now=NOW, text="hello", language="en", operation_id="local-1"
@@ -606,22 +846,26 @@ class JobRepositoryContract:
         stored = await repo.get(leased.id)
         assert (stored.state, stored.text, stored.language) == (State.DONE, "hello", "en")
 
-    async def test_save_if_held_by_another_writes_nothing(self, repo: JobRepository) -> None:
+    async def test_save_if_held_by_another_writes_nothing(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """A save with the wrong acquisition id raises LeaseLost and leaves the job as it was."""
-        await repo.create(make_job())
-        leased = await acquire(repo, acquisition_id="lease-1")
+        await create(clock, repo, make_job())
+        leased = await acquire(clock, repo, acquisition_id="lease-1")
         assert leased is not None
         result = transition(leased, State.RECOGNIZE, now=NOW, duration=1.0)
         with pytest.raises(LeaseLost):
             await repo.save_if_held(result, acquisition_id="lease-2")
         assert await repo.get(leased.id) == leased
 
-    async def test_save_after_the_lease_passed_on_is_fenced(self, repo: JobRepository) -> None:
+    async def test_save_after_the_lease_passed_on_is_fenced(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """A worker whose expired lease was taken cannot write; its new holder can (rule 4)."""
-        await repo.create(make_job())
-        old = await acquire(repo, acquisition_id="lease-old")
+        await create(clock, repo, make_job())
+        old = await acquire(clock, repo, acquisition_id="lease-old")
         assert old is not None
-        new = await acquire(repo, now=NOW + LEASE, acquisition_id="lease-new")
+        new = await acquire(clock, repo, now=NOW + LEASE, acquisition_id="lease-new")
         assert new is not None
         with pytest.raises(LeaseLost):
             await repo.save_if_held(
@@ -632,10 +876,12 @@ class JobRepositoryContract:
         await repo.save_if_held(done, acquisition_id="lease-new")
         assert await repo.get(new.id) == done
 
-    async def test_save_if_held_on_an_unleased_job_is_lease_lost(self, repo: JobRepository) -> None:
+    async def test_save_if_held_on_an_unleased_job_is_lease_lost(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """A job nobody holds cannot be saved as held, whatever id is claimed."""
         job = make_job()
-        await repo.create(job)
+        await create(clock, repo, job)
         with pytest.raises(LeaseLost):
             await repo.save_if_held(attrs.evolve(job, text="x"), acquisition_id="lease-1")
         assert await repo.get(job.id) == job
@@ -650,11 +896,13 @@ class JobRepositoryContract:
 
     # -- save_if_unchanged (owner edits) ------------------------------------------
 
-    async def test_owner_save_overwrites_and_clears_the_lease(self, repo: JobRepository) -> None:
+    async def test_owner_save_overwrites_and_clears_the_lease(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """An owner's edit of the job as read wins over a running step: its lease and save go."""
         job = make_job()
-        await repo.create(job)
-        leased = await acquire(repo, acquisition_id="lease-1")
+        await create(clock, repo, job)
+        leased = await acquire(clock, repo, acquisition_id="lease-1")
         assert leased is not None
         edited = transition(leased, State.CONVERT, now=NOW, actor=Actor.OWNER)
         await repo.save_if_unchanged(edited, seen=leased)
@@ -663,14 +911,16 @@ class JobRepositoryContract:
             await repo.save_if_held(
                 transition(leased, State.RECOGNIZE, now=NOW), acquisition_id="lease-1"
             )
-        again = await acquire(repo)
+        again = await acquire(clock, repo)
         assert again is not None
         assert again.attempts == 1
 
-    async def test_owner_save_after_a_step_saved_is_refused(self, repo: JobRepository) -> None:
+    async def test_owner_save_after_a_step_saved_is_refused(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """A step's result saved after the owner read the job is kept; the edit is JobChanged."""
-        await repo.create(make_job(state=State.RECOGNIZE))
-        leased = await acquire(repo, state=State.RECOGNIZE, acquisition_id="lease-1")
+        await create(clock, repo, make_job(state=State.RECOGNIZE))
+        leased = await acquire(clock, repo, state=State.RECOGNIZE, acquisition_id="lease-1")
         assert leased is not None
         seen = await repo.get(leased.id)
         result = transition(leased, State.CHECK, now=NOW, operation_id="op-1")
@@ -680,23 +930,27 @@ class JobRepositoryContract:
             await repo.save_if_unchanged(edited, seen=seen)
         assert await repo.get(leased.id) == result
 
-    async def test_owner_save_after_an_acquire_is_refused(self, repo: JobRepository) -> None:
+    async def test_owner_save_after_an_acquire_is_refused(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """A job leased after the owner read it is not edited behind the new holder's back."""
         job = make_job()
-        await repo.create(job)
-        leased = await acquire(repo, acquisition_id="lease-1")
+        await create(clock, repo, job)
+        leased = await acquire(clock, repo, acquisition_id="lease-1")
         assert leased is not None
         edited = transition(job, State.DEAD, now=NOW, actor=Actor.OWNER, error="by hand")
         with pytest.raises(JobChanged):
             await repo.save_if_unchanged(edited, seen=job)
         assert await repo.get(job.id) == leased
 
-    async def test_owner_save_after_a_renewal_is_refused(self, repo: JobRepository) -> None:
+    async def test_owner_save_after_a_renewal_is_refused(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """Any change to the stored job counts, a lease renewal too: the owner must reload."""
-        await repo.create(make_job())
-        leased = await acquire(repo, acquisition_id="lease-1")
+        await create(clock, repo, make_job())
+        leased = await acquire(clock, repo, acquisition_id="lease-1")
         assert leased is not None
-        await repo.renew(leased.id, acquisition_id="lease-1", now=NOW + LEASE / 2)
+        await renew(clock, repo, leased.id, acquisition_id="lease-1", now=NOW + LEASE / 2)
         edited = transition(leased, State.DEAD, now=NOW, actor=Actor.OWNER, error="by hand")
         with pytest.raises(JobChanged):
             await repo.save_if_unchanged(edited, seen=leased)
@@ -713,55 +967,64 @@ class JobRepositoryContract:
         with pytest.raises(JobNotFound):
             await repo.get(job.id)
 
-    async def test_save_if_unchanged_needs_the_same_job(self, repo: JobRepository) -> None:
+    async def test_save_if_unchanged_needs_the_same_job(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """An edit compared with another job's record is a programming error; it writes nothing."""
         first, second = make_job(), make_job()
-        await repo.create(first)
-        await repo.create(second)
+        await create(clock, repo, first)
+        await create(clock, repo, second)
         with pytest.raises(ValueError, match="same job"):
             await repo.save_if_unchanged(attrs.evolve(first, text="x"), seen=second)
         assert await repo.get(first.id) == first
 
     # -- the pipeline's saves and the queue ------------------------------------
 
-    async def test_retry_delay_hides_the_job_until_due(self, repo: JobRepository) -> None:
+    async def test_retry_delay_hides_the_job_until_due(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """A failed attempt's retry pause hides the job from the queue, then it is handed out."""
-        await repo.create(make_job())
-        leased = await acquire(repo, acquisition_id="lease-1")
+        await create(clock, repo, make_job())
+        leased = await acquire(clock, repo, acquisition_id="lease-1")
         assert leased is not None
         due = NOW + timedelta(seconds=1)
         retry = transition(leased, State.CONVERT, now=NOW, error="ffmpeg crashed", delay_until=due)
-        await repo.save_if_held(retry, acquisition_id="lease-1")
-        assert await acquire(repo, now=due - _MICROSECOND) is None
-        assert await repo.ready_states(now=due - _MICROSECOND, lease_cutoff=NOW) == frozenset()
-        again = await acquire(repo, now=due)
+        await repo.save_if_held(retry, acquisition_id="lease-1", delay=due - NOW)
+        assert await acquire(clock, repo, now=due - _MICROSECOND) is None
+        assert await states_ready(clock, repo, now=due - _MICROSECOND) == frozenset()
+        again = await acquire(clock, repo, now=due)
         assert again is not None
         assert (again.attempts, again.error) == (2, "ffmpeg crashed")
 
-    async def test_finished_step_moves_the_job_to_the_next_queue(self, repo: JobRepository) -> None:
+    async def test_finished_step_moves_the_job_to_the_next_queue(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """A step's saved result is work for the next step, with attempts reset (queue rule 5)."""
-        await repo.create(make_job())
-        leased = await acquire(repo, acquisition_id="lease-1")
+        await create(clock, repo, make_job())
+        leased = await acquire(clock, repo, acquisition_id="lease-1")
         assert leased is not None
         await repo.save_if_held(
             transition(leased, State.RECOGNIZE, now=NOW), acquisition_id="lease-1"
         )
-        assert await acquire(repo, State.CONVERT) is None
-        next_step = await acquire(repo, State.RECOGNIZE)
+        assert await acquire(clock, repo, State.CONVERT) is None
+        next_step = await acquire(clock, repo, State.RECOGNIZE)
         assert next_step is not None
         assert next_step.attempts == 1
 
     # -- ready_states ----------------------------------------------------------
 
-    async def test_ready_states_of_an_empty_queue(self, repo: JobRepository) -> None:
+    async def test_ready_states_of_an_empty_queue(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """No jobs, no ready states."""
-        assert await repo.ready_states(now=NOW, lease_cutoff=NOW - LEASE) == frozenset()
+        assert await states_ready(clock, repo) == frozenset()
 
     async def test_ready_states_names_only_states_with_eligible_work(
-        self, repo: JobRepository
+        self, clock: ManualClock, repo: JobRepository
     ) -> None:
         """Delayed, leased and terminal jobs wake nobody; an eligible one wakes its step."""
         await stored(
+            clock,
             repo,
             make_job(state=State.CONVERT),
             make_job(state=State.RECOGNIZE, delay_time=NOW + timedelta(seconds=1)),
@@ -769,46 +1032,52 @@ class JobRepositoryContract:
             make_job(state=State.DONE),
             make_job(state=State.DEAD),
         )
-        await acquire(repo, State.CHECK)
-        ready = await repo.ready_states(now=NOW, lease_cutoff=NOW - LEASE)
+        await acquire(clock, repo, State.CHECK)
+        ready = await states_ready(clock, repo)
         assert ready == frozenset({State.CONVERT})
 
-    async def test_ready_states_counts_expired_leases(self, repo: JobRepository) -> None:
+    async def test_ready_states_counts_expired_leases(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """A job with an expired lease is work, so the poller wakes a worker for it."""
-        await repo.create(make_job(state=State.CHECK))
-        await acquire(repo, State.CHECK)
+        await create(clock, repo, make_job(state=State.CHECK))
+        await acquire(clock, repo, State.CHECK)
         later = NOW + LEASE
-        assert await repo.ready_states(now=later, lease_cutoff=later - LEASE) == {State.CHECK}
+        assert await states_ready(clock, repo, now=later) == {State.CHECK}
 
     # -- list_jobs and count_by_state ------------------------------------------
 
-    async def test_list_jobs_newest_first(self, repo: JobRepository) -> None:
+    async def test_list_jobs_newest_first(self, clock: ManualClock, repo: JobRepository) -> None:
         """The admin list shows the newest job first, ties broken by id descending."""
         # Ids sort against creation (oldest "c-", newest "0-"): an order by id alone fails.
         old = make_job(id=new_id("c-"), created=T0)
         tie_a = make_job(id=new_id("a-"), created=T0 + timedelta(seconds=1))
         tie_b = make_job(id=new_id("b-"), created=T0 + timedelta(seconds=1))
         new = make_job(id=new_id("0-"), created=T0 + timedelta(seconds=2))
-        await stored(repo, tie_a, old, new, tie_b)
+        await stored(clock, repo, tie_a, old, new, tie_b)
         listed = await repo.list_jobs()
         assert [job.id for job in listed] == [new.id, tie_b.id, tie_a.id, old.id]
 
-    async def test_list_jobs_filters_by_state(self, repo: JobRepository) -> None:
+    async def test_list_jobs_filters_by_state(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """A state filter lists only that state's jobs, still newest first."""
         dead_old = make_job(id=new_id("b-"), state=State.DEAD, created=T0)
         dead_new = make_job(id=new_id("a-"), state=State.DEAD, created=T0 + timedelta(seconds=1))
-        await stored(repo, dead_old, make_job(), dead_new)
+        await stored(clock, repo, dead_old, make_job(), dead_new)
         listed = await repo.list_jobs(state=State.DEAD)
         assert [job.id for job in listed] == [dead_new.id, dead_old.id]
         assert await repo.list_jobs(state=State.FAILED) == []
 
-    async def test_list_jobs_pages_with_limit_and_offset(self, repo: JobRepository) -> None:
+    async def test_list_jobs_pages_with_limit_and_offset(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """Pages are contiguous and do not overlap."""
         # Later jobs get ids that sort earlier, so only the created order passes.
         jobs = [
             make_job(id=new_id(f"{9 - n}-"), created=T0 + timedelta(seconds=n)) for n in range(5)
         ]
-        await stored(repo, *jobs)
+        await stored(clock, repo, *jobs)
         newest_first = [job.id for job in reversed(jobs)]
         first = await repo.list_jobs(limit=2)
         second = await repo.list_jobs(limit=2, offset=2)
@@ -816,9 +1085,10 @@ class JobRepositoryContract:
         assert [job.id for job in first + second + last] == newest_first
         assert await repo.list_jobs(limit=2, offset=5) == []
 
-    async def test_count_by_state(self, repo: JobRepository) -> None:
+    async def test_count_by_state(self, clock: ManualClock, repo: JobRepository) -> None:
         """Counts per state, leaving out states without jobs."""
         await stored(
+            clock,
             repo,
             make_job(),
             make_job(),
@@ -837,16 +1107,20 @@ class JobRepositoryContract:
 
     # -- parts of a split job (ADR 26) --------------------------------------
 
-    async def test_a_job_recognised_whole_has_no_parts(self, repo: JobRepository) -> None:
+    async def test_a_job_recognised_whole_has_no_parts(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """No parts is the normal case: the steps take it as "recognise whole"."""
-        [job] = await stored(repo, make_job(state=State.RECOGNIZE))
+        [job] = await stored(clock, repo, make_job(state=State.RECOGNIZE))
         assert await repo.get_parts(job.id) == []
         assert await repo.get_parts("no-such-job") == []
 
-    async def test_parts_roundtrip_in_index_order(self, repo: JobRepository) -> None:
+    async def test_parts_roundtrip_in_index_order(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """Every field of a part, words included, comes back; parts come by index."""
-        [job] = await stored(repo, make_job(state=State.RECOGNIZE))
-        leased = await acquire(repo, State.RECOGNIZE, acquisition_id="lease-parts")
+        [job] = await stored(clock, repo, make_job(state=State.RECOGNIZE))
+        leased = await acquire(clock, repo, State.RECOGNIZE, acquisition_id="lease-parts")
         assert leased is not None
         done = JobPart(
             job_id=job.id,
@@ -863,10 +1137,12 @@ class JobRepositoryContract:
         await repo.save_parts_if_held(job.id, [done, first], acquisition_id="lease-parts")
         assert await repo.get_parts(job.id) == [first, done]
 
-    async def test_saving_a_part_again_replaces_it(self, repo: JobRepository) -> None:
+    async def test_saving_a_part_again_replaces_it(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """A part saved at the same index is replaced: a step records its progress this way."""
-        [job] = await stored(repo, make_job(state=State.RECOGNIZE))
-        leased = await acquire(repo, State.RECOGNIZE, acquisition_id="lease-replace")
+        [job] = await stored(clock, repo, make_job(state=State.RECOGNIZE))
+        leased = await acquire(clock, repo, State.RECOGNIZE, acquisition_id="lease-replace")
         assert leased is not None
         part = JobPart(job_id=job.id, index=0, start=0.0, end=10.0)
         await repo.save_parts_if_held(job.id, [part], acquisition_id="lease-replace")
@@ -874,15 +1150,17 @@ class JobRepositoryContract:
         await repo.save_parts_if_held(job.id, [started], acquisition_id="lease-replace")
         assert await repo.get_parts(job.id) == [started]
 
-    async def test_parts_are_written_only_under_the_lease(self, repo: JobRepository) -> None:
+    async def test_parts_are_written_only_under_the_lease(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """A worker whose lease passed on writes no part: LeaseLost, nothing stored."""
-        [job] = await stored(repo, make_job(state=State.RECOGNIZE))
+        [job] = await stored(clock, repo, make_job(state=State.RECOGNIZE))
         part = JobPart(job_id=job.id, index=0, start=0.0, end=10.0, operation_id="stale")
         with pytest.raises(LeaseLost):
             await repo.save_parts_if_held(job.id, [part], acquisition_id="never-leased")
-        await acquire(repo, State.RECOGNIZE, acquisition_id="lease-old")
+        await acquire(clock, repo, State.RECOGNIZE, acquisition_id="lease-old")
         later = NOW + LEASE + timedelta(seconds=1)
-        assert await acquire(repo, State.RECOGNIZE, now=later, acquisition_id="lease-new")
+        assert await acquire(clock, repo, State.RECOGNIZE, now=later, acquisition_id="lease-new")
         with pytest.raises(LeaseLost):
             await repo.save_parts_if_held(job.id, [part], acquisition_id="lease-old")
         with pytest.raises(LeaseLost):
@@ -891,14 +1169,17 @@ class JobRepositoryContract:
             )
         assert await repo.get_parts(job.id) == []
 
-    async def test_parts_of_one_job_stay_with_it(self, repo: JobRepository) -> None:
+    async def test_parts_of_one_job_stay_with_it(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
         """Parts are kept per job; a part given for another job is refused."""
         one, other = await stored(
+            clock,
             repo,
             make_job(state=State.RECOGNIZE),
             make_job(state=State.RECOGNIZE, created=T0 + timedelta(seconds=1)),
         )
-        leased = await acquire(repo, State.RECOGNIZE, acquisition_id="lease-a")
+        leased = await acquire(clock, repo, State.RECOGNIZE, acquisition_id="lease-a")
         assert leased is not None
         assert leased.id == one.id
         part = JobPart(job_id=one.id, index=0, start=0.0, end=5.0)

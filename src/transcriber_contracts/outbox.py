@@ -1,63 +1,33 @@
 """The outbox part of the JobRepository contract (ADR 35), mixed into the job repository suites.
 
-Use it beside ``JobRepositoryContract``::
+Use it beside ``JobRepositoryContract``, whose fixtures it shares::
 
     class TestMyRepository(JobRepositoryContract, OutboxContract):
-        @pytest.fixture
-        async def repo(self, clock, tmp_path):
-            repo = await MyRepository.open(tmp_path / "jobs.db", clock=clock)
-            yield repo
-            await repo.close()
+        ...  # the ``repo`` and ``another_repo`` fixtures of JobRepositoryContract
 
-        @pytest.fixture
-        async def twin_repo(self, repo, clock, tmp_path):
-            twin = await MyRepository.open(tmp_path / "jobs.db", clock=clock)
-            yield twin
-            await twin.close()
-
-``repo`` must read now from the suite's ``clock`` fixture (a ``SuiteClock``
-the tests move). ``twin_repo`` is a second, independent repository on the
-same storage, as another process would open it; an adapter that cannot
-have one (memory) yields ``repo`` itself.
+``repo`` reads now from the suite's ``clock`` (a ``ManualClock`` the tests
+move); ``another_repo`` opens a second, independent repository on the same
+storage, as another process would.
 """
 
 from __future__ import annotations
 
 import asyncio
 import secrets
-import threading
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
+from transcriber_contracts.job_repository import OpenAnother
+from transcriber_core.clocks import ManualClock
 from transcriber_core.entities import Delivery, DeliveryKind, Event, Job, Origin, State
 from transcriber_core.errors import LeaseLost
 from transcriber_core.ports import JobRepository
 from transcriber_core.transitions import transition
 
-#: When the suite's clock starts; odd microseconds catch any lost precision.
-START = datetime(2026, 3, 1, 12, 0, 0, 654321, tzinfo=UTC)
 #: The lease the suite's delivery loops take.
 LEASE = timedelta(minutes=2)
 CALLBACK = "https://hooks.example.com/transcribed?token=s3cret"
-
-
-class SuiteClock:
-    """A clock only the suite moves; the repository under test reads it."""
-
-    def __init__(self, start: datetime = START) -> None:
-        self._now = start
-        self._lock = threading.Lock()
-
-    def now(self) -> datetime:
-        """The suite's current time."""
-        with self._lock:
-            return self._now
-
-    def advance(self, delta: timedelta) -> None:
-        """Move the time on by ``delta``."""
-        with self._lock:
-            self._now += delta
 
 
 def _new_id() -> str:
@@ -65,7 +35,7 @@ def _new_id() -> str:
 
 
 async def _created(
-    repo: JobRepository, clock: SuiteClock, *, telegram: bool = False, callback: bool = True
+    repo: JobRepository, clock: ManualClock, *, telegram: bool = False, callback: bool = True
 ) -> Job:
     now = clock.now()
     job = Job(
@@ -81,13 +51,11 @@ async def _created(
     return job
 
 
-async def _ended(repo: JobRepository, clock: SuiteClock, job: Job, to: State = State.DONE) -> Job:
+async def _ended(repo: JobRepository, clock: ManualClock, job: Job, to: State = State.DONE) -> Job:
     """Lease ``job`` and save it into ``to`` the way a worker does."""
     now = clock.now()
     acquisition_id = _new_id()
-    leased = await repo.acquire(
-        job.state, acquisition_id=acquisition_id, now=now, lease_cutoff=now - LEASE
-    )
+    leased = await repo.acquire(job.state, acquisition_id=acquisition_id, lease=LEASE)
     assert leased is not None
     assert leased.id == job.id
     if to is State.DONE:
@@ -107,17 +75,12 @@ async def _take(repo: JobRepository) -> tuple[Delivery, str] | None:
 
 
 class OutboxContract:
-    """Mix into a job repository suite: ``repo`` on the ``clock`` fixture, and ``twin_repo``."""
-
-    @pytest.fixture
-    def clock(self) -> SuiteClock:
-        """The time the repository under test reads."""
-        return SuiteClock()
+    """Mix into a job repository suite: its ``repo``, ``clock`` and ``another_repo`` fixtures."""
 
     # -- written with the move -------------------------------------------------
 
     async def test_a_telegram_job_gets_its_accepted_notice_at_create(
-        self, repo: JobRepository, clock: SuiteClock
+        self, repo: JobRepository, clock: ManualClock
     ) -> None:
         """Creating a Telegram job writes its accepted notice in the same transaction."""
         job = await _created(repo, clock, telegram=True, callback=False)
@@ -131,7 +94,7 @@ class OutboxContract:
         )
 
     async def test_an_http_job_without_callback_owes_nothing(
-        self, repo: JobRepository, clock: SuiteClock
+        self, repo: JobRepository, clock: ManualClock
     ) -> None:
         """A plain HTTP job that ends writes no delivery: nobody is to be told."""
         job = await _created(repo, clock, callback=False)
@@ -140,7 +103,7 @@ class OutboxContract:
         assert await _take(repo) is None
 
     async def test_the_end_writes_a_webhook_and_a_notice(
-        self, repo: JobRepository, clock: SuiteClock
+        self, repo: JobRepository, clock: ManualClock
     ) -> None:
         """A Telegram job with a callback that ends owes the end's notice and its webhook."""
         job = await _created(repo, clock, telegram=True)
@@ -152,14 +115,12 @@ class OutboxContract:
         }
 
     async def test_a_step_that_does_not_end_the_job_writes_nothing(
-        self, repo: JobRepository, clock: SuiteClock
+        self, repo: JobRepository, clock: ManualClock
     ) -> None:
         """Only a move into done, failed or dead calls for deliveries."""
         job = await _created(repo, clock)
         now = clock.now()
-        leased = await repo.acquire(
-            State.CONVERT, acquisition_id="lease-1", now=now, lease_cutoff=now - LEASE
-        )
+        leased = await repo.acquire(State.CONVERT, acquisition_id="lease-1", lease=LEASE)
         assert leased is not None
         await repo.save_if_held(
             transition(leased, State.RECOGNIZE, now=now), acquisition_id="lease-1"
@@ -168,14 +129,12 @@ class OutboxContract:
         assert job.callback_url == CALLBACK
 
     async def test_a_fenced_end_writes_no_delivery(
-        self, repo: JobRepository, clock: SuiteClock
+        self, repo: JobRepository, clock: ManualClock
     ) -> None:
         """An end saved after the lease passed on is refused whole: no delivery either."""
         job = await _created(repo, clock)
         now = clock.now()
-        leased = await repo.acquire(
-            State.CONVERT, acquisition_id="lease-1", now=now, lease_cutoff=now - LEASE
-        )
+        leased = await repo.acquire(State.CONVERT, acquisition_id="lease-1", lease=LEASE)
         assert leased is not None
         ended = transition(leased, State.FAILED, now=now, error="bad")
         with pytest.raises(LeaseLost):
@@ -186,7 +145,7 @@ class OutboxContract:
     # -- taking, retrying, finishing ---------------------------------------------
 
     async def test_acquire_leases_the_delivery(
-        self, repo: JobRepository, clock: SuiteClock
+        self, repo: JobRepository, clock: ManualClock
     ) -> None:
         """The delivery comes back leased at the repository's now, one attempt spent."""
         job = await _ended(repo, clock, await _created(repo, clock))
@@ -211,7 +170,7 @@ class OutboxContract:
         assert not await repo.delivery_due(lease=LEASE)
 
     async def test_a_leased_delivery_is_not_handed_out_twice(
-        self, repo: JobRepository, clock: SuiteClock
+        self, repo: JobRepository, clock: ManualClock
     ) -> None:
         """While its lease lives a delivery goes to nobody else."""
         await _ended(repo, clock, await _created(repo, clock))
@@ -220,7 +179,7 @@ class OutboxContract:
         assert not await repo.delivery_due(lease=LEASE)
 
     async def test_an_expired_lease_hands_the_delivery_out_again(
-        self, repo: JobRepository, clock: SuiteClock
+        self, repo: JobRepository, clock: ManualClock
     ) -> None:
         """A dead loop's delivery goes out again after its lease; its late finish is fenced."""
         await _ended(repo, clock, await _created(repo, clock))
@@ -238,7 +197,7 @@ class OutboxContract:
         assert await repo.pending_deliveries() == {}
 
     async def test_retry_hides_the_delivery_until_its_delay_passed(
-        self, repo: JobRepository, clock: SuiteClock
+        self, repo: JobRepository, clock: ManualClock
     ) -> None:
         """A retried delivery waits its delay, measured on the repository's clock."""
         await _ended(repo, clock, await _created(repo, clock))
@@ -258,7 +217,7 @@ class OutboxContract:
         assert again[0].created == taken[0].created
 
     async def test_retry_and_finish_need_the_lease(
-        self, repo: JobRepository, clock: SuiteClock
+        self, repo: JobRepository, clock: ManualClock
     ) -> None:
         """Another acquisition id can neither retry nor finish a delivery."""
         await _ended(repo, clock, await _created(repo, clock))
@@ -273,7 +232,7 @@ class OutboxContract:
         assert await repo.pending_deliveries() == {DeliveryKind.WEBHOOK: 1}
 
     async def test_one_delivery_per_job_in_flight(
-        self, repo: JobRepository, clock: SuiteClock
+        self, repo: JobRepository, clock: ManualClock
     ) -> None:
         """A job's webhook waits while its notice is being sent, and the other way round."""
         job = await _created(repo, clock, telegram=True)
@@ -289,7 +248,9 @@ class OutboxContract:
         assert second is not None
         assert {first[0].kind, second[0].kind} == {DeliveryKind.NOTICE, DeliveryKind.WEBHOOK}
 
-    async def test_a_jobs_notices_go_in_order(self, repo: JobRepository, clock: SuiteClock) -> None:
+    async def test_a_jobs_notices_go_in_order(
+        self, repo: JobRepository, clock: ManualClock
+    ) -> None:
         """The done notice never overtakes a retried accepted notice of the same job."""
         job = await _created(repo, clock, telegram=True, callback=False)
         accepted = await _take(repo)
@@ -310,7 +271,7 @@ class OutboxContract:
         assert done[0].event is Event.DONE
 
     async def test_a_waiting_webhook_does_not_hold_up_the_notice(
-        self, repo: JobRepository, clock: SuiteClock
+        self, repo: JobRepository, clock: ManualClock
     ) -> None:
         """A webhook backing off leaves its job's notice free to go (only in-flight blocks)."""
         job = await _created(repo, clock, telegram=True)
@@ -328,7 +289,7 @@ class OutboxContract:
         assert other[0].kind is not first[0].kind
 
     async def test_deliveries_go_in_due_order_across_jobs(
-        self, repo: JobRepository, clock: SuiteClock
+        self, repo: JobRepository, clock: ManualClock
     ) -> None:
         """Of several jobs' deliveries the one due first goes first."""
         early = await _ended(repo, clock, await _created(repo, clock))
@@ -345,20 +306,22 @@ class OutboxContract:
     # -- other processes ---------------------------------------------------------------
 
     async def test_a_second_instance_sees_the_deliveries(
-        self, repo: JobRepository, twin_repo: JobRepository, clock: SuiteClock
+        self, repo: JobRepository, another_repo: OpenAnother, clock: ManualClock
     ) -> None:
         """Deliveries are in the shared storage: a restarted or other process takes them."""
         job = await _ended(repo, clock, await _created(repo, clock))
+        twin_repo = await another_repo()
         taken = await _take(twin_repo)
         assert taken is not None
         assert taken[0].job_id == job.id
         assert await _take(repo) is None
 
     async def test_two_instances_never_hand_out_one_delivery_twice(
-        self, repo: JobRepository, twin_repo: JobRepository, clock: SuiteClock
+        self, repo: JobRepository, another_repo: OpenAnother, clock: ManualClock
     ) -> None:
         """Loops on two instances racing over many deliveries get distinct ones, all of them."""
         jobs = [await _ended(repo, clock, await _created(repo, clock)) for _ in range(40)]
+        twin_repo = await another_repo()
 
         async def drain(instance: JobRepository) -> list[int]:
             got: list[int] = []

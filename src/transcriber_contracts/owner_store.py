@@ -9,15 +9,31 @@ Use it from your own tests::
             yield store
             await store.close()
 
-The fixture must yield a fresh, empty store (under pytest-asyncio's strict
-mode, decorate it with ``pytest_asyncio.fixture``). Every time the suite
-passes is timezone-aware and fixed; nothing reads the clock.
+        @pytest.fixture
+        async def another_owners(self, tmp_path):
+            opened = []
+
+            async def another():
+                opened.append(await MyStore.open(tmp_path / "owner.db"))
+                return opened[-1]
+
+            yield another
+            for store in opened:
+                await store.close()
+
+``owners`` must yield a fresh, empty store; ``another_owners`` an async
+function opening one more independent store on the same database (its own
+connection, as another process would), which the race tests use. Under
+pytest-asyncio's strict mode, decorate them with ``pytest_asyncio.fixture``.
+Every time the suite passes is timezone-aware and fixed; nothing reads the
+clock (the owner store keeps its callers' ``now``: API processes only).
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 
 import attrs
@@ -35,6 +51,8 @@ HASH = "$argon2id$v=19$m=65536,t=3,p=4$c29tZXNhbHQ$RdescudvJCsgt3ub+b+dWRWJTmaaJ
 OTHER_HASH = (
     "$argon2id$v=19$m=65536,t=3,p=4$b3RoZXJzYWx0$iWh06vD8Fy27wf9npn6FXWiCX4K6pW6Ue1Bnzz07Z8A"
 )
+#: Opens one more independent store on the database of the suite's ``owners``.
+OpenAnother = Callable[[], Awaitable[OwnerStore]]
 MINUTE = timedelta(minutes=1)
 HOUR = timedelta(hours=1)
 
@@ -59,20 +77,27 @@ class OwnerStoreContract:
         assert await owners.create_owner(OTHER_HASH, now=T0 + timedelta(seconds=1)) is False
         assert await owners.get_owner_hash() == HASH
 
-    async def test_concurrent_setups_have_one_winner(self, owners: OwnerStore) -> None:
-        """Of many setups racing, exactly one wins and its hash is the one stored.
-
-        Weaker than it looks: the calls share one store object, so SQLite runs
-        them one after another on its one connection thread and the memory
-        adapter never awaits inside ``create_owner``; a check-then-insert would
-        pass here. The cross-connection race is an adapter's own test (SQLite:
-        ``test_sqlite_setups_on_two_connections_have_one_winner``); a hook for
-        a second instance comes with the PostgreSQL work.
-        """
+    async def test_concurrent_setups_have_one_winner(
+        self, owners: OwnerStore, another_owners: OpenAnother
+    ) -> None:
+        """Of setups racing through four stores on one database, exactly one wins."""
+        stores = [owners, *[await another_owners() for _ in range(3)]]
         hashes = [f"{HASH}-{n}" for n in range(8)]
-        results = await asyncio.gather(*(owners.create_owner(h, now=T0) for h in hashes))
+        results = await asyncio.gather(
+            *(stores[n % 4].create_owner(h, now=T0) for n, h in enumerate(hashes))
+        )
         assert results.count(True) == 1
-        assert await owners.get_owner_hash() == hashes[results.index(True)]
+        assert await stores[-1].get_owner_hash() == hashes[results.index(True)]
+
+    async def test_a_logout_is_seen_through_another_store(
+        self, owners: OwnerStore, another_owners: OpenAnother
+    ) -> None:
+        """A session ended through one store (process) is gone for every other one at once."""
+        other = await another_owners()
+        await owners.create_session(session(1))
+        assert await other.get_session(session(1).id_hash) == session(1)
+        await owners.delete_session(session(1).id_hash)
+        assert await other.get_session(session(1).id_hash) is None
 
     # -- the password -----------------------------------------------------------
 
@@ -192,16 +217,33 @@ class OwnerStoreContract:
         assert await owners.save_login_failures(stale, previous=first) is False
         assert await owners.get_login_failures("c") == second
 
-    async def test_parallel_attempts_have_one_winner(self, owners: OwnerStore) -> None:
-        """Of many guesses that read the same failures at once, exactly one is counted."""
+    async def test_parallel_attempts_have_one_winner(
+        self, owners: OwnerStore, another_owners: OpenAnother
+    ) -> None:
+        """Of guesses through four stores that read the same failures, exactly one is counted."""
+        stores = [owners, *[await another_owners() for _ in range(3)]]
         seen = LoginFailures(client="c", count=3, last=T0)
         await owners.save_login_failures(seen, previous=None)
         tries = [LoginFailures(client="c", count=4, last=T0 + n * MINUTE) for n in range(1, 9)]
         results = await asyncio.gather(
-            *(owners.save_login_failures(each, previous=seen) for each in tries)
+            *(
+                stores[n % 4].save_login_failures(each, previous=seen)
+                for n, each in enumerate(tries)
+            )
         )
         assert results.count(True) == 1
-        assert await owners.get_login_failures("c") == tries[results.index(True)]
+        assert await stores[-1].get_login_failures("c") == tries[results.index(True)]
+
+    async def test_first_failures_from_several_stores_count_once(
+        self, owners: OwnerStore, another_owners: OpenAnother
+    ) -> None:
+        """A client's first failure stored through four stores at once is stored by exactly one."""
+        stores = [owners, *[await another_owners() for _ in range(3)]]
+        first = LoginFailures(client="c", count=1, last=T0)
+        results = await asyncio.gather(
+            *(store.save_login_failures(first, previous=None) for store in stores)
+        )
+        assert results.count(True) == 1
 
     async def test_clear_forgets_one_client(self, owners: OwnerStore) -> None:
         """A client that got in starts afresh; other clients keep their count."""

@@ -46,6 +46,7 @@ async def submit(
         upload_digest=digest,
         short=is_short(record.size, declared, services.settings),
         callback_url=callback_url,
+        # The store stamps both with its own clock (queue order, ADR 30).
         created=now,
         updated=now,
     )
@@ -66,11 +67,11 @@ async def submit(
     log.info(
         "job.accepted",
         extra={
-            "job_id": job.id,
+            "job_id": stored.id,
             "origin": origin.kind.value,
             "extension": extension,
             "size": record.size,
-            "short": job.short,
+            "short": stored.short,
         },
     )
     services.wakeup.notify(State.CONVERT)

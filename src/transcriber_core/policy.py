@@ -68,6 +68,11 @@ class Settings:
     #: ... and only while it is known to last no longer than this.
     express_duration: timedelta = timedelta(minutes=10)
 
+    #: First wait before reconnecting a lost wake-up listener; doubles at each failed try.
+    reconnect_base: timedelta = timedelta(milliseconds=100)
+    #: Longest wait between two tries to reconnect it (the idle poll covers the gap).
+    reconnect_cap: timedelta = timedelta(seconds=5)
+
     def __attrs_post_init__(self) -> None:
         if self.max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
@@ -211,11 +216,6 @@ def is_exhausted(attempts: int, settings: Settings = DEFAULT_SETTINGS) -> bool:
     return attempts > settings.max_attempts
 
 
-def lease_cutoff(now: datetime, settings: Settings = DEFAULT_SETTINGS) -> datetime:
-    """Leases taken or renewed at or before this moment have expired."""
-    return now - settings.lease
-
-
 def next_check_delay(advised: timedelta | None, settings: Settings = DEFAULT_SETTINGS) -> timedelta:
     """The wait before the next check: the recognizer may ask for more, never for less."""
     if advised is None:
@@ -342,11 +342,6 @@ def condition_scope(condition: ServiceCondition, host: str) -> str:
     return host if condition.local else EVERYWHERE
 
 
-def condition_cutoff(now: datetime, settings: Settings = DEFAULT_SETTINGS) -> datetime:
-    """Conditions last seen at or before this moment have aged out."""
-    return now - settings.condition_max_age
-
-
 #: Which conditions a step that finished proves gone: it used what each one is about.
 _CLEARED_BY: dict[State, frozenset[str]] = {
     State.CONVERT: frozenset({DiskFull.code}),
@@ -364,3 +359,18 @@ _CLEARED_BY: dict[State, frozenset[str]] = {
 def conditions_cleared_by(state: State) -> frozenset[str]:
     """The codes a step of ``state`` that finished without error shows no longer hold."""
     return _CLEARED_BY.get(state, frozenset())
+
+
+def reconnect_pause(failures: int, settings: Settings = DEFAULT_SETTINGS) -> timedelta:
+    """The wait before reconnecting after ``failures`` failed tries in a row (a wake-up feed).
+
+    ``reconnect_base * 2^(failures-1)``, capped at ``reconnect_cap``; no wait
+    before the very first connection (``failures`` 0).
+    """
+    if failures <= 0:
+        return timedelta(0)
+    exponent = failures - 1
+    # Past 2^20 the cap has long won; stop before the multiplication overflows.
+    if exponent >= 20:
+        return settings.reconnect_cap
+    return min(settings.reconnect_base * (1 << exponent), settings.reconnect_cap)

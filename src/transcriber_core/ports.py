@@ -53,11 +53,13 @@ class JobRepository(Protocol):
     """Jobs and file records, and the queue operations over them (reference: Queue rules)."""
 
     async def create(self, job: Job, files: Sequence[FileRecord] = ()) -> tuple[Job, bool]:
-        """Store a new job with its file records at once.
+        """Store a new job with its file records at once; return it as stored.
 
+        The store stamps ``created`` (queue order) and ``updated`` with its
+        own clock, ignoring the job's; every other field is stored as given.
         When ``job.dedup_key`` is already used, store nothing and return the
-        first job with False; otherwise return ``job`` with True. A reused
-        job id raises ``Conflict``.
+        first job with False; otherwise return the stored job with True. A
+        reused job id raises ``Conflict``.
         """
         ...
 
@@ -74,45 +76,51 @@ class JobRepository(Protocol):
         state: State,
         *,
         acquisition_id: str,
-        now: datetime,
-        lease_cutoff: datetime,
+        lease: timedelta,
         short_only: bool = False,
     ) -> Job | None:
         """Atomically lease the oldest eligible job in ``state``; None when there is no work.
 
-        Eligible: ``delay_time`` null or not after ``now``, and no lease, or
-        one whose ``acquire_time`` is not after ``lease_cutoff``; with
-        ``short_only``, also ``short`` (the express lane). Order: ``created``,
-        then ``id``. Sets the acquisition id, ``acquire_time`` and ``updated``
-        to ``now`` and adds one to ``attempts``. A terminal ``state`` is
-        refused with ``ValueError``.
+        Judged on the store's own clock (``now``), never the caller's:
+        eligible is ``delay_time`` null or not after ``now``, and no lease,
+        or one whose ``acquire_time`` is at least ``lease`` before ``now``;
+        with ``short_only``, also ``short`` (the express lane). Order:
+        ``created``, then ``id``. Sets the acquisition id, ``acquire_time``
+        and ``updated`` to ``now`` and adds one to ``attempts``. A terminal
+        ``state`` is refused with ``ValueError``.
         """
         ...
 
-    async def queue_position(self, job_id: str, *, lease_cutoff: datetime) -> int | None:
+    async def queue_position(self, job_id: str, *, lease: timedelta) -> int | None:
         """How many jobs wait ahead of this one in its step and lane; None when it is not waiting.
 
         Ahead: same state, before it in ``created, id`` order, and not under a
-        live lease (``acquisition_id`` null or ``acquire_time`` not after
-        ``lease_cutoff``). A short job counts only short jobs (its express
-        lane); any other job counts every job. None for a job in a terminal
-        state or under a live lease (it is running). Raises ``JobNotFound``.
+        live lease (``acquisition_id`` null or ``acquire_time`` at least
+        ``lease`` before the store's now). A short job counts only short jobs
+        (its express lane); any other job counts every job. None for a job in
+        a terminal state or under a live lease (it is running). Raises
+        ``JobNotFound``.
         """
         ...
 
-    async def renew(self, job_id: str, *, acquisition_id: str, now: datetime) -> None:
-        """Move the lease's ``acquire_time`` to ``now``.
+    async def renew(self, job_id: str, *, acquisition_id: str) -> None:
+        """Move the lease's ``acquire_time`` to the store's now.
 
         Raises ``LeaseLost`` if the job is not held by ``acquisition_id``, or
         no longer exists.
         """
         ...
 
-    async def save_if_held(self, job: Job, *, acquisition_id: str) -> None:
+    async def save_if_held(
+        self, job: Job, *, acquisition_id: str, delay: timedelta | None = None
+    ) -> None:
         """Write every field of ``job`` if the stored job is still leased by ``acquisition_id``.
 
-        Raises ``LeaseLost`` otherwise (also for a job that no longer
-        exists), writing nothing; ``Conflict`` when the dedup key is taken.
+        With ``delay``, the stored ``delay_time`` is the store's now plus
+        ``delay`` and the job's own ``delay_time`` is ignored: a retry pause
+        or a poll delay never depends on the caller's clock. Raises
+        ``LeaseLost`` otherwise (also for a job that no longer exists),
+        writing nothing; ``Conflict`` when the dedup key is taken.
         """
         ...
 
@@ -128,8 +136,8 @@ class JobRepository(Protocol):
         """
         ...
 
-    async def ready_states(self, *, now: datetime, lease_cutoff: datetime) -> frozenset[State]:
-        """The step states that have at least one eligible job, in one query."""
+    async def ready_states(self, *, lease: timedelta) -> frozenset[State]:
+        """The step states with at least one eligible job (as ``acquire`` judges), in one query."""
         ...
 
     async def put_file(self, record: FileRecord) -> None:
@@ -282,10 +290,10 @@ class OwnerStore(Protocol):
 class BudgetStore(Protocol):
     """Request budgets shared by every process on the database (ADR 29)."""
 
-    async def take(
-        self, name: str, *, capacity: int, per: timedelta, now: datetime
-    ) -> timedelta | None:
-        """Take one token of budget ``name`` (``capacity`` per ``per``); None when taken.
+    async def take(self, name: str, *, capacity: int, per: timedelta) -> timedelta | None:
+        """Take one token of budget ``name`` (``capacity`` per ``per``) now; None when taken.
+
+        "Now" is the store's own clock, so hosts whose clocks disagree share one refill.
 
         Otherwise nothing is taken and the answer is how long until a token
         is back. No window of length ``per`` ever sees more than ``capacity``
@@ -293,24 +301,32 @@ class BudgetStore(Protocol):
         """
         ...
 
-    async def levels(self, *, now: datetime) -> dict[str, float]:
-        """Tokens each budget used so far holds at ``now``, by name."""
+    async def levels(self) -> dict[str, float]:
+        """Tokens each budget used so far holds now (the store's clock), by name."""
         ...
 
 
 class ConditionStore(Protocol):
     """The service's own faults that workers ran into, seen by every process (reference: Limits)."""
 
-    async def report(self, code: str, *, scope: str, message: str, now: datetime) -> None:
-        """Note that ``code`` holds in ``scope`` at ``now``; keeps ``since`` if it already held."""
+    async def report(self, code: str, *, scope: str, message: str) -> None:
+        """Note that ``code`` holds in ``scope`` now (store's clock); keeps ``since`` if it held."""
         ...
 
     async def clear(self, codes: frozenset[str], *, scopes: frozenset[str]) -> None:
         """Forget ``codes`` in each of ``scopes``: a step that needed them just succeeded."""
         ...
 
-    async def current(self, *, scopes: frozenset[str], seen_after: datetime) -> list[Condition]:
-        """Conditions in ``scopes`` last seen after ``seen_after``, by code then scope."""
+    async def current(self, *, scopes: frozenset[str], within: timedelta) -> list[Condition]:
+        """Conditions in ``scopes`` seen less than ``within`` ago (store's clock), by code."""
+        ...
+
+
+class WakeupFeed(Protocol):
+    """Wake-ups from other processes: states where work just became ready elsewhere."""
+
+    async def listen(self, notify: Callable[[State], None]) -> None:
+        """Call ``notify(state)`` for each wake-up until cancelled; reconnects, never raises."""
         ...
 
 

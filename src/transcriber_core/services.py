@@ -15,6 +15,7 @@ from transcriber_core.ports import (
     JobRepository,
     Notifier,
     Recognizer,
+    WakeupFeed,
     WebhookSender,
 )
 from transcriber_core.wakeup import Wakeup
@@ -43,4 +44,7 @@ class Services:
     #: This host's name: the scope of conditions about its own disk.
     host: str = ""
     settings: Settings = DEFAULT_SETTINGS
+    #: This process's fan-out to its idle loops.
     wakeup: Wakeup = attrs.field(factory=Wakeup)
+    #: Wake-ups from other processes on the same database; None: this process's own only.
+    wakeup_feed: WakeupFeed | None = None

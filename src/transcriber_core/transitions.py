@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import attrs
@@ -107,3 +107,16 @@ def _check_wait(current: State, to: State, error: str | None, delay_until: datet
         raise InvalidTransition("a job that waits for the service stays in its state")
     if error is None or delay_until is None:
         raise InvalidTransition("a job that waits for the service carries the reason and a delay")
+
+
+def delay_of(job: Job) -> timedelta | None:
+    """The pause ``transition`` gave ``job`` (its ``delay_time`` less its ``updated``), or None.
+
+    Both fields are set by ``transition`` from the same ``now``, so their
+    difference is exactly the duration a step chose. The worker hands it to
+    ``save_if_held(delay=...)``, which adds it to the store's own clock: a
+    worker whose clock is off never delays a job by its skew (ADR 30).
+    """
+    if job.delay_time is None:
+        return None
+    return job.delay_time - job.updated

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Mapping
+from datetime import timedelta
 
 import attrs
 
@@ -31,12 +32,11 @@ from transcriber_core.policy import (
     conditions_cleared_by,
     is_exhausted,
     is_express_loop,
-    lease_cutoff,
     retry_pause,
 )
 from transcriber_core.services import Services
 from transcriber_core.steps import STEPS
-from transcriber_core.transitions import transition
+from transcriber_core.transitions import delay_of, transition
 from transcriber_core.wakeup import OUTBOX
 
 log = logging.getLogger("transcriber.worker")
@@ -64,13 +64,8 @@ async def acquire_next(
     settings = services.settings
     while True:
         acquisition_id = services.ids.new_id()
-        now = services.clock.now()
         job = await services.repo.acquire(
-            state,
-            acquisition_id=acquisition_id,
-            now=now,
-            lease_cutoff=lease_cutoff(now, settings),
-            short_only=short_only,
+            state, acquisition_id=acquisition_id, lease=settings.lease, short_only=short_only
         )
         if job is None:
             return None
@@ -79,7 +74,8 @@ async def acquire_next(
         reason = f"gave up after {settings.max_attempts} attempts"
         if job.error:
             reason = f"{reason}; last error: {job.error}"
-        dead = transition(job, State.DEAD, now=now, error=reason)
+        # ``updated`` is for display only: nothing is judged by it (ADR 30).
+        dead = transition(job, State.DEAD, now=services.clock.now(), error=reason)
         log.warning(
             "job.dead", extra={"job_id": job.id, "state": state.value, "attempts": job.attempts}
         )
@@ -156,7 +152,6 @@ async def _report_condition(services: Services, condition: ServiceCondition) -> 
             condition.code,
             scope=condition_scope(condition, services.host),
             message=condition.message,
-            now=services.clock.now(),
         )
     except Exception as exc:  # noqa: BLE001 - the job already waits; health has its own eyes
         log.warning(
@@ -204,9 +199,7 @@ async def _run_leased(services: Services, lease: Lease) -> Job:
             if done:
                 return step.result()
             try:
-                await services.repo.renew(
-                    job.id, acquisition_id=lease.acquisition_id, now=services.clock.now()
-                )
+                await services.repo.renew(job.id, acquisition_id=lease.acquisition_id)
             except LeaseLost:
                 raise
             except Exception as exc:  # noqa: BLE001 - the lease may still hold; try again later
@@ -252,13 +245,16 @@ async def _save_and_announce(services: Services, job: Job, acquisition_id: str) 
 
 
 async def _save_then_announce(services: Services, job: Job, acquisition_id: str) -> Job | None:
+    # Every pause a step or the worker chose travels as a duration: the store adds it
+    # to its own clock, so this worker's clock never shifts when the job is due (ADR 30).
+    delay = delay_of(job)
     try:
-        await services.repo.save_if_held(job, acquisition_id=acquisition_id)
+        await services.repo.save_if_held(job, acquisition_id=acquisition_id, delay=delay)
     except LeaseLost:
         log.warning("save.lease_lost", extra={"job_id": job.id, "state": job.state.value})
         return None
     if not job.state.is_terminal:
-        if job.delay_time is None or job.delay_time <= services.clock.now():
+        if delay is None or delay <= timedelta(0):
             services.wakeup.notify(job.state)
         return job
     # The save wrote the job's deliveries (ADR 35): a delivery loop here sends them now.
@@ -295,12 +291,27 @@ class Workers:
         self._stopping = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._poller: asyncio.Task[None] | None = None
+        self._listener: asyncio.Task[None] | None = None
 
     def start(self) -> None:
-        """Start the poller and the loops; returns at once."""
+        """Start the poller, the wake-up feed's listener (when there is a feed) and the loops.
+
+        With every count at 0 nothing starts, not even the poller or the
+        delivery loops: such a process (an API-only ``serve``) costs the
+        queue no query (ADR 38); the processes that run steps send the
+        outbox's deliveries (ADR 35).
+        """
         if self._tasks:
             raise RuntimeError("workers already started")
+        if not any(self.concurrency.values()):
+            return
         self._poller = asyncio.create_task(self._poll(), name="transcriber-poller")
+        feed = self.services.wakeup_feed
+        if feed is not None:
+            # Other processes' wake-ups fan out to this process's loops (ADR 31).
+            self._listener = asyncio.create_task(
+                feed.listen(self.services.wakeup.notify), name="transcriber-wakeup-feed"
+            )
         for state, count in self.concurrency.items():
             for index in range(count):
                 express = is_express_loop(index, count)
@@ -330,6 +341,10 @@ class Workers:
         takes the job again.
         """
         self.stop_intake()
+        if self._listener is not None:
+            self._listener.cancel()
+            await asyncio.gather(self._listener, return_exceptions=True)
+            self._listener = None
         if self._poller is not None:
             self._poller.cancel()
         if self._tasks:
@@ -392,11 +407,8 @@ class Workers:
         services = self.services
         interval = services.settings.idle_poll_interval.total_seconds()
         while not self._stopping.is_set():
-            now = services.clock.now()
             try:
-                states = await services.repo.ready_states(
-                    now=now, lease_cutoff=lease_cutoff(now, services.settings)
-                )
+                states = await services.repo.ready_states(lease=services.settings.lease)
             except Exception as exc:  # noqa: BLE001 - try again at the next tick
                 log.warning("poll.error", extra={"error_type": type(exc).__name__})
                 states = frozenset()

@@ -10,7 +10,15 @@ import pytest
 
 from transcriber_adapters.memory import ManualClock, MemoryNotifier, MemoryRecognizer
 from transcriber_app.bootstrap import build
-from transcriber_app.config import Config, RecognizerConfig, S3Config, StorageConfig, YandexConfig
+from transcriber_app.config import (
+    Config,
+    ConfigError,
+    DatabaseConfig,
+    RecognizerConfig,
+    S3Config,
+    StorageConfig,
+    YandexConfig,
+)
 from transcriber_core.entities import Location
 from transcriber_core.policy import Settings
 
@@ -86,4 +94,15 @@ async def test_an_unknown_dependency_is_refused_before_anything_opens(tmp_path: 
     config = Config(storage=StorageConfig(data_dir=tmp_path / "data"))
     with pytest.raises(TypeError):
         await build(config, recognizor=MemoryRecognizer())  # type: ignore[call-arg]
+    assert not (tmp_path / "data").exists()
+
+
+async def test_a_postgresql_url_is_refused_until_the_service_runs_on_it(tmp_path: Path) -> None:
+    """Until the job repository runs on PostgreSQL, a url stops startup instead of using SQLite."""
+    config = Config(
+        storage=StorageConfig(data_dir=tmp_path / "data"),
+        database=DatabaseConfig(url="postgresql://t@127.0.0.1/jobs"),
+    )
+    with pytest.raises(ConfigError, match=r"\[database\] url"):
+        await build(config)
     assert not (tmp_path / "data").exists()

@@ -332,3 +332,45 @@ def test_speechkit_sync_and_budget_keys(tmp_path: Path) -> None:
     assert config.yandex.sync_url == "http://127.0.0.1:9/v1"
     assert config.yandex.sync_max_seconds == 0
     assert (config.yandex.starts_per_hour, config.yandex.sync_per_second) == (50, 2)
+
+
+def test_database_url_empty_is_sqlite_and_postgresql_is_taken(tmp_path: Path) -> None:
+    """No url is the embedded SQLite; a postgresql:// url from file or env selects PostgreSQL."""
+    assert load_config(None, {}).database.is_postgres is False
+    path = write(
+        tmp_path, '[database]\nurl = "postgresql://t@db.example:5433/jobs"\npool_size = 4\n'
+    )
+    database = load_config(path, {}).database
+    assert (database.url, database.pool_size, database.is_postgres) == (
+        "postgresql://t@db.example:5433/jobs",
+        4,
+        True,
+    )
+    env = {"TRANSCRIBER_DATABASE_URL": "postgres:///jobs"}
+    assert load_config(None, env).database.url == "postgres:///jobs"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[database]\nurl = "mysql://u:s3cret-pw@h/db"\n', r"\[database\] url: expected empty"),
+        ('[database]\nurl = "postgresql://u:s3cret-pw@h:99999/db"\n', r"\[database\] url: not a"),
+        ('[database]\nurl = "postgresql://u:s3cret-pw@h/d b"\n', r"\[database\] url: must not"),
+        ('[database]\nurl = "s3cret-pw"\n', r"\[database\] url: expected empty"),
+        ("[database]\npool_size = 0\n", r"\[database\] pool_size: must be at least 1"),
+        ("[database]\nhost = 1\n", r"\[database\] host: unknown key"),
+    ],
+)
+def test_bad_database_config_names_the_key_and_never_the_url(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    """A url that is not PostgreSQL's, or a pool of none: the key is named, the password never."""
+    with pytest.raises(ConfigError, match=message) as caught:
+        load_config(write(tmp_path, text), {})
+    assert "s3cret" not in str(caught.value)
+
+
+def test_database_url_is_not_in_repr() -> None:
+    """The url may carry a password: the config's repr leaves it out."""
+    config = load_config(None, {"TRANSCRIBER_DATABASE_URL": "postgresql://u:s3cret-pw@h/db"})
+    assert "s3cret" not in repr(config)

@@ -11,6 +11,7 @@ from transcriber_app import cli
 from transcriber_app.bootstrap import build
 from transcriber_app.config import (
     Config,
+    DatabaseConfig,
     RecognizerConfig,
     S3Config,
     StorageConfig,
@@ -49,12 +50,17 @@ def test_every_extra_is_installed_in_the_test_environment() -> None:
             "aiogram",
             "[telegram] token needs: pip install 'transcriber[telegram]'",
         ),
+        (
+            Config(database=DatabaseConfig(url="postgresql://transcriber@db.example/jobs")),
+            "psycopg",
+            "[database] url needs: pip install 'transcriber[postgres]'",
+        ),
     ],
 )
 async def test_build_names_the_missing_extra_and_touches_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: Config, module: str, command: str
 ) -> None:
-    """Yandex without [yandex,s3] or a bot without [telegram]: MissingExtra, no data dir made."""
+    """Yandex, a bot or PostgreSQL without their extras: MissingExtra, no data dir made."""
     uninstall(monkeypatch, module)
     data_dir = tmp_path / "data"
     config = Config(
@@ -63,6 +69,7 @@ async def test_build_names_the_missing_extra_and_touches_nothing(
         yandex=config.yandex,
         s3=config.s3,
         telegram=config.telegram,
+        database=config.database,
     )
     with pytest.raises(MissingExtra) as caught:
         await build(config)

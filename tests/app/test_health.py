@@ -9,19 +9,20 @@ from pathlib import Path
 import httpx
 import pytest
 
+from transcriber_adapters.memory import ManualClock
 from transcriber_app.bootstrap import Runtime, build
 from transcriber_app.config import Config, HttpConfig, StorageConfig
 from transcriber_app.web import create_app
 
 
 @pytest.fixture
-async def runtime(tmp_path: Path) -> AsyncIterator[Runtime]:
+async def runtime(tmp_path: Path, clock: ManualClock) -> AsyncIterator[Runtime]:
     """A runtime built on a fresh data dir, as ``serve`` builds it; no workers run."""
     config = Config(
         storage=StorageConfig(data_dir=tmp_path / "data"),
         http=HttpConfig(host="127.0.0.1", port=8123),
     )
-    built = await build(config)
+    built = await build(config, clock=clock)
     yield built
     await built.close()
 
@@ -48,9 +49,8 @@ async def test_health_names_a_refused_key_until_it_clears(runtime: Runtime) -> N
     """A key refused anywhere in the deployment is 503 with its code; cleared, it is 200 again."""
     conditions = runtime.services.conditions
     assert conditions is not None
-    now = runtime.services.clock.now()
     await conditions.report(
-        "recognizer_credentials_rejected", scope="", message="refused (HTTP 401)", now=now
+        "recognizer_credentials_rejected", scope="", message="refused (HTTP 401)"
     )
     response = await _health(runtime)
     assert response.status_code == 503
@@ -62,14 +62,15 @@ async def test_health_names_a_refused_key_until_it_clears(runtime: Runtime) -> N
     assert (await _health(runtime)).status_code == 200
 
 
-async def test_old_notes_and_other_hosts_disks_do_not_count(runtime: Runtime) -> None:
+async def test_old_notes_and_other_hosts_disks_do_not_count(
+    runtime: Runtime, clock: ManualClock
+) -> None:
     """A condition nobody saw for its max age, or another host's full disk, leaves health 200."""
     conditions = runtime.services.conditions
     assert conditions is not None
-    now = runtime.services.clock.now()
-    old = now - runtime.services.settings.condition_max_age - timedelta(seconds=1)
-    await conditions.report("storage_bucket_missing", scope="", message="m", now=old)
-    await conditions.report("disk_full", scope="another-host", message="m", now=now)
+    await conditions.report("storage_bucket_missing", scope="", message="m")
+    clock.advance(runtime.services.settings.condition_max_age + timedelta(seconds=1))
+    await conditions.report("disk_full", scope="another-host", message="m")
     assert (await _health(runtime)).status_code == 200
 
 

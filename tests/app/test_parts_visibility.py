@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+from datetime import timedelta
 
 import httpx
 
@@ -24,7 +25,7 @@ async def split_job(runtime: Runtime) -> Job:
     repo = runtime.services.repo
     job = new_job(State.CHECK)
     await repo.create(job)
-    leased = await repo.acquire(State.CHECK, acquisition_id="lease-v", now=T0, lease_cutoff=T0)
+    leased = await repo.acquire(State.CHECK, acquisition_id="lease-v", lease=timedelta(0))
     assert leased is not None
     parts = [
         JobPart(job_id=job.id, index=0, start=0, end=3501, operation_id="op-first", text="a"),

@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from tests.support.admin import PASSWORD, T0, in_process_client, log_in
+from transcriber_adapters.memory import ManualClock
 from transcriber_app.bootstrap import Runtime
 from transcriber_app.web.auth import hash_password
 from transcriber_core.entities import Job, Origin, State
@@ -42,7 +43,7 @@ async def _status(client: httpx.AsyncClient, job: Job) -> dict[str, object]:
 
 
 async def test_status_shows_the_jobs_ahead_in_the_lane(
-    runtime: Runtime, client: httpx.AsyncClient
+    runtime: Runtime, client: httpx.AsyncClient, clock: ManualClock
 ) -> None:
     """Long jobs count every waiting job ahead; a short one only the short ones ahead of it."""
     repo = runtime.services.repo
@@ -51,6 +52,7 @@ async def test_status_shows_the_jobs_ahead_in_the_lane(
     clip = _job(State.CONVERT, 3, short=True)
     third_long = _job(State.CONVERT, 4)
     for job in (first_long, second_long, clip, third_long):
+        clock.set(job.created)  # the store stamps queue order from its clock
         await repo.create(job)
     positions = [
         (await _status(client, job)).get("queue_position")
@@ -72,12 +74,13 @@ async def test_running_and_ended_jobs_have_no_position(
     assert "queue_position" not in await _status(client, done)
 
 
-async def test_the_panel_lists_each_jobs_lane(runtime: Runtime) -> None:
+async def test_the_panel_lists_each_jobs_lane(runtime: Runtime, clock: ManualClock) -> None:
     """The jobs list has a Lane column: short for the express lane, long for the others."""
     await runtime.owners.create_owner(await hash_password(PASSWORD), now=T0)
     clip = _job(State.CONVERT, 2, short=True)
     recording = _job(State.CONVERT, 1)
     for job in (clip, recording):
+        clock.set(job.created)
         await runtime.services.repo.create(job)
     async with in_process_client(runtime) as owner:
         assert (await log_in(owner)).status_code == 303

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 from pathlib import Path
 
@@ -25,5 +26,44 @@ async def test_build_runs_the_configured_loops(tmp_path: Path) -> None:
         settings = runtime.services.settings
         assert (settings.express_bytes, settings.express_duration) == (1000, timedelta(seconds=30))
         assert isinstance(runtime.services.probe, HeaderProbe)
+    finally:
+        await runtime.close()
+
+
+async def test_no_loops_start_nothing(tmp_path: Path) -> None:
+    """With every step count at 0 nothing starts, delivery loops included: no query here."""
+    config = Config(
+        storage=StorageConfig(data_dir=tmp_path / "data"),
+        workers=WorkersConfig(convert=0, recognize=0, check=0),
+    )
+    runtime = await build(config)
+    try:
+        before = asyncio.all_tasks()
+        runtime.workers.start()
+        assert asyncio.all_tasks() == before
+        await runtime.workers.drain(0)
+    finally:
+        await runtime.close()
+
+
+async def test_one_loop_starts_the_poller_too(tmp_path: Path) -> None:
+    """The counterpart: one loop of one step starts that loop, the poller and the delivery loops."""
+    config = Config(
+        storage=StorageConfig(data_dir=tmp_path / "data"),
+        workers=WorkersConfig(convert=0, recognize=1, check=0),
+    )
+    runtime = await build(config)
+    try:
+        before = asyncio.all_tasks()
+        runtime.workers.start()
+        started = {task.get_name() for task in asyncio.all_tasks() - before}
+        assert started == {
+            "transcriber-poller",
+            "transcriber-recognize-0",
+            # [workers] deliver = 2 by default: the outbox's loops (ADR 35).
+            "transcriber-deliver-0",
+            "transcriber-deliver-1",
+        }
+        await runtime.workers.drain(0)
     finally:
         await runtime.close()

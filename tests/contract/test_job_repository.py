@@ -9,37 +9,48 @@ import pytest
 
 from transcriber_adapters.memory.jobs import MemoryJobRepository
 from transcriber_adapters.sqlite import SqliteJobRepository
-from transcriber_contracts.job_repository import JobRepositoryContract
-from transcriber_contracts.outbox import OutboxContract, SuiteClock
+from transcriber_contracts.job_repository import JobRepositoryContract, OpenAnother
+from transcriber_contracts.outbox import OutboxContract
+from transcriber_core.clocks import ManualClock
+from transcriber_core.ports import JobRepository
 
 
 class TestMemoryJobRepository(JobRepositoryContract, OutboxContract):
-    """The in-memory repository keeps the contract."""
+    """The in-memory repository keeps the contract; a second one shares its database object."""
 
     @pytest.fixture
-    async def repo(self, clock: SuiteClock) -> AsyncIterator[MemoryJobRepository]:
-        repo = MemoryJobRepository(clock=clock)
+    async def repo(self, clock: ManualClock) -> AsyncIterator[MemoryJobRepository]:
+        repo = MemoryJobRepository(clock)
         yield repo
         await repo.close()
 
     @pytest.fixture
-    def twin_repo(self, repo: MemoryJobRepository) -> MemoryJobRepository:
-        return repo
+    def another_repo(self, repo: MemoryJobRepository) -> OpenAnother:
+        async def another() -> JobRepository:
+            return MemoryJobRepository(database=repo.database)
+
+        return another
 
 
 class TestSqliteJobRepository(JobRepositoryContract, OutboxContract):
-    """The SQLite repository keeps the contract on a real file."""
+    """The SQLite repository keeps the contract on a real file; another is its own connection."""
 
     @pytest.fixture
-    async def repo(self, tmp_path: Path, clock: SuiteClock) -> AsyncIterator[SqliteJobRepository]:
+    async def repo(self, clock: ManualClock, tmp_path: Path) -> AsyncIterator[SqliteJobRepository]:
         repo = await SqliteJobRepository.open(tmp_path / "jobs.db", clock=clock)
         yield repo
         await repo.close()
 
     @pytest.fixture
-    async def twin_repo(
-        self, repo: SqliteJobRepository, tmp_path: Path, clock: SuiteClock
-    ) -> AsyncIterator[SqliteJobRepository]:
-        twin = await SqliteJobRepository.open(tmp_path / "jobs.db", clock=clock)
-        yield twin
-        await twin.close()
+    async def another_repo(
+        self, repo: SqliteJobRepository, clock: ManualClock, tmp_path: Path
+    ) -> AsyncIterator[OpenAnother]:
+        opened: list[SqliteJobRepository] = []
+
+        async def another() -> JobRepository:
+            opened.append(await SqliteJobRepository.open(tmp_path / "jobs.db", clock=clock))
+            return opened[-1]
+
+        yield another
+        for other in opened:
+            await other.close()

@@ -1,8 +1,7 @@
-"""The owner store contract, run over the memory and SQLite adapters, plus SQLite's own checks."""
+"""The owner store contract over the memory, SQLite and PostgreSQL adapters, and their own."""
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -10,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from transcriber_adapters.memory import MemoryOwnerStore
+from transcriber_adapters.postgres import Database, PostgresOwnerStore
 from transcriber_adapters.sqlite import (
     SqliteJobRepository,
     SqliteOwnerStore,
@@ -23,10 +23,13 @@ from transcriber_contracts.owner_store import (
     HASH,
     OTHER_HASH,
     T0,
+    OpenAnother,
     OwnerStoreContract,
     session,
 )
 from transcriber_core.entities import LoginFailures
+from transcriber_core.errors import Conflict
+from transcriber_core.ports import OwnerStore
 
 
 class TestMemoryOwnerStore(OwnerStoreContract):
@@ -38,6 +41,13 @@ class TestMemoryOwnerStore(OwnerStoreContract):
         yield store
         await store.close()
 
+    @pytest.fixture
+    def another_owners(self, owners: MemoryOwnerStore) -> OpenAnother:
+        async def another() -> OwnerStore:
+            return MemoryOwnerStore(database=owners.database)
+
+        return another
+
 
 class TestSqliteOwnerStore(OwnerStoreContract):
     """The SQLite owner store keeps the owner store contract on a real file."""
@@ -47,6 +57,20 @@ class TestSqliteOwnerStore(OwnerStoreContract):
         store = await SqliteOwnerStore.open(tmp_path / "jobs.db")
         yield store
         await store.close()
+
+    @pytest.fixture
+    async def another_owners(
+        self, owners: SqliteOwnerStore, tmp_path: Path
+    ) -> AsyncIterator[OpenAnother]:
+        opened: list[SqliteOwnerStore] = []
+
+        async def another() -> OwnerStore:
+            opened.append(await SqliteOwnerStore.open(tmp_path / "jobs.db"))
+            return opened[-1]
+
+        yield another
+        for store in opened:
+            await store.close()
 
 
 async def test_memory_reset_forgets_owner_sessions_and_failures() -> None:
@@ -75,55 +99,6 @@ async def test_sqlite_owner_and_sessions_survive_reopening(tmp_path: Path) -> No
         assert await second.create_owner(OTHER_HASH, now=T0) is False
     finally:
         await second.close()
-
-
-async def test_sqlite_logout_is_seen_by_another_connection(tmp_path: Path) -> None:
-    """A session ended through one process's connection is gone for every other one at once."""
-    path = tmp_path / "jobs.db"
-    stores = [await SqliteOwnerStore.open(path) for _ in range(2)]
-    try:
-        await stores[0].create_session(session(1))
-        assert await stores[1].get_session(session(1).id_hash) == session(1)
-        await stores[0].delete_session(session(1).id_hash)
-        assert await stores[1].get_session(session(1).id_hash) is None
-    finally:
-        for store in stores:
-            await store.close()
-
-
-async def test_sqlite_parallel_failures_across_connections_have_one_winner(tmp_path: Path) -> None:
-    """Guesses through several processes' connections: the one statement counts exactly one."""
-    path = tmp_path / "jobs.db"
-    stores = [await SqliteOwnerStore.open(path) for _ in range(4)]
-    try:
-        results = await asyncio.gather(
-            *(
-                store.save_login_failures(
-                    LoginFailures(client="c", count=1, last=T0), previous=None
-                )
-                for store in stores
-            )
-        )
-        assert results.count(True) == 1
-    finally:
-        for store in stores:
-            await store.close()
-
-
-async def test_sqlite_setups_on_two_connections_have_one_winner(tmp_path: Path) -> None:
-    """Two processes' connections racing to create the owner: the single statement lets one win."""
-    path = tmp_path / "jobs.db"
-    stores = [await SqliteOwnerStore.open(path) for _ in range(4)]
-    try:
-        hashes = [f"{HASH}-{n}" for n in range(len(stores))]
-        results = await asyncio.gather(
-            *(store.create_owner(h, now=T0) for store, h in zip(stores, hashes, strict=True))
-        )
-        assert results.count(True) == 1
-        assert await stores[0].get_owner_hash() == hashes[results.index(True)]
-    finally:
-        for store in stores:
-            await store.close()
 
 
 async def test_sqlite_owner_table_refuses_a_second_row(tmp_path: Path) -> None:
@@ -193,3 +168,34 @@ async def test_sqlite_upgrade_from_0002_keeps_the_owner_and_drops_the_signing_ke
         conn.close()
     assert "secrets" not in tables
     assert {"admin_sessions", "login_failures"} <= tables
+
+
+class TestPostgresOwnerStore(OwnerStoreContract):
+    """The PostgreSQL owner store keeps the owner store contract; others get pools of their own."""
+
+    @pytest.fixture
+    def owners(self, pg_database: Database) -> PostgresOwnerStore:
+        return PostgresOwnerStore(pg_database)
+
+    @pytest.fixture
+    async def another_owners(self, postgres_url: str) -> AsyncIterator[OpenAnother]:
+        opened: list[Database] = []
+
+        async def another() -> OwnerStore:
+            opened.append(await Database.open(postgres_url, pool_size=2))
+            return PostgresOwnerStore(opened[-1])
+
+        yield another
+        for database in opened:
+            await database.close()
+
+
+async def test_postgres_owner_table_refuses_a_second_row(pg_database: Database) -> None:
+    """The schema itself holds one owner at most, whatever SQL a hand edit runs."""
+    await pg_database.execute(
+        "INSERT INTO owner (id, password_hash, created) VALUES (1, 'a', now())"
+    )
+    with pytest.raises(Conflict):
+        await pg_database.execute(
+            "INSERT INTO owner (id, password_hash, created) VALUES (2, 'b', now())"
+        )

@@ -38,9 +38,9 @@ def _umask(mask: int) -> Iterator[None]:
 
 
 def _leftovers(service: Service) -> dict[str, int]:
-    """Sizes of the files in the data dir's staging folder and the service's system temp dir."""
+    """Sizes of the files in the data dir's staging folders and the service's system temp dir."""
     staging = service.data_dir / "tmp"
-    found = [("data", path) for path in staging.iterdir()] if staging.exists() else []
+    found = [("data", path) for path in staging.rglob("*") if not path.is_dir()]
     found.extend(("system", path) for path in service.temp_dir.iterdir())
     return {f"{where}:{path.name}": path.stat().st_size for where, path in found}
 
@@ -96,6 +96,7 @@ def test_data_dir_database_and_files_are_private(tmp_path: Path, recording: byte
         "transcriber.db-wal": 0o600,
         "transcriber.db-shm": 0o600,
         "transcriber.lock": 0o600,
+        "transcriber.members": 0o600,
     }
     assert stored
     assert set(stored.values()) == {0o600}
@@ -106,7 +107,8 @@ def test_second_serve_on_the_same_data_dir_exits_2(tmp_path: Path) -> None:
     data = tmp_path / "data"
     with running_service(tmp_path / "first", data_dir=data) as first:
         # A staging file of the running service, which the second must not sweep.
-        staged = data / "tmp" / "transcriber-in-progress.ogg"
+        [own] = (data / "tmp").iterdir()
+        staged = own / "transcriber-in-progress.ogg"
         staged.write_bytes(b"being written")
         code, stderr = start_failing(
             tmp_path / "second", config={"storage": {"data_dir": str(data)}}

@@ -18,7 +18,7 @@ from tests.support.fake_speechkit import FakeSpeechKit
 from tests.support.media import tone
 from tests.support.s3 import MotoS3
 from tests.support.service import running_service
-from transcriber_adapters.datadir import LOCK_NAME
+from transcriber_adapters.datadir import LOCK_NAME, MEMBERS_NAME
 
 #: What the data dir may hold with every file in the bucket: the database and the lock.
 DATABASE_FILES = frozenset(
@@ -49,11 +49,11 @@ def files_config(moto: MotoS3, bucket: str, fake: FakeSpeechKit, **yandex: Any) 
 
 
 def local_leftovers(data_dir: Path) -> list[str]:
-    """Files under the data dir other than the database and the lock: recording bytes."""
+    """Files under the data dir other than the database and the locks: recording bytes."""
     return sorted(
         str(path.relative_to(data_dir))
         for path in data_dir.rglob("*")
-        if path.is_file() and path.name not in DATABASE_FILES | {LOCK_NAME}
+        if path.is_file() and path.name not in DATABASE_FILES | {LOCK_NAME, MEMBERS_NAME}
     )
 
 

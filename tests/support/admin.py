@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import re
 import secrets
+import weakref
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -156,12 +157,37 @@ async def upload(client: httpx.AsyncClient, data: bytes, filename: str = "voice.
     return job_id
 
 
+class WriterClock:
+    """The clock of a repository opened beside the service: it reads what the writer set."""
+
+    def __init__(self) -> None:
+        self.current = datetime.now(UTC)
+
+    def now(self) -> datetime:
+        """The time the writer set last (the real time at first)."""
+        return self.current
+
+
+#: The clock of each repository ``direct_access`` opened, which the writers below move.
+_CLOCKS: weakref.WeakKeyDictionary[SqliteJobRepository, WriterClock] = weakref.WeakKeyDictionary()
+
+
+async def create_at(
+    repo: SqliteJobRepository, job: Job, records: Sequence[FileRecord] = ()
+) -> None:
+    """Store ``job`` as created at its ``created``: the store stamps it from the clock set here."""
+    _CLOCKS[repo].current = job.created
+    await repo.create(job, records)
+
+
 @contextlib.asynccontextmanager
 async def direct_access(
     service: Service,
 ) -> AsyncIterator[tuple[SqliteJobRepository, FilesystemFileStore]]:
     """The service's own database and file store, opened a second time beside it."""
-    repo = await SqliteJobRepository.open(service.data_dir / DATABASE_NAME)
+    clock = WriterClock()
+    repo = await SqliteJobRepository.open(service.data_dir / DATABASE_NAME, clock=clock)
+    _CLOCKS[repo] = clock
     try:
         yield (
             repo,
@@ -199,7 +225,7 @@ async def write_job(
             updated=now,
             **fields,
         )
-        await repo.create(job, records)
+        await create_at(repo, job, records)
     return job
 
 
@@ -221,6 +247,6 @@ async def write_jobs(
                 created=moment,
                 updated=moment,
             )
-            await repo.create(job)
+            await create_at(repo, job)
             jobs.append(job)
     return jobs

@@ -44,6 +44,8 @@ STOP_TIMEOUT = 20.0
 POLL_INTERVAL = 0.02
 #: How the service is started, before ``-c <config>``.
 SERVE_COMMAND = (sys.executable, "-m", "transcriber_app", "serve")
+#: How a worker process is started (step loops, /health and /metrics on ``[worker]``).
+WORKER_COMMAND = (sys.executable, "-m", "transcriber_app", "worker")
 #: States a job never leaves by itself.
 TERMINAL_STATES = frozenset({"done", "failed", "dead"})
 
@@ -166,9 +168,13 @@ class Service:
         return sorted(path.name for path in folder.iterdir()) if folder.exists() else []
 
     def staging_files(self) -> list[str]:
-        """Names of staging files left in the data dir's staging folder or the system temp dir."""
+        """Names of staging files in the data dir's staging folders or the system temp dir.
+
+        The staging dir holds one folder per running process (ADR 38): only
+        files count.
+        """
         staging = self.data_dir / "tmp"
-        found = list(staging.iterdir()) if staging.exists() else []
+        found = [path for path in staging.rglob("*") if not path.is_dir()]
         found.extend(self.temp_dir.glob("transcriber-*"))
         return sorted(path.name for path in found)
 
@@ -231,22 +237,27 @@ def write_config(
     data_dir: Path | None = None,
     port: int | None = None,
     raw: str = "",
+    listener: str = "http",
 ) -> tuple[Path, Path, int]:
-    """Write ``root/config.toml``; return its path, the data dir and the port."""
+    """Write ``root/config.toml``; return its path, the data dir and the port.
+
+    ``listener`` is the section whose host and port are filled in and
+    returned: ``http`` for ``serve``, ``worker`` for ``transcriber worker``.
+    """
     sections: dict[str, dict[str, Any]] = {
         name: dict(values) for name, values in (config or {}).items()
     }
     storage = sections.setdefault("storage", {})
     storage.setdefault("data_dir", str(data_dir or root / "data"))
-    http = sections.setdefault("http", {})
-    http.setdefault("host", "127.0.0.1")
-    http.setdefault("port", port or free_port())
+    listening = sections.setdefault(listener, {})
+    listening.setdefault("host", "127.0.0.1")
+    listening.setdefault("port", port or free_port())
     sections.setdefault("shutdown", {}).setdefault("grace_seconds", 5.0)
     sections["shutdown"].setdefault("hard_seconds", 10.0)
     path = root / "config.toml"
     path.write_text(to_toml(sections) + raw, encoding="utf-8")
     # A test of a broken config may give a port that is not a number.
-    port_value = http["port"]
+    port_value = listening["port"]
     return path, Path(storage["data_dir"]), port_value if isinstance(port_value, int) else 0
 
 
@@ -309,6 +320,7 @@ def running_service(
     raw: str = "",
     ready_timeout: float = READY_TIMEOUT,
     command: Sequence[str] = SERVE_COMMAND,
+    listener: str = "http",
 ) -> Iterator[Service]:
     """A started service whose /health answered 200; killed on exit if still running.
 
@@ -319,12 +331,15 @@ def running_service(
     Calling it again with the same ``root`` keeps earlier runs' logs.
     ``command`` replaces ``python -m transcriber_app serve`` (a wrapper such
     as ``prlimit``, or a benchmark's variant of the server); it must exec
-    the server, so the process is the server.
+    the server, so the process is the server. A worker is started with
+    ``command=WORKER_COMMAND, listener="worker"``: its port is ``[worker]``'s.
     """
     root.mkdir(parents=True, exist_ok=True)
     temp_dir = root / "tmp"
     temp_dir.mkdir(exist_ok=True)
-    config_path, data, port = write_config(root, config=config, data_dir=data_dir, raw=raw)
+    config_path, data, port = write_config(
+        root, config=config, data_dir=data_dir, raw=raw, listener=listener
+    )
     process, stderr_path, stdout_path = _launch(root, config_path, temp_dir, env, command)
     service = Service(
         process=process,
@@ -350,13 +365,14 @@ def start_failing(
     env: Mapping[str, str] | None = None,
     raw: str = "",
     timeout: float = REFUSE_TIMEOUT,
+    command: Sequence[str] = SERVE_COMMAND,
 ) -> tuple[int, str]:
-    """Start the service on a config that must be refused; its exit code and stderr."""
+    """Start the service (or ``command``) on a config that must be refused; exit code, stderr."""
     root.mkdir(parents=True, exist_ok=True)
     temp_dir = root / "tmp"
     temp_dir.mkdir(exist_ok=True)
     config_path, _, _ = write_config(root, config=config, raw=raw)
-    process, stderr_path, _ = _launch(root, config_path, temp_dir, env)
+    process, stderr_path, _ = _launch(root, config_path, temp_dir, env, command)
     try:
         code = process.wait(timeout)
     except subprocess.TimeoutExpired:

@@ -118,18 +118,18 @@ def make_world(
     *,
     settings: Settings = TEST_SETTINGS,
     repo: JobRepository | None = None,
+    clock: ManualClock | None = None,
     recognizer_files: FileStore | None = None,
     files: MemoryFileStore | None = None,
-    clock: ManualClock | None = None,
 ) -> World:
-    """A fresh world on memory adapters (or the given repository, file store and ``clock``)."""
+    """A fresh world on memory adapters (or the given repository and file store, on ``clock``)."""
     clock = clock or ManualClock()
     files = files if files is not None else MemoryFileStore()
     converter = MemoryConverter()
     recognizer = MemoryRecognizer()
     notifier = MemoryNotifier()
-    conditions = MemoryConditionStore()
-    repository = repo if repo is not None else MemoryJobRepository(clock=clock)
+    conditions = MemoryConditionStore(clock)
+    repository = repo if repo is not None else MemoryJobRepository(clock)
     services = Services(
         repo=repository,
         files=files,

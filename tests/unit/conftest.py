@@ -14,7 +14,7 @@ from transcriber_core.ports import JobRepository
 
 @pytest.fixture
 def clock() -> ManualClock:
-    """The time of the pipeline tests: the world's workers and the repository read it."""
+    """The pipeline's clock, which is also its repository's: the test moves it."""
     return ManualClock()
 
 
@@ -25,7 +25,7 @@ async def repo(
     """The job repository the pipeline runs on: in memory, or SQLite on a real file."""
     repository: JobRepository
     if request.param == "memory":
-        repository = MemoryJobRepository(clock=clock)
+        repository = MemoryJobRepository(clock)
     else:
         repository = await SqliteJobRepository.open(tmp_path / "jobs.db", clock=clock)
     yield repository

@@ -22,7 +22,6 @@ from transcriber_core.errors import (
 )
 from transcriber_core.policy import (
     Settings,
-    condition_cutoff,
     condition_pause,
     condition_scope,
     conditions_cleared_by,
@@ -76,11 +75,14 @@ def test_each_step_clears_what_it_used() -> None:
     assert conditions_cleared_by(State.DONE) == frozenset()
 
 
-def test_conditions_age_out() -> None:
-    """A condition nobody ran into for ``condition_max_age`` no longer holds."""
-    settings = Settings()
-    now = make_world(Path()).clock.now()  # any fixed moment
-    assert condition_cutoff(now, settings) == now - settings.condition_max_age
+async def test_conditions_age_out(world: World) -> None:
+    """A condition nobody ran into for ``condition_max_age`` (the store's clock) no longer holds."""
+    age = world.services.settings.condition_max_age
+    await world.conditions.report("disk_full", scope=HOST, message="m")
+    world.later(age - timedelta(microseconds=1))
+    assert len(await world.conditions.current(scopes=frozenset({HOST}), within=age)) == 1
+    world.later(timedelta(microseconds=1))
+    assert await world.conditions.current(scopes=frozenset({HOST}), within=age) == []
 
 
 def test_settings_refuse_an_age_shorter_than_the_pause() -> None:
@@ -197,16 +199,15 @@ async def test_condition_is_reported_in_its_scope(world: World) -> None:
     await world.submit()
     world.converter.fail_next(StorageCredentialsRejected())
     await world.step(State.CONVERT)
-    now = world.clock.now()
     held = await world.conditions.current(
-        scopes=frozenset({HOST, EVERYWHERE}), seen_after=now - timedelta(minutes=1)
+        scopes=frozenset({HOST, EVERYWHERE}), within=timedelta(minutes=1)
     )
     assert [(c.code, c.scope) for c in held] == [
         ("disk_full", HOST),
         ("storage_credentials_rejected", EVERYWHERE),
     ]
     other_host = await world.conditions.current(
-        scopes=frozenset({"worker-host-b", EVERYWHERE}), seen_after=now - timedelta(minutes=1)
+        scopes=frozenset({"worker-host-b", EVERYWHERE}), within=timedelta(minutes=1)
     )
     assert [c.code for c in other_host] == ["storage_credentials_rejected"]
 
@@ -214,17 +215,14 @@ async def test_condition_is_reported_in_its_scope(world: World) -> None:
 async def test_a_finished_step_clears_what_it_used(world: World) -> None:
     """A working convert clears disk_full; a refused recognizer key stays until recognize works."""
     job = await world.submit()
-    now = world.clock.now()
-    await world.conditions.report("disk_full", scope=HOST, message="m", now=now)
-    await world.conditions.report(
-        "recognizer_credentials_rejected", scope=EVERYWHERE, message="m", now=now
-    )
+    await world.conditions.report("disk_full", scope=HOST, message="m")
+    await world.conditions.report("recognizer_credentials_rejected", scope=EVERYWHERE, message="m")
     await world.step(State.CONVERT)
     everywhere = frozenset({HOST, EVERYWHERE})
-    left = await world.conditions.current(scopes=everywhere, seen_after=now - timedelta(1))
+    left = await world.conditions.current(scopes=everywhere, within=timedelta(days=1))
     assert [c.code for c in left] == ["recognizer_credentials_rejected"]
     await world.run_to_end(job.id)
-    assert await world.conditions.current(scopes=everywhere, seen_after=now - timedelta(1)) == []
+    assert await world.conditions.current(scopes=everywhere, within=timedelta(days=1)) == []
 
 
 async def test_a_failing_condition_store_does_not_stop_the_wait(world: World) -> None:

@@ -1,4 +1,4 @@
-"""The data dir: one process at a time, private modes, staging leftovers swept (ADR 21)."""
+"""The data dir: one serve and any workers, private modes, staging leftovers swept (ADR 21, 38)."""
 
 from __future__ import annotations
 
@@ -7,20 +7,31 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from transcriber_adapters.datadir import LOCK_NAME, DataDirInUse, claim, private_file
-from transcriber_adapters.localdisk import clear_staging_dir
+from transcriber_adapters.datadir import (
+    LOCK_NAME,
+    MEMBERS_NAME,
+    STAGING_NAME,
+    DataDirInUse,
+    claim,
+    private_file,
+    sweep_staging,
+)
 from transcriber_adapters.sqlite import SqliteJobRepository, SqliteOwnerStore
 
-#: A child that claims the data dir given as argv[1], says so, and holds it until stdin closes.
+#: A child that claims the data dir given as argv[1] (as serve: its sweep done, others may
+#: join), says so, and holds it until stdin closes.
 _HOLDER = (
     "import sys, pathlib\n"
     "from transcriber_adapters.datadir import claim\n"
-    "claim(pathlib.Path(sys.argv[1]))\n"
+    "claim(pathlib.Path(sys.argv[1])).share()\n"
     "print('held', flush=True)\n"
     "sys.stdin.read()\n"
 )
@@ -76,6 +87,7 @@ def test_second_process_is_refused(tmp_path: Path, holder: subprocess.Popen[str]
     """While another process holds the data dir, claim raises DataDirInUse naming its pid."""
     with pytest.raises(DataDirInUse) as info:
         claim(tmp_path / "data")
+    assert len(list((tmp_path / "data" / STAGING_NAME).iterdir())) == 1, "refused: made none"
     assert info.value.holder == holder.pid
     assert f"process {holder.pid}" in str(info.value)
     assert "[storage] data_dir" in str(info.value)
@@ -143,15 +155,125 @@ async def test_owner_store_makes_the_database_private(tmp_path: Path) -> None:
     assert _mode(path) == 0o600
 
 
-def test_clear_staging_dir_removes_leftovers(tmp_path: Path) -> None:
-    """Start-up empties the staging dir of files and folders a killed process left; made 0700."""
-    staging = tmp_path / "tmp"
-    assert clear_staging_dir(staging) == 0
-    assert _mode(staging) == 0o700
+def test_claim_makes_a_locked_staging_folder_of_its_own(tmp_path: Path) -> None:
+    """Each claim gets its own private folder in tmp/, removed again at release."""
+    lock = claim(tmp_path / "data")
+    try:
+        assert lock.staging.parent == tmp_path / "data" / STAGING_NAME
+        assert _mode(lock.staging) == 0o700
+        assert _mode(lock.staging.parent) == 0o700
+    finally:
+        lock.release()
+    assert not lock.staging.exists()
+
+
+def test_workers_share_the_data_dir_with_serve(
+    tmp_path: Path, holder: subprocess.Popen[str]
+) -> None:
+    """While a serve holds the data dir, workers (no intake) join it, each with its own folder."""
+    first = claim(tmp_path / "data", intake=False)
+    second = claim(tmp_path / "data", intake=False)
+    try:
+        assert not first.alone
+        assert not second.alone
+        assert first.staging != second.staging
+    finally:
+        first.release()
+        second.release()
+
+
+def test_a_lone_worker_is_alone(tmp_path: Path) -> None:
+    """The first process on a data dir is alone until it shares; the next one is not."""
+    first = claim(tmp_path / "data", intake=False)
+    assert first.alone
+    first.share()
+    second = claim(tmp_path / "data")
+    try:
+        assert not second.alone
+    finally:
+        second.release()
+        first.release()
+
+
+def _wait_until_a_flock_waits_on(path: Path, timeout: float = 10.0) -> None:
+    """Poll /proc/locks until some process waits for a flock on ``path``'s inode."""
+    inode = path.stat().st_ino
+    deadline = time.monotonic() + timeout
+    while True:
+        for line in Path("/proc/locks").read_text().splitlines():
+            fields = line.split()
+            if "->" in fields and any(f.endswith(f":{inode}") for f in fields):
+                return
+        assert time.monotonic() < deadline, "nobody waited for the lock"
+        time.sleep(0.01)
+
+
+def test_a_process_starting_while_another_sweeps_waits_for_it(tmp_path: Path) -> None:
+    """A claim made while the first process is alone (sweeping) returns only after it shares."""
+    data = tmp_path / "data"
+    first = claim(data)
+    assert first.alone
+    shared = threading.Event()
+    joined: dict[str, Any] = {}
+
+    def join() -> None:
+        lock = claim(data, intake=False)
+        joined["after_share"] = shared.is_set()
+        joined["lock"] = lock
+
+    thread = threading.Thread(target=join)
+    thread.start()
+    try:
+        _wait_until_a_flock_waits_on(data / MEMBERS_NAME)
+        shared.set()
+        first.share()
+    finally:
+        thread.join(10)
+    try:
+        assert joined["after_share"]
+        assert not joined["lock"].alone
+    finally:
+        joined["lock"].release()
+        first.release()
+
+
+def test_sweep_keeps_live_folders_and_removes_dead_ones(
+    tmp_path: Path, holder: subprocess.Popen[str]
+) -> None:
+    """With a live neighbour, a sweep removes dead processes' folders only; loose files stay."""
+    data = tmp_path / "data"
+    [live] = list((data / STAGING_NAME).iterdir())
+    (live / "transcriber-in-progress.ogg").write_bytes(b"being written")
+    dead = data / STAGING_NAME / "0123456789abcdef"
+    dead.mkdir()
+    (dead / "transcriber-left.ogg").write_bytes(b"x" * 1000)
+    loose = data / STAGING_NAME / "transcriber-old-layout.ogg"
+    loose.write_bytes(b"y")
+    lock = claim(data, intake=False)
+    try:
+        assert sweep_staging(lock) == 1
+        assert not dead.exists()
+        assert (live / "transcriber-in-progress.ogg").read_bytes() == b"being written"
+        assert loose.exists(), "a loose file may be another version's: only removed when alone"
+    finally:
+        lock.release()
+
+
+def test_sweep_alone_removes_every_leftover(tmp_path: Path) -> None:
+    """Alone on the data dir, a sweep removes loose files, folders and links, never the target."""
+    data = tmp_path / "data"
+    staging = data / STAGING_NAME
+    staging.mkdir(parents=True)
     (staging / "transcriber-abc.ogg").write_bytes(b"x" * 1000)
     (staging / "nested").mkdir()
     (staging / "nested" / "part").write_bytes(b"y")
+    (staging / ".new-0011").mkdir()
     (staging / "link").symlink_to(tmp_path)
-    assert clear_staging_dir(staging) == 3
-    assert list(staging.iterdir()) == []
-    assert tmp_path.is_dir()
+    lock = claim(data)
+    try:
+        assert lock.alone
+        assert sweep_staging(lock) == 4
+        assert list(staging.iterdir()) == [lock.staging]
+        assert tmp_path.is_dir()
+    finally:
+        lock.release()

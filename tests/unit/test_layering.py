@@ -21,6 +21,7 @@ EXTRA_ADAPTERS = (
     "transcriber_adapters/telegram/",
     "transcriber_adapters/whisper.py",
     "transcriber_adapters/webhooks.py",
+    "transcriber_adapters/postgres/",
 )
 
 

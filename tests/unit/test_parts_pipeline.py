@@ -15,7 +15,7 @@ import pytest
 
 from tests.support.delegate import Delegate
 from tests.support.world import World, make_world
-from transcriber_adapters.memory import MemoryFileStore
+from transcriber_adapters.memory import ManualClock, MemoryFileStore
 from transcriber_core.entities import FileRecord, State
 from transcriber_core.errors import RecognizerUnavailable
 from transcriber_core.policy import DecodeLimits
@@ -25,11 +25,11 @@ NewWorld = Callable[..., World]
 
 
 @pytest.fixture
-def new_world(tmp_path: Path, repo: JobRepository) -> NewWorld:
+def new_world(tmp_path: Path, repo: JobRepository, clock: ManualClock) -> NewWorld:
     """A world whose recordings last 150 s and whose recognizer takes 60 s at most."""
 
     def make(**options: object) -> World:
-        world = make_world(tmp_path, repo=repo, **options)  # type: ignore[arg-type]
+        world = make_world(tmp_path, repo=repo, clock=clock, **options)  # type: ignore[arg-type]
         world.converter.duration = 150.0
         # A few bytes stand for 150 s: the decoded-size rule is not under test here.
         world.converter.limits = DecodeLimits(min_bytes_per_second=0.01)
@@ -224,8 +224,7 @@ class StealingRecognizer(Delegate):
         taken = await world.repo.acquire(
             State.RECOGNIZE,
             acquisition_id="thief",
-            now=world.clock.now(),
-            lease_cutoff=world.clock.now() - world.services.settings.lease,
+            lease=world.services.settings.lease,
         )
         assert taken is not None
         started: Started = await self.inner.start(audio, duration=duration)

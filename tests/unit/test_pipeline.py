@@ -168,8 +168,7 @@ async def test_exhausted_job_does_not_hide_the_next(world: World) -> None:
         taken = await world.repo.acquire(
             State.CONVERT,
             acquisition_id=f"crash-{attempt}",
-            now=world.clock.now(),
-            lease_cutoff=world.clock.now(),
+            lease=timedelta(0),
         )
         assert taken is not None
         assert taken.id == first.id
@@ -232,11 +231,11 @@ class RenewalSpy(Delegate):
         self.lose = lose
         self.renewed = asyncio.Event()
 
-    async def renew(self, job_id: str, *, acquisition_id: str, now: object) -> None:
+    async def renew(self, job_id: str, *, acquisition_id: str) -> None:
         self.renewed.set()
         if self.lose:
             raise LeaseLost
-        await self.inner.renew(job_id, acquisition_id=acquisition_id, now=now)
+        await self.inner.renew(job_id, acquisition_id=acquisition_id)
 
 
 FAST_RENEWAL = Settings(lease=timedelta(seconds=0.2), lease_renewal=timedelta(seconds=0.01))

@@ -14,8 +14,8 @@ from transcriber_core.policy import (
     delivery_pause,
     first_check_delay,
     is_exhausted,
-    lease_cutoff,
     next_check_delay,
+    reconnect_pause,
     retry_pause,
 )
 
@@ -63,12 +63,6 @@ def test_exhausted_only_past_the_limit() -> None:
     """The fifth acquire still runs; the sixth marks the job dead."""
     assert not is_exhausted(5)
     assert is_exhausted(6)
-
-
-def test_lease_cutoff_is_now_minus_lease() -> None:
-    """A lease taken exactly one lease ago counts as expired."""
-    now = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
-    assert lease_cutoff(now) == now - timedelta(minutes=2)
 
 
 def test_check_delay_may_grow_never_shrink() -> None:
@@ -147,3 +141,17 @@ def test_one_delivery_try_stays_within_half_the_lease() -> None:
     assert delivery_limit() == timedelta(seconds=60)
     short = Settings(lease=timedelta(seconds=30), lease_renewal=timedelta(seconds=5))
     assert delivery_limit(short) == timedelta(seconds=15)
+
+
+def test_reconnect_pause_starts_at_once_then_doubles_to_its_cap() -> None:
+    """The first connection is tried at once; each failed try in a row doubles the wait to 5 s."""
+    pauses = [reconnect_pause(failures) for failures in range(8)]
+    assert pauses[:4] == [
+        timedelta(0),
+        timedelta(milliseconds=100),
+        timedelta(milliseconds=200),
+        timedelta(milliseconds=400),
+    ]
+    assert pauses[-1] == timedelta(seconds=5)
+    assert reconnect_pause(10**6) == timedelta(seconds=5)
+    assert reconnect_pause(-1) == timedelta(0)

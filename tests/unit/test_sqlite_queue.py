@@ -6,7 +6,8 @@ import asyncio
 import multiprocessing
 import sqlite3
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator
+import weakref
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta, timezone
@@ -62,17 +63,34 @@ def make_job(job_id: str, *, created: datetime = T0, **changes: Any) -> Job:
     )
 
 
+#: The clock of each repository ``open_repo`` opened, which ``acquire`` moves.
+CLOCKS: weakref.WeakKeyDictionary[SqliteJobRepository, FixedClock] = weakref.WeakKeyDictionary()
+
+
+async def open_repo(path: Path, **options: Any) -> SqliteJobRepository:
+    """A repository on ``path`` whose clock reads ``NOW`` until ``acquire`` moves it."""
+    clock = FixedClock(NOW)
+    repo = await SqliteJobRepository.open(path, clock=clock, **options)
+    CLOCKS[repo] = clock
+    return repo
+
+
 async def acquire(
     repo: SqliteJobRepository, acquisition_id: str, now: datetime = NOW, *, short_only: bool = False
 ) -> Job | None:
-    """Ask for convert work the way a worker does (``short_only``: the express lane's)."""
+    """Ask for convert work as a worker does, the store's clock at ``now``."""
+    CLOCKS[repo].current = now
     return await repo.acquire(
-        State.CONVERT,
-        acquisition_id=acquisition_id,
-        now=now,
-        lease_cutoff=now - LEASE,
-        short_only=short_only,
+        State.CONVERT, acquisition_id=acquisition_id, lease=LEASE, short_only=short_only
     )
+
+
+async def create(
+    repo: SqliteJobRepository, job: Job, files: Sequence[FileRecord] = ()
+) -> tuple[Job, bool]:
+    """Store ``job`` with the store's clock at its ``created``, which the store stamps."""
+    CLOCKS[repo].current = job.created
+    return await repo.create(job, files)
 
 
 @contextmanager
@@ -99,7 +117,7 @@ def db_path(tmp_path: Path) -> Path:
 @pytest.fixture
 async def repo(db_path: Path) -> AsyncIterator[SqliteJobRepository]:
     """An open repository on a fresh file."""
-    repo = await SqliteJobRepository.open(db_path)
+    repo = await open_repo(db_path)
     yield repo
     await repo.close()
 
@@ -156,12 +174,12 @@ def test_a_failing_migration_changes_nothing(db_path: Path) -> None:
 
 async def test_a_newer_database_is_refused(db_path: Path) -> None:
     """A file migrated by a later version is not opened by an older program that cannot read it."""
-    repo = await SqliteJobRepository.open(db_path)
+    repo = await open_repo(db_path)
     await repo.close()
     with raw(db_path) as conn:
         conn.execute("INSERT INTO schema_migrations VALUES (9999, 0)")
     with pytest.raises(RepositoryUnavailable, match="newer version"):
-        await SqliteJobRepository.open(db_path)
+        await open_repo(db_path)
 
 
 def test_concurrent_first_opens_migrate_once(db_path: Path) -> None:
@@ -172,7 +190,7 @@ def test_concurrent_first_opens_migrate_once(db_path: Path) -> None:
     def open_and_close() -> tuple[int, ...]:
         async def run() -> tuple[int, ...]:
             barrier.wait()
-            repo = await SqliteJobRepository.open(db_path)
+            repo = await open_repo(db_path)
             await repo.close()
             return repo.applied_migrations
 
@@ -204,7 +222,7 @@ def test_connections_use_wal_and_wait_for_locks(db_path: Path) -> None:
 
 async def test_the_file_is_left_in_wal_mode(repo: SqliteJobRepository, db_path: Path) -> None:
     """The repository's own open switched the file to WAL, which persists in the file."""
-    await repo.create(make_job("a"))
+    await create(repo, make_job("a"))
     conn = sqlite3.connect(db_path)
     try:
         assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
@@ -214,8 +232,8 @@ async def test_the_file_is_left_in_wal_mode(repo: SqliteJobRepository, db_path: 
 
 async def test_a_held_lock_becomes_repository_unavailable(db_path: Path) -> None:
     """'database is locked' reaches callers as the transient RepositoryUnavailable, in our words."""
-    repo = await SqliteJobRepository.open(db_path, busy_timeout=0.05)
-    await repo.create(make_job("a"))
+    repo = await open_repo(db_path, busy_timeout=0.05)
+    await create(repo, make_job("a"))
     blocker = connect(db_path)
     try:
         blocker.execute("BEGIN IMMEDIATE")
@@ -231,7 +249,7 @@ async def test_a_held_lock_becomes_repository_unavailable(db_path: Path) -> None
 
 async def test_a_closed_repository_refuses_calls(db_path: Path) -> None:
     """A call after close fails at once instead of waiting forever on a stopped thread."""
-    repo = await SqliteJobRepository.open(db_path)
+    repo = await open_repo(db_path)
     await repo.close()
     await repo.close()
     with pytest.raises(RepositoryUnavailable, match="closed"):
@@ -243,7 +261,7 @@ async def test_create_is_all_or_nothing(repo: SqliteJobRepository) -> None:
     good = FileRecord(id="f1", location=Location.LOCAL, size=1, extension=".mp3", created=T0)
     bad = FileRecord(id="f2", location=Location.LOCAL, size=-1, extension=".mp3", created=T0)
     with pytest.raises(Conflict):
-        await repo.create(make_job("a", source_file_id="f1"), [good, bad])
+        await create(repo, make_job("a", source_file_id="f1"), [good, bad])
     assert await repo.count_by_state() == {}
     with pytest.raises(FileNotFound):
         await repo.get_file("f1")
@@ -252,7 +270,7 @@ async def test_create_is_all_or_nothing(repo: SqliteJobRepository) -> None:
 async def test_words_are_stored_as_readable_json(repo: SqliteJobRepository, db_path: Path) -> None:
     """Word timings are a JSON array of objects, readable by any SQL client."""
     words = (Word(text="да", start=0.25, end=0.879999999),)
-    await repo.create(make_job("a", words=words))
+    await create(repo, make_job("a", words=words))
     with raw(db_path) as conn:
         stored = conn.execute("SELECT words FROM jobs").fetchone()
     assert stored == ('[{"text":"да","start":0.25,"end":0.879999999}]',)
@@ -285,9 +303,9 @@ async def test_every_time_column_is_integer_microseconds(
     repo: SqliteJobRepository, db_path: Path
 ) -> None:
     """created, updated, acquire_time and delay_time share one type and unit in the file."""
-    await repo.create(make_job("a"))
+    await create(repo, make_job("a"))
     await acquire(repo, "lease-1")
-    await repo.create(make_job("b", delay_time=NOW))
+    await create(repo, make_job("b", delay_time=NOW))
     with raw(db_path) as conn:
         row = conn.execute(
             "SELECT typeof(created), typeof(updated), typeof(acquire_time), acquire_time - created"
@@ -300,7 +318,7 @@ async def test_every_time_column_is_integer_microseconds(
 
 async def test_lease_comparison_in_raw_sql(repo: SqliteJobRepository, db_path: Path) -> None:
     """acquire_time written by acquire compares in SQL with a cutoff made like created (rule 8)."""
-    await repo.create(make_job("a", created=T0))
+    await create(repo, make_job("a", created=T0))
     await acquire(repo, "lease-1", now=NOW)
     expired = "SELECT acquire_time <= :cutoff, created < acquire_time FROM jobs WHERE id = 'a'"
     with raw(db_path) as conn:
@@ -316,7 +334,7 @@ async def test_acquire_time_set_back_hands_the_job_out_again(
     repo: SqliteJobRepository, db_path: Path
 ) -> None:
     """Acceptance 3: an acquire_time set back past the lease by hand makes the job eligible."""
-    await repo.create(make_job("a"))
+    await create(repo, make_job("a"))
     await acquire(repo, "lease-1")
     with raw(db_path) as conn:
         conn.execute(
@@ -349,7 +367,7 @@ async def test_jobs_from_before_the_lanes_are_long(db_path: Path) -> None:
         row = {c: v for c, v in job_params(make_job("old")).items() if c not in later}
         names, values = ", ".join(row), ", ".join(f":{c}" for c in row)
         conn.execute(f"INSERT INTO jobs ({names}) VALUES ({values})", row)
-    repo = await SqliteJobRepository.open(db_path)
+    repo = await open_repo(db_path)
     try:
         assert (await repo.get("old")).short is False
         assert await acquire(repo, "lease-1", short_only=True) is None
@@ -371,7 +389,7 @@ def _race_rounds(path: Path, name: str, rounds: int, barrier: Any) -> list[str |
     short_only = int(name.rsplit("-", 1)[1]) % 2 == 0
 
     async def run() -> list[str | None]:
-        repo = await SqliteJobRepository.open(path)
+        repo = await open_repo(path)
         won: list[str | None] = []
         try:
             for round_ in range(rounds):
@@ -495,7 +513,7 @@ def _hold_and_hang(path: Path, holding: ProcessEvent) -> None:
     """A child that leases the job, starts writing its result, and hangs until killed."""
 
     async def lease() -> None:
-        repo = await SqliteJobRepository.open(path)
+        repo = await open_repo(path)
         try:
             job = await acquire(repo, "lease-killed")
             assert job is not None
@@ -514,7 +532,7 @@ def _hold_and_hang(path: Path, holding: ProcessEvent) -> None:
 async def test_a_killed_worker_loses_nothing(repo: SqliteJobRepository, db_path: Path) -> None:
     """SIGKILL mid-step: no half-written result, no stuck lock; the job returns after the lease."""
     job = make_job("a", source_file_id="f1")
-    await repo.create(job)
+    await create(repo, job)
     context = multiprocessing.get_context("spawn")
     holding = context.Event()
     child = context.Process(target=_hold_and_hang, args=(db_path, holding))

@@ -9,7 +9,7 @@ import pytest
 
 from transcriber_core.entities import STEP_STATES, TERMINAL_STATES, Job, Origin, State
 from transcriber_core.errors import InvalidTransition
-from transcriber_core.transitions import Actor, transition
+from transcriber_core.transitions import Actor, delay_of, transition
 
 T0 = datetime(2026, 4, 1, 10, 0, tzinfo=UTC)
 LATER = T0 + timedelta(minutes=1)
@@ -148,3 +148,17 @@ def test_transition_leaves_the_input_untouched() -> None:
     snapshot = attrs.asdict(before)
     transition(before, State.RECOGNIZE, now=LATER)
     assert attrs.asdict(before) == snapshot
+
+
+def test_delay_of_is_the_pause_the_transition_set() -> None:
+    """The duration a step chose comes back exactly, whatever the clock that stamped it."""
+    later = T0 + timedelta(minutes=5, microseconds=7)
+    retry = transition(
+        leased(), State.CONVERT, now=later, error="x", delay_until=later + timedelta(seconds=4)
+    )
+    assert delay_of(retry) == timedelta(seconds=4)
+
+
+def test_delay_of_a_job_without_delay_is_none() -> None:
+    """A finished step sets no delay: the store writes none and the next step is woken."""
+    assert delay_of(transition(leased(), State.RECOGNIZE, now=T0)) is None

@@ -10,11 +10,13 @@ import attrs
 
 from tests.support.delegate import Delegate
 from tests.support.world import World, make_world
+from transcriber_adapters.memory import ManualClock, MemoryJobRepository, MemoryWakeupFeed
 from transcriber_core.entities import DeliveryKind, Job, Origin, State
-from transcriber_core.errors import RepositoryUnavailable
+from transcriber_core.errors import RepositoryUnavailable, TransientError
 from transcriber_core.policy import Settings
 from transcriber_core.ports import Event
-from transcriber_core.worker import Workers
+from transcriber_core.wakeup import Wakeup
+from transcriber_core.worker import Workers, acquire_next, process
 
 #: With an hour between polls, only in-process wake-ups can move a job.
 NO_POLLING = Settings(idle_poll_interval=timedelta(hours=1))
@@ -155,11 +157,13 @@ async def test_a_failed_save_does_not_end_the_worker(tmp_path: Path) -> None:
     failed_once = asyncio.Event()
 
     class SaveFailsOnce(Delegate):
-        async def save_if_held(self, job: Job, *, acquisition_id: str) -> None:
+        async def save_if_held(
+            self, job: Job, *, acquisition_id: str, delay: timedelta | None = None
+        ) -> None:
             if not failed_once.is_set():
                 failed_once.set()
                 raise RepositoryUnavailable
-            await self.inner.save_if_held(job, acquisition_id=acquisition_id)
+            await self.inner.save_if_held(job, acquisition_id=acquisition_id, delay=delay)
 
     world.services = attrs.evolve(world.services, repo=SaveFailsOnce(world.repo))
     workers = Workers(world.services, {State.CONVERT: 1, State.RECOGNIZE: 1, State.CHECK: 1})
@@ -210,3 +214,107 @@ async def test_a_notice_cut_off_by_shutdown_is_sent_after_the_restart(tmp_path: 
     world.later(world.services.settings.lease)
     assert await world.deliver() == 1
     assert told.events_for(job.id)[-1] is Event.DONE
+
+
+class IdleSpy(Delegate):
+    """A repository that says when a loop asked for work and found none: it waits now."""
+
+    def __init__(self, inner: object) -> None:
+        super().__init__(inner)
+        self.idle = asyncio.Event()
+
+    async def acquire(self, *args: object, **kwargs: object) -> object:
+        job = await self.inner.acquire(*args, **kwargs)
+        if job is None:
+            self.idle.set()
+        return job
+
+
+async def until_idle(spy: IdleSpy) -> None:
+    """Wait (bounded) until the loop found no work."""
+    async with asyncio.timeout(10):
+        await spy.idle.wait()
+
+
+def orphan_job(world: World, job_id: str) -> Job:
+    """A convert job whose recording is missing: its step fails it at once, telling the sender."""
+    now = world.clock.now()
+    return Job(
+        id=job_id,
+        state=State.CONVERT,
+        origin=Origin.telegram(chat_id=5, message_id=50),
+        source_file_id="missing",
+        created=now,
+        updated=now,
+    )
+
+
+async def test_a_wakeup_feed_carries_work_from_another_process(tmp_path: Path) -> None:
+    """A wake-up published elsewhere reaches this process's idle loop at once, with no polling."""
+    feed = MemoryWakeupFeed()
+    world = make_world(tmp_path, settings=NO_POLLING)
+    spy = IdleSpy(world.repo)
+    world.services = attrs.evolve(world.services, wakeup_feed=feed, repo=spy)
+    # The other "process": its own repository object and wake-ups on the same database.
+    other = MemoryJobRepository(database=world.repo.database)  # type: ignore[attr-defined]
+    other_wakeup = Wakeup()
+    workers = Workers(world.services, {State.CONVERT: 1})
+    workers.start()
+    try:
+        await until_idle(spy)
+        assert feed.listeners == 1
+        job = orphan_job(world, "made-by-the-api-process")
+        await other.create(job)
+        other_wakeup.notify(State.CONVERT)  # reaches nobody here, as across processes
+        feed.publish(State.CONVERT)
+        failed = await told(world, job.id, Event.FAILED)
+        assert failed.state is State.FAILED
+    finally:
+        await workers.drain(grace=1)
+    assert feed.listeners == 0
+
+
+async def test_without_a_feed_work_from_elsewhere_waits_for_the_poll(tmp_path: Path) -> None:
+    """The control: the same job from another process, no feed, no polling, is not taken."""
+    world = make_world(tmp_path, settings=NO_POLLING)
+    spy = IdleSpy(world.repo)
+    world.services = attrs.evolve(world.services, repo=spy)
+    workers = Workers(world.services, {State.CONVERT: 1})
+    workers.start()
+    try:
+        await until_idle(spy)
+        job = orphan_job(world, "made-elsewhere")
+        await world.repo.create(job)
+        for _ in range(50):
+            await asyncio.sleep(0)
+        assert (await world.repo.get(job.id)).state is State.CONVERT
+    finally:
+        await workers.drain(grace=1)
+
+
+async def test_a_worker_clock_five_minutes_fast_takes_no_live_lease(tmp_path: Path) -> None:
+    """Leases are judged on the store's clock: a fast worker sees another's lease as live."""
+    world = make_world(tmp_path)
+    job = await world.submit()
+    assert await acquire_next(world.services, State.CONVERT) is not None
+    fast = ManualClock(world.clock.now() + timedelta(minutes=5))
+    skewed = attrs.evolve(world.services, clock=fast)
+    assert await acquire_next(skewed, State.CONVERT) is None
+    assert (await world.repo.get(job.id)).attempts == 1
+
+
+async def test_a_worker_clock_five_minutes_fast_delays_no_retry_by_its_skew(
+    tmp_path: Path,
+) -> None:
+    """A retry pause starts at the store's now, not at the fast worker's."""
+    world = make_world(tmp_path)
+    world.converter.fail_next(TransientError("the converter crashed"))
+    job = await world.submit()
+    fast = ManualClock(world.clock.now() + timedelta(minutes=5))
+    skewed = attrs.evolve(world.services, clock=fast)
+    lease = await acquire_next(skewed, State.CONVERT)
+    assert lease is not None
+    await process(skewed, lease)
+    stored = await world.repo.get(job.id)
+    pause = world.services.settings.retry_base
+    assert stored.delay_time == world.clock.now() + pause

@@ -44,16 +44,17 @@ SECRETS = (API_KEY, BUCKET, OBJECT_KEY, AUDIO.id, "storage.yandexcloud.net", "12
 
 
 class FakeClock:
-    """A wall clock that moves only when a test says so."""
+    """The budget store's clock, moved only when a test says so."""
 
     def __init__(self) -> None:
-        self.now = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
+        self.current = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
 
-    def __call__(self) -> datetime:
-        return self.now
+    def now(self) -> datetime:
+        """The time the test moved the clock to."""
+        return self.current
 
     def advance(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
+        self.current += timedelta(seconds=seconds)
 
 
 MakeRecognizer = Callable[..., YandexRecognizer]
@@ -77,6 +78,10 @@ async def make(fake: FakeSpeechKit) -> AsyncIterator[MakeRecognizer]:
             "stt_url": fake.stt_url,
             "operation_url": fake.operation_url,
         }
+        clock = options.pop("clock", None)
+        if clock is not None and "budgets" not in options:
+            # Budgets are kept on their store's clock (ADR 30).
+            options["budgets"] = MemoryBudgetStore(clock)
         settings.update(options)
         recognizer = YandexRecognizer(**settings)
         made.append(recognizer)
@@ -456,9 +461,9 @@ async def test_processes_sharing_a_store_share_the_budget(
 ) -> None:
     """Two recognizers on one budget store (two processes on one database) share one budget."""
     clock = FakeClock()
-    budgets = MemoryBudgetStore()
-    first = make(starts_per_hour=2, clock=clock, budgets=budgets)
-    second = make(starts_per_hour=2, clock=clock, budgets=budgets)
+    budgets = MemoryBudgetStore(clock)
+    first = make(starts_per_hour=2, budgets=budgets)
+    second = make(starts_per_hour=2, budgets=budgets)
     await first.start(AUDIO, duration=1.0)
     with pytest.raises(BudgetSpent):
         await second.start(AUDIO, duration=1.0)

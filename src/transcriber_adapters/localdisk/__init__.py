@@ -6,8 +6,8 @@ One module per concern:
 * ``errors``: the one place where ``OSError`` becomes a core error.
 * ``durable``: put bytes under a final name whole or not at all, private to
   the service's user (files 0600, folders 0700).
-* ``staging``: fresh files in a store's staging dir, removed on every exit,
-  and the start-up clean-up of what a killed process left there (ADR 21).
+* ``staging``: fresh files in a store's staging dir, removed on every exit
+  (``datadir`` sweeps what a killed process left there; ADR 21, 38).
 """
 
 from transcriber_adapters.localdisk.durable import (
@@ -23,7 +23,6 @@ from transcriber_adapters.localdisk.errors import NO_SPACE_ERRNOS, storage_error
 from transcriber_adapters.localdisk.names import check_extension, stored_name
 from transcriber_adapters.localdisk.staging import (
     STAGING_PREFIX,
-    clear_staging_dir,
     remove_now,
     staging_path,
 )
@@ -36,7 +35,6 @@ __all__ = [
     "PARTIAL_PREFIX",
     "STAGING_PREFIX",
     "check_extension",
-    "clear_staging_dir",
     "copy_into",
     "fsync_directory",
     "move_into",

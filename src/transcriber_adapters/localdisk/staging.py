@@ -1,15 +1,14 @@
 """Staging files: fresh, random-named, private, and removed however the block using one ends.
 
-``staging_path`` makes one in a store's staging dir (``<data_dir>/tmp`` in
-the service); ``clear_staging_dir`` empties that dir at start-up of what a
-killed process left there (ADR 21).
+``staging_path`` makes one in a store's staging dir (in the service, this
+process's own folder in ``<data_dir>/tmp``: ``datadir`` makes it and sweeps
+what killed processes left there; ADR 21, 38).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -44,24 +43,6 @@ async def staging_path(directory: Path, extension: str) -> AsyncIterator[Path]:
         yield path
     finally:
         remove_now(path)
-
-
-def clear_staging_dir(directory: Path) -> int:
-    """Make ``directory`` (0700) and empty it of what a killed process left; how many entries.
-
-    Only safe while no other process stages files there: the service holds
-    the data dir's lock (``datadir.claim``) before calling it.
-    """
-    directory.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
-    removed = 0
-    for entry in directory.iterdir():
-        # A folder is never made here by us; whatever one holds is a leftover too.
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry, ignore_errors=True)
-        else:
-            entry.unlink(missing_ok=True)
-        removed += 1
-    return removed
 
 
 def remove_now(path: Path) -> None:

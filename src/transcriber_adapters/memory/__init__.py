@@ -8,21 +8,25 @@ from transcriber_adapters.memory.budgets import MemoryBudgetStore
 from transcriber_adapters.memory.clock import ManualClock
 from transcriber_adapters.memory.conditions import MemoryConditionStore
 from transcriber_adapters.memory.converter import MemoryConverter
+from transcriber_adapters.memory.database import MemoryDatabase
 from transcriber_adapters.memory.files import MemoryFileStore
 from transcriber_adapters.memory.jobs import MemoryJobRepository
 from transcriber_adapters.memory.notifier import MemoryNotifier, Notice
 from transcriber_adapters.memory.owners import MemoryOwnerStore
 from transcriber_adapters.memory.recognizer import MemoryRecognizer
+from transcriber_adapters.memory.wakeups import MemoryWakeupFeed
 
 __all__ = [
     "ManualClock",
     "MemoryBudgetStore",
     "MemoryConditionStore",
     "MemoryConverter",
+    "MemoryDatabase",
     "MemoryFileStore",
     "MemoryJobRepository",
     "MemoryNotifier",
     "MemoryOwnerStore",
     "MemoryRecognizer",
+    "MemoryWakeupFeed",
     "Notice",
 ]

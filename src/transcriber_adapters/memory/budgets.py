@@ -2,41 +2,53 @@
 
 from __future__ import annotations
 
-import asyncio
-from datetime import datetime, timedelta
+from datetime import timedelta
 
-from transcriber_core.budgets import Bucket, level, take_token
+from transcriber_adapters.memory.database import MemoryDatabase, database_for
+from transcriber_core.budgets import level, take_token
+from transcriber_core.ports import Clock
 
 
 class MemoryBudgetStore:
-    """Token buckets by name; ``takes`` records every ``take`` and whether it got a token."""
+    """Token buckets by name; ``takes`` records every ``take`` and whether it got a token.
 
-    def __init__(self) -> None:
-        self._buckets: dict[str, tuple[Bucket, int, timedelta]] = {}
-        self._lock = asyncio.Lock()
+    Time is the database's clock; stores on one ``database`` share its buckets.
+    """
+
+    def __init__(
+        self, clock: Clock | None = None, *, database: MemoryDatabase | None = None
+    ) -> None:
+        self._db = database_for(clock, database)
         #: Every take, oldest first: (name, taken).
         self.takes: list[tuple[str, bool]] = []
 
+    @property
+    def database(self) -> MemoryDatabase:
+        """The data this store works on; give it to another store to share it."""
+        return self._db
+
     def reset(self) -> None:
         """Forget every budget and take."""
-        self._buckets.clear()
-        self.takes.clear()
+        with self._db.lock:
+            self._db.buckets.clear()
+            self.takes.clear()
 
-    async def take(
-        self, name: str, *, capacity: int, per: timedelta, now: datetime
-    ) -> timedelta | None:
+    async def take(self, name: str, *, capacity: int, per: timedelta) -> timedelta | None:
         """Take a token of ``name`` or say how long until one is back."""
-        async with self._lock:
-            known = self._buckets.get(name)
+        with self._db.lock:
+            known = self._db.buckets.get(name)
             bucket = None if known is None else known[0]
+            now = self._db.clock.now()
             after, wait = take_token(bucket, capacity=capacity, per=per, now=now)
-            self._buckets[name] = (after, capacity, per)
+            self._db.buckets[name] = (after, capacity, per)
             self.takes.append((name, wait is None))
             return wait
 
-    async def levels(self, *, now: datetime) -> dict[str, float]:
-        """Tokens each budget used so far holds at ``now``."""
-        return {
-            name: level(bucket, capacity=capacity, per=per, now=now)
-            for name, (bucket, capacity, per) in sorted(self._buckets.items())
-        }
+    async def levels(self) -> dict[str, float]:
+        """Tokens each budget used so far holds now."""
+        with self._db.lock:
+            now = self._db.clock.now()
+            return {
+                name: level(bucket, capacity=capacity, per=per, now=now)
+                for name, (bucket, capacity, per) in sorted(self._db.buckets.items())
+            }

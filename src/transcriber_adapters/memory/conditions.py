@@ -2,45 +2,62 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import timedelta
 
-import attrs
-
+from transcriber_adapters.memory.database import MemoryDatabase, database_for
 from transcriber_core.entities import Condition
+from transcriber_core.ports import Clock
 
 
 class MemoryConditionStore:
-    """Conditions keyed by code and scope; ``reports`` records every ``report`` call."""
+    """Conditions keyed by code and scope; ``reports`` records every ``report`` call.
 
-    def __init__(self) -> None:
-        self._held: dict[tuple[str, str], Condition] = {}
+    Time is the database's clock; stores on one ``database`` share their conditions.
+    """
+
+    def __init__(
+        self, clock: Clock | None = None, *, database: MemoryDatabase | None = None
+    ) -> None:
+        self._db = database_for(clock, database)
         #: Every report, oldest first: (code, scope).
         self.reports: list[tuple[str, str]] = []
 
+    @property
+    def database(self) -> MemoryDatabase:
+        """The data this store works on; give it to another store to share it."""
+        return self._db
+
     def reset(self) -> None:
         """Forget every condition and report."""
-        self._held.clear()
-        self.reports.clear()
+        with self._db.lock:
+            self._db.conditions.clear()
+            self.reports.clear()
 
-    async def report(self, code: str, *, scope: str, message: str, now: datetime) -> None:
-        """Note that ``code`` holds in ``scope``; the first sighting's ``since`` is kept."""
-        self.reports.append((code, scope))
-        known = self._held.get((code, scope))
-        since = now if known is None else known.since
-        self._held[code, scope] = Condition(
-            code=code, scope=scope, message=message, since=since, seen=now
-        )
+    async def report(self, code: str, *, scope: str, message: str) -> None:
+        """Note that ``code`` holds in ``scope`` now; the first sighting's ``since`` is kept."""
+        with self._db.lock:
+            self.reports.append((code, scope))
+            now = self._db.clock.now()
+            known = self._db.conditions.get((code, scope))
+            since = now if known is None else known.since
+            self._db.conditions[code, scope] = Condition(
+                code=code, scope=scope, message=message, since=since, seen=now
+            )
 
     async def clear(self, codes: frozenset[str], *, scopes: frozenset[str]) -> None:
         """Forget ``codes`` in each of ``scopes``."""
-        for key in [key for key in self._held if key[0] in codes and key[1] in scopes]:
-            del self._held[key]
+        with self._db.lock:
+            held = self._db.conditions
+            for key in [key for key in held if key[0] in codes and key[1] in scopes]:
+                del held[key]
 
-    async def current(self, *, scopes: frozenset[str], seen_after: datetime) -> list[Condition]:
-        """Conditions in ``scopes`` seen after ``seen_after``, by code then scope."""
-        found = [
-            attrs.evolve(condition)
-            for (_, scope), condition in self._held.items()
-            if scope in scopes and condition.seen > seen_after
-        ]
+    async def current(self, *, scopes: frozenset[str], within: timedelta) -> list[Condition]:
+        """Conditions in ``scopes`` seen less than ``within`` ago, by code then scope."""
+        with self._db.lock:
+            cutoff = self._db.clock.now() - within
+            found = [
+                condition
+                for (_, scope), condition in self._db.conditions.items()
+                if scope in scopes and condition.seen > cutoff
+            ]
         return sorted(found, key=lambda condition: (condition.code, condition.scope))

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import attrs
 
+from transcriber_adapters.memory.database import MemoryDatabase, database_for
 from transcriber_adapters.memory.outbox import MemoryOutbox
-from transcriber_adapters.system import SystemClock
 from transcriber_core.entities import (
     STEP_STATES,
     TERMINAL_EVENTS,
@@ -31,32 +30,34 @@ class MemoryJobRepository(MemoryOutbox):
     no longer exists is ``LeaseLost`` for ``renew`` and ``save_if_held``
     and ``JobNotFound`` for ``save_if_unchanged``; an id or dedup key
     already used by another job is a ``Conflict``.
-    A lock makes every method atomic, from tasks and from threads alike.
-    Stored jobs and records are the frozen objects given; nothing is copied.
-    ``clock`` (default: the system's) times the outbox's deliveries (ADR 35).
+    The database's lock makes every method atomic, from tasks and from
+    threads alike, across every repository on that ``database``. Time is
+    the database's ``clock`` (default: the system's). Stored jobs and
+    records are the frozen objects given, with the store's stamps; nothing
+    else is copied. The outbox's deliveries (ADR 35) are kept on the database too.
     """
 
-    def __init__(self, *, clock: Clock | None = None) -> None:
-        self._lock = threading.Lock()
-        self._clock: Clock = clock or SystemClock()
-        self._init_outbox()
-        self._jobs: dict[str, Job] = {}
-        self._files: dict[str, FileRecord] = {}
-        #: dedup key -> id of the job that first used it.
-        self._dedup: dict[str, str] = {}
-        #: job id -> part index -> part.
-        self._parts: dict[str, dict[int, JobPart]] = {}
+    def __init__(
+        self, clock: Clock | None = None, *, database: MemoryDatabase | None = None
+    ) -> None:
+        self._db = database_for(clock, database)
+        self._lock = self._db.lock
+        self._jobs = self._db.jobs
+        self._files = self._db.files
+        self._dedup = self._db.dedup
+        self._parts = self._db.parts
         #: Names of the methods called so far, in order, for tests that need to look.
         self.calls: list[str] = []
 
+    @property
+    def database(self) -> MemoryDatabase:
+        """The data this repository works on; give it to another repository to share it."""
+        return self._db
+
     def reset(self) -> None:
-        """Forget every job, file record, delivery and recorded call."""
+        """Forget every job, file record and recorded call (of every store on the database)."""
+        self._db.clear()
         with self._lock:
-            self._jobs.clear()
-            self._files.clear()
-            self._dedup.clear()
-            self._parts.clear()
-            self._init_outbox()
             self.calls.clear()
 
     async def create(self, job: Job, files: Sequence[FileRecord] = ()) -> tuple[Job, bool]:
@@ -67,6 +68,8 @@ class MemoryJobRepository(MemoryOutbox):
                 return self._jobs[self._dedup[job.dedup_key]], False
             if job.id in self._jobs:
                 raise Conflict
+            now = self._db.clock.now()
+            job = attrs.evolve(job, created=now, updated=now)
             self._jobs[job.id] = job
             if job.dedup_key is not None:
                 self._dedup[job.dedup_key] = job.id
@@ -96,8 +99,7 @@ class MemoryJobRepository(MemoryOutbox):
         state: State,
         *,
         acquisition_id: str,
-        now: datetime,
-        lease_cutoff: datetime,
+        lease: timedelta,
         short_only: bool = False,
     ) -> Job | None:
         """Lease the oldest eligible job in ``state`` (only short ones with ``short_only``).
@@ -108,6 +110,8 @@ class MemoryJobRepository(MemoryOutbox):
             raise ValueError(f"jobs in the terminal state {state.value} are never acquired")
         with self._lock:
             self.calls.append("acquire")
+            now = self._db.clock.now()
+            lease_cutoff = now - lease
             candidates = [
                 job
                 for job in self._jobs.values()
@@ -128,10 +132,11 @@ class MemoryJobRepository(MemoryOutbox):
             self._jobs[leased.id] = leased
             return leased
 
-    async def queue_position(self, job_id: str, *, lease_cutoff: datetime) -> int | None:
+    async def queue_position(self, job_id: str, *, lease: timedelta) -> int | None:
         """Jobs waiting ahead of this one in its step and lane; None when it is not waiting."""
         with self._lock:
             self.calls.append("queue_position")
+            lease_cutoff = self._db.clock.now() - lease
             job = self._jobs.get(job_id)
             if job is None:
                 raise JobNotFound()
@@ -146,22 +151,29 @@ class MemoryJobRepository(MemoryOutbox):
                 and not _leased(other, lease_cutoff)
             )
 
-    async def renew(self, job_id: str, *, acquisition_id: str, now: datetime) -> None:
-        """Move the lease's ``acquire_time`` to ``now``; raises ``LeaseLost`` if not held."""
+    async def renew(self, job_id: str, *, acquisition_id: str) -> None:
+        """Move the lease's ``acquire_time`` to the store's now; ``LeaseLost`` if not held."""
         with self._lock:
             self.calls.append("renew")
             job = self._jobs.get(job_id)
             if job is None or job.acquisition_id != acquisition_id:
                 raise LeaseLost()
-            self._jobs[job_id] = attrs.evolve(job, acquire_time=now)
+            self._jobs[job_id] = attrs.evolve(job, acquire_time=self._db.clock.now())
 
-    async def save_if_held(self, job: Job, *, acquisition_id: str) -> None:
-        """Write every field of ``job`` if leased by ``acquisition_id``; else ``LeaseLost``."""
+    async def save_if_held(
+        self, job: Job, *, acquisition_id: str, delay: timedelta | None = None
+    ) -> None:
+        """Write every field of ``job`` if leased by ``acquisition_id``; else ``LeaseLost``.
+
+        With ``delay``, ``delay_time`` is the store's now plus ``delay``.
+        """
         with self._lock:
             self.calls.append("save_if_held")
             stored = self._jobs.get(job.id)
             if stored is None or stored.acquisition_id != acquisition_id:
                 raise LeaseLost()
+            if delay is not None:
+                job = attrs.evolve(job, delay_time=self._db.clock.now() + delay)
             self._replace(stored, job)
             event = TERMINAL_EVENTS.get(job.state)
             if event is not None:
@@ -180,10 +192,12 @@ class MemoryJobRepository(MemoryOutbox):
                 raise JobChanged()
             self._replace(stored, job)
 
-    async def ready_states(self, *, now: datetime, lease_cutoff: datetime) -> frozenset[State]:
+    async def ready_states(self, *, lease: timedelta) -> frozenset[State]:
         """The step states that have at least one eligible job."""
         with self._lock:
             self.calls.append("ready_states")
+            now = self._db.clock.now()
+            lease_cutoff = now - lease
             return frozenset(
                 job.state
                 for job in self._jobs.values()

@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 
 import attrs
 
+from transcriber_adapters.memory.database import MemoryDatabase
 from transcriber_core.entities import Delivery, DeliveryKind, Event, Job
 from transcriber_core.errors import LeaseLost
 from transcriber_core.outbox import deliveries_for
@@ -15,26 +16,31 @@ from transcriber_core.ports import Clock
 
 
 class MemoryOutbox:
-    """Deliveries by id; the repository that mixes it in provides ``_lock``, ``_clock``, ``calls``.
+    """Deliveries on the ``MemoryDatabase``; the repository that mixes it in provides ``_db``,
+    ``_lock`` (the database's) and ``calls``.
 
-    ``_write_deliveries`` is called by the repository under its lock, in the
+    ``_write_deliveries`` is called by the repository under that lock, in the
     same critical section as the job's move: the transaction of memory.
     """
 
+    _db: MemoryDatabase
     _lock: threading.Lock
-    _clock: Clock
     calls: list[str]
 
-    def _init_outbox(self) -> None:
-        self._deliveries: dict[int, Delivery] = {}
-        self._next_delivery = 1
+    @property
+    def _deliveries(self) -> dict[int, Delivery]:
+        return self._db.deliveries
+
+    @property
+    def _clock(self) -> Clock:
+        return self._db.clock
 
     def _write_deliveries(self, job: Job, event: Event) -> None:
         """Add the deliveries ``event`` about ``job`` calls for; call with the lock held."""
         now = self._clock.now()
         for kind in deliveries_for(job, event):
             delivery = Delivery(
-                id=self._next_delivery,
+                id=self._db.next_delivery,
                 job_id=job.id,
                 kind=kind,
                 event=event,
@@ -42,7 +48,7 @@ class MemoryOutbox:
                 created=now,
             )
             self._deliveries[delivery.id] = delivery
-            self._next_delivery += 1
+            self._db.next_delivery += 1
 
     async def acquire_delivery(self, *, acquisition_id: str, lease: timedelta) -> Delivery | None:
         """Lease the next due delivery (see the port for the rules); None when there is none."""

@@ -8,11 +8,12 @@ It has its own connection and thread, like the condition store.
 from __future__ import annotations
 
 import sqlite3
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from transcriber_adapters.sqlite.connection import SqliteStore
 from transcriber_adapters.sqlite.times import from_db, to_db
 from transcriber_core.budgets import Bucket, level, take_token
+from transcriber_core.ports import Clock
 
 _MICROSECOND = timedelta(microseconds=1)
 _READ_SQL = "SELECT tokens, updated FROM budgets WHERE name = ?"
@@ -25,21 +26,20 @@ _ALL_SQL = "SELECT name, capacity, per, tokens, updated FROM budgets ORDER BY na
 
 
 class SqliteBudgetStore(SqliteStore):
-    """Token buckets in the ``budgets`` table; open with ``await open(path)``."""
+    """Token buckets in the ``budgets`` table; open with ``await open(path, clock=...)``."""
 
     _what = "the budget store"
 
-    async def take(
-        self, name: str, *, capacity: int, per: timedelta, now: datetime
-    ) -> timedelta | None:
+    async def take(self, name: str, *, capacity: int, per: timedelta) -> timedelta | None:
         """Take a token of ``name`` or say how long until one is back; one write transaction."""
         # Checked here, not in the thread: a bad shape is the caller's error, not the database's.
-        take_token(None, capacity=capacity, per=per, now=now)
-        return await self._call(_take, name, capacity, per, now)
+        take_token(None, capacity=capacity, per=per, now=self._clock.now())
+        return await self._call(_take, name, capacity, per, self._clock)
 
-    async def levels(self, *, now: datetime) -> dict[str, float]:
-        """Tokens each stored budget holds at ``now``."""
+    async def levels(self) -> dict[str, float]:
+        """Tokens each stored budget holds now."""
         rows = await self._call(_all)
+        now = self._clock.now()
         return {
             name: level(
                 Bucket(tokens=tokens, updated=from_db(updated)),
@@ -52,10 +52,12 @@ class SqliteBudgetStore(SqliteStore):
 
 
 def _take(
-    conn: sqlite3.Connection, name: str, capacity: int, per: timedelta, now: datetime
+    conn: sqlite3.Connection, name: str, capacity: int, per: timedelta, clock: Clock
 ) -> timedelta | None:
     conn.execute("BEGIN IMMEDIATE")
     try:
+        # Read under the write lock: takes by every process are stamped in commit order.
+        now = clock.now()
         row = conn.execute(_READ_SQL, (name,)).fetchone()
         bucket = None if row is None else Bucket(tokens=row[0], updated=from_db(row[1]))
         after, wait = take_token(bucket, capacity=capacity, per=per, now=now)

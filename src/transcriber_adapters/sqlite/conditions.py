@@ -8,12 +8,13 @@ written by one process is read by all that share the file.
 from __future__ import annotations
 
 import sqlite3
-from datetime import datetime
-from typing import Any, TypeVar
+from datetime import timedelta
+from typing import TypeVar
 
 from transcriber_adapters.sqlite.connection import SqliteStore
 from transcriber_adapters.sqlite.times import from_db, to_db
 from transcriber_core.entities import Condition
+from transcriber_core.ports import Clock
 
 T = TypeVar("T")
 
@@ -38,29 +39,29 @@ class SqliteConditionStore(SqliteStore):
 
     _what = "the condition store"
 
-    async def report(self, code: str, *, scope: str, message: str, now: datetime) -> None:
-        """Note that ``code`` holds in ``scope`` at ``now``; the first ``since`` is kept."""
-        moment = to_db(now)
-        await self._call(_execute, REPORT_SQL, (code, scope, message, moment, moment))
+    async def report(self, code: str, *, scope: str, message: str) -> None:
+        """Note that ``code`` holds in ``scope`` now; the first ``since`` is kept."""
+        await self._call(_report, (code, scope, message), self._clock)
 
     async def clear(self, codes: frozenset[str], *, scopes: frozenset[str]) -> None:
         """Forget ``codes`` in each of ``scopes``; a read first: the usual no-op takes no lock."""
         if codes and scopes:
             await self._call(_clear, tuple(sorted(codes)), tuple(sorted(scopes)))
 
-    async def current(self, *, scopes: frozenset[str], seen_after: datetime) -> list[Condition]:
-        """Conditions in ``scopes`` last seen after ``seen_after``, by code then scope."""
+    async def current(self, *, scopes: frozenset[str], within: timedelta) -> list[Condition]:
+        """Conditions in ``scopes`` last seen less than ``within`` ago, by code then scope."""
         if not scopes:
             return []
-        return await self._call(_current, tuple(sorted(scopes)), to_db(seen_after))
+        return await self._call(_current, tuple(sorted(scopes)), self._clock, within)
 
 
 def _marks(count: int) -> str:
     return ", ".join("?" * count)
 
 
-def _execute(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> None:
-    conn.execute(sql, params)
+def _report(conn: sqlite3.Connection, fields: tuple[str, str, str], clock: Clock) -> None:
+    moment = to_db(clock.now())
+    conn.execute(REPORT_SQL, (*fields, moment, moment))
 
 
 def _clear(conn: sqlite3.Connection, codes: tuple[str, ...], scopes: tuple[str, ...]) -> None:
@@ -72,7 +73,10 @@ def _clear(conn: sqlite3.Connection, codes: tuple[str, ...], scopes: tuple[str, 
         conn.execute(_CLEAR_SQL.format(**marks), codes + scopes)
 
 
-def _current(conn: sqlite3.Connection, scopes: tuple[str, ...], seen_after: int) -> list[Condition]:
+def _current(
+    conn: sqlite3.Connection, scopes: tuple[str, ...], clock: Clock, within: timedelta
+) -> list[Condition]:
+    seen_after = to_db(clock.now() - within)
     rows = conn.execute(_CURRENT_SQL.format(scopes=_marks(len(scopes))), (*scopes, seen_after))
     return [
         Condition(code=code, scope=scope, message=message, since=from_db(since), seen=from_db(seen))

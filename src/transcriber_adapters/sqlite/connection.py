@@ -53,7 +53,7 @@ class SqliteStore:
         """Start the connection thread; use ``open``, which also migrates the schema."""
         self._thread = ConnectionThread(lambda: connect_private(path, busy_timeout))
         self._closed = False
-        #: Where the store reads now for the times it writes and compares itself (the outbox).
+        #: The store's clock: every time it stamps or judges by (reference: queue rule 8).
         self._clock: Clock = SystemClock()
         #: Versions of the migrations this ``open`` applied; empty when the schema was current.
         self.applied_migrations: tuple[int, ...] = ()
@@ -70,8 +70,8 @@ class SqliteStore:
     ) -> Self:
         """Open (creating if needed) the database at ``path`` and apply pending migrations.
 
-        ``clock`` (default: the system's) is the store's own: it stamps the
-        migrations and every time the store reads now for itself.
+        ``clock`` (default: the system's) is the store's own: the times it
+        stamps and judges leases, delays and ages by (ADR 30).
         """
         store = cls(path, busy_timeout=busy_timeout)
         if clock is not None:

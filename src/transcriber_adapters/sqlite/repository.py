@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import timedelta
 from typing import Any, TypeVar
+
+import attrs
 
 from transcriber_adapters.sqlite.outbox import SqliteOutbox, write_deliveries
 from transcriber_adapters.sqlite.schema import immediate
@@ -51,6 +53,7 @@ from transcriber_core.errors import (
     JobNotFound,
     LeaseLost,
 )
+from transcriber_core.ports import Clock
 
 T = TypeVar("T")
 
@@ -58,8 +61,10 @@ T = TypeVar("T")
 class SqliteJobRepository(SqliteOutbox):
     """Jobs and file records in one SQLite file; the queue rules of docs/reference.md.
 
-    Make one with ``await SqliteJobRepository.open(path)``, which also brings
-    the schema up to date, and ``await close()`` it when done.
+    Make one with ``await SqliteJobRepository.open(path, clock=...)``, which
+    also brings the schema up to date, and ``await close()`` it when done.
+    Every time it stamps or judges by comes from that clock, read in the
+    connection thread just before the statement (ADR 30).
 
     ``save_if_held`` and ``renew`` report a job that no longer exists as
     ``LeaseLost``: the caller's lease is gone either way, and telling the two
@@ -74,7 +79,7 @@ class SqliteJobRepository(SqliteOutbox):
 
     async def create(self, job: Job, files: Sequence[FileRecord] = ()) -> tuple[Job, bool]:
         """Store a job and its files in one transaction, unless its dedup key is used."""
-        return await self._call(_create, job, tuple(files), self._clock.now())
+        return await self._call(_create, job, tuple(files), self._clock)
 
     async def get(self, job_id: str) -> Job:
         """The job with this id; raises ``JobNotFound``."""
@@ -89,8 +94,7 @@ class SqliteJobRepository(SqliteOutbox):
         state: State,
         *,
         acquisition_id: str,
-        now: datetime,
-        lease_cutoff: datetime,
+        lease: timedelta,
         short_only: bool = False,
     ) -> Job | None:
         """Lease the oldest eligible job in ``state`` with ``ACQUIRE_SQL``; None when no work.
@@ -101,32 +105,30 @@ class SqliteJobRepository(SqliteOutbox):
         if state.is_terminal:
             raise ValueError(f"jobs in the terminal state {state.value} are never acquired")
         sql = ACQUIRE_SHORT_SQL if short_only else ACQUIRE_SQL
-        params = {
-            "state": state.value,
-            "acquisition_id": acquisition_id,
-            "now": to_db(now),
-            "lease_cutoff": to_db(lease_cutoff),
-        }
-        return await self._call(_acquire, sql, params)
+        params = {"state": state.value, "acquisition_id": acquisition_id}
+        return await self._call(_acquire, sql, params, self._clock, lease)
 
-    async def queue_position(self, job_id: str, *, lease_cutoff: datetime) -> int | None:
+    async def queue_position(self, job_id: str, *, lease: timedelta) -> int | None:
         """Jobs waiting ahead of it in its step and lane, in one query; None when not waiting."""
-        return await self._call(_queue_position, job_id, lease_cutoff)
+        return await self._call(_queue_position, job_id, self._clock, lease)
 
-    async def renew(self, job_id: str, *, acquisition_id: str, now: datetime) -> None:
-        """Move the lease's ``acquire_time`` to ``now``; raises ``LeaseLost`` if not held."""
-        await self._call(_renew, job_id, acquisition_id, now)
+    async def renew(self, job_id: str, *, acquisition_id: str) -> None:
+        """Move the lease's ``acquire_time`` to the store's now; ``LeaseLost`` if not held."""
+        await self._call(_renew, job_id, acquisition_id, self._clock)
 
-    async def save_if_held(self, job: Job, *, acquisition_id: str) -> None:
+    async def save_if_held(
+        self, job: Job, *, acquisition_id: str, delay: timedelta | None = None
+    ) -> None:
         """Write every field of ``job`` with ``SAVE_IF_HELD_SQL``; ``LeaseLost`` if not held.
 
-        A job saved into an end state gets its deliveries in the same transaction.
+        With ``delay``, ``delay_time`` is the store's now plus ``delay``. A job
+        saved into an end state gets its deliveries in the same transaction.
         """
         event = TERMINAL_EVENTS.get(job.state)
         if event is None:
-            await self._call(_save_if_held, job, acquisition_id)
+            await self._call(_save_if_held, job, acquisition_id, self._clock, delay)
         else:
-            await self._call(_end_if_held, job, acquisition_id, event, self._clock.now())
+            await self._call(_end_if_held, job, acquisition_id, event, self._clock)
 
     async def save_if_unchanged(self, job: Job, *, seen: Job) -> None:
         """Write ``job`` if the stored job still equals ``seen``; else raise ``JobChanged``."""
@@ -134,9 +136,9 @@ class SqliteJobRepository(SqliteOutbox):
             raise ValueError("an edit must be compared with the same job as it was read")
         await self._call(_save_if_unchanged, job, seen)
 
-    async def ready_states(self, *, now: datetime, lease_cutoff: datetime) -> frozenset[State]:
+    async def ready_states(self, *, lease: timedelta) -> frozenset[State]:
         """The step states that have at least one eligible job, in one query."""
-        return await self._call(_ready_states, now, lease_cutoff)
+        return await self._call(_ready_states, self._clock, lease)
 
     async def put_file(self, record: FileRecord) -> None:
         """Insert the file record, or replace the one with the same id."""
@@ -179,16 +181,18 @@ class SqliteJobRepository(SqliteOutbox):
 
 
 def _create(
-    conn: sqlite3.Connection, job: Job, files: tuple[FileRecord, ...], now: datetime
+    conn: sqlite3.Connection, job: Job, files: tuple[FileRecord, ...], clock: Clock
 ) -> tuple[Job, bool]:
-    params = job_params(job)
     file_rows = [file_params(record) for record in files]
     with immediate(conn):
         if job.dedup_key is not None:
             rows = conn.execute(GET_JOB_BY_DEDUP_SQL, {"dedup_key": job.dedup_key}).fetchall()
             if rows:
                 return job_from_row(rows[0]), False
-        conn.execute(INSERT_JOB_SQL, params)
+        # Stamped under the write lock: queue order is the order of the commits.
+        now = clock.now()
+        job = attrs.evolve(job, created=now, updated=now)
+        conn.execute(INSERT_JOB_SQL, job_params(job))
         conn.executemany(PUT_FILE_SQL, file_rows)
         write_deliveries(conn, job, Event.ACCEPTED, now)
     return job, True
@@ -206,15 +210,20 @@ def _get(conn: sqlite3.Connection, job_id: str) -> Job:
     return job_from_row(rows[0])
 
 
-def _acquire(conn: sqlite3.Connection, sql: str, params: dict[str, Any]) -> Job | None:
+def _acquire(
+    conn: sqlite3.Connection, sql: str, params: dict[str, Any], clock: Clock, lease: timedelta
+) -> Job | None:
+    params = {**params, **_times(clock, lease)}
     # fetchall steps the statement to its end, which commits it: a half-read
     # RETURNING cursor would keep the write lock.
     rows = conn.execute(sql, params).fetchall()
     return job_from_row(rows[0]) if rows else None
 
 
-def _queue_position(conn: sqlite3.Connection, job_id: str, lease_cutoff: datetime) -> int | None:
-    params = {"id": job_id, "lease_cutoff": to_db(lease_cutoff)}
+def _queue_position(
+    conn: sqlite3.Connection, job_id: str, clock: Clock, lease: timedelta
+) -> int | None:
+    params = {"id": job_id, "lease_cutoff": _times(clock, lease)["lease_cutoff"]}
     rows = conn.execute(QUEUE_POSITION_SQL, params).fetchall()
     if not rows:
         raise JobNotFound()
@@ -222,13 +231,17 @@ def _queue_position(conn: sqlite3.Connection, job_id: str, lease_cutoff: datetim
     return position
 
 
-def _renew(conn: sqlite3.Connection, job_id: str, acquisition_id: str, now: datetime) -> None:
-    params = {"id": job_id, "acquisition_id": acquisition_id, "now": to_db(now)}
+def _renew(conn: sqlite3.Connection, job_id: str, acquisition_id: str, clock: Clock) -> None:
+    params = {"id": job_id, "acquisition_id": acquisition_id, "now": to_db(clock.now())}
     if conn.execute(RENEW_SQL, params).rowcount == 0:
         raise LeaseLost()
 
 
-def _save_if_held(conn: sqlite3.Connection, job: Job, acquisition_id: str) -> None:
+def _save_if_held(
+    conn: sqlite3.Connection, job: Job, acquisition_id: str, clock: Clock, delay: timedelta | None
+) -> None:
+    if delay is not None:
+        job = attrs.evolve(job, delay_time=clock.now() + delay)
     params = job_params(job)
     params["held_by"] = acquisition_id
     if conn.execute(SAVE_IF_HELD_SQL, params).rowcount == 0:
@@ -236,12 +249,12 @@ def _save_if_held(conn: sqlite3.Connection, job: Job, acquisition_id: str) -> No
 
 
 def _end_if_held(
-    conn: sqlite3.Connection, job: Job, acquisition_id: str, event: Event, now: datetime
+    conn: sqlite3.Connection, job: Job, acquisition_id: str, event: Event, clock: Clock
 ) -> None:
     # The end and its deliveries commit together or not at all (the transactional outbox).
     with immediate(conn):
-        _save_if_held(conn, job, acquisition_id)
-        write_deliveries(conn, job, event, now)
+        _save_if_held(conn, job, acquisition_id, clock, None)
+        write_deliveries(conn, job, event, clock.now())
 
 
 def _save_if_unchanged(conn: sqlite3.Connection, job: Job, seen: Job) -> None:
@@ -258,11 +271,15 @@ def _save_if_unchanged(conn: sqlite3.Connection, job: Job, seen: Job) -> None:
         conn.execute(SAVE_SQL, job_params(job))
 
 
-def _ready_states(
-    conn: sqlite3.Connection, now: datetime, lease_cutoff: datetime
-) -> frozenset[State]:
-    params = {"now": to_db(now), "lease_cutoff": to_db(lease_cutoff)}
+def _ready_states(conn: sqlite3.Connection, clock: Clock, lease: timedelta) -> frozenset[State]:
+    params = _times(clock, lease)
     return frozenset(state_of(row[0]) for row in conn.execute(READY_STATES_SQL, params))
+
+
+def _times(clock: Clock, lease: timedelta) -> dict[str, int]:
+    """``now`` and ``lease_cutoff`` for a statement, read from the store's clock in its thread."""
+    now = clock.now()
+    return {"now": to_db(now), "lease_cutoff": to_db(now - lease)}
 
 
 def _put_file(conn: sqlite3.Connection, record: FileRecord) -> None:

@@ -16,37 +16,23 @@ once, and a failing migration leaves the schema as it was.
 from __future__ import annotations
 
 import os
-import re
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
-from importlib import resources
 
-import attrs
-
+from transcriber_adapters.migrations import Migration, shipped
 from transcriber_adapters.sqlite.times import to_db
 from transcriber_core.errors import RepositoryUnavailable
 
 #: How long a statement waits for another connection's write lock, in seconds.
 DEFAULT_BUSY_TIMEOUT = 5.0
 
-_MIGRATION_NAME = re.compile(r"(\d{4})_[a-z0-9_]+\.sql")
-
 _SCHEMA_MIGRATIONS = (
     "CREATE TABLE IF NOT EXISTS schema_migrations ("
     " version INTEGER PRIMARY KEY, applied INTEGER NOT NULL) STRICT"
 )
-
-
-@attrs.frozen(kw_only=True)
-class Migration:
-    """One numbered schema change."""
-
-    version: int
-    name: str
-    sql: str
 
 
 def connect(
@@ -96,24 +82,7 @@ def _enable_wal(conn: sqlite3.Connection, timeout: float) -> None:
 
 def shipped_migrations() -> list[Migration]:
     """The migrations in this package, in version order."""
-    folder = resources.files("transcriber_adapters.sqlite").joinpath("migrations")
-    found: list[Migration] = []
-    for entry in folder.iterdir():
-        match = _MIGRATION_NAME.fullmatch(entry.name)
-        if match is None:
-            continue
-        found.append(
-            Migration(
-                version=int(match.group(1)),
-                name=entry.name,
-                sql=entry.read_text(encoding="utf-8"),
-            )
-        )
-    found.sort(key=lambda migration: migration.version)
-    versions = [migration.version for migration in found]
-    if len(set(versions)) != len(versions):
-        raise RuntimeError("two shipped migrations have the same number")
-    return found
+    return shipped("transcriber_adapters.sqlite")
 
 
 def migrate(

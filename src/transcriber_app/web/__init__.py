@@ -1,4 +1,4 @@
-"""The HTTP side of the service: the API, the admin panel, health and metrics, on one port."""
+"""The HTTP side: API, admin panel and probes on serve's port; the probes alone on a worker's."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from starlette.routing import BaseRoute
 
 from transcriber_app.bootstrap import Runtime
 from transcriber_app.web import admin as admin_panel
-from transcriber_app.web import api
+from transcriber_app.web import api, probes
 from transcriber_app.web.auth import AdminState
 from transcriber_app.web.metrics import Metrics
 from transcriber_app.web.redirects import LocalRedirects
@@ -35,4 +35,16 @@ def create_app(
     app.state.runtime = runtime
     app.state.admin = admin
     app.state.metrics = metrics or Metrics()
+    return app
+
+
+def create_probe_app(runtime: Runtime, metrics: Metrics) -> Starlette:
+    """``/health`` and ``/metrics`` alone, for ``transcriber worker`` (ADR 38)."""
+    app = Starlette(
+        routes=probes.routes(),
+        exception_handlers=api.exception_handlers(),
+        middleware=[Middleware(LocalRedirects)],
+    )
+    app.state.runtime = runtime
+    app.state.metrics = metrics
     return app

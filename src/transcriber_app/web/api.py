@@ -1,7 +1,8 @@
-"""The HTTP API (reference: HTTP API): upload, status, transcripts, health, metrics, OpenAPI.
+"""The HTTP API (reference: HTTP API): upload, status, transcripts, OpenAPI, and the probes.
 
 ``ENDPOINTS`` declares each route once; the app mounts them and the document
-is written from them (ADR 37).
+is written from them (ADR 37). ``/health`` and ``/metrics`` are
+``web.probes``' own, shared with ``transcriber worker`` (ADR 38).
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ from typing import Any
 
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from transcriber_app.bootstrap import Runtime
-from transcriber_app.conditions import current_conditions, short_of_space
-from transcriber_app.web.bodies import Accepted, JobStatus, Unhealthy
+from transcriber_app.conditions import short_of_space
+from transcriber_app.web import probes
+from transcriber_app.web.bodies import Accepted, JobStatus
 from transcriber_app.web.endpoints import (
     Answer,
     Endpoint,
@@ -31,12 +33,12 @@ from transcriber_app.web.endpoints import (
     Param,
     error,
     json_answer,
-    text_answer,
 )
 from transcriber_app.web.endpoints import routes as endpoint_routes
 from transcriber_app.web.errors import ApiError, error_response
-from transcriber_app.web.metrics import CONTENT_TYPE, Metrics
+from transcriber_app.web.metrics import Metrics
 from transcriber_app.web.openapi import document as openapi_document
+from transcriber_app.web.probes import metrics_of
 from transcriber_app.web.schemas import to_json
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.transcripts import (
@@ -60,16 +62,9 @@ from transcriber_core.errors import (
     TranscriberError,
 )
 from transcriber_core.intake import check_replay, submit
-from transcriber_core.policy import lease_cutoff
 from transcriber_core.subtitles import Transcript
 
 log = logging.getLogger("transcriber.http")
-
-
-def metrics_of(request: Request) -> Metrics:
-    """The metrics the app was created with."""
-    metrics: Metrics = request.app.state.metrics
-    return metrics
 
 
 #: What an ``Idempotency-Key`` may hold: visible ASCII, no spaces.
@@ -296,8 +291,7 @@ async def status(request: Request) -> Response:
     try:
         position = None
         if not job.state.is_terminal:
-            cutoff = lease_cutoff(services.clock.now(), services.settings)
-            position = await services.repo.queue_position(job.id, lease_cutoff=cutoff)
+            position = await services.repo.queue_position(job.id, lease=services.settings.lease)
         parts = await services.repo.get_parts(job.id)
     except JobNotFound:
         raise ApiError(404, "job_not_found", "no job has this id") from None
@@ -321,43 +315,6 @@ async def transcript(request: Request) -> Response:
     if job.state is not State.DONE:
         raise ApiError(409, "not_done", "the job is not done; its transcript comes when it is")
     return await transcript_response(job, wanted)
-
-
-async def health(request: Request) -> Response:
-    """``GET /health``: 200 when the database answers and no service condition holds.
-
-    503 otherwise, as JSON naming the cause: ``database_unavailable``, or the
-    first condition's code (``disk_full``, ``recognizer_credentials_rejected``,
-    ...) with every code that holds in ``conditions``. Only codes and times
-    are shown: the details are for the log and the admin page.
-    """
-    runtime = runtime_of(request)
-    try:
-        await runtime.services.repo.count_by_state()
-        held = await current_conditions(runtime)
-    except Exception as exc:  # noqa: BLE001 - any failure means unhealthy
-        log.warning("health.error", extra={"error_type": type(exc).__name__})
-        unhealthy = Unhealthy(
-            error="database_unavailable", message="the job database does not answer"
-        )
-        return JSONResponse(to_json(unhealthy), status_code=503)
-    if held:
-        return JSONResponse(to_json(Unhealthy.of(held)), status_code=503)
-    return PlainTextResponse("ok\n")
-
-
-async def scrape(request: Request) -> Response:
-    """``GET /metrics``: Prometheus text; job counts are read from the database for each scrape."""
-    runtime = runtime_of(request)
-    collected = metrics_of(request)
-    try:
-        collected.set_jobs(await runtime.services.repo.count_by_state())
-        collected.set_deliveries(await runtime.services.repo.pending_deliveries())
-        if runtime.budgets is not None:
-            collected.set_budgets(await runtime.budgets.levels(now=runtime.services.clock.now()))
-    except Exception as exc:  # noqa: BLE001 - the event counters are still worth a scrape
-        log.warning("metrics.error", extra={"error_type": type(exc).__name__})
-    return Response(collected.exposition(), media_type=CONTENT_TYPE)
 
 
 async def openapi(request: Request) -> Response:
@@ -513,23 +470,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
             ),
         ),
     ),
-    Endpoint(
-        method="GET",
-        path="/health",
-        handler=health,
-        summary="Whether the service can do its work",
-        answers=(
-            text_answer(200, "the database answers and no service condition holds"),
-            json_answer(503, Unhealthy, "the database does not answer, or a condition holds"),
-        ),
-    ),
-    Endpoint(
-        method="GET",
-        path="/metrics",
-        handler=scrape,
-        summary="Prometheus text exposition",
-        answers=(text_answer(200, "the metrics", media_type=CONTENT_TYPE),),
-    ),
+    *probes.ENDPOINTS,
 )
 
 

@@ -1,23 +1,32 @@
 """``GET /metrics``: Prometheus text exposition of the queue and the pipeline (reference: HTTP API).
 
-The core has no metrics hooks. Step counters and durations are derived from
-the structured log events the worker already emits (``step.start``,
-``step.end``, ``step.retry``, ``step.failed``, ``job.dead``) by a logging
-handler on the ``transcriber`` logger; job counts by state are read from the
-repository at scrape time. Each ``Metrics`` has its own registry, so two apps
-in one process (tests) never share or clash on a series.
+Two kinds of series (ADR 14, 38):
+
+* **The queue, shared by every process**: jobs by state, queue depth,
+  SpeechKit budget levels and the service conditions that hold. They are
+  read from the database at scrape time, so ``serve`` and every ``worker``
+  on the same database report the same numbers.
+* **Events of this process**: acquires, step durations and failures, HTTP
+  uploads, SpeechKit requests. The core has no metrics hooks: these are
+  derived from the structured log events the process emits (``step.start``,
+  ``step.end``, ``step.retry``, ``step.failed``, ``job.dead``,
+  ``speechkit.request``) by a logging handler on the ``transcriber`` logger.
+  Each process counts its own; sum them across processes in Prometheus.
+
+Each ``Metrics`` has its own registry, so two apps in one process (tests)
+never share or clash on a series.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
-from transcriber_core.entities import STEP_STATES, DeliveryKind, State
+from transcriber_core.entities import STEP_STATES, Condition, DeliveryKind, State
 
 #: The logger whose records carry the worker's events (every ``transcriber.*`` logger).
 EVENTS_LOGGER = "transcriber"
@@ -54,22 +63,31 @@ class Metrics:
             "Jobs waiting for or running a step (convert, recognize, check).",
             registry=self.registry,
         )
+        self.conditions = Gauge(
+            "transcriber_service_conditions",
+            "1 for each service condition that holds (read from the database at scrape time),"
+            " by code; none while healthy.",
+            ["code"],
+            registry=self.registry,
+        )
         self.acquires = Counter(
             "transcriber_acquires",
-            "Jobs leased by a worker, by the state acquired in (including jobs then marked dead).",
+            "Jobs leased by this process, by the state acquired in (including jobs then marked"
+            " dead).",
             ["state"],
             registry=self.registry,
         )
         self.step_seconds = Histogram(
             "transcriber_step_duration_seconds",
-            "Time a step ran, by the state it worked on.",
+            "Time a step ran in this process, by the state it worked on.",
             ["state"],
             buckets=DURATION_BUCKETS,
             registry=self.registry,
         )
         self.failures = Counter(
             "transcriber_step_failures",
-            "Step failures by state and kind: retry (paused), failed (for good), dead (gave up).",
+            "Step failures in this process by state and kind: retry (paused), failed (for good),"
+            " dead (gave up).",
             ["state", "kind"],
             registry=self.registry,
         )
@@ -171,6 +189,12 @@ class Metrics:
         """Record the outbox's pending deliveries read from the repository for this scrape."""
         for kind in DeliveryKind:
             self.deliveries_pending.labels(kind.value).set(counts.get(kind, 0))
+
+    def set_conditions(self, held: Iterable[Condition]) -> None:
+        """Record the conditions read for this scrape; a code that cleared leaves the series."""
+        self.conditions.clear()
+        for condition in held:
+            self.conditions.labels(condition.code).set(1)
 
     def set_jobs(self, counts: Mapping[State, int]) -> None:
         """Record the job counts read from the repository for this scrape."""

@@ -1,0 +1,27 @@
+"""The PostgreSQL adapters (the ``postgres`` extra): one ``Database`` per process, shared by stores.
+
+``Database.open(url)`` connects one pool and brings the schema up to date
+(numbered migrations under an advisory lock); the owner, condition and
+budget stores run on it; ``PostgresWakeupFeed`` listens for wake-ups sent
+with ``pg_notify(WAKEUP_CHANNEL, state)`` (ADR 32).
+"""
+
+from transcriber_adapters.postgres.budgets import PostgresBudgetStore
+from transcriber_adapters.postgres.conditions import PostgresConditionStore
+from transcriber_adapters.postgres.connection import DEFAULT_POOL_SIZE, Database
+from transcriber_adapters.postgres.owners import PostgresOwnerStore
+from transcriber_adapters.postgres.schema import MIGRATION_LOCK, migrate, shipped_migrations
+from transcriber_adapters.postgres.wakeups import WAKEUP_CHANNEL, PostgresWakeupFeed
+
+__all__ = [
+    "DEFAULT_POOL_SIZE",
+    "MIGRATION_LOCK",
+    "WAKEUP_CHANNEL",
+    "Database",
+    "PostgresBudgetStore",
+    "PostgresConditionStore",
+    "PostgresOwnerStore",
+    "PostgresWakeupFeed",
+    "migrate",
+    "shipped_migrations",
+]
