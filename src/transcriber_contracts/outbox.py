@@ -303,6 +303,21 @@ class OutboxContract:
             order.append(taken[0].job_id)
         assert order == [early.id, late.id]
 
+    async def test_acquire_for_one_job_takes_only_its_deliveries(
+        self, repo: JobRepository, clock: ManualClock
+    ) -> None:
+        """An intake sending its own job's notice gets that job's delivery, not an older one."""
+        early = await _ended(repo, clock, await _created(repo, clock))
+        clock.advance(timedelta(seconds=1))
+        late = await _ended(repo, clock, await _created(repo, clock))
+        taken = await repo.acquire_delivery(acquisition_id="mine", lease=LEASE, job_id=late.id)
+        assert taken is not None
+        assert taken.job_id == late.id
+        assert await repo.acquire_delivery(acquisition_id="x", lease=LEASE, job_id="none") is None
+        other = await _take(repo)
+        assert other is not None
+        assert other[0].job_id == early.id
+
     # -- other processes ---------------------------------------------------------------
 
     async def test_a_second_instance_sees_the_deliveries(

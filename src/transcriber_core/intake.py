@@ -7,7 +7,7 @@ from pathlib import Path
 
 from transcriber_core.entities import Event, Job, Origin, State
 from transcriber_core.errors import DedupKeyReused
-from transcriber_core.outbox import deliveries_for
+from transcriber_core.outbox import deliver_next, deliveries_for
 from transcriber_core.policy import is_short
 from transcriber_core.services import Services
 from transcriber_core.wakeup import OUTBOX
@@ -76,8 +76,14 @@ async def submit(
     )
     services.wakeup.notify(State.CONVERT)
     if deliveries_for(stored, Event.ACCEPTED):
-        # ``create`` wrote the ``accepted`` notice into the outbox (ADR 35).
-        services.wakeup.notify(OUTBOX)
+        # ``create`` wrote the ``accepted`` notice into the outbox (ADR 35). The intake
+        # sends it at once itself, as a reply should come (an API-only process runs no
+        # delivery loop); if it cannot, the row stays and a delivery loop retries it.
+        try:
+            await deliver_next(services, job_id=stored.id)
+        except Exception as exc:  # noqa: BLE001 - the job is stored; the outbox keeps the notice
+            log.warning("intake.notice_error", extra={"error_type": type(exc).__name__})
+            services.wakeup.notify(OUTBOX)
     return stored, True
 
 

@@ -51,12 +51,15 @@ def deliveries_for(job: Job, event: Event) -> tuple[DeliveryKind, ...]:
     return tuple(kinds)
 
 
-async def deliver_next(services: Services) -> bool:
-    """Take one due delivery, try it, and record the outcome; False when none was due."""
+async def deliver_next(services: Services, *, job_id: str | None = None) -> bool:
+    """Take one due delivery (of ``job_id`` only, when given), try it, and record the outcome.
+
+    False when none was due.
+    """
     repo = services.repo
     acquisition_id = services.ids.new_id()
     delivery = await repo.acquire_delivery(
-        acquisition_id=acquisition_id, lease=services.settings.lease
+        acquisition_id=acquisition_id, lease=services.settings.lease, job_id=job_id
     )
     if delivery is None:
         return False

@@ -188,8 +188,10 @@ class JobRepository(Protocol):
     # like steps take jobs: leased, fenced, retried. Callers pass durations; the
     # repository reads its own clock for every time it writes or compares.
 
-    async def acquire_delivery(self, *, acquisition_id: str, lease: timedelta) -> Delivery | None:
-        """Atomically lease the next due delivery; None when there is none.
+    async def acquire_delivery(
+        self, *, acquisition_id: str, lease: timedelta, job_id: str | None = None
+    ) -> Delivery | None:
+        """Atomically lease the next due delivery (of ``job_id`` only, when given); None if none.
 
         Eligible: ``due`` not after now, no live lease (none, or one taken
         more than ``lease`` ago), the first of its job's deliveries of its

@@ -50,12 +50,18 @@ class MemoryOutbox:
             self._deliveries[delivery.id] = delivery
             self._db.next_delivery += 1
 
-    async def acquire_delivery(self, *, acquisition_id: str, lease: timedelta) -> Delivery | None:
+    async def acquire_delivery(
+        self, *, acquisition_id: str, lease: timedelta, job_id: str | None = None
+    ) -> Delivery | None:
         """Lease the next due delivery (see the port for the rules); None when there is none."""
         with self._lock:
             self.calls.append("acquire_delivery")
             now = self._clock.now()
-            eligible = self._eligible(now, now - lease)
+            eligible = [
+                delivery
+                for delivery in self._eligible(now, now - lease)
+                if job_id is None or delivery.job_id == job_id
+            ]
             if not eligible:
                 return None
             chosen = min(eligible, key=lambda delivery: (delivery.due, delivery.id))

@@ -58,6 +58,17 @@ ACQUIRE_DELIVERY_SQL = (
     f") RETURNING {_DELIVERY_LIST}"
 )
 
+#: ``ACQUIRE_DELIVERY_SQL`` for one job's deliveries (an intake sending its own notice at
+#: once); parameters: those and ``job_id``. The same one statement, walking ``deliveries_job``.
+ACQUIRE_JOB_DELIVERY_SQL = (
+    "UPDATE deliveries"
+    " SET acquisition_id = :acquisition_id, acquire_time = :now, attempts = attempts + 1"
+    " WHERE id = ("
+    f"SELECT d.id FROM deliveries AS d WHERE d.job_id = :job_id AND {_ELIGIBLE}"
+    " ORDER BY d.due, d.id LIMIT 1"
+    f") RETURNING {_DELIVERY_LIST}"
+)
+
 #: Is any delivery eligible; parameters: ``now``, ``cutoff``.
 DELIVERY_DUE_SQL = f"SELECT EXISTS (SELECT 1 FROM deliveries AS d WHERE {_ELIGIBLE})"
 
@@ -116,11 +127,16 @@ def delivery_from_row(row: Sequence[Any]) -> Delivery:
 class SqliteOutbox(SqliteStore):
     """The outbox methods of the job repository, on the store's connection and clock."""
 
-    async def acquire_delivery(self, *, acquisition_id: str, lease: timedelta) -> Delivery | None:
+    async def acquire_delivery(
+        self, *, acquisition_id: str, lease: timedelta, job_id: str | None = None
+    ) -> Delivery | None:
         """Lease the next due delivery with ``ACQUIRE_DELIVERY_SQL``; None when none is due."""
         now = self._clock.now()
         params = {"acquisition_id": acquisition_id, "now": to_db(now), "cutoff": to_db(now - lease)}
-        return await self._call(_acquire_delivery, params)
+        if job_id is None:
+            return await self._call(_acquire_delivery, ACQUIRE_DELIVERY_SQL, params)
+        params["job_id"] = job_id
+        return await self._call(_acquire_delivery, ACQUIRE_JOB_DELIVERY_SQL, params)
 
     async def retry_delivery(
         self, delivery: Delivery, *, acquisition_id: str, delay: timedelta, error: str
@@ -149,9 +165,11 @@ class SqliteOutbox(SqliteStore):
         return await self._call(_pending_deliveries)
 
 
-def _acquire_delivery(conn: sqlite3.Connection, params: dict[str, Any]) -> Delivery | None:
+def _acquire_delivery(
+    conn: sqlite3.Connection, sql: str, params: dict[str, Any]
+) -> Delivery | None:
     # fetchall steps the statement to its end, which commits it (see _acquire).
-    rows = conn.execute(ACQUIRE_DELIVERY_SQL, params).fetchall()
+    rows = conn.execute(sql, params).fetchall()
     return delivery_from_row(rows[0]) if rows else None
 
 
