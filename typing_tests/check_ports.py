@@ -23,6 +23,7 @@ from transcriber_adapters.postgres import (
     Database,
     PostgresBudgetStore,
     PostgresConditionStore,
+    PostgresJobRepository,
     PostgresOwnerStore,
     PostgresWakeupFeed,
 )
@@ -67,7 +68,7 @@ def check(
     postgres: Database,
 ) -> None:
     """Never called: mypy reads the assignments."""
-    repos: list[JobRepository] = [MemoryJobRepository(), sqlite]
+    repos: list[JobRepository] = [MemoryJobRepository(), sqlite, PostgresJobRepository(postgres)]
     local = FilesystemFileStore(root, staging_dir=root / "tmp")
     stores: list[FileStore] = [MemoryFileStore(), local, s3]
     converters: list[Converter] = [MemoryConverter(), FfmpegConverter()]

@@ -32,10 +32,12 @@ from transcriber_core.policy import DecodeLimits, Settings
 from transcriber_core.ports import (
     BudgetStore,
     Clock,
+    ConditionStore,
     Converter,
     Event,
     FileStore,
     IdSource,
+    JobRepository,
     Notifier,
     OwnerStore,
     Recognizer,
@@ -168,18 +170,19 @@ async def build(
     Storage is not opened, and None means the recognizer reads the file
     store itself. Tests pass e.g. ``recognizer=MemoryRecognizer(...)`` or
     ``settings=Settings(...)``. ``wakeup_feed`` (None: none) carries other
-    processes' wake-ups to this one's workers (ADR 31); ``clock`` is also
-    the stores' own clock, by which they judge leases and delays (ADR 30).
+    processes' wake-ups to this one's workers (ADR 31; on PostgreSQL, the
+    database's ``LISTEN`` feed). ``clock`` stamps what the app stamps; on
+    SQLite it is also the stores' own clock, by which they judge leases and
+    delays (ADR 30), while on PostgreSQL they judge by the database server's
+    clock, the one every host shares (ADR 39).
     """
     # Before anything is opened: a feature whose extra is missing stops here.
     require_for(config)
-    if config.database.is_postgres:
-        # The PostgreSQL stores and schema exist (ADR 32); the job repository on them
-        # comes next. Until then a url is refused rather than quietly using SQLite.
-        raise ConfigError("[database] url: PostgreSQL is not wired into the service yet")
     data_dir = config.storage.data_dir
     # First of all: a second serve on this data dir stops here, having touched nothing.
-    lock = claim_data_dir(data_dir, intake=intake)
+    # On PostgreSQL with Object Storage nothing is shared through the data dir: it only
+    # holds this process's staging folder, so serve takes no intake lock (ADR 39).
+    lock = claim_data_dir(data_dir, intake=intake and not _shares_nothing_locally(config))
     closers: list[Callable[[], Awaitable[None]]] = [_releaser(lock)]
     if lock.tightened:
         log.warning("data_dir.tightened", extra={"mode": f"{lock.previous_mode:o}"})
@@ -188,44 +191,37 @@ async def build(
         if cleared:
             log.info("files.staging_removed", extra={"count": cleared})
         clock = clock or SystemClock()
-        repo = await SqliteJobRepository.open(data_dir / DATABASE_NAME, clock=clock)
-    except BaseException:
-        lock.release()
-        raise
-    closers.append(repo.close)
-    try:
-        owners = await SqliteOwnerStore.open(data_dir / DATABASE_NAME, clock=clock)
-        closers.append(owners.close)
-        conditions = await SqliteConditionStore.open(data_dir / DATABASE_NAME, clock=clock)
-        closers.append(conditions.close)
-        budgets = await SqliteBudgetStore.open(data_dir / DATABASE_NAME, clock=clock)
-        closers.append(budgets.close)
+        settings = settings or settings_from(config)
+        if config.database.is_postgres:
+            stores = await _postgres_stores(config, settings, closers)
+        else:
+            stores = await _sqlite_stores(data_dir / DATABASE_NAME, clock, closers)
         files = await _file_store(config, closers, lock)
         # Every leftover a lone start may remove is gone: other processes may join (ADR 38).
         lock.share()
         webhooks = _webhooks(config, clock, closers)
         if recognizer is None:
             recognizer, recognizer_files = await _recognizer(
-                config, closers, files, budgets, staging_dir=lock.staging
+                config, closers, files, stores.budgets, staging_dir=lock.staging
             )
         bot = _bot(config, closers)
         if notifier is None:
             notifier = SilentNotifier() if bot is None else _telegram_notifier(bot)
         services = Services(
-            repo=repo,
+            repo=stores.repo,
             files=files,
             converter=converter or FfmpegConverter(limits=decode_limits_from(config)),
             recognizer=recognizer,
             recognizer_files=recognizer_files,
-            conditions=conditions,
+            conditions=stores.conditions,
             probe=HeaderProbe(),
             host=host_name() if host is None else host,
             notifier=notifier,
             webhooks=webhooks,
             clock=clock,
             ids=ids or RandomIds(),
-            settings=settings or settings_from(config),
-            wakeup_feed=wakeup_feed,
+            settings=settings,
+            wakeup_feed=wakeup_feed or stores.wakeup_feed,
         )
     except BaseException:
         for closer in reversed(closers):
@@ -248,11 +244,69 @@ async def build(
         config=config,
         services=services,
         workers=Workers(services, concurrency_from(config), deliveries=config.workers.deliver),
-        owners=owners,
+        owners=stores.owners,
         bot=polling,
-        budgets=budgets,
+        budgets=stores.budgets,
         closers=closers,
     )
+
+
+@attrs.frozen(kw_only=True)
+class _Stores:
+    """The stores on the configured database, one object per port."""
+
+    repo: JobRepository
+    owners: OwnerStore
+    conditions: ConditionStore
+    budgets: BudgetStore
+    #: Other processes' wake-ups: the database's LISTEN feed, or None on SQLite.
+    wakeup_feed: WakeupFeed | None = None
+
+
+async def _sqlite_stores(
+    path: Path, clock: Clock, closers: list[Callable[[], Awaitable[None]]]
+) -> _Stores:
+    """Every store on the SQLite file ``path``, each its own connection, judging by ``clock``."""
+    repo = await SqliteJobRepository.open(path, clock=clock)
+    closers.append(repo.close)
+    owners = await SqliteOwnerStore.open(path, clock=clock)
+    closers.append(owners.close)
+    conditions = await SqliteConditionStore.open(path, clock=clock)
+    closers.append(conditions.close)
+    budgets = await SqliteBudgetStore.open(path, clock=clock)
+    closers.append(budgets.close)
+    return _Stores(repo=repo, owners=owners, conditions=conditions, budgets=budgets)
+
+
+async def _postgres_stores(
+    config: Config, settings: Settings, closers: list[Callable[[], Awaitable[None]]]
+) -> _Stores:
+    """Every store on one pool to ``[database] url``, on the database's clock (ADR 39)."""
+    from transcriber_adapters import postgres  # noqa: PLC0415 - an optional extra
+
+    url = config.database.url
+    database = await postgres.Database.open(url, pool_size=config.database.pool_size)
+    closers.append(database.close)
+    if database.applied_migrations:
+        log.info(
+            "database.migrated", extra={"versions": ",".join(map(str, database.applied_migrations))}
+        )
+    return _Stores(
+        repo=postgres.PostgresJobRepository(database),
+        owners=postgres.PostgresOwnerStore(database),
+        conditions=postgres.PostgresConditionStore(database),
+        budgets=postgres.PostgresBudgetStore(database),
+        wakeup_feed=postgres.PostgresWakeupFeed(url, settings=settings),
+    )
+
+
+def _shares_nothing_locally(config: Config) -> bool:
+    """True when jobs and files live off this host: PostgreSQL and Object Storage (ADR 39).
+
+    Then any number of ``serve`` and ``worker`` processes may run, on any
+    hosts; the data dir holds only each process's own staging folder.
+    """
+    return config.database.is_postgres and config.storage.files == "s3"
 
 
 async def _file_store(

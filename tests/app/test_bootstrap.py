@@ -8,17 +8,26 @@ from pathlib import Path
 import attrs
 import pytest
 
+from transcriber_adapters.datadir import DataDirInUse
 from transcriber_adapters.memory import ManualClock, MemoryNotifier, MemoryRecognizer
-from transcriber_app.bootstrap import build
+from transcriber_adapters.postgres import (
+    Database,
+    PostgresBudgetStore,
+    PostgresConditionStore,
+    PostgresJobRepository,
+    PostgresOwnerStore,
+    PostgresWakeupFeed,
+)
+from transcriber_app.bootstrap import DATABASE_NAME, build
 from transcriber_app.config import (
     Config,
-    ConfigError,
     DatabaseConfig,
     RecognizerConfig,
     S3Config,
     StorageConfig,
     YandexConfig,
 )
+from transcriber_contracts.job_repository import make_job
 from transcriber_core.entities import Location
 from transcriber_core.policy import Settings
 
@@ -97,12 +106,57 @@ async def test_an_unknown_dependency_is_refused_before_anything_opens(tmp_path: 
     assert not (tmp_path / "data").exists()
 
 
-async def test_a_postgresql_url_is_refused_until_the_service_runs_on_it(tmp_path: Path) -> None:
-    """Until the job repository runs on PostgreSQL, a url stops startup instead of using SQLite."""
-    config = Config(
-        storage=StorageConfig(data_dir=tmp_path / "data"),
-        database=DatabaseConfig(url="postgresql://t@127.0.0.1/jobs"),
+def postgres_config(data_dir: Path, url: str, files: str = "local") -> Config:
+    """A config on the PostgreSQL database at ``url``, files local or on a bucket."""
+    return Config(
+        storage=StorageConfig(data_dir=data_dir, files=files),
+        database=DatabaseConfig(url=url, pool_size=2),
+        s3=S3Config(bucket="bucket", access_key_id="id", secret_access_key="secret"),
     )
-    with pytest.raises(ConfigError, match=r"\[database\] url"):
-        await build(config)
-    assert not (tmp_path / "data").exists()
+
+
+async def test_a_postgresql_url_puts_every_store_and_the_feed_on_it(
+    tmp_path: Path, pg_database: Database, postgres_url: str
+) -> None:
+    """With [database] url, jobs, owner, conditions, budgets and wake-ups are PostgreSQL's."""
+    runtime = await build(postgres_config(tmp_path / "data", postgres_url))
+    try:
+        services = runtime.services
+        assert isinstance(services.repo, PostgresJobRepository)
+        assert isinstance(services.conditions, PostgresConditionStore)
+        assert isinstance(runtime.owners, PostgresOwnerStore)
+        assert isinstance(runtime.budgets, PostgresBudgetStore)
+        assert isinstance(services.wakeup_feed, PostgresWakeupFeed)
+        job, _ = await services.repo.create(make_job())
+        assert await pg_database.fetchone("SELECT id FROM jobs") == (job.id,)
+    finally:
+        await runtime.close()
+    assert not (tmp_path / "data" / DATABASE_NAME).exists()
+
+
+async def test_serves_on_postgresql_and_object_storage_share_a_data_dir(
+    tmp_path: Path, pg_database: Database, postgres_url: str
+) -> None:
+    """Nothing lives on the host with PostgreSQL and files = "s3": a second serve may start."""
+    config = postgres_config(tmp_path / "data", postgres_url, files="s3")
+    first = await build(config)
+    try:
+        second = await build(config)
+        await second.close()
+    finally:
+        await first.close()
+
+
+async def test_a_second_serve_on_postgresql_with_local_files_is_refused(
+    tmp_path: Path, pg_database: Database, postgres_url: str
+) -> None:
+    """Local files pin the service to one host: one serve per data dir, as on SQLite."""
+    config = postgres_config(tmp_path / "data", postgres_url)
+    first = await build(config)
+    try:
+        with pytest.raises(DataDirInUse):
+            await build(config)
+        worker = await build(config, intake=False)
+        await worker.close()
+    finally:
+        await first.close()

@@ -1,4 +1,4 @@
-"""The job repository contract, outbox included, run over the memory and SQLite adapters."""
+"""The job repository contract, outbox included, over the memory, SQLite and PostgreSQL adapters."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from transcriber_adapters.memory.jobs import MemoryJobRepository
+from transcriber_adapters.postgres import Database, PostgresJobRepository
 from transcriber_adapters.sqlite import SqliteJobRepository
 from transcriber_contracts.job_repository import JobRepositoryContract, OpenAnother
 from transcriber_contracts.outbox import OutboxContract
@@ -54,3 +55,25 @@ class TestSqliteJobRepository(JobRepositoryContract, OutboxContract):
         yield another
         for other in opened:
             await other.close()
+
+
+class TestPostgresJobRepository(JobRepositoryContract, OutboxContract):
+    """The PostgreSQL repository keeps the contract; another is on a pool of its own."""
+
+    @pytest.fixture
+    def repo(self, clock: ManualClock, pg_database: Database) -> PostgresJobRepository:
+        return PostgresJobRepository(pg_database, clock=clock)
+
+    @pytest.fixture
+    async def another_repo(
+        self, clock: ManualClock, postgres_url: str
+    ) -> AsyncIterator[OpenAnother]:
+        opened: list[Database] = []
+
+        async def another() -> JobRepository:
+            opened.append(await Database.open(postgres_url, pool_size=2))
+            return PostgresJobRepository(opened[-1], clock=clock)
+
+        yield another
+        for database in opened:
+            await database.close()

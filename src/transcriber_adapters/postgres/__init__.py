@@ -1,15 +1,17 @@
 """The PostgreSQL adapters (the ``postgres`` extra): one ``Database`` per process, shared by stores.
 
 ``Database.open(url)`` connects one pool and brings the schema up to date
-(numbered migrations under an advisory lock); the owner, condition and
-budget stores run on it; ``PostgresWakeupFeed`` listens for wake-ups sent
-with ``pg_notify(WAKEUP_CHANNEL, state)`` (ADR 32).
+(numbered migrations under an advisory lock); the job repository (ADR 39)
+and the owner, condition and budget stores run on it; ``PostgresWakeupFeed``
+listens for the wake-ups the repository sends with
+``pg_notify(WAKEUP_CHANNEL, state)`` (ADR 32).
 """
 
 from transcriber_adapters.postgres.budgets import PostgresBudgetStore
 from transcriber_adapters.postgres.conditions import PostgresConditionStore
 from transcriber_adapters.postgres.connection import DEFAULT_POOL_SIZE, Database
 from transcriber_adapters.postgres.owners import PostgresOwnerStore
+from transcriber_adapters.postgres.repository import PostgresJobRepository
 from transcriber_adapters.postgres.schema import MIGRATION_LOCK, migrate, shipped_migrations
 from transcriber_adapters.postgres.wakeups import WAKEUP_CHANNEL, PostgresWakeupFeed
 
@@ -20,6 +22,7 @@ __all__ = [
     "Database",
     "PostgresBudgetStore",
     "PostgresConditionStore",
+    "PostgresJobRepository",
     "PostgresOwnerStore",
     "PostgresWakeupFeed",
     "migrate",

@@ -8,7 +8,7 @@ ALTER TABLE jobs ADD COLUMN callback_url TEXT;
 -- written in the transaction that moved the job, deleted once sent or given up.
 CREATE TABLE deliveries (
     -- Order of writing: a job's deliveries of one kind go out in this order.
-    id              INTEGER PRIMARY KEY AUTOINCREMENT,
+    id              INTEGER PRIMARY KEY,
     job_id          TEXT NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
     kind            TEXT NOT NULL CHECK (kind IN ('webhook', 'notice')),
     event           TEXT NOT NULL CHECK (event IN ('accepted', 'done', 'failed', 'dead')),

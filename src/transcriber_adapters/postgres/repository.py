@@ -1,0 +1,220 @@
+"""``PostgresJobRepository``: the job repository on a shared PostgreSQL ``Database`` (ADR 39).
+
+Every process on every host runs its own repository on its own pool; the
+database settles the races: acquire is one ``UPDATE … FOR UPDATE SKIP
+LOCKED`` statement, saves are fenced by the acquisition id in their WHERE,
+and the two multi-statement writes (``save_if_unchanged``,
+``save_parts_if_held``) hold the job's row lock from their test to their
+write. Leases and delays are judged on the database's clock (``NOW_SQL``),
+so hosts with skewed clocks agree; tests inject a ``Clock`` instead.
+Whatever makes work ready in a step state sends ``pg_notify`` in the same
+statement (``statements.notifying``), heard by ``PostgresWakeupFeed``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+from transcriber_adapters.postgres import statements as sql
+from transcriber_adapters.postgres.clock import now_param
+from transcriber_adapters.postgres.connection import Database
+from transcriber_adapters.postgres.outbox import PostgresOutbox, write_deliveries
+from transcriber_core.entities import TERMINAL_EVENTS, Event, FileRecord, Job, JobPart, State
+from transcriber_core.errors import FileNotFound, JobChanged, JobNotFound, LeaseLost
+from transcriber_core.ports import Clock
+
+
+class PostgresJobRepository(PostgresOutbox):
+    """Jobs, parts and file records in a shared ``Database``; the queue rules of docs/reference.md.
+
+    ``save_if_held`` and ``renew`` report a job that no longer exists as
+    ``LeaseLost``, as SQLite's does; ``save_if_unchanged`` tells
+    ``JobNotFound`` from ``JobChanged``. ``close`` closes nothing: the
+    ``Database`` belongs to whoever opened it (the composition root). The
+    outbox's deliveries (``outbox.py``, ADR 35) are written in the transaction
+    of the ``create`` or ``save_if_held`` that calls for them.
+    """
+
+    def __init__(self, database: Database, *, clock: Clock | None = None) -> None:
+        """Use ``database``'s pool; times from ``clock`` when given, else the database's own."""
+        self._db = database
+        self._clock = clock
+
+    async def create(self, job: Job, files: Sequence[FileRecord] = ()) -> tuple[Job, bool]:
+        """Store a job and its files in one transaction, unless its dedup key is used."""
+        params = {**sql.job_params(job), "now": now_param(self._clock)}
+        async with self._db.transaction() as conn:
+            cursor = await conn.execute(sql.INSERT_JOB_SQL, params)
+            row = await cursor.fetchone()
+            if row is None:
+                # The dedup key is taken. ON CONFLICT waited for the holder to commit, and
+                # this next statement's snapshot sees its row.
+                cursor = await conn.execute(sql.GET_JOB_BY_DEDUP_SQL, {"dedup_key": job.dedup_key})
+                first = await cursor.fetchone()
+                if first is None:  # pragma: no cover - the conflicting row is committed
+                    raise AssertionError("a dedup conflict without the first job")
+                return sql.job_from_row(first), False
+            if files:
+                await cursor.executemany(sql.PUT_FILE_SQL, [sql.file_params(f) for f in files])
+            stored = sql.job_from_row(row)
+            await write_deliveries(conn, stored, Event.ACCEPTED, self._clock)
+        return stored, True
+
+    async def get(self, job_id: str) -> Job:
+        """The job with this id; raises ``JobNotFound``."""
+        row = await self._db.fetchone(sql.GET_JOB_SQL, {"id": job_id})
+        if row is None:
+            raise JobNotFound()
+        return sql.job_from_row(row)
+
+    async def find_by_dedup_key(self, dedup_key: str) -> Job | None:
+        """The job that first used ``dedup_key``, or None."""
+        row = await self._db.fetchone(sql.GET_JOB_BY_DEDUP_SQL, {"dedup_key": dedup_key})
+        return None if row is None else sql.job_from_row(row)
+
+    async def acquire(
+        self,
+        state: State,
+        *,
+        acquisition_id: str,
+        lease: timedelta,
+        short_only: bool = False,
+    ) -> Job | None:
+        """Lease the oldest eligible job in ``state`` with one ``ACQUIRE_SQL``; None when no work.
+
+        ``short_only`` uses ``ACQUIRE_SHORT_SQL``, the express lane. A terminal
+        ``state`` is refused with ``ValueError``: no job there may get a lease.
+        """
+        if state.is_terminal:
+            raise ValueError(f"jobs in the terminal state {state.value} are never acquired")
+        statement = sql.ACQUIRE_SHORT_SQL if short_only else sql.ACQUIRE_SQL
+        params = {
+            "state": state.value,
+            "acquisition_id": acquisition_id,
+            "lease": lease,
+            "now": now_param(self._clock),
+        }
+        row = await self._db.fetchone(statement, params)
+        return None if row is None else sql.job_from_row(row)
+
+    async def queue_position(self, job_id: str, *, lease: timedelta) -> int | None:
+        """Jobs waiting ahead of it in its step and lane, in one query; None when not waiting."""
+        params = {"id": job_id, "lease": lease, "now": now_param(self._clock)}
+        row = await self._db.fetchone(sql.QUEUE_POSITION_SQL, params)
+        if row is None:
+            raise JobNotFound()
+        position: int | None = row[0]
+        return position
+
+    async def renew(self, job_id: str, *, acquisition_id: str) -> None:
+        """Move the lease's ``acquire_time`` to the store's now; ``LeaseLost`` if not held."""
+        params = {"id": job_id, "acquisition_id": acquisition_id, "now": now_param(self._clock)}
+        if await self._db.execute(sql.RENEW_SQL, params) == 0:
+            raise LeaseLost()
+
+    async def save_if_held(
+        self, job: Job, *, acquisition_id: str, delay: timedelta | None = None
+    ) -> None:
+        """Write every field of ``job`` if still leased by ``acquisition_id``; else ``LeaseLost``.
+
+        With ``delay``, ``delay_time`` is the store's now plus ``delay``. A save
+        that leaves the job ready wakes its step (``notifying``); one into an
+        end state writes its deliveries in the same transaction.
+        """
+        params = {**sql.job_params(job), "held_by": acquisition_id, "now": now_param(self._clock)}
+        statement = sql.SAVE_IF_HELD_SQL
+        if delay is not None:
+            statement = sql.SAVE_IF_HELD_DELAYED_SQL
+            params["delay"] = delay
+        event = TERMINAL_EVENTS.get(job.state)
+        if event is None:
+            if not await self._db.fetchall(statement, params):
+                raise LeaseLost()
+            return
+        # The end and its deliveries commit together or not at all (the transactional outbox).
+        async with self._db.transaction() as conn:
+            cursor = await conn.execute(statement, params)
+            if not await cursor.fetchall():
+                raise LeaseLost()
+            await write_deliveries(conn, job, event, self._clock)
+
+    async def save_if_unchanged(self, job: Job, *, seen: Job) -> None:
+        """Write ``job`` if the stored job still equals ``seen``; else raise ``JobChanged``."""
+        if job.id != seen.id:
+            raise ValueError("an edit must be compared with the same job as it was read")
+        # The row lock is held from the read to the write, so no acquire, renewal or
+        # fenced save can commit in between. The whole job is compared as a record,
+        # one rule for every field, as SQLite's does.
+        async with self._db.transaction() as conn:
+            cursor = await conn.execute(sql.LOCK_JOB_SQL, {"id": job.id})
+            row = await cursor.fetchone()
+            if row is None:
+                raise JobNotFound()
+            if sql.job_from_row(row) != seen:
+                raise JobChanged()
+            await conn.execute(sql.SAVE_SQL, {**sql.job_params(job), "now": now_param(self._clock)})
+
+    async def ready_states(self, *, lease: timedelta) -> frozenset[State]:
+        """The step states that have at least one eligible job, in one query."""
+        params = {"lease": lease, "now": now_param(self._clock)}
+        rows = await self._db.fetchall(sql.READY_STATES_SQL, params)
+        return frozenset(sql.state_of(state) for (state,) in rows)
+
+    async def put_file(self, record: FileRecord) -> None:
+        """Insert the file record, or replace the one with the same id."""
+        await self._db.execute(sql.PUT_FILE_SQL, sql.file_params(record))
+
+    async def get_file(self, file_id: str) -> FileRecord:
+        """The file record with this id; raises ``FileNotFound``."""
+        row = await self._db.fetchone(sql.GET_FILE_SQL, {"id": file_id})
+        if row is None:
+            raise FileNotFound()
+        return sql.file_from_row(row)
+
+    async def delete_file(self, file_id: str) -> None:
+        """Remove the file record; nothing happens when it does not exist."""
+        await self._db.execute(sql.DELETE_FILE_SQL, {"id": file_id})
+
+    async def list_jobs(
+        self, *, state: State | None = None, limit: int = 50, offset: int = 0
+    ) -> list[Job]:
+        """Jobs newest first (``created``, then ``id``, descending), optionally in one state."""
+        if limit < 0 or offset < 0:
+            raise ValueError("limit and offset must not be negative")
+        params: dict[str, Any] = {"limit": limit, "offset": offset}
+        if state is None:
+            rows = await self._db.fetchall(sql.LIST_JOBS_SQL, params)
+        else:
+            params["state"] = state.value
+            rows = await self._db.fetchall(sql.LIST_JOBS_IN_STATE_SQL, params)
+        return [sql.job_from_row(row) for row in rows]
+
+    async def count_by_state(self) -> dict[State, int]:
+        """How many jobs are in each state; states with none are left out."""
+        rows = await self._db.fetchall(sql.COUNT_BY_STATE_SQL)
+        return {sql.state_of(state): count for state, count in rows}
+
+    async def get_parts(self, job_id: str) -> list[JobPart]:
+        """The parts of a split job by index; empty for a job recognised whole."""
+        rows = await self._db.fetchall(sql.GET_PARTS_SQL, {"job_id": job_id})
+        return [sql.part_from_row(row) for row in rows]
+
+    async def save_parts_if_held(
+        self, job_id: str, parts: Sequence[JobPart], *, acquisition_id: str
+    ) -> None:
+        """Write each part in one transaction if the job is leased by ``acquisition_id``."""
+        if any(part.job_id != job_id for part in parts):
+            raise ValueError("every part must belong to the job it is saved for")
+        async with self._db.transaction() as conn:
+            # FOR SHARE holds the job from the lease test to the last part: no acquire
+            # can take it over in between.
+            cursor = await conn.execute(sql.JOB_HELD_SQL, {"id": job_id, "held_by": acquisition_id})
+            if await cursor.fetchone() is None:
+                raise LeaseLost()
+            if parts:
+                await cursor.executemany(sql.PUT_PART_SQL, [sql.part_params(p) for p in parts])
+
+    async def close(self) -> None:
+        """Nothing to close: the ``Database`` is closed by whoever opened it."""

@@ -1,0 +1,431 @@
+"""The SQL of the PostgreSQL job repository, and the mapping between rows and records (ADR 39).
+
+The same statements as SQLite's (``sqlite/statements.py``) in PostgreSQL's
+dialect, as plain module constants with named parameters (``%(name)s``), so
+a benchmark can run exactly these on a bare connection and a new repository
+method adds its constant here. Every "now" is ``NOW_SQL`` (the database's
+clock unless a test binds one); a lease is bound as an interval.
+
+A statement that can make work ready in a step state is wrapped by
+``notifying``: it sends ``pg_notify(WAKEUP_CHANNEL, state)`` for each row it
+leaves ready, in the same statement, so the wake-up is delivered at commit
+and never for a change that rolled back.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, LiteralString
+
+from transcriber_adapters.postgres.clock import NOW_SQL
+from transcriber_adapters.postgres.wakeups import WAKEUP_CHANNEL
+from transcriber_core.entities import (
+    STEP_STATES,
+    FileRecord,
+    Job,
+    JobPart,
+    Location,
+    Origin,
+    OriginKind,
+    State,
+    Word,
+)
+
+#: Columns of ``jobs`` in the order every statement selects or returns them.
+JOB_COLUMNS: tuple[LiteralString, ...] = (
+    "id",
+    "state",
+    "origin_kind",
+    "origin_chat_id",
+    "origin_message_id",
+    "source_file_id",
+    "converted_file_id",
+    "storage_file_id",
+    "operation_id",
+    "duration",
+    "text",
+    "words",
+    "language",
+    "error",
+    "attempts",
+    "acquisition_id",
+    "acquire_time",
+    "delay_time",
+    "dedup_key",
+    "upload_digest",
+    "short",
+    "callback_url",
+    "created",
+    "updated",
+)
+_JOB_LIST = ", ".join(JOB_COLUMNS)
+
+
+def _value(column: LiteralString) -> LiteralString:
+    """The placeholder of a ``jobs`` column; ``words`` is sent as JSON text."""
+    return "%(words)s::jsonb" if column == "words" else f"%({column})s"
+
+
+_JOB_ASSIGN = ", ".join(f"{c} = {_value(c)}" for c in JOB_COLUMNS if c != "id")
+_STEP_LIST = ", ".join(f"'{state.value}'" for state in STEP_STATES)
+
+#: Eligibility of a job row (reference: queue rule 2); binds ``now`` and ``lease``.
+_ELIGIBLE = (
+    f"(delay_time IS NULL OR delay_time <= {NOW_SQL})"
+    f" AND (acquisition_id IS NULL OR acquire_time <= {NOW_SQL} - %(lease)s::interval)"
+)
+
+#: A row some worker may take right now without waiting for a lease to run out: in a
+#: step state, not leased, not delayed. Binds ``now``.
+_READY_NOW = (
+    f"state IN ({_STEP_LIST}) AND acquisition_id IS NULL"
+    f" AND (delay_time IS NULL OR delay_time <= {NOW_SQL})"
+)
+
+
+def notifying(write: LiteralString) -> LiteralString:
+    """``write`` (an INSERT or UPDATE of ``jobs``) that also wakes the step of each ready row.
+
+    The result has one row per row written (its state), so its row count is
+    the write's. ``pg_notify`` is transactional: the listeners hear it at
+    commit, and never when the transaction rolls back. Binds ``now``.
+    """
+    return (
+        f"WITH written AS ({write} RETURNING state, acquisition_id, delay_time)"
+        f" SELECT state, CASE WHEN {_READY_NOW}"
+        f" THEN pg_notify('{WAKEUP_CHANNEL}', state) END FROM written"
+    )
+
+
+def _acquire(extra: LiteralString) -> LiteralString:
+    # Under READ COMMITTED, FOR UPDATE re-reads a row another transaction changed
+    # since the statement's snapshot and re-tests the subselect's WHERE on that
+    # newest version (EvalPlanQual); a row that no longer qualifies is passed over
+    # for the next one, and a row locked by another acquire is skipped outright.
+    # The row chosen is locked by this transaction until it commits, so nobody can
+    # change it between the choice and the outer UPDATE: testing eligibility again
+    # in the outer WHERE would add nothing. The scalar subselect runs once.
+    return (
+        "UPDATE jobs"
+        f" SET acquisition_id = %(acquisition_id)s, acquire_time = {NOW_SQL},"
+        f" attempts = attempts + 1, updated = {NOW_SQL}"
+        " WHERE id = ("
+        f"SELECT id FROM jobs WHERE state = %(state)s{extra} AND {_ELIGIBLE}"
+        " ORDER BY created, id LIMIT 1 FOR UPDATE SKIP LOCKED"
+        f") RETURNING {_JOB_LIST}"
+    )
+
+
+#: Lease the oldest eligible job of ``state`` in one statement (reference: queue rule 1),
+#: walking ``jobs_state_created``. Parameters: ``state``, ``acquisition_id``, ``now``, ``lease``.
+ACQUIRE_SQL = _acquire("")
+
+#: ``ACQUIRE_SQL`` for the express lane, walking the partial index
+#: ``jobs_state_short_created`` (``WHERE short``); the same reasoning holds.
+ACQUIRE_SHORT_SQL = _acquire(" AND short")
+
+#: Jobs waiting ahead of one job in its state and lane; parameters: ``id``, ``now``,
+#: ``lease``. No row when the job does not exist; NULL when it is not waiting.
+QUEUE_POSITION_SQL = (
+    f"SELECT CASE WHEN me.state NOT IN ({_STEP_LIST})"
+    " OR (me.acquisition_id IS NOT NULL"
+    f" AND me.acquire_time > {NOW_SQL} - %(lease)s::interval) THEN NULL"
+    " ELSE (SELECT count(*) FROM jobs AS other"
+    " WHERE other.state = me.state AND (NOT me.short OR other.short)"
+    " AND (other.created, other.id) < (me.created, me.id)"
+    " AND (other.acquisition_id IS NULL"
+    f" OR other.acquire_time <= {NOW_SQL} - %(lease)s::interval))"
+    " END FROM jobs AS me WHERE me.id = %(id)s"
+)
+
+#: Write every field of a job still leased by ``held_by``, waking its step when the save
+#: leaves it ready; parameters: ``job_params``, ``held_by``, ``now``. With a delay the
+#: ``delay_time`` parameter is ``NOW_SQL`` plus ``delay``: bind ``delay`` (an interval).
+SAVE_IF_HELD_SQL = notifying(
+    f"UPDATE jobs SET {_JOB_ASSIGN} WHERE id = %(id)s AND acquisition_id = %(held_by)s"
+)
+
+#: ``SAVE_IF_HELD_SQL`` with ``delay_time`` set to the database's now plus ``delay``.
+SAVE_IF_HELD_DELAYED_SQL = notifying(
+    "UPDATE jobs SET "
+    + _JOB_ASSIGN.replace("%(delay_time)s", f"{NOW_SQL} + %(delay)s::interval")
+    + " WHERE id = %(id)s AND acquisition_id = %(held_by)s"
+)
+
+#: Write every field of a job whoever holds it, waking its step when it is ready; run only
+#: after locking and comparing the stored job in the same transaction. Parameters:
+#: ``job_params``, ``now``.
+SAVE_SQL = notifying(f"UPDATE jobs SET {_JOB_ASSIGN} WHERE id = %(id)s")
+
+#: Move a held lease; parameters: ``id``, ``acquisition_id``, ``now``.
+RENEW_SQL = (
+    f"UPDATE jobs SET acquire_time = {NOW_SQL}"
+    " WHERE id = %(id)s AND acquisition_id = %(acquisition_id)s"
+)
+
+#: Insert a new job stamped ``created = updated = now``, unless its dedup key is used
+#: (no row then); wakes its step when it is ready. Parameters: ``job_params``, ``now``.
+INSERT_JOB_SQL = (
+    f"WITH written AS (INSERT INTO jobs ({_JOB_LIST}) VALUES ("
+    + ", ".join(NOW_SQL if c in ("created", "updated") else _value(c) for c in JOB_COLUMNS)
+    + f") ON CONFLICT (dedup_key) DO NOTHING RETURNING {_JOB_LIST})"
+    f" SELECT {_JOB_LIST}, CASE WHEN {_READY_NOW}"
+    f" THEN pg_notify('{WAKEUP_CHANNEL}', state) END FROM written"
+)
+
+#: One job by id; parameter: ``id``.
+GET_JOB_SQL = f"SELECT {_JOB_LIST} FROM jobs WHERE id = %(id)s"
+
+#: One job by id, locked until the transaction ends (an owner's compare-and-set).
+LOCK_JOB_SQL = f"{GET_JOB_SQL} FOR UPDATE"
+
+#: The job that first used a dedup key; parameter: ``dedup_key``.
+GET_JOB_BY_DEDUP_SQL = f"SELECT {_JOB_LIST} FROM jobs WHERE dedup_key = %(dedup_key)s"
+
+#: The step states with an eligible job, in one query; parameters: ``now``, ``lease``.
+#: Each EXISTS stops at the first eligible job of its state in ``jobs_state_created``.
+READY_STATES_SQL = (
+    "SELECT steps.state FROM (VALUES "
+    + ", ".join(f"('{state.value}')" for state in STEP_STATES)
+    + ") AS steps(state) WHERE EXISTS ("
+    f"SELECT 1 FROM jobs WHERE jobs.state = steps.state AND {_ELIGIBLE})"
+)
+
+#: Jobs newest first; parameters: ``limit``, ``offset``.
+LIST_JOBS_SQL = (
+    f"SELECT {_JOB_LIST} FROM jobs ORDER BY created DESC, id DESC LIMIT %(limit)s OFFSET %(offset)s"
+)
+
+#: Jobs of one state newest first; parameters: ``state``, ``limit``, ``offset``.
+LIST_JOBS_IN_STATE_SQL = (
+    f"SELECT {_JOB_LIST} FROM jobs WHERE state = %(state)s"
+    " ORDER BY created DESC, id DESC LIMIT %(limit)s OFFSET %(offset)s"
+)
+
+#: Jobs per state.
+COUNT_BY_STATE_SQL = "SELECT state, count(*) FROM jobs GROUP BY state"
+
+#: Columns of ``files`` in the order every statement selects them.
+FILE_COLUMNS: tuple[LiteralString, ...] = (
+    "id",
+    "location",
+    "object_key",
+    "size",
+    "extension",
+    "created",
+)
+_FILE_LIST = ", ".join(FILE_COLUMNS)
+
+#: Insert a file record or replace the one with its id; parameters: ``file_params``.
+PUT_FILE_SQL = (
+    f"INSERT INTO files ({_FILE_LIST}) VALUES ({', '.join(f'%({c})s' for c in FILE_COLUMNS)})"
+    " ON CONFLICT (id) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in FILE_COLUMNS if c != "id")
+)
+
+#: One file record by id; parameter: ``id``.
+GET_FILE_SQL = f"SELECT {_FILE_LIST} FROM files WHERE id = %(id)s"
+
+#: Remove a file record; parameter: ``id``.
+DELETE_FILE_SQL = "DELETE FROM files WHERE id = %(id)s"
+
+#: Columns of ``job_parts`` in the order every statement selects them.
+PART_COLUMNS: tuple[LiteralString, ...] = (
+    "job_id",
+    "part_index",
+    "start_seconds",
+    "end_seconds",
+    "file_id",
+    "storage_file_id",
+    "operation_id",
+    "text",
+    "words",
+)
+_PART_LIST = ", ".join(PART_COLUMNS)
+
+#: The parts of one job by index; parameter: ``job_id``.
+GET_PARTS_SQL = f"SELECT {_PART_LIST} FROM job_parts WHERE job_id = %(job_id)s ORDER BY part_index"
+
+#: Is the job leased by ``held_by``; parameters: ``id``, ``held_by``. The row stays locked
+#: (FOR SHARE) until the parts are written: an acquire's FOR UPDATE SKIP LOCKED passes it by.
+JOB_HELD_SQL = "SELECT 1 FROM jobs WHERE id = %(id)s AND acquisition_id = %(held_by)s FOR SHARE"
+
+#: Insert a part or replace the one at its index; parameters: ``part_params``.
+PUT_PART_SQL = (
+    f"INSERT INTO job_parts ({_PART_LIST}) VALUES ("
+    + ", ".join(_value(c) for c in PART_COLUMNS)
+    + ") ON CONFLICT (job_id, part_index) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in PART_COLUMNS if c not in ("job_id", "part_index"))
+)
+
+_STATES = {state.value: state for state in State}
+_ORIGIN_KINDS = {kind.value: kind for kind in OriginKind}
+_LOCATIONS = {location.value: location for location in Location}
+_HTTP = Origin.http()
+
+
+def job_params(job: Job) -> dict[str, Any]:
+    """The named parameters of every ``jobs`` column for ``job``."""
+    origin = job.origin
+    return {
+        "id": job.id,
+        "state": job.state.value,
+        "origin_kind": origin.kind.value,
+        "origin_chat_id": origin.chat_id,
+        "origin_message_id": origin.message_id,
+        "source_file_id": job.source_file_id,
+        "converted_file_id": job.converted_file_id,
+        "storage_file_id": job.storage_file_id,
+        "operation_id": job.operation_id,
+        "duration": job.duration,
+        "text": job.text,
+        "words": words_to_db(job.words),
+        "language": job.language,
+        "error": job.error,
+        "attempts": job.attempts,
+        "acquisition_id": job.acquisition_id,
+        "acquire_time": job.acquire_time,
+        "delay_time": job.delay_time,
+        "dedup_key": job.dedup_key,
+        "upload_digest": job.upload_digest,
+        "short": job.short,
+        "callback_url": job.callback_url,
+        "created": job.created,
+        "updated": job.updated,
+    }
+
+
+def job_from_row(row: Sequence[Any]) -> Job:
+    """The job of a row selected as ``JOB_COLUMNS`` (extra trailing columns are ignored)."""
+    (
+        id_,
+        state,
+        origin_kind,
+        origin_chat_id,
+        origin_message_id,
+        source_file_id,
+        converted_file_id,
+        storage_file_id,
+        operation_id,
+        duration,
+        text,
+        words,
+        language,
+        error,
+        attempts,
+        acquisition_id,
+        acquire_time,
+        delay_time,
+        dedup_key,
+        upload_digest,
+        short,
+        callback_url,
+        created,
+        updated,
+    ) = row[: len(JOB_COLUMNS)]
+    if origin_kind == "http" and origin_chat_id is None and origin_message_id is None:
+        origin = _HTTP
+    else:
+        origin = Origin(
+            kind=_ORIGIN_KINDS[origin_kind], chat_id=origin_chat_id, message_id=origin_message_id
+        )
+    return Job(
+        id=id_,
+        state=_STATES[state],
+        origin=origin,
+        source_file_id=source_file_id,
+        converted_file_id=converted_file_id,
+        storage_file_id=storage_file_id,
+        operation_id=operation_id,
+        duration=duration,
+        text=text,
+        words=words_from_db(words),
+        language=language,
+        error=error,
+        attempts=attempts,
+        acquisition_id=acquisition_id,
+        acquire_time=acquire_time,
+        delay_time=delay_time,
+        dedup_key=dedup_key,
+        upload_digest=upload_digest,
+        short=short,
+        callback_url=callback_url,
+        created=created,
+        updated=updated,
+    )
+
+
+def file_params(record: FileRecord) -> dict[str, Any]:
+    """The named parameters of every ``files`` column for ``record``."""
+    return {
+        "id": record.id,
+        "location": record.location.value,
+        "object_key": record.object_key,
+        "size": record.size,
+        "extension": record.extension,
+        "created": record.created,
+    }
+
+
+def file_from_row(row: Sequence[Any]) -> FileRecord:
+    """The file record of a row selected as ``FILE_COLUMNS``."""
+    id_, location, object_key, size, extension, created = row
+    return FileRecord(
+        id=id_,
+        location=_LOCATIONS[location],
+        object_key=object_key,
+        size=size,
+        extension=extension,
+        created=created,
+    )
+
+
+def part_params(part: JobPart) -> dict[str, Any]:
+    """The named parameters of every ``job_parts`` column for ``part``."""
+    return {
+        "job_id": part.job_id,
+        "part_index": part.index,
+        "start_seconds": part.start,
+        "end_seconds": part.end,
+        "file_id": part.file_id,
+        "storage_file_id": part.storage_file_id,
+        "operation_id": part.operation_id,
+        "text": part.text,
+        "words": words_to_db(part.words),
+    }
+
+
+def part_from_row(row: Sequence[Any]) -> JobPart:
+    """The part of a row selected as ``PART_COLUMNS``."""
+    job_id, index, start, end, file_id, storage_file_id, operation_id, text, words = row
+    return JobPart(
+        job_id=job_id,
+        index=index,
+        start=start,
+        end=end,
+        file_id=file_id,
+        storage_file_id=storage_file_id,
+        operation_id=operation_id,
+        text=text,
+        words=words_from_db(words),
+    )
+
+
+def state_of(value: str) -> State:
+    """The state stored as ``value``."""
+    return _STATES[value]
+
+
+def words_to_db(words: tuple[Word, ...]) -> str:
+    """The JSON text a ``jsonb`` words column is written from."""
+    return json.dumps(
+        [{"text": word.text, "start": word.start, "end": word.end} for word in words],
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+
+
+def words_from_db(value: list[dict[str, Any]]) -> tuple[Word, ...]:
+    """The words of a ``jsonb`` column, which psycopg reads as a list of objects."""
+    return tuple(Word(text=item["text"], start=item["start"], end=item["end"]) for item in value)
