@@ -176,7 +176,7 @@ def faketime_env(offset: str) -> dict[str, str]:
 def rows(url: str, sql: str, parameters: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
     """The rows of one query on the shared database, behind the processes' backs."""
     with psycopg.connect(url, autocommit=True) as conn:
-        return conn.execute(sql, parameters).fetchall()  # type: ignore[arg-type]
+        return conn.execute(sql, parameters).fetchall()
 
 
 def acquisition(url: str, job_id: str) -> tuple[str, str | None]:
