@@ -28,6 +28,7 @@ from transcriber_core.errors import (
     JobNotFound,
     LeaseLost,
     NotifierUnavailable,
+    ReceiverUnavailable,
     TranscriberError,
     TransientError,
 )
@@ -105,8 +106,11 @@ async def _send(services: Services, delivery: Delivery, job: Job) -> None:
     if delivery.kind is DeliveryKind.NOTICE:
         await services.notifier.notify(job, delivery.event)
         return
-    if services.webhooks is None or job.callback_url is None:
-        raise CallbackRefused("webhooks are not configured")
+    if job.callback_url is None:
+        raise CallbackRefused("the job has no callback URL")
+    if services.webhooks is None:
+        # Another process may hold the secret (a worker host configured apart): wait for it.
+        raise ReceiverUnavailable("this process sends no webhooks ([webhooks] secret is unset)")
     await services.webhooks.send(job.callback_url, webhooks.body(job, delivery.event))
 
 

@@ -18,7 +18,7 @@ from tests.support.world import make_world
 from transcriber_adapters.memory import ManualClock
 from transcriber_adapters.webhooks import AiohttpWebhookSender
 from transcriber_core import webhooks
-from transcriber_core.entities import Event, Job, Origin, State
+from transcriber_core.entities import DeliveryKind, Event, Job, Origin, State
 from transcriber_core.errors import CallbackRefused, ReceiverUnavailable, TransientError
 from transcriber_core.intake import submit
 
@@ -311,3 +311,26 @@ async def test_an_ended_job_calls_its_callback_once_after_failures(tmp_path: Pat
         await world.deliver()
     assert hooks.sent == [("https://hooks.example.com/x?k=1", webhooks.body(ended, Event.DONE))]
     assert await world.repo.pending_deliveries() == {}
+
+
+async def test_a_process_without_the_secret_leaves_the_call_for_one_with_it(
+    tmp_path: Path,
+) -> None:
+    """With no webhook sender here the delivery waits and is retried, never given up at once."""
+    world = make_world(tmp_path)
+    upload = tmp_path / "upload"
+    upload.write_bytes(b"RIFF fake")
+    job, _ = await submit(
+        world.services,
+        upload,
+        extension=".ogg",
+        origin=Origin.http(),
+        callback_url="https://hooks.example.com/x",
+    )
+    await world.run_to_end(job.id)
+    assert await world.repo.pending_deliveries() == {DeliveryKind.WEBHOOK: 1}
+    hooks = RecordingSender()
+    world.services = attrs.evolve(world.services, webhooks=hooks)
+    world.later(world.services.settings.delivery_retry_cap)
+    assert await world.deliver() == 1
+    assert [url for url, _ in hooks.sent] == ["https://hooks.example.com/x"]
