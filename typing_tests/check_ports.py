@@ -36,6 +36,7 @@ from transcriber_adapters.sqlite import (
 )
 from transcriber_adapters.system import RandomIds, SystemClock
 from transcriber_adapters.telegram import TelegramNotifier, make_bot
+from transcriber_adapters.webhooks import AiohttpWebhookSender
 from transcriber_adapters.whisper import WhisperRecognizer, WhisperSettings
 from transcriber_adapters.yandex import YandexRecognizer
 from transcriber_core.ports import (
@@ -51,6 +52,7 @@ from transcriber_core.ports import (
     OwnerStore,
     Recognizer,
     WakeupFeed,
+    WebhookSender,
 )
 
 
@@ -85,5 +87,6 @@ def check(
     postgres_budgets = PostgresBudgetStore(postgres)
     budgets: list[BudgetStore] = [MemoryBudgetStore(), sqlite_budgets, postgres_budgets]
     feeds: list[WakeupFeed] = [MemoryWakeupFeed(), PostgresWakeupFeed("postgresql:///never-used")]
-    del feeds, budgets, probes, conditions, owners, repos, stores, converters
+    senders: list[WebhookSender] = [AiohttpWebhookSender(secret=root.name, clock=SystemClock())]
+    del senders, feeds, budgets, probes, conditions, owners, repos, stores, converters
     del recognizers, notifiers, clocks, ids

@@ -42,6 +42,7 @@ from transcriber_core.ports import (
     OwnerStore,
     Recognizer,
     WakeupFeed,
+    WebhookSender,
 )
 from transcriber_core.services import Services
 from transcriber_core.worker import Workers
@@ -201,6 +202,7 @@ async def build(
         files = await _file_store(config, closers, lock)
         # Every leftover a lone start may remove is gone: other processes may join (ADR 38).
         lock.share()
+        webhooks = _webhooks(config, clock, closers)
         if recognizer is None:
             recognizer, recognizer_files = await _recognizer(
                 config, closers, files, stores.budgets, staging_dir=lock.staging
@@ -218,6 +220,7 @@ async def build(
             probe=HeaderProbe(),
             host=host_name() if host is None else host,
             notifier=notifier,
+            webhooks=webhooks,
             clock=clock,
             ids=ids or RandomIds(),
             settings=settings,
@@ -243,7 +246,7 @@ async def build(
     return Runtime(
         config=config,
         services=services,
-        workers=Workers(services, concurrency_from(config)),
+        workers=Workers(services, concurrency_from(config), deliveries=config.workers.deliver),
         owners=stores.owners,
         bot=polling,
         budgets=stores.budgets,
@@ -371,6 +374,25 @@ def _bot(config: Config, closers: list[Callable[[], Awaitable[None]]]) -> Bot | 
         raise ConfigError("[telegram] token: not a bot token (expected <id>:<secret>)") from None
     closers.append(bot.session.close)
     return bot
+
+
+def _webhooks(
+    config: Config, clock: Clock, closers: list[Callable[[], Awaitable[None]]]
+) -> WebhookSender | None:
+    """The webhook sender when ``[webhooks] secret`` is set (ADR 35); None refuses callbacks."""
+    settings = config.webhooks
+    if not settings.secret:
+        return None
+    from transcriber_adapters.webhooks import AiohttpWebhookSender  # noqa: PLC0415 - server extra
+
+    sender = AiohttpWebhookSender(
+        secret=settings.secret,
+        clock=clock,
+        allow_private=settings.allow_private,
+        timeout=settings.timeout_seconds,
+    )
+    closers.append(sender.close)
+    return sender
 
 
 def _telegram_notifier(bot: Bot) -> Notifier:

@@ -212,6 +212,20 @@ class WorkersConfig:
     express_bytes: int = 20 * 1024**2
     #: ... and only when it lasts (or is not known to last more than) this long.
     express_seconds: float = 600.0
+    #: Loops sending the outbox's webhooks and Telegram notices (ADR 35); 0: none here.
+    deliver: int = 2
+
+
+@attrs.frozen(kw_only=True)
+class WebhooksConfig:
+    """Calls to ``callback_url`` when a job ends (ADR 35)."""
+
+    #: Signs every call (HMAC-SHA256); empty: a ``callback_url`` is refused.
+    secret: str = attrs.field(default="", repr=False)
+    #: Let callbacks reach loopback, private and link-local addresses.
+    allow_private: bool = False
+    #: A receiver that has not answered in this long is cut off, and tried again later.
+    timeout_seconds: float = 10.0
 
 
 @attrs.frozen(kw_only=True)
@@ -260,6 +274,7 @@ class Config:
     queue: QueueConfig = QueueConfig()
     workers: WorkersConfig = attrs.field(factory=WorkersConfig)
     retention: RetentionConfig = RetentionConfig()
+    webhooks: WebhooksConfig = WebhooksConfig()
     worker: WorkerConfig = WorkerConfig()
     shutdown: ShutdownConfig = ShutdownConfig()
 
@@ -278,6 +293,7 @@ _SECTIONS: dict[str, type[Any]] = {
     "queue": attrs.resolve_types(QueueConfig),
     "workers": attrs.resolve_types(WorkersConfig),
     "retention": attrs.resolve_types(RetentionConfig),
+    "webhooks": attrs.resolve_types(WebhooksConfig),
     "worker": attrs.resolve_types(WorkerConfig),
     "shutdown": attrs.resolve_types(ShutdownConfig),
 }
@@ -431,7 +447,7 @@ def _check_positive(*named: tuple[str, float]) -> None:
 
 def _check_workers(workers: WorkersConfig) -> None:
     """Loop counts and the express lane's limits (ADR 27)."""
-    for key in ("convert", "recognize", "check"):
+    for key in ("convert", "recognize", "check", "deliver"):
         if getattr(workers, key) < 0:
             raise ConfigError(f"[workers] {key}: must not be negative")
     if workers.express_bytes <= 0:
@@ -440,6 +456,20 @@ def _check_workers(workers: WorkersConfig) -> None:
         raise ConfigError("[workers] express_seconds: must be positive")
     if workers.express_seconds > _LONGEST_SECONDS:
         raise ConfigError("[workers] express_seconds: too large")
+
+
+def _check_shutdown(shutdown: ShutdownConfig) -> None:
+    """``[shutdown]``: the grace period fits inside the hard limit."""
+    if shutdown.grace_seconds < 0:
+        raise ConfigError("[shutdown] grace_seconds: must not be negative")
+    if shutdown.hard_seconds < shutdown.grace_seconds:
+        raise ConfigError("[shutdown] hard_seconds: must not be shorter than grace_seconds")
+
+
+def _check_webhooks(webhooks: WebhooksConfig) -> None:
+    """``[webhooks]`` values that cannot work (ADR 35)."""
+    if not 0 < webhooks.timeout_seconds <= 600:  # NaN too
+        raise ConfigError("[webhooks] timeout_seconds: must be positive and at most 600")
 
 
 def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads best
@@ -502,10 +532,8 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
         raise ConfigError("[queue] lease_renewal_seconds: must be positive and below lease_seconds")
     _check_workers(config.workers)
     _check_retention(config.retention)
-    if config.shutdown.grace_seconds < 0:
-        raise ConfigError("[shutdown] grace_seconds: must not be negative")
-    if config.shutdown.hard_seconds < config.shutdown.grace_seconds:
-        raise ConfigError("[shutdown] hard_seconds: must not be shorter than grace_seconds")
+    _check_webhooks(config.webhooks)
+    _check_shutdown(config.shutdown)
 
 
 #: The longest retention a key may name, in days (a century).

@@ -18,7 +18,15 @@ from transcriber_app.config import Config
 
 #: Modules each extra installs; one of them missing means the extra is.
 EXTRA_MODULES: dict[str, tuple[str, ...]] = {
-    "server": ("starlette", "uvicorn", "python_multipart", "jinja2", "argon2", "prometheus_client"),
+    "server": (
+        "starlette",
+        "uvicorn",
+        "python_multipart",
+        "jinja2",
+        "argon2",
+        "prometheus_client",
+        "aiohttp",
+    ),
     "s3": ("aioboto3",),
     "yandex": ("aiohttp",),
     "telegram": ("aiogram",),

@@ -234,6 +234,7 @@ class JobRepositoryContract:
             short=True,
             owner=DIGEST,
             ended=T0 + timedelta(seconds=20, microseconds=3),
+            callback_url="https://hooks.example.com/done?sig=ключ",
             created=T0,
             updated=T0,
         )
@@ -1294,6 +1295,16 @@ class JobLifecycleContract:
         with pytest.raises(JobNotFound):
             await repo.get(job.id)
         assert await repo.get_parts(job.id) == []
+
+    async def test_a_deleted_jobs_deliveries_go_with_it(
+        self, repo: JobRepository, clock: ManualClock
+    ) -> None:
+        """A job deleted with its end's webhook still owed leaves no delivery behind to be sent."""
+        job, _ = await self._ended_job(repo, clock, callback_url="https://hooks.example.com/done")
+        assert await repo.pending_deliveries() != {}
+        await repo.delete_job(job.id)
+        assert await repo.pending_deliveries() == {}
+        assert await repo.acquire_delivery(acquisition_id="lease-d", lease=LEASE) is None
 
     async def test_a_deleted_jobs_dedup_key_is_free_again(
         self, repo: JobRepository, clock: ManualClock

@@ -139,6 +139,8 @@ class Job:
     owner: str | None = None
     #: When the job last reached a terminal state; retention counts from here (ADR 36).
     ended: datetime | None = None
+    #: Where the job's end is POSTed (a webhook, ADR 35); None: nobody is called.
+    callback_url: str | None = attrs.field(default=None, repr=False)
     created: datetime
     updated: datetime
 
@@ -149,6 +151,61 @@ class Job:
             for file_id in (self.source_file_id, self.converted_file_id, self.storage_file_id)
             if file_id is not None
         )
+
+
+class Event(enum.StrEnum):
+    """What the sender of a recording is told."""
+
+    ACCEPTED = "accepted"
+    DONE = "done"
+    FAILED = "failed"
+    DEAD = "dead"
+
+
+#: What each terminal state tells the sender.
+TERMINAL_EVENTS: dict[State, Event] = {
+    State.DONE: Event.DONE,
+    State.FAILED: Event.FAILED,
+    State.DEAD: Event.DEAD,
+}
+
+
+class DeliveryKind(enum.StrEnum):
+    """Where a delivery of the outbox goes (ADR 35)."""
+
+    #: A signed POST to the job's ``callback_url``.
+    WEBHOOK = "webhook"
+    #: A message to the job's origin through the notifier (Telegram).
+    NOTICE = "notice"
+
+
+@attrs.frozen(kw_only=True)
+class Delivery:
+    """One message owed to the outside world about a job: a row of the outbox (ADR 35).
+
+    Written in the same transaction as the job's move that calls for it, taken
+    by delivery loops under a lease like a job, and deleted once sent or given up.
+    Times are the repository's own clock.
+    """
+
+    #: Order of writing in the repository; a job's deliveries of one kind go in this order.
+    id: int
+    job_id: str
+    kind: DeliveryKind
+    #: What happened to the job: the webhook's ``state``, the notice's kind.
+    event: Event
+    #: Tries so far; grows at every acquire.
+    attempts: int = 0
+    #: The lease holder; None when no loop holds the delivery.
+    acquisition_id: str | None = None
+    #: When the lease was taken.
+    acquire_time: datetime | None = None
+    #: Not tried before this time.
+    due: datetime
+    #: When the delivery was written: the retry window counts from here.
+    created: datetime
+    #: Why the last try failed, in our own words.
+    last_error: str | None = None
 
 
 @attrs.frozen(kw_only=True)

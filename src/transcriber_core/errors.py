@@ -12,6 +12,7 @@ edge, so that the worker can classify a failure by type alone::
     │   └── DedupKeyReused
     ├── JobChanged                an owner's edit met a job changed since it was read
     ├── InvalidTransition
+    ├── CallbackRefused           a callback URL or its address is refused for good (ADR 35)
     └── StepError                 a step could not finish this attempt
         ├── ServiceCondition      the service cannot work now, not the job: it waits, no attempt
         │   ├── DiskFull                        (disk_full, this host)
@@ -26,6 +27,7 @@ edge, so that the worker can classify a failure by type alone::
         │   ├── ConverterUnavailable
         │   ├── RecognizerUnavailable
         │   ├── NotifierUnavailable   (may carry the wait the notifier asked for)
+        │   ├── ReceiverUnavailable   (a webhook receiver answered no 2xx, or not at all)
         │   ├── DirectRefused         (the recognize step copies the audio and starts again)
         │   └── StepTimedOut
         └── PermanentError        this recording is judged for good: `failed`
@@ -90,6 +92,15 @@ class JobChanged(TranscriberError):  # noqa: N818
 
 class InvalidTransition(TranscriberError):  # noqa: N818
     """This state change is not allowed."""
+
+
+class CallbackRefused(TranscriberError):  # noqa: N818
+    """The callback URL is refused."""
+
+    def __init__(self, message: str | None = None, *, code: str = "callback_refused") -> None:
+        super().__init__(message)
+        #: Stable code for the HTTP answer: ``bad_callback_url`` or ``callback_address_refused``.
+        self.code = code
 
 
 class StepError(TranscriberError):
@@ -182,6 +193,10 @@ class NotifierUnavailable(TransientError):  # noqa: N818
         super().__init__(message)
         #: How long the notifier's service asked us to wait, when it said.
         self.retry_after = retry_after
+
+
+class ReceiverUnavailable(TransientError):  # noqa: N818
+    """The webhook receiver did not answer with a 2xx; the delivery is tried again later."""
 
 
 class DirectRefused(TransientError):  # noqa: N818

@@ -5,12 +5,12 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from transcriber_core.entities import Job, Origin, State
+from transcriber_core.entities import Event, Job, Origin, State
 from transcriber_core.errors import DedupKeyReused
-from transcriber_core.notices import tell
+from transcriber_core.outbox import deliver_next, deliveries_for
 from transcriber_core.policy import is_short
-from transcriber_core.ports import Event
 from transcriber_core.services import Services
+from transcriber_core.wakeup import OUTBOX
 
 log = logging.getLogger("transcriber.intake")
 
@@ -24,6 +24,7 @@ async def submit(
     dedup_key: str | None = None,
     digest: str | None = None,
     owner: str | None = None,
+    callback_url: str | None = None,
 ) -> tuple[Job, bool]:
     """Move the recording at ``source`` into storage and enqueue a job for it.
 
@@ -32,6 +33,7 @@ async def submit(
     SHA-256) is kept with the job; a key seen before with another digest
     raises ``DedupKeyReused`` (``check_replay``), also with nothing stored.
     ``owner`` is the hash of the API token that sent it (ADR 36), kept with the job.
+    ``callback_url``, already checked, is called when the job ends (ADR 35).
     ``source`` is gone either way.
     """
     declared = None if services.probe is None else await services.probe.declared_duration(source)
@@ -46,6 +48,7 @@ async def submit(
         upload_digest=digest,
         owner=owner,
         short=is_short(record.size, declared, services.settings),
+        callback_url=callback_url,
         # The store stamps both with its own clock (queue order, ADR 30).
         created=now,
         updated=now,
@@ -75,7 +78,15 @@ async def submit(
         },
     )
     services.wakeup.notify(State.CONVERT)
-    await tell(services, stored, Event.ACCEPTED)
+    if deliveries_for(stored, Event.ACCEPTED):
+        # ``create`` wrote the ``accepted`` notice into the outbox (ADR 35). The intake
+        # sends it at once itself, as a reply should come (an API-only process runs no
+        # delivery loop); if it cannot, the row stays and a delivery loop retries it.
+        try:
+            await deliver_next(services, job_id=stored.id)
+        except Exception as exc:  # noqa: BLE001 - the job is stored; the outbox keeps the notice
+            log.warning("intake.notice_error", extra={"error_type": type(exc).__name__})
+            services.wakeup.notify(OUTBOX)
     return stored, True
 
 

@@ -6,7 +6,14 @@ from datetime import datetime, timedelta
 
 import attrs
 
-from transcriber_core.entities import EVERYWHERE, Job, LoginFailures, OwnerSession, State
+from transcriber_core.entities import (
+    EVERYWHERE,
+    Delivery,
+    Job,
+    LoginFailures,
+    OwnerSession,
+    State,
+)
 from transcriber_core.errors import (
     DiskFull,
     RecognizerCredentialsRejected,
@@ -47,12 +54,14 @@ class Settings:
     upload_inactivity_timeout: timedelta = timedelta(minutes=5)
     #: Fallback poll of the queue when nothing woke the workers.
     idle_poll_interval: timedelta = timedelta(seconds=1)
-    #: Tries to tell a sender before the notice is given up (logged, not retried later).
-    notify_attempts: int = 3
-    #: Wait after the first failed try to tell; doubles after each, capped at ``notify_wait_cap``.
-    notify_retry_base: timedelta = timedelta(seconds=1)
-    #: Longest wait between two tries to tell, even when the notifier asks for more.
-    notify_wait_cap: timedelta = timedelta(seconds=30)
+    #: First wait after a failed delivery (webhook, notice); doubles after each (ADR 35).
+    delivery_retry_base: timedelta = timedelta(seconds=1)
+    #: Longest wait between two tries of a delivery, even when the receiver asks for more.
+    delivery_retry_cap: timedelta = timedelta(minutes=10)
+    #: A delivery still failing this long after it was written is given up (logged, counted).
+    delivery_window: timedelta = timedelta(hours=24)
+    #: Longest one try of a delivery may take (and at most half the lease: ``delivery_limit``).
+    delivery_ceiling: timedelta = timedelta(seconds=60)
 
     #: How long a job waits when the service itself cannot work (disk full, credentials refused).
     condition_pause: timedelta = timedelta(seconds=30)
@@ -85,8 +94,8 @@ class Settings:
             raise ValueError("max_attempts must be at least 1")
         if self.lease_renewal >= self.lease:
             raise ValueError("lease_renewal must be shorter than lease")
-        if self.notify_attempts < 1:
-            raise ValueError("notify_attempts must be at least 1")
+        if self.delivery_retry_base <= timedelta(0) or self.delivery_window <= timedelta(0):
+            raise ValueError("delivery_retry_base and delivery_window must be positive")
         if self.condition_pause <= timedelta(0):
             raise ValueError("condition_pause must be positive")
         if self.condition_max_age <= self.condition_pause:
@@ -189,21 +198,37 @@ def retry_pause(attempts: int, settings: Settings = DEFAULT_SETTINGS) -> timedel
     return min(settings.retry_base * (1 << exponent), settings.retry_cap)
 
 
-def notice_pause(
-    attempt: int, asked: timedelta | None, settings: Settings = DEFAULT_SETTINGS
-) -> timedelta:
-    """The wait after the ``attempt``-th failed try to tell a sender, capped at ``notify_wait_cap``.
+def delivery_pause(
+    delivery: Delivery, asked: timedelta | None, settings: Settings = DEFAULT_SETTINGS
+) -> timedelta | None:
+    """The wait before the next try of a failed ``delivery``; None: give it up (ADR 35).
 
-    The notifier's own ask (``asked``, e.g. Telegram's ``retry_after``) wins
-    when it gives one; otherwise ``notify_retry_base * 2^(attempt-1)``.
+    ``delivery_retry_base * 2^(attempts-1)``, or the receiver's own ask
+    (``asked``, e.g. Telegram's ``retry_after``) when it gives one, capped at
+    ``delivery_retry_cap``. A delivery written ``delivery_window`` or longer
+    before this try was taken is given up. Its age is measured between two
+    times of the repository's own clock, so no host's clock skews it.
     """
+    if delivery.acquire_time is None:
+        raise ValueError("only a leased delivery can be retried")
+    if delivery.acquire_time - delivery.created >= settings.delivery_window:
+        return None
     if asked is not None and asked > timedelta(0):
-        return min(asked, settings.notify_wait_cap)
-    exponent = max(attempt, 1) - 1
+        return min(asked, settings.delivery_retry_cap)
+    exponent = max(delivery.attempts, 1) - 1
     # Past 2^20 the cap has long won; stop before the multiplication overflows.
     if exponent >= 20:
-        return settings.notify_wait_cap
-    return min(settings.notify_retry_base * (1 << exponent), settings.notify_wait_cap)
+        return settings.delivery_retry_cap
+    return min(settings.delivery_retry_base * (1 << exponent), settings.delivery_retry_cap)
+
+
+def delivery_limit(settings: Settings = DEFAULT_SETTINGS) -> timedelta:
+    """How long one try of a delivery may run: its ceiling, and never past half the lease.
+
+    A delivery's lease is not renewed: a try that outlived it could be taken
+    and sent again by another loop while it still runs.
+    """
+    return min(settings.delivery_ceiling, settings.lease / 2)
 
 
 def is_exhausted(attempts: int, settings: Settings = DEFAULT_SETTINGS) -> bool:

@@ -7,7 +7,6 @@ behaviour.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime, timedelta
@@ -18,6 +17,8 @@ import attrs
 
 from transcriber_core.entities import (
     Condition,
+    Delivery,
+    DeliveryKind,
     FileRecord,
     Job,
     JobPart,
@@ -27,6 +28,9 @@ from transcriber_core.entities import (
     State,
     Word,
 )
+
+# ``Event`` moved to the entities (a delivery names one); it is still exported from here.
+from transcriber_core.entities import Event as Event  # noqa: PLC0414 - explicit re-export
 
 
 class Clock(Protocol):
@@ -217,6 +221,52 @@ class JobRepository(Protocol):
 
     async def close(self) -> None:
         """Release connections and threads; the repository is unusable afterwards."""
+        ...
+
+    # -- The outbox (ADR 35) ---------------------------------------------------
+    # Deliveries (webhooks, notices) are rows written in the same transaction as
+    # the job's move that calls for them: ``create`` writes the ``accepted``
+    # notice, ``save_if_held`` into done/failed/dead writes the end's deliveries
+    # (``transcriber_core.outbox.deliveries_for`` says which). Loops take them
+    # like steps take jobs: leased, fenced, retried. Callers pass durations; the
+    # repository reads its own clock for every time it writes or compares.
+
+    async def acquire_delivery(
+        self, *, acquisition_id: str, lease: timedelta, job_id: str | None = None
+    ) -> Delivery | None:
+        """Atomically lease the next due delivery (of ``job_id`` only, when given); None if none.
+
+        Eligible: ``due`` not after now, no live lease (none, or one taken
+        more than ``lease`` ago), the first of its job's deliveries of its
+        kind (a job's notices go in order), and no other delivery of its job
+        under a live lease (one in flight per job). Order: ``due``, then
+        ``id``. Sets the acquisition id and ``acquire_time`` to now and adds
+        one to ``attempts``.
+        """
+        ...
+
+    async def retry_delivery(
+        self, delivery: Delivery, *, acquisition_id: str, delay: timedelta, error: str
+    ) -> None:
+        """Give the lease back and make the delivery due ``delay`` from now, noting ``error``.
+
+        Raises ``LeaseLost``, writing nothing, unless ``acquisition_id`` holds it.
+        """
+        ...
+
+    async def finish_delivery(self, delivery: Delivery, *, acquisition_id: str) -> None:
+        """Remove a delivery that was sent or given up.
+
+        Raises ``LeaseLost``, removing nothing, unless ``acquisition_id`` holds it.
+        """
+        ...
+
+    async def delivery_due(self, *, lease: timedelta) -> bool:
+        """True when ``acquire_delivery`` with this ``lease`` would hand one out now."""
+        ...
+
+    async def pending_deliveries(self) -> dict[DeliveryKind, int]:
+        """How many deliveries of each kind wait or run; kinds with none are left out."""
         ...
 
 
@@ -554,18 +604,29 @@ class Recognizer(Protocol):
         ...
 
 
-class Event(enum.StrEnum):
-    """What the sender of a recording is told."""
-
-    ACCEPTED = "accepted"
-    DONE = "done"
-    FAILED = "failed"
-    DEAD = "dead"
-
-
 class Notifier(Protocol):
     """Tells a job's origin what became of its recording."""
 
     async def notify(self, job: Job, event: Event) -> None:
         """Tell ``job.origin`` about ``event``; origins it cannot reach are ignored."""
+        ...
+
+
+class WebhookSender(Protocol):
+    """POSTs a job's end to its ``callback_url``, signed (ADR 35)."""
+
+    async def check(self, url: str) -> None:
+        """Refuse ``url`` as a callback with ``CallbackRefused`` (its reason), or return.
+
+        Checks the URL's form and every address its host resolves to now.
+        """
+        ...
+
+    async def send(self, url: str, body: bytes) -> None:
+        """POST ``body`` (JSON) to ``url`` with the signature header; return on a 2xx.
+
+        Checks the address again and connects only to the one checked. Raises
+        ``CallbackRefused`` when the URL or its address is refused, and
+        ``ReceiverUnavailable`` for any other answer, a timeout or a network error.
+        """
         ...

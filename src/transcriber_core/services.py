@@ -16,6 +16,7 @@ from transcriber_core.ports import (
     Notifier,
     Recognizer,
     WakeupFeed,
+    WebhookSender,
 )
 from transcriber_core.wakeup import Wakeup
 
@@ -38,6 +39,8 @@ class Services:
     conditions: ConditionStore | None = None
     #: Reads a recording's declared duration at intake, for its lane; None: bytes alone decide.
     probe: DurationProbe | None = None
+    #: Sends webhooks (ADR 35); None: ``[webhooks] secret`` is unset and callbacks are refused.
+    webhooks: WebhookSender | None = None
     #: This host's name: the scope of conditions about its own disk.
     host: str = ""
     settings: Settings = DEFAULT_SETTINGS

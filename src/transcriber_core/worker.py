@@ -25,7 +25,8 @@ from transcriber_core.errors import (
     StepTimedOut,
     TransientError,
 )
-from transcriber_core.notices import remove_storage_copy, tell
+from transcriber_core.notices import remove_storage_copy
+from transcriber_core.outbox import deliver_next
 from transcriber_core.policy import (
     condition_pause,
     condition_scope,
@@ -34,16 +35,13 @@ from transcriber_core.policy import (
     is_express_loop,
     retry_pause,
 )
-from transcriber_core.ports import Event
 from transcriber_core.retention import sweep
 from transcriber_core.services import Services
 from transcriber_core.steps import STEPS
 from transcriber_core.transitions import delay_of, transition
+from transcriber_core.wakeup import OUTBOX
 
 log = logging.getLogger("transcriber.worker")
-
-#: What each terminal state tells the sender.
-_TERMINAL_EVENTS = {State.DONE: Event.DONE, State.FAILED: Event.FAILED, State.DEAD: Event.DEAD}
 
 
 @attrs.frozen
@@ -240,12 +238,12 @@ async def _run_bounded(services: Services, job: Job) -> Job:
 
 
 async def _save_and_announce(services: Services, job: Job, acquisition_id: str) -> Job | None:
-    """Save a step's or acquirer's result fenced, then tell, tidy and wake what follows.
+    """Save a step's or acquirer's result fenced, then tidy and wake what follows.
 
     Once started it runs to its end even if the worker is cancelled (shutdown):
     a save that commits while its caller goes away would otherwise leave a
-    finished job whose sender is never told and whose Object Storage copy
-    is never removed.
+    finished job whose Object Storage copy is never removed. Telling the
+    sender cannot be lost that way: the save wrote it into the outbox.
     """
     task = asyncio.ensure_future(_save_then_announce(services, job, acquisition_id))
     try:
@@ -266,12 +264,12 @@ async def _save_then_announce(services: Services, job: Job, acquisition_id: str)
     except LeaseLost:
         log.warning("save.lease_lost", extra={"job_id": job.id, "state": job.state.value})
         return None
-    event = _TERMINAL_EVENTS.get(job.state)
-    if event is None:
+    if not job.state.is_terminal:
         if delay is None or delay <= timedelta(0):
             services.wakeup.notify(job.state)
         return job
-    await tell(services, job, event)
+    # The save wrote the job's deliveries (ADR 35): a delivery loop here sends them now.
+    services.wakeup.notify(OUTBOX)
     await remove_storage_copy(services, job)
     return job
 
@@ -283,14 +281,24 @@ class Workers:
     none here). Of a state's loops, when it has two or more, the first is
     the express lane and takes only short jobs; the others take any job in
     queue order, so a long job is never passed over by them (ADR 27).
+    ``deliveries`` loops send the outbox's webhooks and notices (ADR 35).
     """
 
-    def __init__(self, services: Services, concurrency: Mapping[State, int] | None = None) -> None:
+    def __init__(
+        self,
+        services: Services,
+        concurrency: Mapping[State, int] | None = None,
+        *,
+        deliveries: int = 1,
+    ) -> None:
         self.services = services
         self.concurrency = dict(concurrency or dict.fromkeys(STEP_STATES, 1))
         for state, count in self.concurrency.items():
             if state not in STEP_STATES or count < 0:
                 raise ValueError(f"no {count} loops can work on {state.value}")
+        if deliveries < 0:
+            raise ValueError("the number of delivery loops must not be negative")
+        self.deliveries = deliveries
         self._stopping = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._poller: asyncio.Task[None] | None = None
@@ -302,8 +310,9 @@ class Workers:
 
         Every process offers to sweep, whatever its counts: the sweep lease
         picks one at a time (ADR 36). With every count at 0 nothing else
-        starts, not even the poller: such a process (an API-only ``serve``)
-        costs the queue no query (ADR 38).
+        starts, not even the poller or the delivery loops: such a process
+        (an API-only ``serve``) costs the queue no query (ADR 38); the
+        processes that run steps send the outbox's deliveries (ADR 35).
         """
         if self._tasks or self._sweeper is not None:
             raise RuntimeError("workers already started")
@@ -327,12 +336,17 @@ class Workers:
                         name=f"transcriber-{state.value}-{lane}",
                     )
                 )
+        for index in range(self.deliveries):
+            self._tasks.append(
+                asyncio.create_task(self._deliver(), name=f"transcriber-deliver-{index}")
+            )
 
     def stop_intake(self) -> None:
         """Take no more jobs; running steps go on."""
         self._stopping.set()
         for state in self.concurrency:
             self.services.wakeup.notify(state)
+        self.services.wakeup.notify(OUTBOX)
 
     async def drain(self, grace: float) -> None:
         """Stop intake, let running steps finish for ``grace`` seconds, then cancel them.
@@ -389,6 +403,23 @@ class Workers:
                     },
                 )
 
+    async def _deliver(self) -> None:
+        """Send due deliveries one at a time; wait for a wake-up when none is due."""
+        services = self.services
+        idle = services.settings.idle_poll_interval.total_seconds()
+        while not self._stopping.is_set():
+            token = services.wakeup.token(OUTBOX)
+            try:
+                if await deliver_next(services):
+                    continue
+            except Exception as exc:  # noqa: BLE001 - a broken database must not end the loop
+                log.warning("deliver.error", extra={"error_type": type(exc).__name__})
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(idle):
+                        await token.wait()
+                continue
+            await token.wait()
+
     async def _poll(self) -> None:
         services = self.services
         interval = services.settings.idle_poll_interval.total_seconds()
@@ -400,6 +431,8 @@ class Workers:
                 states = frozenset()
             for state in states:
                 services.wakeup.notify(state)
+            if self.deliveries:
+                await self._poll_outbox()
             await asyncio.sleep(interval)
 
     async def _sweep(self) -> None:
@@ -412,3 +445,15 @@ class Workers:
             except Exception as exc:  # noqa: BLE001 - try again at the next interval
                 log.warning("retention.error", extra={"error_type": type(exc).__name__})
             await asyncio.sleep(interval)
+
+    async def _poll_outbox(self) -> None:
+        """Wake the delivery loops when a delivery is due: a retry's pause ended, or another
+        process wrote one."""
+        services = self.services
+        try:
+            due = await services.repo.delivery_due(lease=services.settings.lease)
+        except Exception as exc:  # noqa: BLE001 - try again at the next tick
+            log.warning("poll.error", extra={"error_type": type(exc).__name__})
+            return
+        if due:
+            services.wakeup.notify(OUTBOX)

@@ -82,7 +82,7 @@ async def test_files_pick_the_store_and_whether_speechkit_gets_copies(
 async def test_dependencies_given_are_the_ones_the_services_hold(tmp_path: Path) -> None:
     """Clock, settings, notifier and host given by keyword reach the services unchanged."""
     clock = ManualClock()
-    settings = Settings(notify_attempts=7, retry_cap=timedelta(seconds=9))
+    settings = Settings(delivery_retry_cap=timedelta(seconds=7), retry_cap=timedelta(seconds=9))
     notifier = MemoryNotifier()
     config = Config(storage=StorageConfig(data_dir=tmp_path / "data"))
     runtime = await build(config, clock=clock, settings=settings, notifier=notifier, host="h1")

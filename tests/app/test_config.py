@@ -192,6 +192,11 @@ def test_secrets_are_not_in_repr() -> None:
         ("[workers]\nexpress_seconds = inf\n", {}, r"\[workers\] express_seconds: too large"),
         ("[workers]\nexpress_seconds = nan\n", {}, r"\[workers\] express_seconds: must be"),
         ("[workers]\nthreads = 4\n", {}, r"\[workers\] threads: unknown key"),
+        ("[workers]\ndeliver = -1\n", {}, r"\[workers\] deliver: must not be negative"),
+        ("[webhooks]\ntimeout_seconds = 0\n", {}, r"\[webhooks\] timeout_seconds: must be"),
+        ("[webhooks]\ntimeout_seconds = nan\n", {}, r"\[webhooks\] timeout_seconds: must be"),
+        ('[webhooks]\nallow_private = "maybe"\n', {}, r"\[webhooks\] allow_private: expected"),
+        ("[webhooks]\nurl = 1\n", {}, r"\[webhooks\] url: unknown key"),
         ('[whisper]\nmodel = " "\n', {}, r"\[whisper\] model: must name"),
         ('[whisper]\nlanguage = "en-US"\n', {}, r"\[whisper\] language: expected a code"),
         ('[whisper]\ncompute_type = "float16"\n', {}, r"\[whisper\] compute_type: expected"),
@@ -221,6 +226,23 @@ def test_bad_config_names_the_key(
     """Every mistake stops loading with a message that says which key is wrong."""
     with pytest.raises(ConfigError, match=message):
         load_config(write(tmp_path, text), env)
+
+
+def test_webhooks_keys_from_file_and_env(tmp_path: Path) -> None:
+    """[webhooks] secret comes from the env as well, and never shows in the config's repr."""
+    path = write(tmp_path, "[webhooks]\nallow_private = true\ntimeout_seconds = 2.5\n")
+    config = load_config(path, {"TRANSCRIBER_WEBHOOKS_SECRET": "hook-secret"})
+    webhooks = config.webhooks
+    assert (webhooks.secret, webhooks.allow_private, webhooks.timeout_seconds) == (
+        "hook-secret",
+        True,
+        2.5,
+    )
+    assert "hook-secret" not in repr(config)
+    defaults = load_config(None, {})
+    assert (defaults.webhooks.secret, defaults.webhooks.allow_private) == ("", False)
+    assert defaults.webhooks.timeout_seconds == 10.0
+    assert defaults.workers.deliver == 2
 
 
 def test_workers_defaults_follow_the_spec() -> None:

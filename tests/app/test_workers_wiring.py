@@ -31,7 +31,7 @@ async def test_build_runs_the_configured_loops(tmp_path: Path) -> None:
 
 
 async def test_no_loops_start_only_the_sweeper(tmp_path: Path) -> None:
-    """With every [workers] count at 0 neither loops nor the poller start, only the sweeper."""
+    """With every step count at 0 only the sweeper starts: no loop, poller or delivery loop."""
     config = Config(
         storage=StorageConfig(data_dir=tmp_path / "data"),
         workers=WorkersConfig(convert=0, recognize=0, check=0),
@@ -48,7 +48,7 @@ async def test_no_loops_start_only_the_sweeper(tmp_path: Path) -> None:
 
 
 async def test_one_loop_starts_the_poller_too(tmp_path: Path) -> None:
-    """The counterpart: one loop of one step starts that loop, the poller and the sweeper."""
+    """The counterpart: one loop of one step starts it, the poller, delivery loops, sweeper."""
     config = Config(
         storage=StorageConfig(data_dir=tmp_path / "data"),
         workers=WorkersConfig(convert=0, recognize=1, check=0),
@@ -58,7 +58,14 @@ async def test_one_loop_starts_the_poller_too(tmp_path: Path) -> None:
         before = asyncio.all_tasks()
         runtime.workers.start()
         started = {task.get_name() for task in asyncio.all_tasks() - before}
-        assert started == {"transcriber-poller", "transcriber-recognize-0", "transcriber-retention"}
+        assert started == {
+            "transcriber-poller",
+            "transcriber-recognize-0",
+            # [workers] deliver = 2 by default: the outbox's loops (ADR 35).
+            "transcriber-deliver-0",
+            "transcriber-deliver-1",
+            "transcriber-retention",
+        }
         await runtime.workers.drain(0)
     finally:
         await runtime.close()

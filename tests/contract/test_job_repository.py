@@ -1,4 +1,4 @@
-"""The job repository and lifecycle contracts over the memory, SQLite and PostgreSQL adapters."""
+"""The job repository, outbox and lifecycle contracts over memory, SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -15,11 +15,12 @@ from transcriber_contracts.job_repository import (
     JobRepositoryContract,
     OpenAnother,
 )
+from transcriber_contracts.outbox import OutboxContract
 from transcriber_core.clocks import ManualClock
 from transcriber_core.ports import JobRepository
 
 
-class TestMemoryJobRepository(JobRepositoryContract, JobLifecycleContract):
+class TestMemoryJobRepository(JobRepositoryContract, OutboxContract, JobLifecycleContract):
     """The in-memory repository keeps the contract; a second one shares its database object."""
 
     @pytest.fixture
@@ -36,7 +37,7 @@ class TestMemoryJobRepository(JobRepositoryContract, JobLifecycleContract):
         return another
 
 
-class TestSqliteJobRepository(JobRepositoryContract, JobLifecycleContract):
+class TestSqliteJobRepository(JobRepositoryContract, OutboxContract, JobLifecycleContract):
     """The SQLite repository keeps the contract on a real file; another is its own connection."""
 
     @pytest.fixture
@@ -60,7 +61,7 @@ class TestSqliteJobRepository(JobRepositoryContract, JobLifecycleContract):
             await other.close()
 
 
-class TestPostgresJobRepository(JobRepositoryContract, JobLifecycleContract):
+class TestPostgresJobRepository(JobRepositoryContract, OutboxContract, JobLifecycleContract):
     """The PostgreSQL repository keeps the contract; another is on a pool of its own."""
 
     @pytest.fixture

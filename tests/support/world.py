@@ -25,6 +25,7 @@ from transcriber_adapters.system import RandomIds
 from transcriber_core.entities import Job, Origin, State
 from transcriber_core.intake import submit
 from transcriber_core.naming import extension_of
+from transcriber_core.outbox import deliver_next
 from transcriber_core.policy import Settings
 from transcriber_core.ports import FileStore, JobRepository
 from transcriber_core.services import Services
@@ -70,14 +71,25 @@ class World:
             origin=origin or Origin.telegram(chat_id=7, message_id=70),
             dedup_key=dedup_key,
         )
+        await self.deliver()
         return job
 
     async def step(self, state: State) -> Job | None:
-        """Acquire one job in ``state`` and run its step; None when there was no work."""
+        """Acquire one job in ``state``, run its step and send what it owes; None without work."""
         lease = await acquire_next(self.services, state)
         if lease is None:
+            await self.deliver()
             return None
-        return await process(self.services, lease)
+        result = await process(self.services, lease)
+        await self.deliver()
+        return result
+
+    async def deliver(self) -> int:
+        """Try every delivery of the outbox that is due now, as a delivery loop would; how many."""
+        tried = 0
+        while await deliver_next(self.services):
+            tried += 1
+        return tried
 
     async def run_to_end(self, job_id: str) -> Job:
         """Run steps, moving the clock past every delay, until the job is terminal."""

@@ -19,19 +19,19 @@ from tests.support.delegate import Delegate
 from tests.support.world import World, make_world
 from transcriber_adapters.memory import ManualClock, MemoryFileStore
 from transcriber_core import edits, steps
-from transcriber_core.entities import Job, Location, Origin, State
+from transcriber_core.entities import DeliveryKind, Job, Location, Origin, State
 from transcriber_core.errors import (
     JobChanged,
     LeaseLost,
     NotifierUnavailable,
-    PermanentError,
     RecognizerUnavailable,
     StorageUnavailable,
+    TranscriberError,
     TransientError,
     UnreadableMedia,
 )
 from transcriber_core.naming import derived_file_id
-from transcriber_core.policy import Settings
+from transcriber_core.policy import DEFAULT_SETTINGS, Settings
 from transcriber_core.ports import Event, JobRepository
 from transcriber_core.worker import acquire_next, process
 
@@ -155,6 +155,7 @@ async def test_worker_dying_every_time_ends_dead(world: World) -> None:
         world.later(lease)  # the worker never comes back
     assert await acquire_next(world.services, State.CONVERT) is None
     assert (await world.repo.get(job.id)).state is State.DEAD
+    await world.deliver()
     assert world.notifier.events_for(job.id)[-1] is Event.DEAD
 
 
@@ -581,60 +582,63 @@ async def test_owner_revive_wakes_the_step_at_once(world: World) -> None:
     assert (await world.repo.get(job.id)).state is State.RECOGNIZE
 
 
-QUICK_NOTICES = Settings(notify_retry_base=timedelta(milliseconds=1))
-
-
-async def test_transient_notifier_failure_is_tried_again(new_world: NewWorld) -> None:
-    """A notice that meets throttling once is sent on the next try, not lost."""
-    world = new_world(settings=QUICK_NOTICES)
+async def _done_but_untold(world: World, error: Exception) -> Job:
+    """A job that reaches done while the notifier fails its done notice once with ``error``."""
     job = await world.submit()
     await world.step(State.CONVERT)
     await world.step(State.RECOGNIZE)
-    world.notifier.fail_next(TransientError("throttled"))
+    world.notifier.fail_next(error)
     await world.step(State.CHECK)
+    assert (await world.repo.get(job.id)).state is State.DONE
+    return job
+
+
+async def test_a_notice_that_fails_now_is_sent_later(world: World) -> None:
+    """A notice that meets throttling stays in the outbox and goes out after its pause."""
+    job = await _done_but_untold(world, TransientError("throttled"))
+    assert world.notifier.events_for(job.id) == [Event.ACCEPTED]
+    assert await world.repo.pending_deliveries() == {DeliveryKind.NOTICE: 1}
+    world.later(DEFAULT_SETTINGS.delivery_retry_base)
+    assert await world.deliver() == 1
+    assert world.notifier.events_for(job.id) == [Event.ACCEPTED, Event.DONE]
+    assert await world.repo.pending_deliveries() == {}
+
+
+async def test_a_notifier_asking_for_a_wait_gets_it(world: World) -> None:
+    """The wait the notifier asks for (Telegram's retry_after) is the pause before the next try."""
+    asked = timedelta(seconds=42)
+    job = await _done_but_untold(world, NotifierUnavailable("slow down", retry_after=asked))
+    world.later(asked - timedelta(microseconds=1))
+    assert await world.deliver() == 0
+    world.later(timedelta(microseconds=1))
+    assert await world.deliver() == 1
     assert world.notifier.events_for(job.id) == [Event.ACCEPTED, Event.DONE]
 
 
-async def test_a_notifier_asking_for_a_wait_gets_it(new_world: NewWorld) -> None:
-    """The wait the notifier asks for (retry_after) is the pause before the next try."""
-    asked = timedelta(milliseconds=50)
-    world = new_world(settings=QUICK_NOTICES)
-    job = await world.submit()
-    await world.step(State.CONVERT)
-    await world.step(State.RECOGNIZE)
-    world.notifier.fail_next(NotifierUnavailable("slow down", retry_after=asked))
-    loop = asyncio.get_running_loop()
-    started = loop.time()
-    await world.step(State.CHECK)
-    assert loop.time() - started >= asked.total_seconds()
-    assert world.notifier.events_for(job.id) == [Event.ACCEPTED, Event.DONE]
-
-
-async def test_notifier_gives_up_after_its_attempts(new_world: NewWorld) -> None:
-    """A notifier failing every try is given up after notify_attempts; the job stays done."""
-    world = new_world(settings=QUICK_NOTICES)
-    job = await world.submit()
-    await world.step(State.CONVERT)
-    await world.step(State.RECOGNIZE)
-    for _ in range(QUICK_NOTICES.notify_attempts):
+async def test_a_failing_notice_is_given_up_after_its_window(world: World) -> None:
+    """A notice failing for 24 hours is given up: logged, removed, the job still done."""
+    job = await _done_but_untold(world, TransientError("down"))
+    tries = 1
+    while await world.repo.pending_deliveries():
+        world.later(DEFAULT_SETTINGS.delivery_retry_cap)
         world.notifier.fail_next(TransientError("down"))
-    world.notifier.fail_next(TransientError("one more, never reached"))
-    await world.step(State.CHECK)
+        tries += await world.deliver()
+    # Tried every 10 minutes (the cap) for 24 hours, then given up.
+    assert 140 < tries < 150
     assert world.notifier.events_for(job.id) == [Event.ACCEPTED]
     assert (await world.repo.get(job.id)).state is State.DONE
-    # The failures queued beyond the attempts were never consumed.
-    with pytest.raises(TransientError, match="never reached"):
-        await world.notifier.notify(job, Event.DONE)
 
 
-async def test_permanent_notifier_failure_is_not_repeated(new_world: NewWorld) -> None:
-    """A refusal (blocked bot, gone chat) is tried once, not hammered."""
-    world = new_world(settings=QUICK_NOTICES)
-    job = await world.submit()
-    await world.step(State.CONVERT)
-    await world.step(State.RECOGNIZE)
-    world.notifier.fail_next(PermanentError("the chat is gone"))
+async def test_permanent_notifier_failure_is_not_repeated(world: World) -> None:
+    """A refusal (blocked bot, gone chat) ends the delivery at once, not hammered for 24 h."""
+    job = await _done_but_untold(world, TelegramLikeRefusal("the chat is gone"))
     world.notifier.fail_next(TransientError("would be consumed by a second try"))
-    await world.step(State.CHECK)
+    world.later(DEFAULT_SETTINGS.delivery_retry_cap)
+    assert await world.deliver() == 0
+    assert await world.repo.pending_deliveries() == {}
     with pytest.raises(TransientError, match="second try"):
         await world.notifier.notify(job, Event.DONE)
+
+
+class TelegramLikeRefusal(TranscriberError):  # noqa: N818 - named like the adapter's own
+    """A refusal, neither transient nor a step's judgement, as the Telegram adapter raises."""

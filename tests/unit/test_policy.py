@@ -6,16 +6,17 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from transcriber_core.entities import Job, Origin, State
+from transcriber_core.entities import Delivery, DeliveryKind, Event, Job, Origin, State
 from transcriber_core.policy import (
     DEFAULT_SETTINGS,
     Settings,
+    delivery_limit,
+    delivery_pause,
     files_go_at,
     first_check_delay,
     is_exhausted,
     job_goes_at,
     next_check_delay,
-    notice_pause,
     reachable_by,
     reconnect_pause,
     retry_pause,
@@ -92,20 +93,57 @@ def test_settings_reject_zero_attempts() -> None:
         Settings(max_attempts=0)
 
 
-def test_notice_pause_doubles_from_its_base_up_to_its_cap() -> None:
-    """Without an ask from the notifier the wait doubles per try and stops at notify_wait_cap."""
-    settings = Settings(
-        notify_retry_base=timedelta(seconds=2), notify_wait_cap=timedelta(seconds=5)
+def _delivery(attempts: int, age: timedelta) -> Delivery:
+    """A webhook delivery leased for its ``attempts``-th try, ``age`` after it was written."""
+    written = datetime(2026, 12, 1, 12, tzinfo=UTC)
+    return Delivery(
+        id=1,
+        job_id="job",
+        kind=DeliveryKind.WEBHOOK,
+        event=Event.DONE,
+        attempts=attempts,
+        acquisition_id="lease",
+        acquire_time=written + age,
+        due=written,
+        created=written,
     )
-    pauses = [notice_pause(attempt, None, settings) for attempt in (1, 2, 3, 60)]
+
+
+def test_delivery_pause_doubles_from_its_base_up_to_its_cap() -> None:
+    """Without an ask from the receiver the wait doubles per try and stops at the cap."""
+    settings = Settings(
+        delivery_retry_base=timedelta(seconds=2), delivery_retry_cap=timedelta(seconds=5)
+    )
+    pauses = [
+        delivery_pause(_delivery(attempt, timedelta(0)), None, settings)
+        for attempt in (1, 2, 3, 60)
+    ]
     assert pauses == [timedelta(seconds=s) for s in (2, 4, 5, 5)]
 
 
-def test_notice_pause_takes_the_notifiers_ask_within_the_cap() -> None:
-    """Telegram's retry_after replaces the doubling, but never past notify_wait_cap."""
-    assert notice_pause(1, timedelta(seconds=7)) == timedelta(seconds=7)
-    assert notice_pause(1, timedelta(hours=1)) == DEFAULT_SETTINGS.notify_wait_cap
-    assert notice_pause(2, timedelta(0)) == 2 * DEFAULT_SETTINGS.notify_retry_base
+def test_delivery_pause_takes_the_receivers_ask_within_the_cap() -> None:
+    """Telegram's retry_after replaces the doubling, but never past delivery_retry_cap."""
+    fresh = _delivery(1, timedelta(0))
+    assert delivery_pause(fresh, timedelta(seconds=7)) == timedelta(seconds=7)
+    assert delivery_pause(fresh, timedelta(days=2)) == DEFAULT_SETTINGS.delivery_retry_cap
+    second = _delivery(2, timedelta(0))
+    assert delivery_pause(second, timedelta(0)) == 2 * DEFAULT_SETTINGS.delivery_retry_base
+
+
+def test_a_delivery_is_given_up_once_its_window_passed() -> None:
+    """A delivery written 24 h before this try is given up; one a moment younger is retried."""
+    window = DEFAULT_SETTINGS.delivery_window
+    assert window == timedelta(hours=24)
+    assert delivery_pause(_delivery(150, window), None) is None
+    younger = delivery_pause(_delivery(150, window - timedelta(microseconds=1)), None)
+    assert younger == DEFAULT_SETTINGS.delivery_retry_cap
+
+
+def test_one_delivery_try_stays_within_half_the_lease() -> None:
+    """A try longer than its lease could be taken and sent again by a second loop mid-send."""
+    assert delivery_limit() == timedelta(seconds=60)
+    short = Settings(lease=timedelta(seconds=30), lease_renewal=timedelta(seconds=5))
+    assert delivery_limit(short) == timedelta(seconds=15)
 
 
 def _ended_job(state: State, ended: datetime | None, owner: str | None = None) -> Job:

@@ -54,7 +54,7 @@ def _columns(url: str) -> dict[str, set[str]]:
 
 
 async def test_first_open_makes_the_whole_schema_sqlite_has(fresh_url: str, tmp_path: Path) -> None:
-    """Migration 0001 makes every table and column SQLite's 0001-0009 make, and records itself."""
+    """PostgreSQL's migrations make every table and column SQLite's make, and record themselves."""
     database = await Database.open(fresh_url)
     await database.close()
     assert database.applied_migrations == tuple(m.version for m in shipped_migrations())

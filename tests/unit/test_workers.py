@@ -11,7 +11,7 @@ import attrs
 from tests.support.delegate import Delegate
 from tests.support.world import World, make_world
 from transcriber_adapters.memory import ManualClock, MemoryJobRepository, MemoryWakeupFeed
-from transcriber_core.entities import Job, Origin, State
+from transcriber_core.entities import DeliveryKind, Job, Origin, State
 from transcriber_core.errors import RepositoryUnavailable, TransientError
 from transcriber_core.policy import Settings
 from transcriber_core.ports import Event
@@ -193,24 +193,27 @@ class HeldNotifier:
         self.delivered.append((job.id, event))
 
 
-async def test_shutdown_does_not_cut_a_saved_result_off_its_notice(tmp_path: Path) -> None:
-    """A worker cancelled while announcing a saved result still tells the sender first."""
+async def test_a_notice_cut_off_by_shutdown_is_sent_after_the_restart(tmp_path: Path) -> None:
+    """A delivery cancelled by shutdown stays in the outbox and goes out once its lease passed."""
     world = make_world(tmp_path, settings=NO_POLLING)
-    notifier = HeldNotifier()
-    world.services = attrs.evolve(world.services, notifier=notifier)
+    held = HeldNotifier()
+    told = world.notifier
+    world.services = attrs.evolve(world.services, notifier=held)
     workers = Workers(world.services)
     workers.start()
     job = await world.submit()
     async with asyncio.timeout(10):
-        await notifier.entered.wait()
-    draining = asyncio.create_task(workers.drain(grace=0.01))
-    await asyncio.sleep(0.1)  # past the grace: drain has cancelled the worker by now
-    assert not draining.done()
-    notifier.release.set()
-    async with asyncio.timeout(10):
-        await draining
-    assert (job.id, Event.DONE) in notifier.delivered
+        await held.entered.wait()
+    await workers.drain(grace=0.01)
+    assert (job.id, Event.DONE) not in held.delivered
     assert (await world.repo.get(job.id)).state is State.DONE
+    assert await world.repo.pending_deliveries() == {DeliveryKind.NOTICE: 1}
+    # The next process: the cut delivery is handed out again after the lease.
+    world.services = attrs.evolve(world.services, notifier=told)
+    assert await world.deliver() == 0
+    world.later(world.services.settings.lease)
+    assert await world.deliver() == 1
+    assert told.events_for(job.id)[-1] is Event.DONE
 
 
 class IdleSpy(Delegate):

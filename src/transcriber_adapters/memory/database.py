@@ -15,6 +15,7 @@ from transcriber_adapters.system import SystemClock
 from transcriber_core.budgets import Bucket
 from transcriber_core.entities import (
     Condition,
+    Delivery,
     FileRecord,
     Job,
     JobPart,
@@ -49,6 +50,9 @@ class MemoryDatabase:
         self.sessions: dict[str, OwnerSession] = {}
         #: Client -> its login failures.
         self.failures: dict[str, LoginFailures] = {}
+        #: The outbox (ADR 35): delivery id -> delivery, and the next id to give.
+        self.deliveries: dict[int, Delivery] = {}
+        self.next_delivery = 1
 
     def clear(self) -> None:
         """Forget every row of every table."""
@@ -63,6 +67,8 @@ class MemoryDatabase:
             self.owner_hash = None
             self.sessions.clear()
             self.failures.clear()
+            self.deliveries.clear()
+            self.next_delivery = 1
 
 
 def database_for(clock: Clock | None, database: MemoryDatabase | None) -> MemoryDatabase:

@@ -9,12 +9,21 @@ from datetime import datetime, timedelta
 import attrs
 
 from transcriber_adapters.memory.database import MemoryDatabase, database_for
-from transcriber_core.entities import STEP_STATES, FileRecord, Job, JobPart, State
+from transcriber_adapters.memory.outbox import MemoryOutbox
+from transcriber_core.entities import (
+    STEP_STATES,
+    TERMINAL_EVENTS,
+    Event,
+    FileRecord,
+    Job,
+    JobPart,
+    State,
+)
 from transcriber_core.errors import Conflict, FileNotFound, JobChanged, JobNotFound, LeaseLost
 from transcriber_core.ports import Clock, Removed
 
 
-class MemoryJobRepository:
+class MemoryJobRepository(MemoryOutbox):
     """The job repository in memory: for demos, tests and a single process.
 
     Behaves as ``SqliteJobRepository`` does, down to the errors: a job that
@@ -25,7 +34,7 @@ class MemoryJobRepository:
     threads alike, across every repository on that ``database``. Time is
     the database's ``clock`` (default: the system's). Stored jobs and
     records are the frozen objects given, with the store's stamps; nothing
-    else is copied.
+    else is copied. The outbox's deliveries (ADR 35) are kept on the database too.
     """
 
     def __init__(
@@ -67,6 +76,7 @@ class MemoryJobRepository:
                 self._dedup[job.dedup_key] = job.id
             for record in files:
                 self._files[record.id] = record
+            self._write_deliveries(job, Event.ACCEPTED)
             return job, True
 
     async def find_by_dedup_key(self, dedup_key: str) -> Job | None:
@@ -166,6 +176,9 @@ class MemoryJobRepository:
             if delay is not None:
                 job = attrs.evolve(job, delay_time=self._db.clock.now() + delay)
             self._replace(stored, job)
+            event = TERMINAL_EVENTS.get(job.state)
+            if event is not None:
+                self._write_deliveries(job, event)
 
     async def save_if_unchanged(self, job: Job, *, seen: Job) -> None:
         """Write ``job`` if the stored job still equals ``seen``; else raise ``JobChanged``."""
@@ -304,6 +317,12 @@ class MemoryJobRepository:
             for part in self._parts.get(job_id, {}).values():
                 file_ids.update(f for f in (part.file_id, part.storage_file_id) if f is not None)
         files = tuple(self._files.pop(f) for f in sorted(file_ids) if f in self._files)
+        if delete_jobs:
+            # As SQLite's and PostgreSQL's ON DELETE CASCADE: nothing is owed about a deleted job.
+            gone = set(job_ids)
+            deliveries = self._db.deliveries
+            for delivery_id in [d.id for d in deliveries.values() if d.job_id in gone]:
+                del deliveries[delivery_id]
         for job_id in job_ids:
             job = self._jobs[job_id]
             if delete_jobs:

@@ -22,18 +22,21 @@ from psycopg import AsyncConnection
 from transcriber_adapters.postgres import statements as sql
 from transcriber_adapters.postgres.clock import now_param
 from transcriber_adapters.postgres.connection import Database
-from transcriber_core.entities import FileRecord, Job, JobPart, State
+from transcriber_adapters.postgres.outbox import PostgresOutbox, write_deliveries
+from transcriber_core.entities import TERMINAL_EVENTS, Event, FileRecord, Job, JobPart, State
 from transcriber_core.errors import FileNotFound, JobChanged, JobNotFound, LeaseLost
 from transcriber_core.ports import Clock, Removed
 
 
-class PostgresJobRepository:
+class PostgresJobRepository(PostgresOutbox):
     """Jobs, parts and file records in a shared ``Database``; the queue rules of docs/reference.md.
 
     ``save_if_held`` and ``renew`` report a job that no longer exists as
     ``LeaseLost``, as SQLite's does; ``save_if_unchanged`` tells
     ``JobNotFound`` from ``JobChanged``. ``close`` closes nothing: the
-    ``Database`` belongs to whoever opened it (the composition root).
+    ``Database`` belongs to whoever opened it (the composition root). The
+    outbox's deliveries (``outbox.py``, ADR 35) are written in the transaction
+    of the ``create`` or ``save_if_held`` that calls for them.
     """
 
     def __init__(self, database: Database, *, clock: Clock | None = None) -> None:
@@ -57,7 +60,9 @@ class PostgresJobRepository:
                 return sql.job_from_row(first), False
             if files:
                 await cursor.executemany(sql.PUT_FILE_SQL, [sql.file_params(f) for f in files])
-        return sql.job_from_row(row), True
+            stored = sql.job_from_row(row)
+            await write_deliveries(conn, stored, Event.ACCEPTED, self._clock)
+        return stored, True
 
     async def get(self, job_id: str) -> Job:
         """The job with this id; raises ``JobNotFound``."""
@@ -117,15 +122,25 @@ class PostgresJobRepository:
         """Write every field of ``job`` if still leased by ``acquisition_id``; else ``LeaseLost``.
 
         With ``delay``, ``delay_time`` is the store's now plus ``delay``. A save
-        that leaves the job ready wakes its step (``notifying``).
+        that leaves the job ready wakes its step (``notifying``); one into an
+        end state writes its deliveries in the same transaction.
         """
         params = {**sql.job_params(job), "held_by": acquisition_id, "now": now_param(self._clock)}
         statement = sql.SAVE_IF_HELD_SQL
         if delay is not None:
             statement = sql.SAVE_IF_HELD_DELAYED_SQL
             params["delay"] = delay
-        if not await self._db.fetchall(statement, params):
-            raise LeaseLost()
+        event = TERMINAL_EVENTS.get(job.state)
+        if event is None:
+            if not await self._db.fetchall(statement, params):
+                raise LeaseLost()
+            return
+        # The end and its deliveries commit together or not at all (the transactional outbox).
+        async with self._db.transaction() as conn:
+            cursor = await conn.execute(statement, params)
+            if not await cursor.fetchall():
+                raise LeaseLost()
+            await write_deliveries(conn, job, event, self._clock)
 
     async def save_if_unchanged(self, job: Job, *, seen: Job) -> None:
         """Write ``job`` if the stored job still equals ``seen``; else raise ``JobChanged``."""

@@ -57,6 +57,7 @@ JOB_COLUMNS: tuple[LiteralString, ...] = (
     "short",
     "owner",
     "ended",
+    "callback_url",
     "created",
     "updated",
 )
@@ -347,6 +348,7 @@ def job_params(job: Job) -> dict[str, Any]:
         "short": job.short,
         "owner": job.owner,
         "ended": job.ended,
+        "callback_url": job.callback_url,
         "created": job.created,
         "updated": job.updated,
     }
@@ -378,6 +380,7 @@ def job_from_row(row: Sequence[Any]) -> Job:
         short,
         owner,
         ended,
+        callback_url,
         created,
         updated,
     ) = row[: len(JOB_COLUMNS)]
@@ -409,6 +412,7 @@ def job_from_row(row: Sequence[Any]) -> Job:
         short=short,
         owner=owner,
         ended=ended,
+        callback_url=callback_url,
         created=created,
         updated=updated,
     )

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import attrs
 
-from transcriber_adapters.sqlite.connection import SqliteStore
+from transcriber_adapters.sqlite.outbox import SqliteOutbox, write_deliveries
 from transcriber_adapters.sqlite.schema import immediate
 from transcriber_adapters.sqlite.statements import (
     ACQUIRE_SHORT_SQL,
@@ -58,7 +58,7 @@ from transcriber_adapters.sqlite.statements import (
     state_of,
 )
 from transcriber_adapters.sqlite.times import to_db
-from transcriber_core.entities import FileRecord, Job, JobPart, State
+from transcriber_core.entities import TERMINAL_EVENTS, Event, FileRecord, Job, JobPart, State
 from transcriber_core.errors import (
     FileNotFound,
     JobChanged,
@@ -70,7 +70,7 @@ from transcriber_core.ports import Clock, Removed
 T = TypeVar("T")
 
 
-class SqliteJobRepository(SqliteStore):
+class SqliteJobRepository(SqliteOutbox):
     """Jobs and file records in one SQLite file; the queue rules of docs/reference.md.
 
     Make one with ``await SqliteJobRepository.open(path, clock=...)``, which
@@ -82,6 +82,9 @@ class SqliteJobRepository(SqliteStore):
     ``LeaseLost``: the caller's lease is gone either way, and telling the two
     apart would cost a second query on the hot path. ``save_if_unchanged``
     (owner edits, off the hot path) tells ``JobNotFound`` from ``JobChanged``.
+
+    The outbox's deliveries (``outbox.py``, ADR 35) are written in the
+    transaction of the ``create`` or ``save_if_held`` that calls for them.
     """
 
     _what = "the job repository"
@@ -130,9 +133,14 @@ class SqliteJobRepository(SqliteStore):
     ) -> None:
         """Write every field of ``job`` with ``SAVE_IF_HELD_SQL``; ``LeaseLost`` if not held.
 
-        With ``delay``, ``delay_time`` is the store's now plus ``delay``.
+        With ``delay``, ``delay_time`` is the store's now plus ``delay``. A job
+        saved into an end state gets its deliveries in the same transaction.
         """
-        await self._call(_save_if_held, job, acquisition_id, self._clock, delay)
+        event = TERMINAL_EVENTS.get(job.state)
+        if event is None:
+            await self._call(_save_if_held, job, acquisition_id, self._clock, delay)
+        else:
+            await self._call(_end_if_held, job, acquisition_id, event, self._clock)
 
     async def save_if_unchanged(self, job: Job, *, seen: Job) -> None:
         """Write ``job`` if the stored job still equals ``seen``; else raise ``JobChanged``."""
@@ -216,6 +224,7 @@ def _create(
         job = attrs.evolve(job, created=now, updated=now)
         conn.execute(INSERT_JOB_SQL, job_params(job))
         conn.executemany(PUT_FILE_SQL, file_rows)
+        write_deliveries(conn, job, Event.ACCEPTED, now)
     return job, True
 
 
@@ -267,6 +276,15 @@ def _save_if_held(
     params["held_by"] = acquisition_id
     if conn.execute(SAVE_IF_HELD_SQL, params).rowcount == 0:
         raise LeaseLost()
+
+
+def _end_if_held(
+    conn: sqlite3.Connection, job: Job, acquisition_id: str, event: Event, clock: Clock
+) -> None:
+    # The end and its deliveries commit together or not at all (the transactional outbox).
+    with immediate(conn):
+        _save_if_held(conn, job, acquisition_id, clock, None)
+        write_deliveries(conn, job, event, clock.now())
 
 
 def _save_if_unchanged(conn: sqlite3.Connection, job: Job, seen: Job) -> None:

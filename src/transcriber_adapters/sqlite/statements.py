@@ -51,6 +51,7 @@ JOB_COLUMNS: tuple[str, ...] = (
     "short",
     "owner",
     "ended",
+    "callback_url",
     "created",
     "updated",
 )
@@ -358,6 +359,7 @@ def job_params(job: Job) -> dict[str, Any]:
         "short": int(job.short),
         "owner": job.owner,
         "ended": None if job.ended is None else to_db(job.ended),
+        "callback_url": job.callback_url,
         "created": to_db(job.created),
         "updated": to_db(job.updated),
     }
@@ -389,6 +391,7 @@ def job_from_row(row: Sequence[Any]) -> Job:
         short,
         owner,
         ended,
+        callback_url,
         created,
         updated,
     ) = row
@@ -420,6 +423,7 @@ def job_from_row(row: Sequence[Any]) -> Job:
         short=bool(short),
         owner=owner,
         ended=None if ended is None else from_db(ended),
+        callback_url=callback_url,
         created=from_db(created),
         updated=from_db(updated),
     )

@@ -55,7 +55,13 @@ from transcriber_app.web.uploads import (
 )
 from transcriber_core import deletion
 from transcriber_core.entities import Job, Origin, State
-from transcriber_core.errors import DedupKeyReused, DiskFull, JobNotFound, TranscriberError
+from transcriber_core.errors import (
+    CallbackRefused,
+    DedupKeyReused,
+    DiskFull,
+    JobNotFound,
+    TranscriberError,
+)
 from transcriber_core.intake import check_replay, submit
 from transcriber_core.policy import reachable_by
 from transcriber_core.subtitles import Transcript
@@ -146,6 +152,8 @@ async def upload(request: Request) -> Response:
             digest=dedup_key is not None,
         ) as received:
             size = received.size
+            if received.callback_url is not None:
+                await check_callback(runtime, received.callback_url)
             job, is_new = await submit(
                 services,
                 received.path,
@@ -154,6 +162,7 @@ async def upload(request: Request) -> Response:
                 dedup_key=dedup_key,
                 digest=received.digest,
                 owner=caller,
+                callback_url=received.callback_url,
             )
     except ApiError as exc:
         metrics.uploads.labels(exc.code).inc()
@@ -197,6 +206,27 @@ def _insufficient_storage() -> ApiError:
         "the service is short of disk space; send the recording again later",
         headers={"Retry-After": "60"},
     )
+
+
+async def check_callback(runtime: Runtime, url: str) -> None:
+    """400 unless ``url`` may be called when the job ends (ADR 35); the reason is given.
+
+    Codes: ``webhooks_disabled`` (no ``[webhooks] secret``), ``bad_callback_url``
+    (not http(s), too long, credentials), ``callback_address_refused`` (its
+    host resolves to a refused address, or not at all). The URL itself is
+    never logged nor echoed: its query string may carry the caller's secret.
+    """
+    sender = runtime.services.webhooks
+    if sender is None:
+        raise ApiError(
+            400,
+            "webhooks_disabled",
+            "this service sends no webhooks ([webhooks] secret is unset); send no callback_url",
+        )
+    try:
+        await sender.check(url)
+    except CallbackRefused as exc:
+        raise ApiError(400, exc.code, exc.message) from None
 
 
 def refuse_when_short_of_space(runtime: Runtime) -> None:
@@ -370,6 +400,14 @@ ENDPOINTS: tuple[Endpoint, ...] = (
                 required=True,
                 content_type="application/octet-stream",
             ),
+            FormField(
+                name="callback_url",
+                description=(
+                    "an http(s) URL POSTed a signed {job_id, state, error} when the job ends"
+                    " (needs [webhooks] secret; loopback and private addresses are refused)"
+                ),
+                schema={"type": "string", "format": "uri", "maxLength": 2048},
+            ),
         ),
         answers=(
             json_answer(
@@ -389,7 +427,10 @@ ENDPOINTS: tuple[Endpoint, ...] = (
                 "missing_file",
                 "empty_file",
                 "bad_idempotency_key",
-                description="the form or the Idempotency-Key cannot be used",
+                "webhooks_disabled",
+                "bad_callback_url",
+                "callback_address_refused",
+                description="the form, the Idempotency-Key or the callback_url cannot be used",
             ),
             error(408, "upload_timeout", description="no byte for the inactivity timeout"),
             error(

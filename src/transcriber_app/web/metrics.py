@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
-from transcriber_core.entities import STEP_STATES, Condition, State
+from transcriber_core.entities import STEP_STATES, Condition, DeliveryKind, State
 
 #: The logger whose records carry the worker's events (every ``transcriber.*`` logger).
 EVENTS_LOGGER = "transcriber"
@@ -38,6 +38,13 @@ DURATION_BUCKETS = (
 #: Failure kinds by event: a retry pause, a job judged for good, a job given up on.
 _FAILURE_EVENTS = {"step.retry": "retry", "step.failed": "failed", "job.dead": "dead"}
 _STATES = frozenset(state.value for state in State)
+#: Outcomes of a delivery by the outbox's event (ADR 35).
+_DELIVERY_EVENTS = {
+    "delivery.sent": "sent",
+    "delivery.retry": "retry",
+    "delivery.given_up": "given_up",
+}
+_DELIVERY_KINDS = frozenset(kind.value for kind in DeliveryKind)
 
 
 class Metrics:
@@ -114,6 +121,23 @@ class Metrics:
             ["api"],
             registry=self.registry,
         )
+        self.deliveries = Counter(
+            "transcriber_deliveries",
+            "Outbox deliveries tried by this process, by kind (webhook, notice) and outcome"
+            " (sent, retry, given_up: refused for good or still failing after 24 h).",
+            ["kind", "outcome"],
+            registry=self.registry,
+        )
+        self.deliveries_pending = Gauge(
+            "transcriber_deliveries_pending",
+            "Outbox deliveries waiting or running, by kind, read from the database at scrape time.",
+            ["kind"],
+            registry=self.registry,
+        )
+        for kind in _DELIVERY_KINDS:
+            self.deliveries_pending.labels(kind)
+            for outcome in _DELIVERY_EVENTS.values():
+                self.deliveries.labels(kind, outcome)
         for state in STEP_STATES:
             self.acquires.labels(state.value)
             self.step_seconds.labels(state.value)
@@ -126,6 +150,11 @@ class Metrics:
         event = record.msg
         if event == "speechkit.request":
             self._observe_speechkit(record)
+            return
+        if event in _DELIVERY_EVENTS:
+            kind = getattr(record, "kind", None)
+            if kind in _DELIVERY_KINDS:
+                self.deliveries.labels(kind, _DELIVERY_EVENTS[event]).inc()
             return
         state = getattr(record, "state", None)
         if state not in _STATES:
@@ -155,6 +184,11 @@ class Metrics:
         """Record the budget levels read from the database for this scrape."""
         for name, tokens in levels.items():
             self.budget_tokens.labels(name).set(tokens)
+
+    def set_deliveries(self, counts: Mapping[DeliveryKind, int]) -> None:
+        """Record the outbox's pending deliveries read from the repository for this scrape."""
+        for kind in DeliveryKind:
+            self.deliveries_pending.labels(kind.value).set(counts.get(kind, 0))
 
     def set_conditions(self, held: Iterable[Condition]) -> None:
         """Record the conditions read for this scrape; a code that cleared leaves the series."""

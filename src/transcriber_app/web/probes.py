@@ -60,6 +60,7 @@ async def scrape(request: Request) -> Response:
     collected = metrics_of(request)
     try:
         collected.set_jobs(await runtime.services.repo.count_by_state())
+        collected.set_deliveries(await runtime.services.repo.pending_deliveries())
         if runtime.budgets is not None:
             collected.set_budgets(await runtime.budgets.levels())
         collected.set_conditions(await current_conditions(runtime))

@@ -51,6 +51,8 @@ if TYPE_CHECKING:
 
 #: Name of the form field that carries the recording.
 FILE_FIELD = b"file"
+#: Name of the optional form field with the URL to call when the job ends (ADR 35).
+CALLBACK_FIELD = b"callback_url"
 #: Bytes of a body that are not the recording: part headers, boundaries, other fields.
 ENVELOPE_BYTES = 64 * 1024
 #: Gathered file bytes written in one ``writev``: few thread hops, bounded memory.
@@ -76,6 +78,8 @@ class Received:
     size: int
     #: SHA-256 of the recording, hex; None unless it was asked for.
     digest: str | None = None
+    #: The form's ``callback_url`` as sent, unchecked; None without one.
+    callback_url: str | None = attrs.field(default=None, repr=False)
 
 
 def form_too_large(*, close: bool) -> ApiError:
@@ -161,6 +165,9 @@ class _FormSink:
         self.pending_bytes = 0
         self._envelope = 0
         self._in_file = False
+        self._in_callback = False
+        #: The ``callback_url`` field's bytes; None when the form has none.
+        self.callback: bytearray | None = None
         self._field = bytearray()
         self._value = bytearray()
         self._disposition: bytes | None = None
@@ -186,6 +193,7 @@ class _FormSink:
     def _part_begin(self) -> None:
         self._disposition = None
         self._in_file = False
+        self._in_callback = False
 
     def _header_field(self, data: bytes, start: int, end: int) -> None:
         self._count_envelope(end - start)
@@ -203,6 +211,10 @@ class _FormSink:
 
     def _headers_finished(self) -> None:
         _, options = parse_options_header(self._disposition)
+        if options.get(b"name") == CALLBACK_FIELD and self.callback is None:
+            self.callback = bytearray()
+            self._in_callback = True
+            return
         if options.get(b"name") != FILE_FIELD or self.found:
             return
         self.found = True
@@ -216,6 +228,8 @@ class _FormSink:
         length = end - start
         if not self._in_file:
             self._count_envelope(length)
+            if self._in_callback and self.callback is not None:
+                self.callback += data[start:end]
             return
         self.size += length
         if self.size > self.max_bytes:
@@ -225,6 +239,7 @@ class _FormSink:
 
     def _part_end(self) -> None:
         self._in_file = False
+        self._in_callback = False
 
     def _end(self) -> None:
         self.ended = True
@@ -417,6 +432,9 @@ async def received_file(
                 extension=sink.extension,
                 size=sink.size,
                 digest=None if hasher is None else hasher.hexdigest(),
+                callback_url=None
+                if sink.callback is None
+                else sink.callback.decode("utf-8", errors="replace"),
             )
     finally:
         await chunks.aclose()

@@ -1,0 +1,144 @@
+"""The outbox half of ``MemoryJobRepository`` (ADR 35): deliveries in a dict, SQLite's rules."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from datetime import datetime, timedelta
+
+import attrs
+
+from transcriber_adapters.memory.database import MemoryDatabase
+from transcriber_core.entities import Delivery, DeliveryKind, Event, Job
+from transcriber_core.errors import LeaseLost
+from transcriber_core.outbox import deliveries_for
+from transcriber_core.ports import Clock
+
+
+class MemoryOutbox:
+    """Deliveries on the ``MemoryDatabase``; the repository that mixes it in provides ``_db``,
+    ``_lock`` (the database's) and ``calls``.
+
+    ``_write_deliveries`` is called by the repository under that lock, in the
+    same critical section as the job's move: the transaction of memory.
+    """
+
+    _db: MemoryDatabase
+    _lock: threading.Lock
+    calls: list[str]
+
+    @property
+    def _deliveries(self) -> dict[int, Delivery]:
+        return self._db.deliveries
+
+    @property
+    def _clock(self) -> Clock:
+        return self._db.clock
+
+    def _write_deliveries(self, job: Job, event: Event) -> None:
+        """Add the deliveries ``event`` about ``job`` calls for; call with the lock held."""
+        now = self._clock.now()
+        for kind in deliveries_for(job, event):
+            delivery = Delivery(
+                id=self._db.next_delivery,
+                job_id=job.id,
+                kind=kind,
+                event=event,
+                due=now,
+                created=now,
+            )
+            self._deliveries[delivery.id] = delivery
+            self._db.next_delivery += 1
+
+    async def acquire_delivery(
+        self, *, acquisition_id: str, lease: timedelta, job_id: str | None = None
+    ) -> Delivery | None:
+        """Lease the next due delivery (see the port for the rules); None when there is none."""
+        with self._lock:
+            self.calls.append("acquire_delivery")
+            now = self._clock.now()
+            eligible = [
+                delivery
+                for delivery in self._eligible(now, now - lease)
+                if job_id is None or delivery.job_id == job_id
+            ]
+            if not eligible:
+                return None
+            chosen = min(eligible, key=lambda delivery: (delivery.due, delivery.id))
+            leased = attrs.evolve(
+                chosen,
+                acquisition_id=acquisition_id,
+                acquire_time=now,
+                attempts=chosen.attempts + 1,
+            )
+            self._deliveries[leased.id] = leased
+            return leased
+
+    async def retry_delivery(
+        self, delivery: Delivery, *, acquisition_id: str, delay: timedelta, error: str
+    ) -> None:
+        """Give the lease back, due ``delay`` from now; ``LeaseLost`` unless held."""
+        with self._lock:
+            self.calls.append("retry_delivery")
+            stored = self._held(delivery.id, acquisition_id)
+            self._deliveries[stored.id] = attrs.evolve(
+                stored,
+                acquisition_id=None,
+                acquire_time=None,
+                due=self._clock.now() + delay,
+                last_error=error,
+            )
+
+    async def finish_delivery(self, delivery: Delivery, *, acquisition_id: str) -> None:
+        """Remove a delivery sent or given up; ``LeaseLost`` unless held."""
+        with self._lock:
+            self.calls.append("finish_delivery")
+            self._held(delivery.id, acquisition_id)
+            del self._deliveries[delivery.id]
+
+    async def delivery_due(self, *, lease: timedelta) -> bool:
+        """True when a delivery could be acquired now."""
+        with self._lock:
+            self.calls.append("delivery_due")
+            now = self._clock.now()
+            return bool(self._eligible(now, now - lease))
+
+    async def pending_deliveries(self) -> dict[DeliveryKind, int]:
+        """How many deliveries of each kind wait or run."""
+        with self._lock:
+            self.calls.append("pending_deliveries")
+            return dict(Counter(delivery.kind for delivery in self._deliveries.values()))
+
+    def _held(self, delivery_id: int, acquisition_id: str) -> Delivery:
+        stored = self._deliveries.get(delivery_id)
+        if stored is None or stored.acquisition_id != acquisition_id:
+            raise LeaseLost()
+        return stored
+
+    def _eligible(self, now: datetime, cutoff: datetime) -> list[Delivery]:
+        """Due, unleased, first of its job and kind, and no other of its job in flight."""
+        waiting = self._deliveries.values()
+        first: dict[tuple[str, DeliveryKind], int] = {}
+        busy: set[str] = set()
+        for delivery in waiting:
+            key = (delivery.job_id, delivery.kind)
+            first[key] = min(first.get(key, delivery.id), delivery.id)
+            if _live(delivery, cutoff):
+                busy.add(delivery.job_id)
+        return [
+            delivery
+            for delivery in waiting
+            if delivery.due <= now
+            and first[delivery.job_id, delivery.kind] == delivery.id
+            and not _live(delivery, cutoff)
+            and delivery.job_id not in busy
+        ]
+
+
+def _live(delivery: Delivery, cutoff: datetime) -> bool:
+    """True while a loop holds ``delivery``: a lease taken after the cutoff."""
+    return (
+        delivery.acquisition_id is not None
+        and delivery.acquire_time is not None
+        and delivery.acquire_time > cutoff
+    )

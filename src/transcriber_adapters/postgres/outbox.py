@@ -1,0 +1,167 @@
+"""The outbox half of ``PostgresJobRepository`` (ADR 35): the ``deliveries`` table.
+
+Rows are inserted by ``write_deliveries`` inside the transaction that moves
+their job; the acquire is one ``UPDATE … WHERE id = (SELECT … FOR UPDATE
+SKIP LOCKED)`` like the jobs', so concurrent loops on many hosts skip each
+other's candidates instead of waiting. "Now" is the database's clock
+(``NOW_SQL``) unless a test injects one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any, LiteralString
+
+from psycopg import AsyncConnection
+
+from transcriber_adapters.postgres.clock import NOW_SQL, now_param
+from transcriber_adapters.postgres.connection import Database
+from transcriber_core.entities import Delivery, DeliveryKind, Event, Job
+from transcriber_core.errors import LeaseLost
+from transcriber_core.outbox import deliveries_for
+from transcriber_core.ports import Clock
+
+_COLUMNS: LiteralString = (
+    "id, job_id, kind, event, attempts, acquisition_id, acquire_time, due, created, last_error"
+)
+
+#: A delivery row ``d`` that may be handed out; binds ``now`` and ``lease``. The first
+#: NOT EXISTS keeps a job's deliveries of one kind in order; the second keeps one delivery
+#: per job in flight.
+_ELIGIBLE: LiteralString = (
+    f"d.due <= {NOW_SQL}"
+    f" AND (d.acquisition_id IS NULL OR d.acquire_time <= {NOW_SQL} - %(lease)s::interval)"
+    " AND NOT EXISTS (SELECT 1 FROM deliveries AS e"
+    " WHERE e.job_id = d.job_id AND e.kind = d.kind AND e.id < d.id)"
+    " AND NOT EXISTS (SELECT 1 FROM deliveries AS e"
+    " WHERE e.job_id = d.job_id AND e.id <> d.id AND e.acquisition_id IS NOT NULL"
+    f" AND e.acquire_time > {NOW_SQL} - %(lease)s::interval)"
+)
+
+
+def _acquire(extra: LiteralString) -> LiteralString:
+    # SKIP LOCKED: a candidate another loop is taking right now is passed over, never
+    # waited for; the outer UPDATE then holds it, so no second check is needed.
+    return (
+        f"UPDATE deliveries SET acquisition_id = %(acquisition_id)s, acquire_time = {NOW_SQL},"
+        " attempts = attempts + 1 WHERE id = ("
+        f"SELECT d.id FROM deliveries AS d WHERE {_ELIGIBLE}{extra}"
+        " ORDER BY d.due, d.id LIMIT 1 FOR UPDATE SKIP LOCKED"
+        f") RETURNING {_COLUMNS}"
+    )
+
+
+#: Lease the next due delivery; parameters: ``acquisition_id``, ``now``, ``lease``.
+ACQUIRE_DELIVERY_SQL = _acquire("")
+#: The same for one job's deliveries; also ``job_id``.
+ACQUIRE_JOB_DELIVERY_SQL = _acquire(" AND d.job_id = %(job_id)s")
+#: Is any delivery eligible; parameters: ``now``, ``lease``.
+DELIVERY_DUE_SQL = f"SELECT EXISTS (SELECT 1 FROM deliveries AS d WHERE {_ELIGIBLE})"
+#: Give a held delivery back; parameters: ``id``, ``held_by``, ``now``, ``delay``, ``error``.
+RETRY_DELIVERY_SQL = (
+    "UPDATE deliveries SET acquisition_id = NULL, acquire_time = NULL,"
+    f" due = {NOW_SQL} + %(delay)s::interval, last_error = %(error)s"
+    " WHERE id = %(id)s AND acquisition_id = %(held_by)s"
+)
+#: Remove a held delivery; parameters: ``id``, ``held_by``.
+FINISH_DELIVERY_SQL = "DELETE FROM deliveries WHERE id = %(id)s AND acquisition_id = %(held_by)s"
+#: Add a delivery; parameters: ``job_id``, ``kind``, ``event``, ``now``.
+INSERT_DELIVERY_SQL = (
+    "INSERT INTO deliveries (job_id, kind, event, due, created)"
+    f" VALUES (%(job_id)s, %(kind)s, %(event)s, {NOW_SQL}, {NOW_SQL})"
+)
+#: Deliveries by kind.
+COUNT_DELIVERIES_SQL = "SELECT kind, count(*) FROM deliveries GROUP BY kind"
+
+_KINDS = {kind.value: kind for kind in DeliveryKind}
+_EVENTS = {event.value: event for event in Event}
+
+
+async def write_deliveries(
+    conn: AsyncConnection[Any], job: Job, event: Event, clock: Clock | None
+) -> None:
+    """Insert the deliveries ``event`` about ``job`` calls for, in the caller's transaction."""
+    kinds = deliveries_for(job, event)
+    if kinds:
+        now = now_param(clock)
+        async with conn.cursor() as cursor:
+            await cursor.executemany(
+                INSERT_DELIVERY_SQL,
+                [
+                    {"job_id": job.id, "kind": kind.value, "event": event.value, "now": now}
+                    for kind in kinds
+                ],
+            )
+
+
+def delivery_from_row(row: Sequence[Any]) -> Delivery:
+    """The delivery of a row selected as ``_COLUMNS``."""
+    id_, job_id, kind, event, attempts, acquisition_id, acquire_time, due, created, error = row
+    return Delivery(
+        id=id_,
+        job_id=job_id,
+        kind=_KINDS[kind],
+        event=_EVENTS[event],
+        attempts=attempts,
+        acquisition_id=acquisition_id,
+        acquire_time=acquire_time,
+        due=due,
+        created=created,
+        last_error=error,
+    )
+
+
+class PostgresOutbox:
+    """The outbox methods of the job repository, on its ``Database`` and clock."""
+
+    _db: Database
+    _clock: Clock | None
+
+    async def acquire_delivery(
+        self, *, acquisition_id: str, lease: timedelta, job_id: str | None = None
+    ) -> Delivery | None:
+        """Lease the next due delivery in one statement; None when none is due."""
+        params: dict[str, Any] = {
+            "acquisition_id": acquisition_id,
+            "lease": lease,
+            "now": now_param(self._clock),
+        }
+        statement = ACQUIRE_DELIVERY_SQL
+        if job_id is not None:
+            statement = ACQUIRE_JOB_DELIVERY_SQL
+            params["job_id"] = job_id
+        row = await self._db.fetchone(statement, params)
+        return None if row is None else delivery_from_row(row)
+
+    async def retry_delivery(
+        self, delivery: Delivery, *, acquisition_id: str, delay: timedelta, error: str
+    ) -> None:
+        """Give the lease back, due ``delay`` from the database's now; ``LeaseLost`` unless held."""
+        params = {
+            "id": delivery.id,
+            "held_by": acquisition_id,
+            "delay": delay,
+            "error": error,
+            "now": now_param(self._clock),
+        }
+        if await self._db.execute(RETRY_DELIVERY_SQL, params) == 0:
+            raise LeaseLost()
+
+    async def finish_delivery(self, delivery: Delivery, *, acquisition_id: str) -> None:
+        """Remove a delivery sent or given up; ``LeaseLost`` unless held."""
+        params = {"id": delivery.id, "held_by": acquisition_id}
+        if await self._db.execute(FINISH_DELIVERY_SQL, params) == 0:
+            raise LeaseLost()
+
+    async def delivery_due(self, *, lease: timedelta) -> bool:
+        """True when a delivery could be acquired now, in one query."""
+        row = await self._db.fetchone(
+            DELIVERY_DUE_SQL, {"lease": lease, "now": now_param(self._clock)}
+        )
+        return bool(row is not None and row[0])
+
+    async def pending_deliveries(self) -> dict[DeliveryKind, int]:
+        """How many deliveries of each kind wait or run."""
+        rows = await self._db.fetchall(COUNT_DELIVERIES_SQL)
+        return {_KINDS[kind]: count for kind, count in rows}

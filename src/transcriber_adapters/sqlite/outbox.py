@@ -1,0 +1,187 @@
+"""The outbox half of ``SqliteJobRepository`` (ADR 35): the ``deliveries`` table.
+
+Deliveries are inserted by ``write_deliveries`` inside the transaction that
+moves their job (``create``, ``save_if_held``), and taken with the same
+one-statement lease as jobs. Every time is the repository's own clock,
+through ``times.to_db``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from transcriber_adapters.sqlite.connection import SqliteStore
+from transcriber_adapters.sqlite.times import from_db, to_db
+from transcriber_core.entities import Delivery, DeliveryKind, Event, Job
+from transcriber_core.errors import LeaseLost
+from transcriber_core.outbox import deliveries_for
+
+#: Columns of ``deliveries`` in the order every statement selects or returns them.
+DELIVERY_COLUMNS: tuple[str, ...] = (
+    "id",
+    "job_id",
+    "kind",
+    "event",
+    "attempts",
+    "acquisition_id",
+    "acquire_time",
+    "due",
+    "created",
+    "last_error",
+)
+_DELIVERY_LIST = ", ".join(DELIVERY_COLUMNS)
+
+#: A delivery row ``d`` that may be handed out; binds ``:now`` and ``:cutoff``. The
+#: first NOT EXISTS keeps a job's deliveries of one kind in order; the second keeps
+#: one delivery per job in flight. Both walk ``deliveries_job``.
+_ELIGIBLE = (
+    "d.due <= :now"
+    " AND (d.acquisition_id IS NULL OR d.acquire_time <= :cutoff)"
+    " AND NOT EXISTS (SELECT 1 FROM deliveries AS e"
+    " WHERE e.job_id = d.job_id AND e.kind = d.kind AND e.id < d.id)"
+    " AND NOT EXISTS (SELECT 1 FROM deliveries AS e"
+    " WHERE e.job_id = d.job_id AND e.id <> d.id"
+    " AND e.acquisition_id IS NOT NULL AND e.acquire_time > :cutoff)"
+)
+
+#: Lease the next due delivery in one statement; parameters: ``acquisition_id``, ``now``,
+#: ``cutoff``. As with ``ACQUIRE_SQL``, the UPDATE holds SQLite's write lock before the
+#: subselect reads, so no other writer can commit between the choice and the lease.
+ACQUIRE_DELIVERY_SQL = (
+    "UPDATE deliveries"
+    " SET acquisition_id = :acquisition_id, acquire_time = :now, attempts = attempts + 1"
+    " WHERE id = ("
+    f"SELECT d.id FROM deliveries AS d WHERE {_ELIGIBLE} ORDER BY d.due, d.id LIMIT 1"
+    f") RETURNING {_DELIVERY_LIST}"
+)
+
+#: ``ACQUIRE_DELIVERY_SQL`` for one job's deliveries (an intake sending its own notice at
+#: once); parameters: those and ``job_id``. The same one statement, walking ``deliveries_job``.
+ACQUIRE_JOB_DELIVERY_SQL = (
+    "UPDATE deliveries"
+    " SET acquisition_id = :acquisition_id, acquire_time = :now, attempts = attempts + 1"
+    " WHERE id = ("
+    f"SELECT d.id FROM deliveries AS d WHERE d.job_id = :job_id AND {_ELIGIBLE}"
+    " ORDER BY d.due, d.id LIMIT 1"
+    f") RETURNING {_DELIVERY_LIST}"
+)
+
+#: Is any delivery eligible; parameters: ``now``, ``cutoff``.
+DELIVERY_DUE_SQL = f"SELECT EXISTS (SELECT 1 FROM deliveries AS d WHERE {_ELIGIBLE})"
+
+#: Give a held delivery back, due later; parameters: ``id``, ``held_by``, ``due``, ``error``.
+RETRY_DELIVERY_SQL = (
+    "UPDATE deliveries SET acquisition_id = NULL, acquire_time = NULL,"
+    " due = :due, last_error = :error WHERE id = :id AND acquisition_id = :held_by"
+)
+
+#: Remove a held delivery; parameters: ``id``, ``held_by``.
+FINISH_DELIVERY_SQL = "DELETE FROM deliveries WHERE id = :id AND acquisition_id = :held_by"
+
+#: Add a delivery; parameters: ``job_id``, ``kind``, ``event``, ``now``.
+INSERT_DELIVERY_SQL = (
+    "INSERT INTO deliveries (job_id, kind, event, due, created)"
+    " VALUES (:job_id, :kind, :event, :now, :now)"
+)
+
+#: Deliveries by kind.
+COUNT_DELIVERIES_SQL = "SELECT kind, count(*) FROM deliveries GROUP BY kind"
+
+_KINDS = {kind.value: kind for kind in DeliveryKind}
+_EVENTS = {event.value: event for event in Event}
+
+
+def write_deliveries(conn: sqlite3.Connection, job: Job, event: Event, now: datetime) -> None:
+    """Insert the deliveries ``event`` about ``job`` calls for; run inside the job's transaction."""
+    kinds = deliveries_for(job, event)
+    if kinds:
+        conn.executemany(
+            INSERT_DELIVERY_SQL,
+            [
+                {"job_id": job.id, "kind": kind.value, "event": event.value, "now": to_db(now)}
+                for kind in kinds
+            ],
+        )
+
+
+def delivery_from_row(row: Sequence[Any]) -> Delivery:
+    """The delivery of a row selected as ``DELIVERY_COLUMNS``."""
+    id_, job_id, kind, event, attempts, acquisition_id, acquire_time, due, created, error = row
+    return Delivery(
+        id=id_,
+        job_id=job_id,
+        kind=_KINDS[kind],
+        event=_EVENTS[event],
+        attempts=attempts,
+        acquisition_id=acquisition_id,
+        acquire_time=None if acquire_time is None else from_db(acquire_time),
+        due=from_db(due),
+        created=from_db(created),
+        last_error=error,
+    )
+
+
+class SqliteOutbox(SqliteStore):
+    """The outbox methods of the job repository, on the store's connection and clock."""
+
+    async def acquire_delivery(
+        self, *, acquisition_id: str, lease: timedelta, job_id: str | None = None
+    ) -> Delivery | None:
+        """Lease the next due delivery with ``ACQUIRE_DELIVERY_SQL``; None when none is due."""
+        now = self._clock.now()
+        params = {"acquisition_id": acquisition_id, "now": to_db(now), "cutoff": to_db(now - lease)}
+        if job_id is None:
+            return await self._call(_acquire_delivery, ACQUIRE_DELIVERY_SQL, params)
+        params["job_id"] = job_id
+        return await self._call(_acquire_delivery, ACQUIRE_JOB_DELIVERY_SQL, params)
+
+    async def retry_delivery(
+        self, delivery: Delivery, *, acquisition_id: str, delay: timedelta, error: str
+    ) -> None:
+        """Give the lease back, due ``delay`` from now; ``LeaseLost`` unless held."""
+        params = {
+            "id": delivery.id,
+            "held_by": acquisition_id,
+            "due": to_db(self._clock.now() + delay),
+            "error": error,
+        }
+        await self._call(_fenced, RETRY_DELIVERY_SQL, params)
+
+    async def finish_delivery(self, delivery: Delivery, *, acquisition_id: str) -> None:
+        """Remove a delivery sent or given up; ``LeaseLost`` unless held."""
+        params = {"id": delivery.id, "held_by": acquisition_id}
+        await self._call(_fenced, FINISH_DELIVERY_SQL, params)
+
+    async def delivery_due(self, *, lease: timedelta) -> bool:
+        """True when a delivery could be acquired now, in one query."""
+        now = self._clock.now()
+        return await self._call(_delivery_due, to_db(now), to_db(now - lease))
+
+    async def pending_deliveries(self) -> dict[DeliveryKind, int]:
+        """How many deliveries of each kind wait or run."""
+        return await self._call(_pending_deliveries)
+
+
+def _acquire_delivery(
+    conn: sqlite3.Connection, sql: str, params: dict[str, Any]
+) -> Delivery | None:
+    # fetchall steps the statement to its end, which commits it (see _acquire).
+    rows = conn.execute(sql, params).fetchall()
+    return delivery_from_row(rows[0]) if rows else None
+
+
+def _fenced(conn: sqlite3.Connection, sql: str, params: dict[str, Any]) -> None:
+    if conn.execute(sql, params).rowcount == 0:
+        raise LeaseLost()
+
+
+def _delivery_due(conn: sqlite3.Connection, now: int, cutoff: int) -> bool:
+    row = conn.execute(DELIVERY_DUE_SQL, {"now": now, "cutoff": cutoff}).fetchone()
+    return bool(row[0])
+
+
+def _pending_deliveries(conn: sqlite3.Connection) -> dict[DeliveryKind, int]:
+    return {_KINDS[kind]: count for kind, count in conn.execute(COUNT_DELIVERIES_SQL)}

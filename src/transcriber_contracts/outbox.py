@@ -1,0 +1,351 @@
+"""The outbox part of the JobRepository contract (ADR 35), mixed into the job repository suites.
+
+Use it beside ``JobRepositoryContract``, whose fixtures it shares::
+
+    class TestMyRepository(JobRepositoryContract, OutboxContract):
+        ...  # the ``repo`` and ``another_repo`` fixtures of JobRepositoryContract
+
+``repo`` reads now from the suite's ``clock`` (a ``ManualClock`` the tests
+move); ``another_repo`` opens a second, independent repository on the same
+storage, as another process would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from datetime import timedelta
+
+import pytest
+
+from transcriber_contracts.job_repository import OpenAnother
+from transcriber_core.clocks import ManualClock
+from transcriber_core.entities import Delivery, DeliveryKind, Event, Job, Origin, State
+from transcriber_core.errors import LeaseLost
+from transcriber_core.ports import JobRepository
+from transcriber_core.transitions import transition
+
+#: The lease the suite's delivery loops take.
+LEASE = timedelta(minutes=2)
+CALLBACK = "https://hooks.example.com/transcribed?token=s3cret"
+
+
+def _new_id() -> str:
+    return secrets.token_urlsafe(16)
+
+
+async def _created(
+    repo: JobRepository, clock: ManualClock, *, telegram: bool = False, callback: bool = True
+) -> Job:
+    now = clock.now()
+    job = Job(
+        id=_new_id(),
+        state=State.CONVERT,
+        origin=Origin.telegram(42, 7) if telegram else Origin.http(),
+        source_file_id=_new_id(),
+        callback_url=CALLBACK if callback else None,
+        created=now,
+        updated=now,
+    )
+    await repo.create(job)
+    return job
+
+
+async def _ended(repo: JobRepository, clock: ManualClock, job: Job, to: State = State.DONE) -> Job:
+    """Lease ``job`` and save it into ``to`` the way a worker does."""
+    now = clock.now()
+    acquisition_id = _new_id()
+    leased = await repo.acquire(job.state, acquisition_id=acquisition_id, lease=LEASE)
+    assert leased is not None
+    assert leased.id == job.id
+    if to is State.DONE:
+        ended = transition(leased, State.RECOGNIZE, now=now)
+        ended = transition(ended, State.CHECK, now=now)
+        ended = transition(ended, State.DONE, now=now, text="hello")
+    else:
+        ended = transition(leased, to, now=now, error="no audio")
+    await repo.save_if_held(ended, acquisition_id=acquisition_id)
+    return ended
+
+
+async def _take(repo: JobRepository) -> tuple[Delivery, str] | None:
+    acquisition_id = _new_id()
+    delivery = await repo.acquire_delivery(acquisition_id=acquisition_id, lease=LEASE)
+    return None if delivery is None else (delivery, acquisition_id)
+
+
+class OutboxContract:
+    """Mix into a job repository suite: its ``repo``, ``clock`` and ``another_repo`` fixtures."""
+
+    # -- written with the move -------------------------------------------------
+
+    async def test_a_telegram_job_gets_its_accepted_notice_at_create(
+        self, repo: JobRepository, clock: ManualClock
+    ) -> None:
+        """Creating a Telegram job writes its accepted notice in the same transaction."""
+        job = await _created(repo, clock, telegram=True, callback=False)
+        taken = await _take(repo)
+        assert taken is not None
+        delivery, _ = taken
+        assert (delivery.job_id, delivery.kind, delivery.event) == (
+            job.id,
+            DeliveryKind.NOTICE,
+            Event.ACCEPTED,
+        )
+
+    async def test_an_http_job_without_callback_owes_nothing(
+        self, repo: JobRepository, clock: ManualClock
+    ) -> None:
+        """A plain HTTP job that ends writes no delivery: nobody is to be told."""
+        job = await _created(repo, clock, callback=False)
+        await _ended(repo, clock, job)
+        assert await repo.pending_deliveries() == {}
+        assert await _take(repo) is None
+
+    async def test_the_end_writes_a_webhook_and_a_notice(
+        self, repo: JobRepository, clock: ManualClock
+    ) -> None:
+        """A Telegram job with a callback that ends owes the end's notice and its webhook."""
+        job = await _created(repo, clock, telegram=True)
+        assert await repo.pending_deliveries() == {DeliveryKind.NOTICE: 1}
+        await _ended(repo, clock, job, State.FAILED)
+        assert await repo.pending_deliveries() == {
+            DeliveryKind.NOTICE: 2,
+            DeliveryKind.WEBHOOK: 1,
+        }
+
+    async def test_a_step_that_does_not_end_the_job_writes_nothing(
+        self, repo: JobRepository, clock: ManualClock
+    ) -> None:
+        """Only a move into done, failed or dead calls for deliveries."""
+        job = await _created(repo, clock)
+        now = clock.now()
+        leased = await repo.acquire(State.CONVERT, acquisition_id="lease-1", lease=LEASE)
+        assert leased is not None
+        await repo.save_if_held(
+            transition(leased, State.RECOGNIZE, now=now), acquisition_id="lease-1"
+        )
+        assert await repo.pending_deliveries() == {}
+        assert job.callback_url == CALLBACK
+
+    async def test_a_fenced_end_writes_no_delivery(
+        self, repo: JobRepository, clock: ManualClock
+    ) -> None:
+        """An end saved after the lease passed on is refused whole: no delivery either."""
+        job = await _created(repo, clock)
+        now = clock.now()
+        leased = await repo.acquire(State.CONVERT, acquisition_id="lease-1", lease=LEASE)
+        assert leased is not None
+        ended = transition(leased, State.FAILED, now=now, error="bad")
+        with pytest.raises(LeaseLost):
+            await repo.save_if_held(ended, acquisition_id="lease-2")
+        assert await repo.pending_deliveries() == {}
+        assert (await repo.get(job.id)).state is State.CONVERT
+
+    # -- taking, retrying, finishing ---------------------------------------------
+
+    async def test_acquire_leases_the_delivery(
+        self, repo: JobRepository, clock: ManualClock
+    ) -> None:
+        """The delivery comes back leased at the repository's now, one attempt spent."""
+        job = await _ended(repo, clock, await _created(repo, clock))
+        written = clock.now()
+        clock.advance(timedelta(seconds=3))
+        taken = await _take(repo)
+        assert taken is not None
+        delivery, acquisition_id = taken
+        assert delivery.job_id == job.id
+        assert delivery.kind is DeliveryKind.WEBHOOK
+        assert delivery.event is Event.DONE
+        assert delivery.attempts == 1
+        assert delivery.acquisition_id == acquisition_id
+        assert delivery.acquire_time == clock.now()
+        assert delivery.created == written
+        assert delivery.due == written
+        assert delivery.last_error is None
+
+    async def test_no_due_delivery_is_none(self, repo: JobRepository) -> None:
+        """An empty outbox hands out nothing and says nothing is due."""
+        assert await _take(repo) is None
+        assert not await repo.delivery_due(lease=LEASE)
+
+    async def test_a_leased_delivery_is_not_handed_out_twice(
+        self, repo: JobRepository, clock: ManualClock
+    ) -> None:
+        """While its lease lives a delivery goes to nobody else."""
+        await _ended(repo, clock, await _created(repo, clock))
+        assert await _take(repo) is not None
+        assert await _take(repo) is None
+        assert not await repo.delivery_due(lease=LEASE)
+
+    async def test_an_expired_lease_hands_the_delivery_out_again(
+        self, repo: JobRepository, clock: ManualClock
+    ) -> None:
+        """A dead loop's delivery goes out again after its lease; its late finish is fenced."""
+        await _ended(repo, clock, await _created(repo, clock))
+        first = await _take(repo)
+        assert first is not None
+        clock.advance(LEASE)
+        assert await repo.delivery_due(lease=LEASE)
+        second = await _take(repo)
+        assert second is not None
+        assert second[0].id == first[0].id
+        assert second[0].attempts == 2
+        with pytest.raises(LeaseLost):
+            await repo.finish_delivery(first[0], acquisition_id=first[1])
+        await repo.finish_delivery(second[0], acquisition_id=second[1])
+        assert await repo.pending_deliveries() == {}
+
+    async def test_retry_hides_the_delivery_until_its_delay_passed(
+        self, repo: JobRepository, clock: ManualClock
+    ) -> None:
+        """A retried delivery waits its delay, measured on the repository's clock."""
+        await _ended(repo, clock, await _created(repo, clock))
+        taken = await _take(repo)
+        assert taken is not None
+        await repo.retry_delivery(
+            taken[0], acquisition_id=taken[1], delay=timedelta(seconds=30), error="503 answered"
+        )
+        clock.advance(timedelta(seconds=29))
+        assert await _take(repo) is None
+        assert not await repo.delivery_due(lease=LEASE)
+        clock.advance(timedelta(seconds=1))
+        again = await _take(repo)
+        assert again is not None
+        assert again[0].attempts == 2
+        assert again[0].last_error == "503 answered"
+        assert again[0].created == taken[0].created
+
+    async def test_retry_and_finish_need_the_lease(
+        self, repo: JobRepository, clock: ManualClock
+    ) -> None:
+        """Another acquisition id can neither retry nor finish a delivery."""
+        await _ended(repo, clock, await _created(repo, clock))
+        taken = await _take(repo)
+        assert taken is not None
+        with pytest.raises(LeaseLost):
+            await repo.retry_delivery(
+                taken[0], acquisition_id="other", delay=timedelta(0), error="x"
+            )
+        with pytest.raises(LeaseLost):
+            await repo.finish_delivery(taken[0], acquisition_id="other")
+        assert await repo.pending_deliveries() == {DeliveryKind.WEBHOOK: 1}
+
+    async def test_one_delivery_per_job_in_flight(
+        self, repo: JobRepository, clock: ManualClock
+    ) -> None:
+        """A job's webhook waits while its notice is being sent, and the other way round."""
+        job = await _created(repo, clock, telegram=True)
+        accepted = await _take(repo)
+        assert accepted is not None
+        await repo.finish_delivery(accepted[0], acquisition_id=accepted[1])
+        await _ended(repo, clock, job)
+        first = await _take(repo)
+        assert first is not None
+        assert await _take(repo) is None
+        await repo.finish_delivery(first[0], acquisition_id=first[1])
+        second = await _take(repo)
+        assert second is not None
+        assert {first[0].kind, second[0].kind} == {DeliveryKind.NOTICE, DeliveryKind.WEBHOOK}
+
+    async def test_a_jobs_notices_go_in_order(
+        self, repo: JobRepository, clock: ManualClock
+    ) -> None:
+        """The done notice never overtakes a retried accepted notice of the same job."""
+        job = await _created(repo, clock, telegram=True, callback=False)
+        accepted = await _take(repo)
+        assert accepted is not None
+        assert accepted[0].event is Event.ACCEPTED
+        await repo.retry_delivery(
+            accepted[0], acquisition_id=accepted[1], delay=timedelta(minutes=1), error="429"
+        )
+        await _ended(repo, clock, job)
+        assert await _take(repo) is None
+        clock.advance(timedelta(minutes=1))
+        again = await _take(repo)
+        assert again is not None
+        assert again[0].event is Event.ACCEPTED
+        await repo.finish_delivery(again[0], acquisition_id=again[1])
+        done = await _take(repo)
+        assert done is not None
+        assert done[0].event is Event.DONE
+
+    async def test_a_waiting_webhook_does_not_hold_up_the_notice(
+        self, repo: JobRepository, clock: ManualClock
+    ) -> None:
+        """A webhook backing off leaves its job's notice free to go (only in-flight blocks)."""
+        job = await _created(repo, clock, telegram=True)
+        accepted = await _take(repo)
+        assert accepted is not None
+        await repo.finish_delivery(accepted[0], acquisition_id=accepted[1])
+        await _ended(repo, clock, job)
+        first = await _take(repo)
+        assert first is not None
+        await repo.retry_delivery(
+            first[0], acquisition_id=first[1], delay=timedelta(hours=1), error="down"
+        )
+        other = await _take(repo)
+        assert other is not None
+        assert other[0].kind is not first[0].kind
+
+    async def test_deliveries_go_in_due_order_across_jobs(
+        self, repo: JobRepository, clock: ManualClock
+    ) -> None:
+        """Of several jobs' deliveries the one due first goes first."""
+        early = await _ended(repo, clock, await _created(repo, clock))
+        clock.advance(timedelta(seconds=1))
+        late = await _ended(repo, clock, await _created(repo, clock))
+        clock.advance(timedelta(seconds=1))
+        order = []
+        for _ in range(2):
+            taken = await _take(repo)
+            assert taken is not None
+            order.append(taken[0].job_id)
+        assert order == [early.id, late.id]
+
+    async def test_acquire_for_one_job_takes_only_its_deliveries(
+        self, repo: JobRepository, clock: ManualClock
+    ) -> None:
+        """An intake sending its own job's notice gets that job's delivery, not an older one."""
+        early = await _ended(repo, clock, await _created(repo, clock))
+        clock.advance(timedelta(seconds=1))
+        late = await _ended(repo, clock, await _created(repo, clock))
+        taken = await repo.acquire_delivery(acquisition_id="mine", lease=LEASE, job_id=late.id)
+        assert taken is not None
+        assert taken.job_id == late.id
+        assert await repo.acquire_delivery(acquisition_id="x", lease=LEASE, job_id="none") is None
+        other = await _take(repo)
+        assert other is not None
+        assert other[0].job_id == early.id
+
+    # -- other processes ---------------------------------------------------------------
+
+    async def test_a_second_instance_sees_the_deliveries(
+        self, repo: JobRepository, another_repo: OpenAnother, clock: ManualClock
+    ) -> None:
+        """Deliveries are in the shared storage: a restarted or other process takes them."""
+        job = await _ended(repo, clock, await _created(repo, clock))
+        twin_repo = await another_repo()
+        taken = await _take(twin_repo)
+        assert taken is not None
+        assert taken[0].job_id == job.id
+        assert await _take(repo) is None
+
+    async def test_two_instances_never_hand_out_one_delivery_twice(
+        self, repo: JobRepository, another_repo: OpenAnother, clock: ManualClock
+    ) -> None:
+        """Loops on two instances racing over many deliveries get distinct ones, all of them."""
+        jobs = [await _ended(repo, clock, await _created(repo, clock)) for _ in range(40)]
+        twin_repo = await another_repo()
+
+        async def drain(instance: JobRepository) -> list[int]:
+            got: list[int] = []
+            while (taken := await _take(instance)) is not None:
+                got.append(taken[0].id)
+            return got
+
+        results = await asyncio.gather(
+            *(drain(instance) for instance in (repo, twin_repo, repo, twin_repo))
+        )
+        handed = [delivery_id for result in results for delivery_id in result]
+        assert len(handed) == len(set(handed)) == len(jobs)

@@ -1,0 +1,145 @@
+"""The outbox (ADR 35): which deliveries a job's move calls for, and sending one of them.
+
+A delivery is written by the repository in the same transaction as the move
+(``deliveries_for`` decides which), so a job that ended is never left with
+its sender untold, whatever crashes next. Delivery loops take one at a time
+under a lease (``deliver_next``), send it, and finish it, or give it back
+with a pause, or give it up after ``Settings.delivery_window``: at least
+once, never dropped on a transient failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from datetime import timedelta
+
+from transcriber_core import webhooks
+from transcriber_core.entities import (
+    Delivery,
+    DeliveryKind,
+    Event,
+    Job,
+    OriginKind,
+)
+from transcriber_core.errors import (
+    CallbackRefused,
+    JobNotFound,
+    LeaseLost,
+    NotifierUnavailable,
+    ReceiverUnavailable,
+    TranscriberError,
+    TransientError,
+)
+from transcriber_core.policy import delivery_limit, delivery_pause
+from transcriber_core.services import Services
+
+log = logging.getLogger("transcriber.outbox")
+
+
+def deliveries_for(job: Job, event: Event) -> tuple[DeliveryKind, ...]:
+    """The deliveries ``event`` about ``job`` calls for, in the order they are written.
+
+    A Telegram origin is told every event; a job with a ``callback_url`` is
+    called when it ends (not for ``accepted``: the caller has its 202).
+    """
+    kinds: list[DeliveryKind] = []
+    if job.origin.kind is OriginKind.TELEGRAM:
+        kinds.append(DeliveryKind.NOTICE)
+    if job.callback_url is not None and event is not Event.ACCEPTED:
+        kinds.append(DeliveryKind.WEBHOOK)
+    return tuple(kinds)
+
+
+async def deliver_next(services: Services, *, job_id: str | None = None) -> bool:
+    """Take one due delivery (of ``job_id`` only, when given), try it, and record the outcome.
+
+    False when none was due.
+    """
+    repo = services.repo
+    acquisition_id = services.ids.new_id()
+    delivery = await repo.acquire_delivery(
+        acquisition_id=acquisition_id, lease=services.settings.lease, job_id=job_id
+    )
+    if delivery is None:
+        return False
+    extra = {
+        "job_id": delivery.job_id,
+        "kind": delivery.kind.value,
+        "event": delivery.event.value,
+        "attempts": delivery.attempts,
+    }
+    try:
+        job = await repo.get(delivery.job_id)
+    except JobNotFound:
+        # The job was deleted: nothing is left to tell about.
+        log.info("delivery.dropped", extra=extra)
+        await _finish(services, delivery, acquisition_id)
+        return True
+    try:
+        async with asyncio.timeout(delivery_limit(services.settings).total_seconds()):
+            await _send(services, delivery, job)
+    except TransientError as exc:
+        asked = exc.retry_after if isinstance(exc, NotifierUnavailable) else None
+        await _retry_or_give_up(services, delivery, acquisition_id, exc.message, asked, extra=extra)
+    except TimeoutError:
+        reason = "the delivery took too long"
+        await _retry_or_give_up(services, delivery, acquisition_id, reason, None, extra=extra)
+    except TranscriberError as exc:
+        # Refused for good: the chat is gone, the bot blocked, the address not allowed.
+        log.warning(
+            "delivery.given_up", extra={**extra, "error_type": type(exc).__name__, "why": "refused"}
+        )
+        await _finish(services, delivery, acquisition_id)
+    except Exception as exc:  # noqa: BLE001 - unknown: retried within the window, never dropped
+        reason = f"unexpected error sending the {delivery.kind.value}"
+        log.warning("delivery.error", extra={**extra, "error_type": type(exc).__name__})
+        await _retry_or_give_up(services, delivery, acquisition_id, reason, None, extra=extra)
+    else:
+        log.info("delivery.sent", extra=extra)
+        await _finish(services, delivery, acquisition_id)
+    return True
+
+
+async def _send(services: Services, delivery: Delivery, job: Job) -> None:
+    if delivery.kind is DeliveryKind.NOTICE:
+        await services.notifier.notify(job, delivery.event)
+        return
+    if job.callback_url is None:
+        raise CallbackRefused("the job has no callback URL")
+    if services.webhooks is None:
+        # Another process may hold the secret (a worker host configured apart): wait for it.
+        raise ReceiverUnavailable("this process sends no webhooks ([webhooks] secret is unset)")
+    await services.webhooks.send(job.callback_url, webhooks.body(job, delivery.event))
+
+
+async def _retry_or_give_up(
+    services: Services,
+    delivery: Delivery,
+    acquisition_id: str,
+    reason: str,
+    asked: timedelta | None,
+    *,
+    extra: Mapping[str, object],
+) -> None:
+    pause = delivery_pause(delivery, asked, services.settings)
+    if pause is None:
+        log.warning("delivery.given_up", extra={**extra, "why": "window_passed"})
+        await _finish(services, delivery, acquisition_id)
+        return
+    log.warning("delivery.retry", extra={**extra, "pause_seconds": pause.total_seconds()})
+    try:
+        await services.repo.retry_delivery(
+            delivery, acquisition_id=acquisition_id, delay=pause, error=reason
+        )
+    except LeaseLost:
+        log.warning("delivery.lease_lost", extra=extra)
+
+
+async def _finish(services: Services, delivery: Delivery, acquisition_id: str) -> None:
+    try:
+        await services.repo.finish_delivery(delivery, acquisition_id=acquisition_id)
+    except LeaseLost:
+        # Another loop took it after our lease ran out; it may be sent twice (at least once).
+        log.warning("delivery.lease_lost", extra={"job_id": delivery.job_id})
