@@ -40,9 +40,9 @@ class PostgresJobRepository:
         self._clock = clock
 
     async def create(self, job: Job, files: Sequence[FileRecord] = ()) -> tuple[Job, bool]:
-        """Store a job and its files in one transaction, unless its dedup key is used."""
-        params = {**sql.job_params(job), "now": now_param(self._clock)}
-        async with self._db.transaction() as conn:
+        """Store a job and its files in one statement, unless its dedup key is used."""
+        params = {**sql.create_params(job, files), "now": now_param(self._clock)}
+        async with self._db.connection() as conn:
             cursor = await conn.execute(sql.INSERT_JOB_SQL, params)
             row = await cursor.fetchone()
             if row is None:
@@ -53,8 +53,6 @@ class PostgresJobRepository:
                 if first is None:  # pragma: no cover - the conflicting row is committed
                     raise AssertionError("a dedup conflict without the first job")
                 return sql.job_from_row(first), False
-            if files:
-                await cursor.executemany(sql.PUT_FILE_SQL, [sql.file_params(f) for f in files])
         return sql.job_from_row(row), True
 
     async def get(self, job_id: str) -> Job:
