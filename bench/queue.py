@@ -1,6 +1,8 @@
-"""Queue throughput, pickup latency and idle cost of the SQLite job repository.
+"""Queue throughput, pickup latency and idle cost of the job repository (SQLite or PostgreSQL).
 
 Prints its figures; the numbers in docs/benchmarks.md come from here.
+
+SQLite (the default):
 
 1. Throughput: N jobs acquired and completed (acquire, then a fenced save of
    the next state) by 3 concurrent workers through the async repository, vs.
@@ -8,7 +10,25 @@ Prints its figures; the numbers in docs/benchmarks.md come from here.
 2. Pickup latency: enqueue to step start for an idle worker in the same process.
 3. Idle cost: repository queries per second of an idle process running 6 loops.
 
+PostgreSQL (``--postgres URL``; each part in a fresh database the script
+makes on that server and drops):
+
+1. Throughput: ``--processes`` worker processes of ``--workers`` tasks each
+   create N no-op jobs (one ``create`` per job), then acquire each and save
+   it ``done`` (fenced) through ``PostgresJobRepository``; against it, in the
+   same run, procrastinate deferring and running N no-op tasks with as many
+   processes and as much concurrency (``bench/procrastinate_queue.py``,
+   run with ``--procrastinate-python``, a Python that has procrastinate).
+2. Pickup latency: a job created by this process (the API side) to the
+   convert step starting in an idle worker process, woken by NOTIFY (the
+   fallback poll an hour away).
+3. Idle cost: the transactions the server counts on a private database
+   while one idle worker process runs ``--idle-loops`` loops per step state
+   and its wake-up listener (``pg_stat_database``).
+
 Usage: .venv/bin/python bench/queue.py [--jobs 20000] [--workers 3] [--pickups 200]
+       .venv/bin/python bench/queue.py --postgres postgresql://postgres@127.0.0.1/postgres
+           [--procrastinate-python /path/to/python] [--jobs 10000] [--processes 4] [--workers 4]
 """
 
 from __future__ import annotations
@@ -22,21 +42,31 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 
 import argparse
 import asyncio
+import json
+import multiprocessing
+import os
 import statistics
+import subprocess
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
+from multiprocessing.synchronize import Barrier
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import attrs
+import psycopg
 
+from transcriber_adapters.filesystem import FilesystemFileStore
 from transcriber_adapters.memory import (
     MemoryConverter,
     MemoryFileStore,
     MemoryNotifier,
     MemoryRecognizer,
 )
+from transcriber_adapters.postgres import Database, PostgresJobRepository, PostgresWakeupFeed
 from transcriber_adapters.sqlite import SqliteJobRepository
 from transcriber_adapters.sqlite.schema import connect
 from transcriber_adapters.sqlite.statements import (
@@ -60,13 +90,13 @@ CLOCK = SystemClock()
 IDS = RandomIds()
 
 
-def new_jobs(count: int) -> list[Job]:
-    """Jobs in ``convert``, created in order a microsecond apart."""
+def new_jobs(count: int, state: State = State.CONVERT) -> list[Job]:
+    """Jobs in ``state``, created in order a microsecond apart."""
     start = CLOCK.now() - timedelta(hours=1)
     return [
         Job(
             id=IDS.new_id(),
-            state=State.CONVERT,
+            state=state,
             origin=Origin.http(),
             created=start + timedelta(microseconds=i),
             updated=start + timedelta(microseconds=i),
@@ -235,13 +265,277 @@ async def idle_queries_per_second(folder: Path, seconds: float) -> float:
     return calls / seconds
 
 
+# -- PostgreSQL ---------------------------------------------------------------------------------
+
+#: The multiprocessing start method: a fresh interpreter, no event loop or pool inherited.
+SPAWN = multiprocessing.get_context("spawn")
+
+
+@contextmanager
+def fresh_database(url: str, name: str) -> Iterator[str]:
+    """The URL of a new database ``name`` on ``url``'s server, dropped on exit."""
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[call-overload]
+        admin.execute(f'CREATE DATABASE "{name}"')  # type: ignore[call-overload]
+    try:
+        yield urlunsplit(urlsplit(url)._replace(path=f"/{name}"))
+    finally:
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[call-overload]
+
+
+async def _migrate(url: str) -> None:
+    database = await Database.open(url, pool_size=1)
+    await database.close()
+
+
+def _pg_throughput_process(url: str, jobs: int, tasks: int, barrier: Barrier) -> None:
+    """One worker process: create its share of no-op jobs, then work until none is left."""
+    asyncio.run(_pg_throughput_worker(url, jobs, tasks, barrier))
+
+
+async def _pg_throughput_worker(url: str, jobs: int, tasks: int, barrier: Barrier) -> None:
+    database = await Database.open(url, pool_size=tasks)
+    repo = PostgresJobRepository(database)
+    mine = new_jobs(jobs, State.RECOGNIZE)
+
+    async def creator(share: list[Job]) -> None:
+        for job in share:
+            await repo.create(job)
+
+    async def worker() -> int:
+        done = 0
+        while True:
+            acquisition_id = IDS.new_id()
+            job = await repo.acquire(
+                State.RECOGNIZE, acquisition_id=acquisition_id, lease=DEFAULT_SETTINGS.lease
+            )
+            if job is None:
+                return done
+            finished = transition(job, State.DONE, now=CLOCK.now())
+            await repo.save_if_held(finished, acquisition_id=acquisition_id)
+            done += 1
+
+    barrier.wait()  # every process connected: the creates start together
+    await asyncio.gather(*(creator(mine[i::tasks]) for i in range(tasks)))
+    barrier.wait()  # every job created
+    barrier.wait()  # the parent analysed the table, if asked: the work starts together
+    await asyncio.gather(*(worker() for _ in range(tasks)))
+    await database.close()
+
+
+def pg_throughput(
+    url: str, jobs: int, processes: int, tasks: int, *, analyze: bool
+) -> dict[str, float]:
+    """Seconds to create ``jobs`` no-op jobs and to run them, ``processes`` x ``tasks``.
+
+    With ``analyze`` the table's statistics are taken between the two phases
+    (untimed), as autovacuum does within a minute of a burst of inserts.
+    """
+    asyncio.run(_migrate(url))
+    barrier = SPAWN.Barrier(processes + 1)
+    children = [
+        SPAWN.Process(target=_pg_throughput_process, args=(url, jobs // processes, tasks, barrier))
+        for _ in range(processes)
+    ]
+    for child in children:
+        child.start()
+    barrier.wait()
+    started = time.perf_counter()
+    barrier.wait()
+    created_seconds = time.perf_counter() - started
+    if analyze:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("ANALYZE jobs")
+    barrier.wait()
+    created = time.perf_counter()
+    for child in children:
+        child.join()
+        if child.exitcode != 0:
+            raise RuntimeError(f"a worker process failed ({child.exitcode})")
+    finished = time.perf_counter()
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT count(*) FILTER (WHERE state = 'done'), count(*) FROM jobs")
+        done, total = row.fetchone() or (0, 0)
+    if done != total or total != jobs // processes * processes:
+        raise RuntimeError(f"{done} jobs done of {total}")
+    return {"jobs": total, "create_seconds": created_seconds, "run_seconds": finished - created}
+
+
+def procrastinate_throughput(
+    python: str, url: str, jobs: int, processes: int, tasks: int, *, analyze: bool
+) -> dict[str, float]:
+    """``bench/procrastinate_queue.py``'s figures, run by ``python`` on ``url``."""
+    script = Path(__file__).with_name("procrastinate_queue.py")
+    command = [python, str(script), "--dsn", url, "--jobs", str(jobs)]
+    command += ["--workers", str(processes), "--concurrency", str(tasks)]
+    command += ["--analyze"] if analyze else []
+    result = subprocess.run(command, capture_output=True, text=True, check=True)
+    figures: dict[str, float] = json.loads(result.stdout.splitlines()[-1])
+    return figures
+
+
+def _pg_services(url: str, root: Path, converter: Any, settings: Settings, repo: Any) -> Services:
+    """Services on ``repo`` with files under ``root``, shared by the bench's processes."""
+    return Services(
+        repo=repo,
+        files=FilesystemFileStore(root / "files", staging_dir=root / "staging"),
+        converter=converter,
+        recognizer=MemoryRecognizer(),
+        notifier=MemoryNotifier(),
+        clock=CLOCK,
+        ids=IDS,
+        settings=settings,
+        wakeup_feed=PostgresWakeupFeed(url, settings=settings),
+    )
+
+
+def _pg_worker_process(url: str, root: Path, loops: int, stamps: Any) -> None:
+    """An idle worker process: ``loops`` loops per step state, woken by NOTIFY, until killed."""
+    asyncio.run(_pg_worker(url, root, loops, stamps))
+
+
+async def _pg_worker(url: str, root: Path, loops: int, stamps: Any) -> None:
+    database = await Database.open(url)
+    converter = StampingConverter(MemoryConverter(), lambda: stamps.put(time.perf_counter()))
+    # Only wake-ups may move a job in the pickup figure: the fallback poll is an hour away.
+    poll = timedelta(hours=1) if loops == 1 else DEFAULT_SETTINGS.idle_poll_interval
+    settings = Settings(idle_poll_interval=poll)
+    services = _pg_services(url, root, converter, settings, PostgresJobRepository(database))
+    Workers(services, dict.fromkeys(STEP_STATES, loops)).start()
+    await asyncio.Event().wait()
+
+
+async def _pg_pickups(url: str, root: Path, rounds: int, stamps: Any) -> list[float]:
+    database = await Database.open(url, pool_size=2)
+    services = _pg_services(
+        url, root, MemoryConverter(), DEFAULT_SETTINGS, PostgresJobRepository(database)
+    )
+    latencies = []
+    for i in range(rounds):
+        upload = root / f"upload-{i}"
+        upload.write_bytes(b"recording bytes " * 64)
+        started = time.perf_counter()
+        await submit(services, upload, extension=".ogg", origin=Origin.telegram(1, i))
+        entered = await asyncio.to_thread(stamps.get, timeout=30)
+        latencies.append((entered - started) * 1000)
+    await database.close()
+    return latencies
+
+
+def pg_pickup_latency(url: str, rounds: int, warmup: int = 5) -> list[float]:
+    """Milliseconds from ``submit`` in this process to the convert step in a worker process."""
+    asyncio.run(_migrate(url))
+    stamps = SPAWN.Queue()
+    with tempfile.TemporaryDirectory(prefix="bench-queue-pg-") as tmp:
+        root = Path(tmp)
+        for folder in ("files", "staging"):
+            (root / folder).mkdir()
+        child = SPAWN.Process(target=_pg_worker_process, args=(url, root, 1, stamps))
+        child.start()
+        try:
+            latencies = asyncio.run(_pg_pickups(url, root, warmup + rounds, stamps))
+        finally:
+            child.kill()
+            child.join()
+    return latencies[warmup:]
+
+
+def _transactions(admin: psycopg.Connection[Any], name: str) -> int:
+    row = admin.execute(
+        "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = %s", (name,)
+    ).fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def pg_idle_queries_per_second(url: str, name: str, loops: int, seconds: float) -> float:
+    """Transactions per second the server counts on ``name`` from one idle worker process."""
+    asyncio.run(_migrate(url))
+    stamps = SPAWN.Queue()  # unused here; the parent keeps it alive for the child
+    with tempfile.TemporaryDirectory(prefix="bench-queue-pg-") as tmp:
+        child = SPAWN.Process(target=_pg_worker_process, args=(url, Path(tmp), loops, stamps))
+        child.start()
+        try:
+            with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as admin:
+                # Backends report their counts at most every second, idle ones within
+                # ten: start counting once the worker is settled, and count for long.
+                time.sleep(15)
+                before = _transactions(admin, name)
+                time.sleep(seconds)
+                after = _transactions(admin, name)
+            if not child.is_alive():
+                raise RuntimeError("the idle worker process died")
+        finally:
+            child.kill()
+            child.join()
+    return (after - before) / seconds
+
+
+def postgres_main(args: argparse.Namespace) -> None:
+    """Print the PostgreSQL figures, procrastinate's beside ours."""
+    prefix = f"bench_queue_{os.getpid()}"
+    jobs, processes, tasks = args.jobs, args.processes, args.workers
+    with fresh_database(args.postgres, f"{prefix}_ours") as url:
+        ours = pg_throughput(url, jobs, processes, tasks, analyze=args.analyze)
+    print(
+        f"throughput: {ours['jobs']:.0f} no-op jobs, {processes} processes x {tasks} tasks,"
+        f" {'ANALYZE' if args.analyze else 'no ANALYZE'} between create and run"
+    )
+    rows = [("PostgresJobRepository", ours["jobs"], ours["create_seconds"], ours["run_seconds"])]
+    if args.procrastinate_python:
+        with fresh_database(args.postgres, f"{prefix}_procrastinate") as url:
+            theirs = procrastinate_throughput(
+                args.procrastinate_python, url, jobs, processes, tasks, analyze=args.analyze
+            )
+        rows.append(
+            ("procrastinate", theirs["jobs"], theirs["defer_seconds"], theirs["run_seconds"])
+        )
+    rates = []
+    for label, count, create, run in rows:
+        rates.append(count / (create + run))
+        print(
+            f"  {label:<22} {rates[-1]:8.0f} jobs/s  (create {count / create:6.0f}/s,"
+            f" then acquire + save {count / run:6.0f}/s)"
+        )
+    if len(rates) == 2:
+        print(f"  ratio:                 {rates[0] / rates[1]:8.2f}")
+    with fresh_database(args.postgres, f"{prefix}_pickup") as url:
+        latencies = pg_pickup_latency(url, args.pickups)
+    quantiles = statistics.quantiles(latencies, n=100)
+    print(f"pickup latency over {args.pickups} idle pickups (submit -> step start, other process):")
+    print(f"  p50 {quantiles[49]:.2f} ms, p95 {quantiles[94]:.2f} ms, max {max(latencies):.2f} ms")
+    for loops in args.idle_loops:
+        name = f"{prefix}_idle"
+        with fresh_database(args.postgres, name) as url:
+            idle = pg_idle_queries_per_second(url, name, loops, args.idle_seconds)
+        print(
+            f"idle cost: {idle:.3f} queries/s seen by the server"
+            f" ({loops * len(STEP_STATES)} worker loops and the listener, one process)"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=20_000)
     parser.add_argument("--workers", type=int, default=3)
     parser.add_argument("--pickups", type=int, default=200)
     parser.add_argument("--idle-seconds", type=float, default=5.0)
+    parser.add_argument("--postgres", metavar="URL", help="measure PostgreSQL on this server")
+    parser.add_argument("--processes", type=int, default=4, help="PostgreSQL worker processes")
+    parser.add_argument("--procrastinate-python", metavar="PYTHON", help="has procrastinate")
+    parser.add_argument(
+        "--no-analyze",
+        dest="analyze",
+        action="store_false",
+        help="run the queued jobs on the planner's guesses, not the statistics autovacuum takes",
+    )
+    parser.add_argument(
+        "--idle-loops", type=int, nargs="+", default=[2, 8], help="loops per step state"
+    )
     args = parser.parse_args()
+    if args.postgres:
+        postgres_main(args)
+        return
     with tempfile.TemporaryDirectory(prefix="bench-queue-") as tmp:
         folder = Path(tmp)
         jobs = new_jobs(args.jobs)
