@@ -19,9 +19,10 @@ makes on that server and drops):
    same run, procrastinate deferring and running N no-op tasks with as many
    processes and as much concurrency (``bench/procrastinate_queue.py``,
    run with ``--procrastinate-python``, a Python that has procrastinate).
-2. Pickup latency: a job created by this process (the API side) to the
-   convert step starting in an idle worker process, woken by NOTIFY (the
-   fallback poll an hour away).
+2. Pickup latency: from ``create`` of a job in this process (the API side,
+   through ``submit``, after the upload's file is stored) to the convert
+   step starting in an idle worker process, woken by NOTIFY (the fallback
+   poll an hour away).
 3. Idle cost: the transactions the server counts on a private database
    while one idle worker process runs ``--idle-loops`` loops per step state
    and its wake-up listener (``pg_stat_database``).
@@ -189,11 +190,12 @@ class StampingConverter:
 
 
 class CountingRepository:
-    """Counts every call made to the wrapped repository."""
+    """Counts every call made to the wrapped repository; notes when each method was last called."""
 
-    def __init__(self, inner: SqliteJobRepository) -> None:
+    def __init__(self, inner: Any) -> None:
         self.inner = inner
         self.calls = 0
+        self.called_at: dict[str, float] = {}
 
     def __getattr__(self, name: str) -> Any:
         attribute = getattr(self.inner, name)
@@ -202,6 +204,7 @@ class CountingRepository:
 
         def counted(*args: Any, **kwargs: Any) -> Any:
             self.calls += 1
+            self.called_at[name] = time.perf_counter()
             return attribute(*args, **kwargs)
 
         return counted
@@ -245,7 +248,7 @@ async def idle_queries_per_second(folder: Path, seconds: float) -> float:
     """Repository calls per second of an idle process with 2 loops per step state."""
     repo = CountingRepository(await SqliteJobRepository.open(folder / "idle.db"))
     services = Services(
-        repo=repo,  # type: ignore[arg-type]
+        repo=repo,
         files=MemoryFileStore(),
         converter=MemoryConverter(),
         recognizer=MemoryRecognizer(),
@@ -275,13 +278,13 @@ SPAWN = multiprocessing.get_context("spawn")
 def fresh_database(url: str, name: str) -> Iterator[str]:
     """The URL of a new database ``name`` on ``url``'s server, dropped on exit."""
     with psycopg.connect(url, autocommit=True) as admin:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[call-overload]
-        admin.execute(f'CREATE DATABASE "{name}"')  # type: ignore[call-overload]
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.execute(f'CREATE DATABASE "{name}"')
     try:
         yield urlunsplit(urlsplit(url)._replace(path=f"/{name}"))
     finally:
         with psycopg.connect(url, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[call-overload]
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 async def _migrate(url: str) -> None:
@@ -390,41 +393,60 @@ def _pg_services(url: str, root: Path, converter: Any, settings: Settings, repo:
     )
 
 
-def _pg_worker_process(url: str, root: Path, loops: int, stamps: Any) -> None:
-    """An idle worker process: ``loops`` loops per step state, woken by NOTIFY, until killed."""
-    asyncio.run(_pg_worker(url, root, loops, stamps))
+def _pg_worker_process(url: str, root: Path, loops: int, reports: Any) -> None:
+    """A worker process with ``loops`` loops per step state, woken by NOTIFY, until killed.
+
+    With one loop (the pickup figure) it reports when each convert step
+    starts, and its fallback poll is an hour away, so only a wake-up can
+    explain a pickup. With more (the idle figure) it polls each second, as
+    configured by default, and reports every second how many statements its
+    connections have sent.
+    """
+    asyncio.run(_pg_worker(url, root, loops, reports))
 
 
-async def _pg_worker(url: str, root: Path, loops: int, stamps: Any) -> None:
+async def _pg_worker(url: str, root: Path, loops: int, reports: Any) -> None:
+    statements = 0
+    execute = psycopg.AsyncCursor.execute
+
+    async def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        nonlocal statements
+        statements += 1
+        return await execute(self, *args, **kwargs)
+
+    # AsyncConnection.execute goes through here too: the pool's and the listener's.
+    psycopg.AsyncCursor.execute = counted  # type: ignore[method-assign]
     database = await Database.open(url)
-    converter = StampingConverter(MemoryConverter(), lambda: stamps.put(time.perf_counter()))
-    # Only wake-ups may move a job in the pickup figure: the fallback poll is an hour away.
-    poll = timedelta(hours=1) if loops == 1 else DEFAULT_SETTINGS.idle_poll_interval
+    pickup = loops == 1
+    converter = StampingConverter(MemoryConverter(), lambda: reports.put(time.perf_counter()))
+    poll = timedelta(hours=1) if pickup else DEFAULT_SETTINGS.idle_poll_interval
     settings = Settings(idle_poll_interval=poll)
     services = _pg_services(url, root, converter, settings, PostgresJobRepository(database))
     Workers(services, dict.fromkeys(STEP_STATES, loops)).start()
-    await asyncio.Event().wait()
+    while True:
+        await asyncio.sleep(1)
+        if not pickup:
+            reports.put((time.perf_counter(), statements))
 
 
 async def _pg_pickups(url: str, root: Path, rounds: int, stamps: Any) -> list[float]:
     database = await Database.open(url, pool_size=2)
-    services = _pg_services(
-        url, root, MemoryConverter(), DEFAULT_SETTINGS, PostgresJobRepository(database)
-    )
+    repo = CountingRepository(PostgresJobRepository(database))
+    services = _pg_services(url, root, MemoryConverter(), DEFAULT_SETTINGS, repo)
     latencies = []
     for i in range(rounds):
         upload = root / f"upload-{i}"
         upload.write_bytes(b"recording bytes " * 64)
-        started = time.perf_counter()
         await submit(services, upload, extension=".ogg", origin=Origin.telegram(1, i))
         entered = await asyncio.to_thread(stamps.get, timeout=30)
-        latencies.append((entered - started) * 1000)
+        # From the job's insert (after the upload's file is stored) to the step.
+        latencies.append((entered - repo.called_at["create"]) * 1000)
     await database.close()
     return latencies
 
 
 def pg_pickup_latency(url: str, rounds: int, warmup: int = 5) -> list[float]:
-    """Milliseconds from ``submit`` in this process to the convert step in a worker process."""
+    """Milliseconds from ``create`` in this process to the convert step in a worker process."""
     asyncio.run(_migrate(url))
     stamps = SPAWN.Queue()
     with tempfile.TemporaryDirectory(prefix="bench-queue-pg-") as tmp:
@@ -448,70 +470,94 @@ def _transactions(admin: psycopg.Connection[Any], name: str) -> int:
     return 0 if row is None else int(row[0])
 
 
-def pg_idle_queries_per_second(url: str, name: str, loops: int, seconds: float) -> float:
-    """Transactions per second the server counts on ``name`` from one idle worker process."""
+def _latest(reports: Any) -> tuple[float, int]:
+    """The newest (time, statements) report of the idle worker, waiting for one."""
+    latest = reports.get(timeout=30)
+    while not reports.empty():
+        latest = reports.get()
+    return latest  # type: ignore[no-any-return]
+
+
+def pg_idle_queries_per_second(
+    url: str, name: str, loops: int, seconds: float
+) -> tuple[float, float]:
+    """Statements per second one idle worker process sends, and transactions the server counts.
+
+    The second figure is every transaction on the database ``name``
+    (``pg_stat_database``), whoever ran it: autovacuum too, which the
+    ``VACUUM ANALYZE`` after the migrations keeps away.
+    """
     asyncio.run(_migrate(url))
-    stamps = SPAWN.Queue()  # unused here; the parent keeps it alive for the child
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE")
+    reports = SPAWN.Queue()
     with tempfile.TemporaryDirectory(prefix="bench-queue-pg-") as tmp:
-        child = SPAWN.Process(target=_pg_worker_process, args=(url, Path(tmp), loops, stamps))
+        child = SPAWN.Process(target=_pg_worker_process, args=(url, Path(tmp), loops, reports))
         child.start()
         try:
             with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as admin:
                 # Backends report their counts at most every second, idle ones within
                 # ten: start counting once the worker is settled, and count for long.
                 time.sleep(15)
+                started, sent_before = _latest(reports)
                 before = _transactions(admin, name)
                 time.sleep(seconds)
                 after = _transactions(admin, name)
-            if not child.is_alive():
-                raise RuntimeError("the idle worker process died")
+                ended, sent_after = _latest(reports)
         finally:
             child.kill()
             child.join()
-    return (after - before) / seconds
+    return (sent_after - sent_before) / (ended - started), (after - before) / seconds
 
 
 def postgres_main(args: argparse.Namespace) -> None:
     """Print the PostgreSQL figures, procrastinate's beside ours."""
     prefix = f"bench_queue_{os.getpid()}"
     jobs, processes, tasks = args.jobs, args.processes, args.workers
-    with fresh_database(args.postgres, f"{prefix}_ours") as url:
-        ours = pg_throughput(url, jobs, processes, tasks, analyze=args.analyze)
-    print(
-        f"throughput: {ours['jobs']:.0f} no-op jobs, {processes} processes x {tasks} tasks,"
-        f" {'ANALYZE' if args.analyze else 'no ANALYZE'} between create and run"
-    )
-    rows = [("PostgresJobRepository", ours["jobs"], ours["create_seconds"], ours["run_seconds"])]
-    if args.procrastinate_python:
-        with fresh_database(args.postgres, f"{prefix}_procrastinate") as url:
-            theirs = procrastinate_throughput(
-                args.procrastinate_python, url, jobs, processes, tasks, analyze=args.analyze
+    # Parts run in order; the caller picks which (all by default).
+    if "throughput" in args.parts:
+        with fresh_database(args.postgres, f"{prefix}_ours") as url:
+            ours = pg_throughput(url, jobs, processes, tasks, analyze=args.analyze)
+        print(
+            f"throughput: {ours['jobs']:.0f} no-op jobs, {processes} processes x {tasks} tasks,"
+            f" {'ANALYZE' if args.analyze else 'no ANALYZE'} between create and run"
+        )
+        rows = [
+            ("PostgresJobRepository", ours["jobs"], ours["create_seconds"], ours["run_seconds"])
+        ]
+        if args.procrastinate_python:
+            with fresh_database(args.postgres, f"{prefix}_procrastinate") as url:
+                theirs = procrastinate_throughput(
+                    args.procrastinate_python, url, jobs, processes, tasks, analyze=args.analyze
+                )
+            rows.append(
+                ("procrastinate", theirs["jobs"], theirs["defer_seconds"], theirs["run_seconds"])
             )
-        rows.append(
-            ("procrastinate", theirs["jobs"], theirs["defer_seconds"], theirs["run_seconds"])
-        )
-    rates = []
-    for label, count, create, run in rows:
-        rates.append(count / (create + run))
-        print(
-            f"  {label:<22} {rates[-1]:8.0f} jobs/s  (create {count / create:6.0f}/s,"
-            f" then acquire + save {count / run:6.0f}/s)"
-        )
-    if len(rates) == 2:
-        print(f"  ratio:                 {rates[0] / rates[1]:8.2f}")
-    with fresh_database(args.postgres, f"{prefix}_pickup") as url:
-        latencies = pg_pickup_latency(url, args.pickups)
-    quantiles = statistics.quantiles(latencies, n=100)
-    print(f"pickup latency over {args.pickups} idle pickups (submit -> step start, other process):")
-    print(f"  p50 {quantiles[49]:.2f} ms, p95 {quantiles[94]:.2f} ms, max {max(latencies):.2f} ms")
-    for loops in args.idle_loops:
-        name = f"{prefix}_idle"
-        with fresh_database(args.postgres, name) as url:
-            idle = pg_idle_queries_per_second(url, name, loops, args.idle_seconds)
-        print(
-            f"idle cost: {idle:.3f} queries/s seen by the server"
-            f" ({loops * len(STEP_STATES)} worker loops and the listener, one process)"
-        )
+        rates = []
+        for label, count, create, run in rows:
+            rates.append(count / (create + run))
+            print(
+                f"  {label:<22} {rates[-1]:8.0f} jobs/s  (create {count / create:6.0f}/s,"
+                f" then acquire + save {count / run:6.0f}/s)"
+            )
+        if len(rates) == 2:
+            print(f"  ratio:                 {rates[0] / rates[1]:8.2f}")
+    if "pickup" in args.parts:
+        with fresh_database(args.postgres, f"{prefix}_pickup") as url:
+            latencies = pg_pickup_latency(url, args.pickups)
+        quantiles = statistics.quantiles(latencies, n=100)
+        print(f"pickup latency over {args.pickups} idle pickups (create -> step, other process):")
+        p50, p95, top = quantiles[49], quantiles[94], max(latencies)
+        print(f"  p50 {p50:.2f} ms, p95 {p95:.2f} ms, max {top:.2f} ms")
+    if "idle" in args.parts:
+        for loops in args.idle_loops:
+            name = f"{prefix}_idle"
+            with fresh_database(args.postgres, name) as url:
+                sent, seen = pg_idle_queries_per_second(url, name, loops, args.idle_seconds)
+            print(
+                f"idle cost, one process with {loops * len(STEP_STATES)} worker loops and the"
+                f" listener: {sent:.3f} statements/s sent, {seen:.3f} transactions/s on the server"
+            )
 
 
 def main() -> None:
@@ -523,6 +569,13 @@ def main() -> None:
     parser.add_argument("--postgres", metavar="URL", help="measure PostgreSQL on this server")
     parser.add_argument("--processes", type=int, default=4, help="PostgreSQL worker processes")
     parser.add_argument("--procrastinate-python", metavar="PYTHON", help="has procrastinate")
+    parser.add_argument(
+        "--parts",
+        nargs="+",
+        choices=("throughput", "pickup", "idle"),
+        default=["throughput", "pickup", "idle"],
+        help="the PostgreSQL figures to measure",
+    )
     parser.add_argument(
         "--no-analyze",
         dest="analyze",
