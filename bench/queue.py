@@ -327,15 +327,29 @@ async def _pg_throughput_worker(url: str, jobs: int, tasks: int, barrier: Barrie
     await database.close()
 
 
+#: Finished jobs of a service that has been running: ``history`` rows, older than the bench's.
+_HISTORY_SQL = (
+    "INSERT INTO jobs (id, state, origin_kind, created, updated)"
+    " SELECT 'history-' || g, 'done', 'http',"
+    " now() - interval '30 days' + g * interval '1 s', now()"
+    " FROM generate_series(1, %(history)s) AS g"
+)
+
+
 def pg_throughput(
-    url: str, jobs: int, processes: int, tasks: int, *, analyze: bool
+    url: str, jobs: int, processes: int, tasks: int, *, analyze: bool, history: int
 ) -> dict[str, float]:
     """Seconds to create ``jobs`` no-op jobs and to run them, ``processes`` x ``tasks``.
 
-    With ``analyze`` the table's statistics are taken between the two phases
-    (untimed), as autovacuum does within a minute of a burst of inserts.
+    The table starts with ``history`` finished jobs (a service that has been
+    running; none: a fresh one). With ``analyze`` the table's statistics are
+    taken between the two phases (untimed), as autovacuum does within a minute
+    of a burst of inserts.
     """
     asyncio.run(_migrate(url))
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(_HISTORY_SQL, {"history": history})
+        conn.execute("VACUUM ANALYZE jobs")
     barrier = SPAWN.Barrier(processes + 1)
     children = [
         SPAWN.Process(target=_pg_throughput_process, args=(url, jobs // processes, tasks, barrier))
@@ -360,8 +374,9 @@ def pg_throughput(
     with psycopg.connect(url) as conn:
         row = conn.execute("SELECT count(*) FILTER (WHERE state = 'done'), count(*) FROM jobs")
         done, total = row.fetchone() or (0, 0)
-    if done != total or total != jobs // processes * processes:
+    if done != total or total != jobs // processes * processes + history:
         raise RuntimeError(f"{done} jobs done of {total}")
+    total -= history
     return {"jobs": total, "create_seconds": created_seconds, "run_seconds": finished - created}
 
 
@@ -517,9 +532,12 @@ def postgres_main(args: argparse.Namespace) -> None:
     # Parts run in order; the caller picks which (all by default).
     if "throughput" in args.parts:
         with fresh_database(args.postgres, f"{prefix}_ours") as url:
-            ours = pg_throughput(url, jobs, processes, tasks, analyze=args.analyze)
+            ours = pg_throughput(
+                url, jobs, processes, tasks, analyze=args.analyze, history=args.history
+            )
         print(
             f"throughput: {ours['jobs']:.0f} no-op jobs, {processes} processes x {tasks} tasks,"
+            f" {args.history} finished jobs before,"
             f" {'ANALYZE' if args.analyze else 'no ANALYZE'} between create and run"
         )
         rows = [
@@ -575,6 +593,9 @@ def main() -> None:
         choices=("throughput", "pickup", "idle"),
         default=["throughput", "pickup", "idle"],
         help="the PostgreSQL figures to measure",
+    )
+    parser.add_argument(
+        "--history", type=int, default=20_000, help="finished jobs in the table before the run"
     )
     parser.add_argument(
         "--no-analyze",
