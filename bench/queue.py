@@ -20,9 +20,9 @@ makes on that server and drops):
    processes and as much concurrency (``bench/procrastinate_queue.py``,
    run with ``--procrastinate-python``, a Python that has procrastinate).
 2. Pickup latency: from ``create`` of a job in this process (the API side,
-   through ``submit``, after the upload's file is stored) to the convert
-   step starting in an idle worker process, woken by NOTIFY (the fallback
-   poll an hour away).
+   through ``submit``, after the upload's file is stored) to an idle worker
+   process's acquire returning it, and to its convert step starting, woken
+   by NOTIFY (the fallback poll an hour away).
 3. Idle cost: the transactions the server counts on a private database
    while one idle worker process runs ``--idle-loops`` loops per step state
    and its wake-up listener (``pg_stat_database``).
@@ -408,14 +408,28 @@ def _pg_services(url: str, root: Path, converter: Any, settings: Settings, repo:
     )
 
 
+class StampingRepository(PostgresJobRepository):
+    """Reports when an acquire in ``convert`` returned a job (``("acquired", time)``)."""
+
+    def __init__(self, database: Database, reports: Any) -> None:
+        super().__init__(database)
+        self._reports = reports
+
+    async def acquire(self, state: State, **kwargs: Any) -> Job | None:
+        job = await super().acquire(state, **kwargs)
+        if job is not None and state is State.CONVERT:
+            self._reports.put(("acquired", time.perf_counter()))
+        return job
+
+
 def _pg_worker_process(url: str, root: Path, loops: int, reports: Any) -> None:
     """A worker process with ``loops`` loops per step state, woken by NOTIFY, until killed.
 
-    With one loop (the pickup figure) it reports when each convert step
-    starts, and its fallback poll is an hour away, so only a wake-up can
-    explain a pickup. With more (the idle figure) it polls each second, as
-    configured by default, and reports every second how many statements its
-    connections have sent.
+    With one loop (the pickup figure) it reports when it acquires a job in
+    convert and when the convert step starts, and its fallback poll is an
+    hour away, so only a wake-up can explain a pickup. With more (the idle
+    figure) it polls each second, as configured by default, and reports
+    every second how many statements its connections have sent.
     """
     asyncio.run(_pg_worker(url, root, loops, reports))
 
@@ -433,10 +447,12 @@ async def _pg_worker(url: str, root: Path, loops: int, reports: Any) -> None:
     psycopg.AsyncCursor.execute = counted  # type: ignore[method-assign]
     database = await Database.open(url)
     pickup = loops == 1
-    converter = StampingConverter(MemoryConverter(), lambda: reports.put(time.perf_counter()))
+    converter = StampingConverter(
+        MemoryConverter(), lambda: reports.put(("step", time.perf_counter()))
+    )
     poll = timedelta(hours=1) if pickup else DEFAULT_SETTINGS.idle_poll_interval
     settings = Settings(idle_poll_interval=poll)
-    services = _pg_services(url, root, converter, settings, PostgresJobRepository(database))
+    services = _pg_services(url, root, converter, settings, StampingRepository(database, reports))
     Workers(services, dict.fromkeys(STEP_STATES, loops)).start()
     while True:
         await asyncio.sleep(1)
@@ -444,7 +460,7 @@ async def _pg_worker(url: str, root: Path, loops: int, reports: Any) -> None:
             reports.put((time.perf_counter(), statements))
 
 
-async def _pg_pickups(url: str, root: Path, rounds: int, stamps: Any) -> list[float]:
+async def _pg_pickups(url: str, root: Path, rounds: int, stamps: Any) -> list[tuple[float, float]]:
     database = await Database.open(url, pool_size=2)
     repo = CountingRepository(PostgresJobRepository(database))
     services = _pg_services(url, root, MemoryConverter(), DEFAULT_SETTINGS, repo)
@@ -453,15 +469,16 @@ async def _pg_pickups(url: str, root: Path, rounds: int, stamps: Any) -> list[fl
         upload = root / f"upload-{i}"
         upload.write_bytes(b"recording bytes " * 64)
         await submit(services, upload, extension=".ogg", origin=Origin.telegram(1, i))
-        entered = await asyncio.to_thread(stamps.get, timeout=30)
-        # From the job's insert (after the upload's file is stored) to the step.
-        latencies.append((entered - repo.called_at["create"]) * 1000)
+        seen = dict([await asyncio.to_thread(stamps.get, timeout=30) for _ in range(2)])
+        # From the job's insert (after the upload's file is stored) to the acquire, the step.
+        created = repo.called_at["create"]
+        latencies.append(((seen["acquired"] - created) * 1000, (seen["step"] - created) * 1000))
     await database.close()
     return latencies
 
 
-def pg_pickup_latency(url: str, rounds: int, warmup: int = 5) -> list[float]:
-    """Milliseconds from ``create`` in this process to the convert step in a worker process."""
+def pg_pickup_latency(url: str, rounds: int, warmup: int = 5) -> list[tuple[float, float]]:
+    """Milliseconds from ``create`` here to the acquire, and to the step, in a worker process."""
     asyncio.run(_migrate(url))
     stamps = SPAWN.Queue()
     with tempfile.TemporaryDirectory(prefix="bench-queue-pg-") as tmp:
@@ -562,11 +579,13 @@ def postgres_main(args: argparse.Namespace) -> None:
             print(f"  ratio:                 {rates[0] / rates[1]:8.2f}")
     if "pickup" in args.parts:
         with fresh_database(args.postgres, f"{prefix}_pickup") as url:
-            latencies = pg_pickup_latency(url, args.pickups)
-        quantiles = statistics.quantiles(latencies, n=100)
-        print(f"pickup latency over {args.pickups} idle pickups (create -> step, other process):")
-        p50, p95, top = quantiles[49], quantiles[94], max(latencies)
-        print(f"  p50 {p50:.2f} ms, p95 {p95:.2f} ms, max {top:.2f} ms")
+            pickups = pg_pickup_latency(url, args.pickups)
+        print(f"pickup latency over {args.pickups} idle pickups, create -> other process:")
+        for index, label in enumerate(("acquire returned", "convert step starts")):
+            latencies = [pair[index] for pair in pickups]
+            quantiles = statistics.quantiles(latencies, n=100)
+            p50, p95, top = quantiles[49], quantiles[94], max(latencies)
+            print(f"  {label:<20} p50 {p50:.2f} ms, p95 {p95:.2f} ms, max {top:.2f} ms")
     if "idle" in args.parts:
         for loops in args.idle_loops:
             name = f"{prefix}_idle"
