@@ -1,8 +1,10 @@
 """The baseline of ``bench/queue.py --postgres``: procrastinate running no-op tasks.
 
-Defers N no-op tasks, then runs W worker processes until the queue is
-empty, on a database of its own on the same PostgreSQL server. Prints one
-JSON line with the figures, which ``bench/queue.py`` reads.
+W processes of C tasks each defer N no-op tasks (one ``defer`` per task),
+then W worker processes of concurrency C run them until the queue is empty,
+on a database of its own on the same PostgreSQL server: the shape
+``bench/queue.py`` gives the job repository. Prints one JSON line with the
+figures, which ``bench/queue.py`` reads.
 
 procrastinate is not a dependency of the project: run this with a Python
 that has it, e.g. ``python3 -m venv /tmp/pv && /tmp/pv/bin/pip install
@@ -23,6 +25,8 @@ import asyncio
 import json
 import multiprocessing
 import time
+from collections.abc import Callable
+from typing import Any
 
 import procrastinate
 
@@ -38,16 +42,33 @@ def make_app(dsn: str) -> procrastinate.App:
     return app
 
 
-async def _defer(dsn: str, jobs: int) -> float:
+async def _apply_schema(dsn: str) -> None:
     app = make_app(dsn)
     async with app.open_async():
         await app.schema_manager.apply_schema_async()
-        started = time.perf_counter()
+
+
+async def _defer(dsn: str, jobs: int, concurrency: int) -> None:
+    app = make_app(dsn)
+    async with app.open_async():
         task = app.tasks["noop"]
-        # One job per defer, as the service creates one job per upload.
-        for _ in range(jobs):
-            await task.defer_async()
-        return time.perf_counter() - started
+
+        async def deferrer(count: int) -> None:
+            # One job per defer, as the service creates one job per upload.
+            for _ in range(count):
+                await task.defer_async()
+
+        await asyncio.gather(*(deferrer(jobs // concurrency) for _ in range(concurrency)))
+
+
+async def _analyze(dsn: str) -> None:
+    app = make_app(dsn)
+    async with app.open_async():
+        await app.connector.execute_query_async("ANALYZE procrastinate_jobs")
+
+
+def _defer_process(dsn: str, jobs: int, concurrency: int) -> None:
+    asyncio.run(_defer(dsn, jobs, concurrency))
 
 
 async def _work(dsn: str, concurrency: int) -> None:
@@ -62,6 +83,17 @@ def _worker_process(dsn: str, concurrency: int) -> None:
     asyncio.run(_work(dsn, concurrency))
 
 
+def _run_processes(target: Callable[..., None], args: tuple[Any, ...], count: int) -> None:
+    """Run ``count`` processes of ``target(*args)`` to their end."""
+    processes = [multiprocessing.Process(target=target, args=args) for _ in range(count)]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join()
+        if process.exitcode != 0:
+            raise RuntimeError(f"a procrastinate process failed ({process.exitcode})")
+
+
 def main() -> None:
     """Defer, then run the workers, and print the timings as JSON."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -69,26 +101,27 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=5000)
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--concurrency", type=int, default=3)
+    parser.add_argument("--analyze", action="store_true", help="ANALYZE between the phases")
     args = parser.parse_args()
 
-    defer_seconds = asyncio.run(_defer(args.dsn, args.jobs))
+    asyncio.run(_apply_schema(args.dsn))
+    share = args.jobs // args.workers // args.concurrency * args.concurrency
+    jobs = share * args.workers
     started = time.perf_counter()
-    workers = [
-        multiprocessing.Process(target=_worker_process, args=(args.dsn, args.concurrency))
-        for _ in range(args.workers)
-    ]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join()
+    _run_processes(_defer_process, (args.dsn, share, args.concurrency), args.workers)
+    defer_seconds = time.perf_counter() - started
+    if args.analyze:
+        asyncio.run(_analyze(args.dsn))
+    started = time.perf_counter()
+    _run_processes(_worker_process, (args.dsn, args.concurrency), args.workers)
     run_seconds = time.perf_counter() - started
     print(
         json.dumps(
             {
-                "jobs": args.jobs,
+                "jobs": jobs,
                 "defer_seconds": defer_seconds,
                 "run_seconds": run_seconds,
-                "jobs_per_second": args.jobs / (defer_seconds + run_seconds),
+                "jobs_per_second": jobs / (defer_seconds + run_seconds),
             }
         )
     )

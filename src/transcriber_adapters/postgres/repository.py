@@ -14,6 +14,7 @@ statement (``statements.notifying``), heard by ``PostgresWakeupFeed``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import nullcontext
 from datetime import timedelta
 from typing import Any, LiteralString
 
@@ -25,6 +26,7 @@ from transcriber_adapters.postgres.connection import Database
 from transcriber_adapters.postgres.outbox import PostgresOutbox, write_deliveries
 from transcriber_core.entities import TERMINAL_EVENTS, Event, FileRecord, Job, JobPart, State
 from transcriber_core.errors import FileNotFound, JobChanged, JobNotFound, LeaseLost
+from transcriber_core.outbox import deliveries_for
 from transcriber_core.ports import Clock, Removed
 
 
@@ -45,23 +47,30 @@ class PostgresJobRepository(PostgresOutbox):
         self._clock = clock
 
     async def create(self, job: Job, files: Sequence[FileRecord] = ()) -> tuple[Job, bool]:
-        """Store a job and its files in one transaction, unless its dedup key is used."""
-        params = {**sql.job_params(job), "now": now_param(self._clock)}
-        async with self._db.transaction() as conn:
+        """Store a job and its files in one statement, unless its dedup key is used.
+
+        A job that calls for a delivery at once (a Telegram job's ``accepted``
+        notice) is stored in a transaction with its deliveries instead.
+        """
+        params = {**sql.create_params(job, files), "now": now_param(self._clock)}
+        notices = deliveries_for(job, Event.ACCEPTED)
+        async with (
+            self._db.connection() as conn,
+            conn.transaction() if notices else nullcontext(),
+        ):
             cursor = await conn.execute(sql.INSERT_JOB_SQL, params)
             row = await cursor.fetchone()
             if row is None:
-                # The dedup key is taken. ON CONFLICT waited for the holder to commit, and
-                # this next statement's snapshot sees its row.
+                # The dedup key is taken. ON CONFLICT waited for the holder to commit,
+                # and this next statement's snapshot sees its row.
                 cursor = await conn.execute(sql.GET_JOB_BY_DEDUP_SQL, {"dedup_key": job.dedup_key})
                 first = await cursor.fetchone()
                 if first is None:  # pragma: no cover - the conflicting row is committed
                     raise AssertionError("a dedup conflict without the first job")
                 return sql.job_from_row(first), False
-            if files:
-                await cursor.executemany(sql.PUT_FILE_SQL, [sql.file_params(f) for f in files])
             stored = sql.job_from_row(row)
-            await write_deliveries(conn, stored, Event.ACCEPTED, self._clock)
+            if notices:
+                await write_deliveries(conn, stored, Event.ACCEPTED, self._clock)
         return stored, True
 
     async def get(self, job_id: str) -> Job:

@@ -166,12 +166,35 @@ RENEW_SQL = (
     " WHERE id = %(id)s AND acquisition_id = %(acquisition_id)s"
 )
 
-#: Insert a new job stamped ``created = updated = now``, unless its dedup key is used
-#: (no row then); wakes its step when it is ready. Parameters: ``job_params``, ``now``.
+#: Columns of ``files`` in the order every statement selects them.
+FILE_COLUMNS: tuple[LiteralString, ...] = (
+    "id",
+    "location",
+    "object_key",
+    "size",
+    "extension",
+    "created",
+)
+_FILE_LIST = ", ".join(FILE_COLUMNS)
+_FILE_TYPES: dict[LiteralString, LiteralString] = {
+    "size": "bigint",
+    "created": "timestamptz",
+}
+_FILE_UPSERT = " ON CONFLICT (id) DO UPDATE SET " + ", ".join(
+    f"{c} = excluded.{c}" for c in FILE_COLUMNS if c != "id"
+)
+
+#: Insert a new job stamped ``created = updated = now`` and its file records, unless its
+#: dedup key is used (no row then, and no file written); wakes its step when it is ready.
+#: One statement, so one round trip and no BEGIN/COMMIT: the files come as one array per
+#: column (``create_params``), and are written only when the job was.
 INSERT_JOB_SQL = (
     f"WITH written AS (INSERT INTO jobs ({_JOB_LIST}) VALUES ("
     + ", ".join(NOW_SQL if c in ("created", "updated") else _value(c) for c in JOB_COLUMNS)
-    + f") ON CONFLICT (dedup_key) DO NOTHING RETURNING {_JOB_LIST})"
+    + f") ON CONFLICT (dedup_key) DO NOTHING RETURNING {_JOB_LIST}),"
+    f" filed AS (INSERT INTO files ({_FILE_LIST}) SELECT * FROM unnest("
+    + ", ".join(f"%(file_{c})s::{_FILE_TYPES.get(c, 'text')}[]" for c in FILE_COLUMNS)
+    + f") WHERE EXISTS (SELECT FROM written){_FILE_UPSERT})"
     f" SELECT {_JOB_LIST}, CASE WHEN {_READY_NOW}"
     f" THEN pg_notify('{WAKEUP_CHANNEL}', state) END FROM written"
 )
@@ -208,22 +231,10 @@ LIST_JOBS_IN_STATE_SQL = (
 #: Jobs per state.
 COUNT_BY_STATE_SQL = "SELECT state, count(*) FROM jobs GROUP BY state"
 
-#: Columns of ``files`` in the order every statement selects them.
-FILE_COLUMNS: tuple[LiteralString, ...] = (
-    "id",
-    "location",
-    "object_key",
-    "size",
-    "extension",
-    "created",
-)
-_FILE_LIST = ", ".join(FILE_COLUMNS)
-
 #: Insert a file record or replace the one with its id; parameters: ``file_params``.
 PUT_FILE_SQL = (
     f"INSERT INTO files ({_FILE_LIST}) VALUES ({', '.join(f'%({c})s' for c in FILE_COLUMNS)})"
-    " ON CONFLICT (id) DO UPDATE SET "
-    + ", ".join(f"{c} = excluded.{c}" for c in FILE_COLUMNS if c != "id")
+    + _FILE_UPSERT
 )
 
 #: One file record by id; parameter: ``id``.
@@ -416,6 +427,14 @@ def job_from_row(row: Sequence[Any]) -> Job:
         created=created,
         updated=updated,
     )
+
+
+def create_params(job: Job, files: Sequence[FileRecord]) -> dict[str, Any]:
+    """The named parameters of ``INSERT_JOB_SQL``: the job's columns, one array per file column."""
+    params = job_params(job)
+    for column in FILE_COLUMNS:
+        params[f"file_{column}"] = [file_params(record)[column] for record in files]
+    return params
 
 
 def file_params(record: FileRecord) -> dict[str, Any]:

@@ -9,8 +9,10 @@ One listening connection per process, outside the pool (it stays open for
 the process's life). When it drops, the feed reconnects with the back-off of
 ``policy.reconnect_pause`` and, once listening again, wakes every step once:
 a wake-up sent while nobody listened is not waited for until the next poll.
-A ping every ``ping_every`` seconds of silence finds a connection that died
-without a word. The 1 s poll stays the fallback; the feed never raises.
+A connection that dies without a word (a host or a network gone) is found
+by TCP keepalives, not by a query: an idle process costs the database only
+its poller's query a second (docs/benchmarks.md). The 1 s poll stays the
+fallback; the feed never raises.
 """
 
 from __future__ import annotations
@@ -28,10 +30,15 @@ from transcriber_core.policy import DEFAULT_SETTINGS, Settings, reconnect_pause
 WAKEUP_CHANNEL = "transcriber_wakeup"
 #: How the listening connection shows in ``pg_stat_activity``.
 APPLICATION_NAME = "transcriber-wakeups"
-#: Seconds of silence after which the connection is pinged.
-DEFAULT_PING_EVERY = 30.0
 #: Seconds one connection attempt may take.
 _CONNECT_TIMEOUT = 10
+#: TCP keepalives on the listening connection (libpq's): probed after this many seconds
+#: of silence, then every ``_KEEPALIVE_INTERVAL`` s, declared dead after
+#: ``_KEEPALIVE_COUNT`` unanswered probes (about a minute). The kernel sends them; the
+#: server sees no query.
+_KEEPALIVE_IDLE = 30
+_KEEPALIVE_INTERVAL = 10
+_KEEPALIVE_COUNT = 3
 
 _STEP_STATES = {state.value: state for state in STEP_STATES}
 
@@ -41,17 +48,10 @@ log = logging.getLogger("transcriber.postgres")
 class PostgresWakeupFeed:
     """The ``WakeupFeed`` port on PostgreSQL ``LISTEN``; one per process."""
 
-    def __init__(
-        self,
-        url: str,
-        *,
-        settings: Settings = DEFAULT_SETTINGS,
-        ping_every: float = DEFAULT_PING_EVERY,
-    ) -> None:
+    def __init__(self, url: str, *, settings: Settings = DEFAULT_SETTINGS) -> None:
         """Listen on the database at ``url`` (never logged: it may hold a password)."""
         self._url = url
         self._settings = settings
-        self._ping_every = ping_every
 
     async def listen(self, notify: Callable[[State], None]) -> None:
         """Call ``notify(state)`` for each wake-up until cancelled; reconnects, never raises."""
@@ -65,6 +65,10 @@ class PostgresWakeupFeed:
                     autocommit=True,
                     application_name=APPLICATION_NAME,
                     connect_timeout=_CONNECT_TIMEOUT,
+                    keepalives=1,
+                    keepalives_idle=_KEEPALIVE_IDLE,
+                    keepalives_interval=_KEEPALIVE_INTERVAL,
+                    keepalives_count=_KEEPALIVE_COUNT,
                 )
                 async with conn:
                     await conn.execute(f"LISTEN {WAKEUP_CHANNEL}")
@@ -85,11 +89,8 @@ class PostgresWakeupFeed:
                 )
 
     async def _relay(self, conn: AsyncConnection[object], notify: Callable[[State], None]) -> None:
-        """Hand each notification's state to ``notify`` until the connection fails."""
-        while True:
-            async for message in conn.notifies(timeout=self._ping_every):
-                state = _STEP_STATES.get(message.payload)
-                if state is not None:
-                    notify(state)
-            # Silence: make sure the connection is still there (a dead one raises).
-            await conn.execute("SELECT 1")
+        """Hand each notification's state to ``notify`` until the connection fails (it raises)."""
+        async for message in conn.notifies():
+            state = _STEP_STATES.get(message.payload)
+            if state is not None:
+                notify(state)
