@@ -1,6 +1,7 @@
 """Rows to records and back, written once for both SQL adapters.
 
-SQLite and PostgreSQL store the same columns; they differ only in how a
+SQLite and PostgreSQL store the same columns (``*_COLUMNS`` here, in the
+order every statement selects them); they differ only in how a
 time and the words column travel: SQLite as INTEGER microseconds
 (``sqlite/times.py``) and JSON text, PostgreSQL as native ``timestamptz``
 and ``jsonb`` (which psycopg reads back as a list). ``RowMapping`` takes
@@ -15,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, LiteralString
 
 from transcriber_core.entities import (
     Delivery,
@@ -33,6 +34,67 @@ from transcriber_core.entities import (
     Word,
 )
 from transcriber_core.outbox import deliveries_for
+
+#: Columns of ``jobs`` in the order every statement selects or returns them.
+JOB_COLUMNS: tuple[LiteralString, ...] = (
+    "id",
+    "state",
+    "origin_kind",
+    "origin_chat_id",
+    "origin_message_id",
+    "source_file_id",
+    "converted_file_id",
+    "storage_file_id",
+    "operation_id",
+    "duration",
+    "text",
+    "words",
+    "language",
+    "error",
+    "attempts",
+    "acquisition_id",
+    "acquire_time",
+    "delay_time",
+    "dedup_key",
+    "upload_digest",
+    "short",
+    "owner",
+    "ended",
+    "callback_url",
+    "created",
+    "updated",
+)
+#: Columns of ``files`` in the order every statement selects them.
+FILE_COLUMNS: tuple[LiteralString, ...] = (
+    "id",
+    "location",
+    "object_key",
+    "size",
+    "extension",
+    "created",
+)
+#: Columns of ``job_parts`` in the order every statement selects them.
+PART_COLUMNS: tuple[LiteralString, ...] = (
+    "job_id",
+    "part_index",
+    "start_seconds",
+    "end_seconds",
+    "file_id",
+    "storage_file_id",
+    "operation_id",
+    "text",
+    "words",
+)
+#: Columns of ``admin_sessions`` in the order reads return them.
+SESSION_COLUMNS: tuple[LiteralString, ...] = (
+    "id_hash",
+    "csrf",
+    "created",
+    "last_seen",
+    "expires",
+    "flash",
+)
+_JOB_WIDTH = len(JOB_COLUMNS)
 
 _STATES = {state.value: state for state in State}
 _ORIGIN_KINDS = {kind.value: kind for kind in OriginKind}
@@ -159,7 +221,7 @@ class RowMapping:
             callback_url,
             created,
             updated,
-        ) = row[:26]
+        ) = row[:_JOB_WIDTH]
         if origin_kind == "http" and origin_chat_id is None and origin_message_id is None:
             origin = _HTTP
         else:

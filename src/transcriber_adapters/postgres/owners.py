@@ -18,9 +18,10 @@ from transcriber_adapters.postgres.statements import (
     session_from_row,
     session_params,
 )
+from transcriber_adapters.rows import SESSION_COLUMNS
 from transcriber_core.entities import LoginFailures, OwnerSession
 
-_SESSION_COLUMNS = "id_hash, csrf, created, last_seen, expires, flash"
+_SESSION_COLUMNS = ", ".join(SESSION_COLUMNS)
 
 #: One statement, so two concurrent setups cannot both win: the loser changes no row.
 _CREATE_OWNER = (

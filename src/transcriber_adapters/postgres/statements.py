@@ -19,38 +19,15 @@ from typing import Any, LiteralString
 
 from transcriber_adapters.postgres.clock import NOW_SQL
 from transcriber_adapters.postgres.wakeups import WAKEUP_CHANNEL
-from transcriber_adapters.rows import RowMapping, words_from_items
+from transcriber_adapters.rows import (
+    FILE_COLUMNS,
+    JOB_COLUMNS,
+    PART_COLUMNS,
+    RowMapping,
+    words_from_items,
+)
 from transcriber_core.entities import STEP_STATES
 
-#: Columns of ``jobs`` in the order every statement selects or returns them.
-JOB_COLUMNS: tuple[LiteralString, ...] = (
-    "id",
-    "state",
-    "origin_kind",
-    "origin_chat_id",
-    "origin_message_id",
-    "source_file_id",
-    "converted_file_id",
-    "storage_file_id",
-    "operation_id",
-    "duration",
-    "text",
-    "words",
-    "language",
-    "error",
-    "attempts",
-    "acquisition_id",
-    "acquire_time",
-    "delay_time",
-    "dedup_key",
-    "upload_digest",
-    "short",
-    "owner",
-    "ended",
-    "callback_url",
-    "created",
-    "updated",
-)
 _JOB_LIST = ", ".join(JOB_COLUMNS)
 
 
@@ -198,15 +175,6 @@ LIST_JOBS_IN_STATE_SQL = (
 #: Jobs per state.
 COUNT_BY_STATE_SQL = "SELECT state, count(*) FROM jobs GROUP BY state"
 
-#: Columns of ``files`` in the order every statement selects them.
-FILE_COLUMNS: tuple[LiteralString, ...] = (
-    "id",
-    "location",
-    "object_key",
-    "size",
-    "extension",
-    "created",
-)
 _FILE_LIST = ", ".join(FILE_COLUMNS)
 
 #: Insert a file record or replace the one with its id; parameters: ``file_params``.
@@ -222,18 +190,6 @@ GET_FILE_SQL = f"SELECT {_FILE_LIST} FROM files WHERE id = %(id)s"
 #: Remove a file record; parameter: ``id``.
 DELETE_FILE_SQL = "DELETE FROM files WHERE id = %(id)s"
 
-#: Columns of ``job_parts`` in the order every statement selects them.
-PART_COLUMNS: tuple[LiteralString, ...] = (
-    "job_id",
-    "part_index",
-    "start_seconds",
-    "end_seconds",
-    "file_id",
-    "storage_file_id",
-    "operation_id",
-    "text",
-    "words",
-)
 _PART_LIST = ", ".join(PART_COLUMNS)
 
 #: The parts of one job by index; parameter: ``job_id``.

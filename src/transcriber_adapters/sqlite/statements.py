@@ -11,44 +11,21 @@ from __future__ import annotations
 
 import json
 
-from transcriber_adapters.rows import NO_WORDS, RowMapping, words_from_items
+from transcriber_adapters.rows import (
+    FILE_COLUMNS,
+    JOB_COLUMNS,
+    NO_WORDS,
+    PART_COLUMNS,
+    SESSION_COLUMNS,
+    RowMapping,
+    words_from_items,
+)
 from transcriber_adapters.sqlite.times import from_db, to_db
 from transcriber_core.entities import STEP_STATES, Word
 
-#: Columns of ``jobs`` in the order every statement selects or returns them.
-JOB_COLUMNS: tuple[str, ...] = (
-    "id",
-    "state",
-    "origin_kind",
-    "origin_chat_id",
-    "origin_message_id",
-    "source_file_id",
-    "converted_file_id",
-    "storage_file_id",
-    "operation_id",
-    "duration",
-    "text",
-    "words",
-    "language",
-    "error",
-    "attempts",
-    "acquisition_id",
-    "acquire_time",
-    "delay_time",
-    "dedup_key",
-    "upload_digest",
-    "short",
-    "owner",
-    "ended",
-    "callback_url",
-    "created",
-    "updated",
-)
 _JOB_LIST = ", ".join(JOB_COLUMNS)
 _JOB_ASSIGN = ", ".join(f"{column} = :{column}" for column in JOB_COLUMNS if column != "id")
 
-#: Columns of ``files`` in the order every statement selects them.
-FILE_COLUMNS: tuple[str, ...] = ("id", "location", "object_key", "size", "extension", "created")
 _FILE_LIST = ", ".join(FILE_COLUMNS)
 
 #: Eligibility of a job row (reference: queue rule 2); binds ``:now`` and ``:lease_cutoff``.
@@ -162,18 +139,6 @@ GET_FILE_SQL = f"SELECT {_FILE_LIST} FROM files WHERE id = :id"
 #: Remove a file record; parameter: ``id``.
 DELETE_FILE_SQL = "DELETE FROM files WHERE id = :id"
 
-#: Columns of ``job_parts`` in the order every statement selects them.
-PART_COLUMNS: tuple[str, ...] = (
-    "job_id",
-    "part_index",
-    "start_seconds",
-    "end_seconds",
-    "file_id",
-    "storage_file_id",
-    "operation_id",
-    "text",
-    "words",
-)
 _PART_LIST = ", ".join(PART_COLUMNS)
 
 #: The parts of one job by index; parameter: ``job_id``.
@@ -258,8 +223,6 @@ CREATE_OWNER_SQL = (
 #: Replace the owner's hash; parameters: ``password_hash``. No row changed while no owner exists.
 CHANGE_PASSWORD_SQL = "UPDATE owner SET password_hash = :password_hash WHERE id = 1"  # noqa: S105 - SQL
 
-#: The columns of ``admin_sessions``, in the order reads return them.
-SESSION_COLUMNS = ("id_hash", "csrf", "created", "last_seen", "expires", "flash")
 _SESSION_LIST = ", ".join(SESSION_COLUMNS)
 
 #: Store a new session; parameters: every column of ``SESSION_COLUMNS``.
