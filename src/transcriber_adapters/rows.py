@@ -130,20 +130,30 @@ def delivery_params(job: Job, event: Event, now: object) -> list[dict[str, Any]]
     ]
 
 
+def _same(value: Any) -> Any:
+    return value
+
+
 class RowMapping:
     """Every row mapping of the job repository and the owner store, for one time encoding."""
 
     def __init__(
         self,
         *,
-        time_to_db: Callable[[datetime], Any],
-        time_from_db: Callable[[Any], datetime],
         words_from_db: Callable[[Any], tuple[Word, ...]],
+        time_to_db: Callable[[datetime], Any] | None = None,
+        time_from_db: Callable[[Any], datetime] | None = None,
     ) -> None:
-        """Map times with ``time_to_db``/``time_from_db`` and read words with ``words_from_db``."""
-        self._to_db = time_to_db
-        self._from_db = time_from_db
+        """Read words with ``words_from_db``; map times with ``time_to_db``/``time_from_db``.
+
+        Without them the driver binds and reads aware datetimes itself (psycopg),
+        and the job mapping, the hot path, skips the conversion entirely.
+        """
         self._words_from_db = words_from_db
+        self._job_time_to_db = time_to_db
+        self._job_time_from_db = time_from_db
+        self._to_db: Callable[[datetime], Any] = time_to_db or _same
+        self._from_db: Callable[[Any], datetime] = time_from_db or _same
 
     @staticmethod
     def state_of(value: str) -> State:
@@ -157,11 +167,19 @@ class RowMapping:
 
     def job_params(self, job: Job) -> dict[str, Any]:
         """The named parameters of every ``jobs`` column for ``job``."""
-        to_db = self._to_db
         origin = job.origin
-        acquire_time = job.acquire_time
-        delay_time = job.delay_time
-        ended = job.ended
+        acquire_time: Any = job.acquire_time
+        delay_time: Any = job.delay_time
+        ended: Any = job.ended
+        created: Any = job.created
+        updated: Any = job.updated
+        to_db = self._job_time_to_db
+        if to_db is not None:
+            acquire_time = None if acquire_time is None else to_db(acquire_time)
+            delay_time = None if delay_time is None else to_db(delay_time)
+            ended = None if ended is None else to_db(ended)
+            created = to_db(created)
+            updated = to_db(updated)
         return {
             "id": job.id,
             "state": job.state.value,
@@ -179,21 +197,20 @@ class RowMapping:
             "error": job.error,
             "attempts": job.attempts,
             "acquisition_id": job.acquisition_id,
-            "acquire_time": None if acquire_time is None else to_db(acquire_time),
-            "delay_time": None if delay_time is None else to_db(delay_time),
+            "acquire_time": acquire_time,
+            "delay_time": delay_time,
             "dedup_key": job.dedup_key,
             "upload_digest": job.upload_digest,
             "short": job.short,
             "owner": job.owner,
-            "ended": None if ended is None else to_db(ended),
+            "ended": ended,
             "callback_url": job.callback_url,
-            "created": to_db(job.created),
-            "updated": to_db(job.updated),
+            "created": created,
+            "updated": updated,
         }
 
     def job_from_row(self, row: Sequence[Any]) -> Job:
         """The job of a row selected as ``JOB_COLUMNS`` (extra trailing columns are ignored)."""
-        from_db = self._from_db
         (
             id_,
             state,
@@ -222,6 +239,13 @@ class RowMapping:
             created,
             updated,
         ) = row[:_JOB_WIDTH]
+        from_db = self._job_time_from_db
+        if from_db is not None:
+            acquire_time = None if acquire_time is None else from_db(acquire_time)
+            delay_time = None if delay_time is None else from_db(delay_time)
+            ended = None if ended is None else from_db(ended)
+            created = from_db(created)
+            updated = from_db(updated)
         if origin_kind == "http" and origin_chat_id is None and origin_message_id is None:
             origin = _HTTP
         else:
@@ -242,17 +266,17 @@ class RowMapping:
             error=error,
             attempts=attempts,
             acquisition_id=acquisition_id,
-            acquire_time=None if acquire_time is None else from_db(acquire_time),
-            delay_time=None if delay_time is None else from_db(delay_time),
+            acquire_time=acquire_time,
+            delay_time=delay_time,
             dedup_key=dedup_key,
             upload_digest=upload_digest,
             # SQLite has no boolean type and reads 0 or 1.
             short=bool(short),
             owner=owner,
-            ended=None if ended is None else from_db(ended),
+            ended=ended,
             callback_url=callback_url,
-            created=from_db(created),
-            updated=from_db(updated),
+            created=created,
+            updated=updated,
         )
 
     def file_params(self, record: FileRecord) -> dict[str, Any]:

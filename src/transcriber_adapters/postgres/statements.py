@@ -15,7 +15,7 @@ and never for a change that rolled back.
 
 from __future__ import annotations
 
-from typing import Any, LiteralString
+from typing import LiteralString
 
 from transcriber_adapters.postgres.clock import NOW_SQL
 from transcriber_adapters.postgres.wakeups import WAKEUP_CHANNEL
@@ -262,12 +262,8 @@ FORGET_PART_FILES_SQL = (
 DELETE_JOBS_SQL = "DELETE FROM jobs WHERE id = ANY(%(ids)s)"
 
 
-def _same(value: Any) -> Any:
-    return value
-
-
 #: psycopg reads and writes ``timestamptz`` as aware datetimes and ``jsonb`` as a list.
-_ROWS = RowMapping(time_to_db=_same, time_from_db=_same, words_from_db=words_from_items)
+_ROWS = RowMapping(words_from_db=words_from_items)
 job_params = _ROWS.job_params
 job_from_row = _ROWS.job_from_row
 file_params = _ROWS.file_params
