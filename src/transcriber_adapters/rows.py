@@ -1,14 +1,15 @@
 """Rows to records and back, written once for both SQL adapters.
 
 SQLite and PostgreSQL store the same columns (``*_COLUMNS`` here, in the
-order every statement selects them); they differ only in how a
-time and the words column travel: SQLite as INTEGER microseconds
-(``sqlite/times.py``) and JSON text, PostgreSQL as native ``timestamptz``
-and ``jsonb`` (which psycopg reads back as a list). ``RowMapping`` takes
-those differences as three functions; everything else (column order,
-enums, the shared HTTP origin, booleans) is here once. Each adapter's
-``statements.py`` makes one ``RowMapping`` and exports its bound methods
-under the names its repository has always imported.
+order every statement selects them); they differ only in how a time and
+the words column travel: SQLite as INTEGER microseconds (``sqlite/times.py``)
+and JSON text, PostgreSQL as native ``timestamptz`` and ``jsonb`` (which
+psycopg reads back as a list). ``RowMapping`` takes those differences as
+functions (a words reader; time functions only where the driver does not
+map datetimes itself); everything else (enums, the shared HTTP origin,
+booleans, jobs, files, parts, sessions, login failures, deliveries) is
+here once. Each adapter's ``statements.py`` makes one ``RowMapping`` and
+exports its bound methods under the names its modules have always imported.
 """
 
 from __future__ import annotations
