@@ -68,6 +68,14 @@ async def _ended(repo: JobRepository, clock: ManualClock, job: Job, to: State = 
     return ended
 
 
+async def _created_and_leased(repo: JobRepository, clock: ManualClock) -> tuple[Job, Job]:
+    """An HTTP job with a callback, created and then leased in convert as ``lease-1``."""
+    job = await _created(repo, clock)
+    leased = await repo.acquire(State.CONVERT, acquisition_id="lease-1", lease=LEASE)
+    assert leased is not None
+    return job, leased
+
+
 async def _take(repo: JobRepository) -> tuple[Delivery, str] | None:
     acquisition_id = _new_id()
     delivery = await repo.acquire_delivery(acquisition_id=acquisition_id, lease=LEASE)
@@ -133,10 +141,8 @@ class OutboxContract:
         self, repo: JobRepository, clock: ManualClock
     ) -> None:
         """Only a move into done, failed or dead calls for deliveries."""
-        job = await _created(repo, clock)
         now = clock.now()
-        leased = await repo.acquire(State.CONVERT, acquisition_id="lease-1", lease=LEASE)
-        assert leased is not None
+        job, leased = await _created_and_leased(repo, clock)
         await repo.save_if_held(
             transition(leased, State.RECOGNIZE, now=now), acquisition_id="lease-1"
         )
@@ -147,10 +153,8 @@ class OutboxContract:
         self, repo: JobRepository, clock: ManualClock
     ) -> None:
         """An end saved after the lease passed on is refused whole: no delivery either."""
-        job = await _created(repo, clock)
         now = clock.now()
-        leased = await repo.acquire(State.CONVERT, acquisition_id="lease-1", lease=LEASE)
-        assert leased is not None
+        job, leased = await _created_and_leased(repo, clock)
         ended = transition(leased, State.FAILED, now=now, error="bad")
         with pytest.raises(LeaseLost):
             await repo.save_if_held(ended, acquisition_id="lease-2")
