@@ -1403,47 +1403,31 @@ class JobLifecycleContract:
         assert first.jobs + second.jobs + third.jobs == tuple(ended)
         assert len(third.jobs) == 1
 
+    @pytest.mark.parametrize(
+        ("sweep", "age"), [("remove_ended_jobs", JOBS_AGE), ("remove_ended_files", FILES_AGE)]
+    )
     async def test_concurrent_sweeps_remove_each_thing_once(
-        self, repo: JobRepository, clock: ManualClock, another_repo: OpenAnother
+        self,
+        repo: JobRepository,
+        clock: ManualClock,
+        another_repo: OpenAnother,
+        sweep: str,
+        age: timedelta,
     ) -> None:
-        """Sweeps running at once on three instances hand each job and file to exactly one."""
+        """Job or file sweeps at once on three instances hand each job and file to exactly one."""
         files: list[str] = []
         for _ in range(12):
             _, made = await self._ended_job(repo, clock, parts=True)
             files.extend(record.id for record in made)
-        clock.advance(JOBS_AGE)
+        clock.advance(age)
         sweepers = [repo, await another_repo(), await another_repo()]
-        results = await asyncio.gather(
-            *(
-                sweeper.remove_ended_jobs(age=JOBS_AGE, limit=3)
-                for sweeper in sweepers
-                for _ in range(2)
-            )
+        results: list[Removed] = await asyncio.gather(
+            *(getattr(sweeper, sweep)(age=age, limit=3) for sweeper in sweepers for _ in range(2))
         )
         swept = [record.id for result in results for record in result.files]
         assert sorted(swept) == sorted(files)
         jobs = [job_id for result in results for job_id in result.jobs]
         assert len(jobs) == len(set(jobs)) == 12
-
-    async def test_concurrent_file_sweeps_remove_each_file_once(
-        self, repo: JobRepository, clock: ManualClock, another_repo: OpenAnother
-    ) -> None:
-        """File sweeps running at once on three instances hand each file record to one of them."""
-        files: list[str] = []
-        for _ in range(12):
-            _, made = await self._ended_job(repo, clock, parts=True)
-            files.extend(record.id for record in made)
-        clock.advance(FILES_AGE)
-        sweepers = [repo, await another_repo(), await another_repo()]
-        results = await asyncio.gather(
-            *(
-                sweeper.remove_ended_files(age=FILES_AGE, limit=3)
-                for sweeper in sweepers
-                for _ in range(2)
-            )
-        )
-        swept = [record.id for result in results for record in result.files]
-        assert sorted(swept) == sorted(files)
 
     async def test_a_revived_job_is_not_swept(
         self, repo: JobRepository, clock: ManualClock

@@ -68,10 +68,34 @@ async def _ended(repo: JobRepository, clock: ManualClock, job: Job, to: State = 
     return ended
 
 
+async def _created_and_leased(repo: JobRepository, clock: ManualClock) -> tuple[Job, Job]:
+    """An HTTP job with a callback, created and then leased in convert as ``lease-1``."""
+    job = await _created(repo, clock)
+    leased = await repo.acquire(State.CONVERT, acquisition_id="lease-1", lease=LEASE)
+    assert leased is not None
+    return job, leased
+
+
 async def _take(repo: JobRepository) -> tuple[Delivery, str] | None:
     acquisition_id = _new_id()
     delivery = await repo.acquire_delivery(acquisition_id=acquisition_id, lease=LEASE)
     return None if delivery is None else (delivery, acquisition_id)
+
+
+async def _must_take(repo: JobRepository) -> tuple[Delivery, str]:
+    """The next due delivery and the acquisition id it is leased under; one must be due."""
+    taken = await _take(repo)
+    assert taken is not None, "no delivery was due"
+    return taken
+
+
+async def _first_of_an_end(repo: JobRepository, clock: ManualClock) -> tuple[Delivery, str]:
+    """A Telegram job with a callback whose accepted notice went, then ended: one end delivery."""
+    job = await _created(repo, clock, telegram=True)
+    accepted = await _must_take(repo)
+    await repo.finish_delivery(accepted[0], acquisition_id=accepted[1])
+    await _ended(repo, clock, job)
+    return await _must_take(repo)
 
 
 class OutboxContract:
@@ -84,8 +108,7 @@ class OutboxContract:
     ) -> None:
         """Creating a Telegram job writes its accepted notice in the same transaction."""
         job = await _created(repo, clock, telegram=True, callback=False)
-        taken = await _take(repo)
-        assert taken is not None
+        taken = await _must_take(repo)
         delivery, _ = taken
         assert (delivery.job_id, delivery.kind, delivery.event) == (
             job.id,
@@ -118,10 +141,8 @@ class OutboxContract:
         self, repo: JobRepository, clock: ManualClock
     ) -> None:
         """Only a move into done, failed or dead calls for deliveries."""
-        job = await _created(repo, clock)
         now = clock.now()
-        leased = await repo.acquire(State.CONVERT, acquisition_id="lease-1", lease=LEASE)
-        assert leased is not None
+        job, leased = await _created_and_leased(repo, clock)
         await repo.save_if_held(
             transition(leased, State.RECOGNIZE, now=now), acquisition_id="lease-1"
         )
@@ -132,10 +153,8 @@ class OutboxContract:
         self, repo: JobRepository, clock: ManualClock
     ) -> None:
         """An end saved after the lease passed on is refused whole: no delivery either."""
-        job = await _created(repo, clock)
         now = clock.now()
-        leased = await repo.acquire(State.CONVERT, acquisition_id="lease-1", lease=LEASE)
-        assert leased is not None
+        job, leased = await _created_and_leased(repo, clock)
         ended = transition(leased, State.FAILED, now=now, error="bad")
         with pytest.raises(LeaseLost):
             await repo.save_if_held(ended, acquisition_id="lease-2")
@@ -151,8 +170,7 @@ class OutboxContract:
         job = await _ended(repo, clock, await _created(repo, clock))
         written = clock.now()
         clock.advance(timedelta(seconds=3))
-        taken = await _take(repo)
-        assert taken is not None
+        taken = await _must_take(repo)
         delivery, acquisition_id = taken
         assert delivery.job_id == job.id
         assert delivery.kind is DeliveryKind.WEBHOOK
@@ -183,12 +201,10 @@ class OutboxContract:
     ) -> None:
         """A dead loop's delivery goes out again after its lease; its late finish is fenced."""
         await _ended(repo, clock, await _created(repo, clock))
-        first = await _take(repo)
-        assert first is not None
+        first = await _must_take(repo)
         clock.advance(LEASE)
         assert await repo.delivery_due(lease=LEASE)
-        second = await _take(repo)
-        assert second is not None
+        second = await _must_take(repo)
         assert second[0].id == first[0].id
         assert second[0].attempts == 2
         with pytest.raises(LeaseLost):
@@ -201,8 +217,7 @@ class OutboxContract:
     ) -> None:
         """A retried delivery waits its delay, measured on the repository's clock."""
         await _ended(repo, clock, await _created(repo, clock))
-        taken = await _take(repo)
-        assert taken is not None
+        taken = await _must_take(repo)
         await repo.retry_delivery(
             taken[0], acquisition_id=taken[1], delay=timedelta(seconds=30), error="503 answered"
         )
@@ -210,8 +225,7 @@ class OutboxContract:
         assert await _take(repo) is None
         assert not await repo.delivery_due(lease=LEASE)
         clock.advance(timedelta(seconds=1))
-        again = await _take(repo)
-        assert again is not None
+        again = await _must_take(repo)
         assert again[0].attempts == 2
         assert again[0].last_error == "503 answered"
         assert again[0].created == taken[0].created
@@ -221,8 +235,7 @@ class OutboxContract:
     ) -> None:
         """Another acquisition id can neither retry nor finish a delivery."""
         await _ended(repo, clock, await _created(repo, clock))
-        taken = await _take(repo)
-        assert taken is not None
+        taken = await _must_take(repo)
         with pytest.raises(LeaseLost):
             await repo.retry_delivery(
                 taken[0], acquisition_id="other", delay=timedelta(0), error="x"
@@ -235,17 +248,10 @@ class OutboxContract:
         self, repo: JobRepository, clock: ManualClock
     ) -> None:
         """A job's webhook waits while its notice is being sent, and the other way round."""
-        job = await _created(repo, clock, telegram=True)
-        accepted = await _take(repo)
-        assert accepted is not None
-        await repo.finish_delivery(accepted[0], acquisition_id=accepted[1])
-        await _ended(repo, clock, job)
-        first = await _take(repo)
-        assert first is not None
+        first = await _first_of_an_end(repo, clock)
         assert await _take(repo) is None
         await repo.finish_delivery(first[0], acquisition_id=first[1])
-        second = await _take(repo)
-        assert second is not None
+        second = await _must_take(repo)
         assert {first[0].kind, second[0].kind} == {DeliveryKind.NOTICE, DeliveryKind.WEBHOOK}
 
     async def test_a_jobs_notices_go_in_order(
@@ -253,8 +259,7 @@ class OutboxContract:
     ) -> None:
         """The done notice never overtakes a retried accepted notice of the same job."""
         job = await _created(repo, clock, telegram=True, callback=False)
-        accepted = await _take(repo)
-        assert accepted is not None
+        accepted = await _must_take(repo)
         assert accepted[0].event is Event.ACCEPTED
         await repo.retry_delivery(
             accepted[0], acquisition_id=accepted[1], delay=timedelta(minutes=1), error="429"
@@ -262,30 +267,21 @@ class OutboxContract:
         await _ended(repo, clock, job)
         assert await _take(repo) is None
         clock.advance(timedelta(minutes=1))
-        again = await _take(repo)
-        assert again is not None
+        again = await _must_take(repo)
         assert again[0].event is Event.ACCEPTED
         await repo.finish_delivery(again[0], acquisition_id=again[1])
-        done = await _take(repo)
-        assert done is not None
+        done = await _must_take(repo)
         assert done[0].event is Event.DONE
 
     async def test_a_waiting_webhook_does_not_hold_up_the_notice(
         self, repo: JobRepository, clock: ManualClock
     ) -> None:
         """A webhook backing off leaves its job's notice free to go (only in-flight blocks)."""
-        job = await _created(repo, clock, telegram=True)
-        accepted = await _take(repo)
-        assert accepted is not None
-        await repo.finish_delivery(accepted[0], acquisition_id=accepted[1])
-        await _ended(repo, clock, job)
-        first = await _take(repo)
-        assert first is not None
+        first = await _first_of_an_end(repo, clock)
         await repo.retry_delivery(
             first[0], acquisition_id=first[1], delay=timedelta(hours=1), error="down"
         )
-        other = await _take(repo)
-        assert other is not None
+        other = await _must_take(repo)
         assert other[0].kind is not first[0].kind
 
     async def test_deliveries_go_in_due_order_across_jobs(
@@ -298,8 +294,7 @@ class OutboxContract:
         clock.advance(timedelta(seconds=1))
         order = []
         for _ in range(2):
-            taken = await _take(repo)
-            assert taken is not None
+            taken = await _must_take(repo)
             order.append(taken[0].job_id)
         assert order == [early.id, late.id]
 
@@ -314,8 +309,7 @@ class OutboxContract:
         assert taken is not None
         assert taken.job_id == late.id
         assert await repo.acquire_delivery(acquisition_id="x", lease=LEASE, job_id="none") is None
-        other = await _take(repo)
-        assert other is not None
+        other = await _must_take(repo)
         assert other[0].job_id == early.id
 
     # -- other processes ---------------------------------------------------------------
@@ -326,8 +320,7 @@ class OutboxContract:
         """Deliveries are in the shared storage: a restarted or other process takes them."""
         job = await _ended(repo, clock, await _created(repo, clock))
         twin_repo = await another_repo()
-        taken = await _take(twin_repo)
-        assert taken is not None
+        taken = await _must_take(twin_repo)
         assert taken[0].job_id == job.id
         assert await _take(repo) is None
 

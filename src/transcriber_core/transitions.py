@@ -124,6 +124,12 @@ def _check_wait(current: State, to: State, error: str | None, delay_until: datet
         raise InvalidTransition("a job that waits for the service carries the reason and a delay")
 
 
+def check_acquirable(state: State) -> None:
+    """Refuse a lease on a terminal ``state`` with ``ValueError``: no job there has work left."""
+    if state.is_terminal:
+        raise ValueError(f"jobs in the terminal state {state.value} are never acquired")
+
+
 def delay_of(job: Job) -> timedelta | None:
     """The pause ``transition`` gave ``job`` (its ``delay_time`` less its ``updated``), or None.
 

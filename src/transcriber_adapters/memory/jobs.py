@@ -21,6 +21,7 @@ from transcriber_core.entities import (
 )
 from transcriber_core.errors import Conflict, FileNotFound, JobChanged, JobNotFound, LeaseLost
 from transcriber_core.ports import Clock, Removed
+from transcriber_core.transitions import check_acquirable
 
 
 class MemoryJobRepository(MemoryOutbox):
@@ -107,8 +108,7 @@ class MemoryJobRepository(MemoryOutbox):
 
         A terminal ``state`` is refused with ``ValueError``: no job there may get a lease.
         """
-        if state.is_terminal:
-            raise ValueError(f"jobs in the terminal state {state.value} are never acquired")
+        check_acquirable(state)
         with self._lock:
             self.calls.append("acquire")
             now = self._db.clock.now()

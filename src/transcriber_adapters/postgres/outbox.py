@@ -9,7 +9,6 @@ other's candidates instead of waiting. "Now" is the database's clock
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any, LiteralString
 
@@ -17,9 +16,10 @@ from psycopg import AsyncConnection
 
 from transcriber_adapters.postgres.clock import NOW_SQL, now_param
 from transcriber_adapters.postgres.connection import Database
+from transcriber_adapters.postgres.statements import delivery_from_row, delivery_kind_of
+from transcriber_adapters.rows import delivery_params
 from transcriber_core.entities import Delivery, DeliveryKind, Event, Job
 from transcriber_core.errors import LeaseLost
-from transcriber_core.outbox import deliveries_for
 from transcriber_core.ports import Clock
 
 _COLUMNS: LiteralString = (
@@ -74,42 +74,15 @@ INSERT_DELIVERY_SQL = (
 #: Deliveries by kind.
 COUNT_DELIVERIES_SQL = "SELECT kind, count(*) FROM deliveries GROUP BY kind"
 
-_KINDS = {kind.value: kind for kind in DeliveryKind}
-_EVENTS = {event.value: event for event in Event}
-
 
 async def write_deliveries(
     conn: AsyncConnection[Any], job: Job, event: Event, clock: Clock | None
 ) -> None:
     """Insert the deliveries ``event`` about ``job`` calls for, in the caller's transaction."""
-    kinds = deliveries_for(job, event)
-    if kinds:
-        now = now_param(clock)
+    params = delivery_params(job, event, now_param(clock))
+    if params:
         async with conn.cursor() as cursor:
-            await cursor.executemany(
-                INSERT_DELIVERY_SQL,
-                [
-                    {"job_id": job.id, "kind": kind.value, "event": event.value, "now": now}
-                    for kind in kinds
-                ],
-            )
-
-
-def delivery_from_row(row: Sequence[Any]) -> Delivery:
-    """The delivery of a row selected as ``_COLUMNS``."""
-    id_, job_id, kind, event, attempts, acquisition_id, acquire_time, due, created, error = row
-    return Delivery(
-        id=id_,
-        job_id=job_id,
-        kind=_KINDS[kind],
-        event=_EVENTS[event],
-        attempts=attempts,
-        acquisition_id=acquisition_id,
-        acquire_time=acquire_time,
-        due=due,
-        created=created,
-        last_error=error,
-    )
+            await cursor.executemany(INSERT_DELIVERY_SQL, params)
 
 
 class PostgresOutbox:
@@ -164,4 +137,4 @@ class PostgresOutbox:
     async def pending_deliveries(self) -> dict[DeliveryKind, int]:
         """How many deliveries of each kind wait or run."""
         rows = await self._db.fetchall(COUNT_DELIVERIES_SQL)
-        return {_KINDS[kind]: count for kind, count in rows}
+        return {delivery_kind_of(kind): count for kind, count in rows}

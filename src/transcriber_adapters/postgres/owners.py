@@ -9,14 +9,19 @@ its times (session expiry, back-off) are the API process's own (ADR 32).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from transcriber_adapters.postgres.connection import Database
+from transcriber_adapters.postgres.statements import (
+    login_failures_from_row,
+    login_failures_params,
+    session_from_row,
+    session_params,
+)
+from transcriber_adapters.rows import SESSION_COLUMNS
 from transcriber_core.entities import LoginFailures, OwnerSession
 
-_SESSION_COLUMNS = "id_hash, csrf, created, last_seen, expires, flash"
+_SESSION_COLUMNS = ", ".join(SESSION_COLUMNS)
 
 #: One statement, so two concurrent setups cannot both win: the loser changes no row.
 _CREATE_OWNER = (
@@ -82,16 +87,16 @@ class PostgresOwnerStore:
 
     async def create_session(self, session: OwnerSession) -> None:
         """Insert the session; a stored ``id_hash`` raises ``Conflict``."""
-        await self._db.execute(_INSERT_SESSION, _session_params(session))
+        await self._db.execute(_INSERT_SESSION, session_params(session))
 
     async def get_session(self, id_hash: str) -> OwnerSession | None:
         """The session stored under ``id_hash``, expired or not; None when there is none."""
         row = await self._db.fetchone(_GET_SESSION, {"id_hash": id_hash})
-        return None if row is None else _session_from_row(row)
+        return None if row is None else session_from_row(row)
 
     async def save_session(self, session: OwnerSession) -> bool:
         """Update ``last_seen``, ``expires`` and ``flash`` of a stored session; False when gone."""
-        return await self._db.execute(_SAVE_SESSION, _session_params(session)) == 1
+        return await self._db.execute(_SAVE_SESSION, session_params(session)) == 1
 
     async def delete_session(self, id_hash: str) -> None:
         """End one session; nothing happens when it does not exist."""
@@ -104,26 +109,15 @@ class PostgresOwnerStore:
     async def get_login_failures(self, client: str) -> LoginFailures | None:
         """The failures counted for ``client``, or None."""
         row = await self._db.fetchone(_GET_LOGIN_FAILURES, {"client": client})
-        if row is None:
-            return None
-        client_, count, last = row
-        return LoginFailures(client=client_, count=count, last=last)
+        return None if row is None else login_failures_from_row(row)
 
     async def save_login_failures(
         self, failures: LoginFailures, *, previous: LoginFailures | None
     ) -> bool:
         """Compare-and-set in one statement: store ``failures`` if ``previous`` is still stored."""
-        params: dict[str, Any] = {
-            "client": failures.client,
-            "count": failures.count,
-            "last": failures.last,
-        }
-        if previous is None:
-            return await self._db.execute(_INSERT_LOGIN_FAILURES, params) == 1
-        if previous.client != failures.client:
-            raise ValueError("previous failures belong to another client")
-        params.update(seen_count=previous.count, seen_last=previous.last)
-        return await self._db.execute(_UPDATE_LOGIN_FAILURES, params) == 1
+        params = login_failures_params(failures, previous=previous)
+        statement = _INSERT_LOGIN_FAILURES if previous is None else _UPDATE_LOGIN_FAILURES
+        return await self._db.execute(statement, params) == 1
 
     async def clear_login_failures(self, client: str) -> None:
         """Forget ``client``'s failures."""
@@ -132,26 +126,3 @@ class PostgresOwnerStore:
     async def forget_login_failures(self, *, before: datetime) -> int:
         """Remove failures last counted before ``before``; how many clients were forgotten."""
         return await self._db.execute(_FORGET_LOGIN_FAILURES, {"before": before})
-
-
-def _session_params(session: OwnerSession) -> dict[str, Any]:
-    return {
-        "id_hash": session.id_hash,
-        "csrf": session.csrf,
-        "created": session.created,
-        "last_seen": session.last_seen,
-        "expires": session.expires,
-        "flash": session.flash,
-    }
-
-
-def _session_from_row(row: Sequence[Any]) -> OwnerSession:
-    id_hash, csrf, created, last_seen, expires, flash = row
-    return OwnerSession(
-        id_hash=id_hash,
-        csrf=csrf,
-        created=created,
-        last_seen=last_seen,
-        expires=expires,
-        flash=flash,
-    )

@@ -28,6 +28,7 @@ from transcriber_core.entities import TERMINAL_EVENTS, Event, FileRecord, Job, J
 from transcriber_core.errors import FileNotFound, JobChanged, JobNotFound, LeaseLost
 from transcriber_core.outbox import deliveries_for
 from transcriber_core.ports import Clock, Removed
+from transcriber_core.transitions import check_acquirable
 
 
 class PostgresJobRepository(PostgresOutbox):
@@ -98,8 +99,7 @@ class PostgresJobRepository(PostgresOutbox):
         ``short_only`` uses ``ACQUIRE_SHORT_SQL``, the express lane. A terminal
         ``state`` is refused with ``ValueError``: no job there may get a lease.
         """
-        if state.is_terminal:
-            raise ValueError(f"jobs in the terminal state {state.value} are never acquired")
+        check_acquirable(state)
         statement = sql.ACQUIRE_SHORT_SQL if short_only else sql.ACQUIRE_SQL
         params = {
             "state": state.value,

@@ -4,7 +4,8 @@ The same statements as SQLite's (``sqlite/statements.py``) in PostgreSQL's
 dialect, as plain module constants with named parameters (``%(name)s``), so
 a benchmark can run exactly these on a bare connection and a new repository
 method adds its constant here. Every "now" is ``NOW_SQL`` (the database's
-clock unless a test binds one); a lease is bound as an interval.
+clock unless a test binds one); a lease is bound as an interval. The
+mapping is ``rows.RowMapping`` (shared with SQLite) with native times.
 
 A statement that can make work ready in a step state is wrapped by
 ``notifying``: it sends ``pg_notify(WAKEUP_CHANNEL, state)`` for each row it
@@ -14,53 +15,20 @@ and never for a change that rolled back.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any, LiteralString
 
 from transcriber_adapters.postgres.clock import NOW_SQL
 from transcriber_adapters.postgres.wakeups import WAKEUP_CHANNEL
-from transcriber_core.entities import (
-    STEP_STATES,
-    FileRecord,
-    Job,
-    JobPart,
-    Location,
-    Origin,
-    OriginKind,
-    State,
-    Word,
+from transcriber_adapters.rows import (
+    FILE_COLUMNS,
+    JOB_COLUMNS,
+    PART_COLUMNS,
+    RowMapping,
+    words_from_items,
 )
+from transcriber_core.entities import STEP_STATES, FileRecord, Job
 
-#: Columns of ``jobs`` in the order every statement selects or returns them.
-JOB_COLUMNS: tuple[LiteralString, ...] = (
-    "id",
-    "state",
-    "origin_kind",
-    "origin_chat_id",
-    "origin_message_id",
-    "source_file_id",
-    "converted_file_id",
-    "storage_file_id",
-    "operation_id",
-    "duration",
-    "text",
-    "words",
-    "language",
-    "error",
-    "attempts",
-    "acquisition_id",
-    "acquire_time",
-    "delay_time",
-    "dedup_key",
-    "upload_digest",
-    "short",
-    "owner",
-    "ended",
-    "callback_url",
-    "created",
-    "updated",
-)
 _JOB_LIST = ", ".join(JOB_COLUMNS)
 
 
@@ -166,15 +134,6 @@ RENEW_SQL = (
     " WHERE id = %(id)s AND acquisition_id = %(acquisition_id)s"
 )
 
-#: Columns of ``files`` in the order every statement selects them.
-FILE_COLUMNS: tuple[LiteralString, ...] = (
-    "id",
-    "location",
-    "object_key",
-    "size",
-    "extension",
-    "created",
-)
 _FILE_LIST = ", ".join(FILE_COLUMNS)
 _FILE_TYPES: dict[LiteralString, LiteralString] = {
     "size": "bigint",
@@ -243,18 +202,6 @@ GET_FILE_SQL = f"SELECT {_FILE_LIST} FROM files WHERE id = %(id)s"
 #: Remove a file record; parameter: ``id``.
 DELETE_FILE_SQL = "DELETE FROM files WHERE id = %(id)s"
 
-#: Columns of ``job_parts`` in the order every statement selects them.
-PART_COLUMNS: tuple[LiteralString, ...] = (
-    "job_id",
-    "part_index",
-    "start_seconds",
-    "end_seconds",
-    "file_id",
-    "storage_file_id",
-    "operation_id",
-    "text",
-    "words",
-)
 _PART_LIST = ", ".join(PART_COLUMNS)
 
 #: The parts of one job by index; parameter: ``job_id``.
@@ -326,107 +273,22 @@ FORGET_PART_FILES_SQL = (
 #: Delete the jobs in ``ids``; their parts go by ``ON DELETE CASCADE``.
 DELETE_JOBS_SQL = "DELETE FROM jobs WHERE id = ANY(%(ids)s)"
 
-_STATES = {state.value: state for state in State}
-_ORIGIN_KINDS = {kind.value: kind for kind in OriginKind}
-_LOCATIONS = {location.value: location for location in Location}
-_HTTP = Origin.http()
 
-
-def job_params(job: Job) -> dict[str, Any]:
-    """The named parameters of every ``jobs`` column for ``job``."""
-    origin = job.origin
-    return {
-        "id": job.id,
-        "state": job.state.value,
-        "origin_kind": origin.kind.value,
-        "origin_chat_id": origin.chat_id,
-        "origin_message_id": origin.message_id,
-        "source_file_id": job.source_file_id,
-        "converted_file_id": job.converted_file_id,
-        "storage_file_id": job.storage_file_id,
-        "operation_id": job.operation_id,
-        "duration": job.duration,
-        "text": job.text,
-        "words": words_to_db(job.words),
-        "language": job.language,
-        "error": job.error,
-        "attempts": job.attempts,
-        "acquisition_id": job.acquisition_id,
-        "acquire_time": job.acquire_time,
-        "delay_time": job.delay_time,
-        "dedup_key": job.dedup_key,
-        "upload_digest": job.upload_digest,
-        "short": job.short,
-        "owner": job.owner,
-        "ended": job.ended,
-        "callback_url": job.callback_url,
-        "created": job.created,
-        "updated": job.updated,
-    }
-
-
-def job_from_row(row: Sequence[Any]) -> Job:
-    """The job of a row selected as ``JOB_COLUMNS`` (extra trailing columns are ignored)."""
-    (
-        id_,
-        state,
-        origin_kind,
-        origin_chat_id,
-        origin_message_id,
-        source_file_id,
-        converted_file_id,
-        storage_file_id,
-        operation_id,
-        duration,
-        text,
-        words,
-        language,
-        error,
-        attempts,
-        acquisition_id,
-        acquire_time,
-        delay_time,
-        dedup_key,
-        upload_digest,
-        short,
-        owner,
-        ended,
-        callback_url,
-        created,
-        updated,
-    ) = row[: len(JOB_COLUMNS)]
-    if origin_kind == "http" and origin_chat_id is None and origin_message_id is None:
-        origin = _HTTP
-    else:
-        origin = Origin(
-            kind=_ORIGIN_KINDS[origin_kind], chat_id=origin_chat_id, message_id=origin_message_id
-        )
-    return Job(
-        id=id_,
-        state=_STATES[state],
-        origin=origin,
-        source_file_id=source_file_id,
-        converted_file_id=converted_file_id,
-        storage_file_id=storage_file_id,
-        operation_id=operation_id,
-        duration=duration,
-        text=text,
-        words=words_from_db(words),
-        language=language,
-        error=error,
-        attempts=attempts,
-        acquisition_id=acquisition_id,
-        acquire_time=acquire_time,
-        delay_time=delay_time,
-        dedup_key=dedup_key,
-        upload_digest=upload_digest,
-        short=short,
-        owner=owner,
-        ended=ended,
-        callback_url=callback_url,
-        created=created,
-        updated=updated,
-    )
+#: psycopg reads and writes ``timestamptz`` as aware datetimes and ``jsonb`` as a list.
+_ROWS = RowMapping(words_from_db=words_from_items)
+job_params = _ROWS.job_params
+job_from_row = _ROWS.job_from_row
+file_params = _ROWS.file_params
+file_from_row = _ROWS.file_from_row
+part_params = _ROWS.part_params
+part_from_row = _ROWS.part_from_row
+session_params = _ROWS.session_params
+session_from_row = _ROWS.session_from_row
+login_failures_params = _ROWS.login_failures_params
+login_failures_from_row = _ROWS.login_failures_from_row
+state_of = _ROWS.state_of
+delivery_from_row = _ROWS.delivery_from_row
+delivery_kind_of = _ROWS.delivery_kind_of
 
 
 def create_params(job: Job, files: Sequence[FileRecord]) -> dict[str, Any]:
@@ -435,78 +297,3 @@ def create_params(job: Job, files: Sequence[FileRecord]) -> dict[str, Any]:
     for column in FILE_COLUMNS:
         params[f"file_{column}"] = [file_params(record)[column] for record in files]
     return params
-
-
-def file_params(record: FileRecord) -> dict[str, Any]:
-    """The named parameters of every ``files`` column for ``record``."""
-    return {
-        "id": record.id,
-        "location": record.location.value,
-        "object_key": record.object_key,
-        "size": record.size,
-        "extension": record.extension,
-        "created": record.created,
-    }
-
-
-def file_from_row(row: Sequence[Any]) -> FileRecord:
-    """The file record of a row selected as ``FILE_COLUMNS``."""
-    id_, location, object_key, size, extension, created = row
-    return FileRecord(
-        id=id_,
-        location=_LOCATIONS[location],
-        object_key=object_key,
-        size=size,
-        extension=extension,
-        created=created,
-    )
-
-
-def part_params(part: JobPart) -> dict[str, Any]:
-    """The named parameters of every ``job_parts`` column for ``part``."""
-    return {
-        "job_id": part.job_id,
-        "part_index": part.index,
-        "start_seconds": part.start,
-        "end_seconds": part.end,
-        "file_id": part.file_id,
-        "storage_file_id": part.storage_file_id,
-        "operation_id": part.operation_id,
-        "text": part.text,
-        "words": words_to_db(part.words),
-    }
-
-
-def part_from_row(row: Sequence[Any]) -> JobPart:
-    """The part of a row selected as ``PART_COLUMNS``."""
-    job_id, index, start, end, file_id, storage_file_id, operation_id, text, words = row
-    return JobPart(
-        job_id=job_id,
-        index=index,
-        start=start,
-        end=end,
-        file_id=file_id,
-        storage_file_id=storage_file_id,
-        operation_id=operation_id,
-        text=text,
-        words=words_from_db(words),
-    )
-
-
-def state_of(value: str) -> State:
-    """The state stored as ``value``."""
-    return _STATES[value]
-
-
-def words_to_db(words: tuple[Word, ...]) -> str:
-    """The JSON text a ``jsonb`` words column is written from."""
-    return json.dumps(
-        [{"text": word.text, "start": word.start, "end": word.end} for word in words],
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
-
-
-def words_from_db(value: list[dict[str, Any]]) -> tuple[Word, ...]:
-    """The words of a ``jsonb`` column, which psycopg reads as a list of objects."""
-    return tuple(Word(text=item["text"], start=item["start"], end=item["end"]) for item in value)

@@ -9,15 +9,15 @@ through ``times.to_db``.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from transcriber_adapters.rows import delivery_params
 from transcriber_adapters.sqlite.connection import SqliteStore
-from transcriber_adapters.sqlite.times import from_db, to_db
+from transcriber_adapters.sqlite.statements import delivery_from_row, delivery_kind_of
+from transcriber_adapters.sqlite.times import to_db
 from transcriber_core.entities import Delivery, DeliveryKind, Event, Job
 from transcriber_core.errors import LeaseLost
-from transcriber_core.outbox import deliveries_for
 
 #: Columns of ``deliveries`` in the order every statement selects or returns them.
 DELIVERY_COLUMNS: tuple[str, ...] = (
@@ -90,38 +90,12 @@ INSERT_DELIVERY_SQL = (
 #: Deliveries by kind.
 COUNT_DELIVERIES_SQL = "SELECT kind, count(*) FROM deliveries GROUP BY kind"
 
-_KINDS = {kind.value: kind for kind in DeliveryKind}
-_EVENTS = {event.value: event for event in Event}
-
 
 def write_deliveries(conn: sqlite3.Connection, job: Job, event: Event, now: datetime) -> None:
     """Insert the deliveries ``event`` about ``job`` calls for; run inside the job's transaction."""
-    kinds = deliveries_for(job, event)
-    if kinds:
-        conn.executemany(
-            INSERT_DELIVERY_SQL,
-            [
-                {"job_id": job.id, "kind": kind.value, "event": event.value, "now": to_db(now)}
-                for kind in kinds
-            ],
-        )
-
-
-def delivery_from_row(row: Sequence[Any]) -> Delivery:
-    """The delivery of a row selected as ``DELIVERY_COLUMNS``."""
-    id_, job_id, kind, event, attempts, acquisition_id, acquire_time, due, created, error = row
-    return Delivery(
-        id=id_,
-        job_id=job_id,
-        kind=_KINDS[kind],
-        event=_EVENTS[event],
-        attempts=attempts,
-        acquisition_id=acquisition_id,
-        acquire_time=None if acquire_time is None else from_db(acquire_time),
-        due=from_db(due),
-        created=from_db(created),
-        last_error=error,
-    )
+    params = delivery_params(job, event, to_db(now))
+    if params:
+        conn.executemany(INSERT_DELIVERY_SQL, params)
 
 
 class SqliteOutbox(SqliteStore):
@@ -184,4 +158,4 @@ def _delivery_due(conn: sqlite3.Connection, now: int, cutoff: int) -> bool:
 
 
 def _pending_deliveries(conn: sqlite3.Connection) -> dict[DeliveryKind, int]:
-    return {_KINDS[kind]: count for kind, count in conn.execute(COUNT_DELIVERIES_SQL)}
+    return {delivery_kind_of(kind): count for kind, count in conn.execute(COUNT_DELIVERIES_SQL)}

@@ -32,6 +32,7 @@ from transcriber_adapters.sqlite.statements import (
     SAVE_SESSION_SQL,
     UPDATE_LOGIN_FAILURES_SQL,
     login_failures_from_row,
+    login_failures_params,
     session_from_row,
     session_params,
 )
@@ -88,17 +89,9 @@ class SqliteOwnerStore(SqliteStore):
         self, failures: LoginFailures, *, previous: LoginFailures | None
     ) -> bool:
         """Compare-and-set in one statement: store ``failures`` if ``previous`` is still stored."""
-        params: dict[str, Any] = {
-            "client": failures.client,
-            "count": failures.count,
-            "last": to_db(failures.last),
-        }
-        if previous is None:
-            return await self._call(_execute, INSERT_LOGIN_FAILURES_SQL, params) == 1
-        if previous.client != failures.client:
-            raise ValueError("previous failures belong to another client")
-        params.update(seen_count=previous.count, seen_last=to_db(previous.last))
-        return await self._call(_execute, UPDATE_LOGIN_FAILURES_SQL, params) == 1
+        params = login_failures_params(failures, previous=previous)
+        statement = INSERT_LOGIN_FAILURES_SQL if previous is None else UPDATE_LOGIN_FAILURES_SQL
+        return await self._call(_execute, statement, params) == 1
 
     async def clear_login_failures(self, client: str) -> None:
         """Forget ``client``'s failures."""

@@ -66,6 +66,7 @@ from transcriber_core.errors import (
     LeaseLost,
 )
 from transcriber_core.ports import Clock, Removed
+from transcriber_core.transitions import check_acquirable
 
 T = TypeVar("T")
 
@@ -114,8 +115,7 @@ class SqliteJobRepository(SqliteOutbox):
         ``short_only`` uses ``ACQUIRE_SHORT_SQL``, the express lane. A terminal
         ``state`` is refused with ``ValueError``: no job there may get a lease.
         """
-        if state.is_terminal:
-            raise ValueError(f"jobs in the terminal state {state.value} are never acquired")
+        check_acquirable(state)
         sql = ACQUIRE_SHORT_SQL if short_only else ACQUIRE_SQL
         params = {"state": state.value, "acquisition_id": acquisition_id}
         return await self._call(_acquire, sql, params, self._clock, lease)

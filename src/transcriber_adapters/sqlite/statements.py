@@ -2,64 +2,30 @@
 
 The statements are plain module constants with named parameters, so a
 benchmark can run exactly the same statements on a bare ``sqlite3``
-connection. Every time parameter is made by ``times.to_db``.
+connection. Every time parameter is made by ``times.to_db``. The mapping
+is ``rows.RowMapping`` (shared with PostgreSQL) with SQLite's times and
+JSON text.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import Any
 
+from transcriber_adapters.rows import (
+    FILE_COLUMNS,
+    JOB_COLUMNS,
+    NO_WORDS,
+    PART_COLUMNS,
+    SESSION_COLUMNS,
+    RowMapping,
+    words_from_items,
+)
 from transcriber_adapters.sqlite.times import from_db, to_db
-from transcriber_core.entities import (
-    STEP_STATES,
-    FileRecord,
-    Job,
-    JobPart,
-    Location,
-    LoginFailures,
-    Origin,
-    OriginKind,
-    OwnerSession,
-    State,
-    Word,
-)
+from transcriber_core.entities import STEP_STATES, Word
 
-#: Columns of ``jobs`` in the order every statement selects or returns them.
-JOB_COLUMNS: tuple[str, ...] = (
-    "id",
-    "state",
-    "origin_kind",
-    "origin_chat_id",
-    "origin_message_id",
-    "source_file_id",
-    "converted_file_id",
-    "storage_file_id",
-    "operation_id",
-    "duration",
-    "text",
-    "words",
-    "language",
-    "error",
-    "attempts",
-    "acquisition_id",
-    "acquire_time",
-    "delay_time",
-    "dedup_key",
-    "upload_digest",
-    "short",
-    "owner",
-    "ended",
-    "callback_url",
-    "created",
-    "updated",
-)
 _JOB_LIST = ", ".join(JOB_COLUMNS)
 _JOB_ASSIGN = ", ".join(f"{column} = :{column}" for column in JOB_COLUMNS if column != "id")
 
-#: Columns of ``files`` in the order every statement selects them.
-FILE_COLUMNS: tuple[str, ...] = ("id", "location", "object_key", "size", "extension", "created")
 _FILE_LIST = ", ".join(FILE_COLUMNS)
 
 #: Eligibility of a job row (reference: queue rule 2); binds ``:now`` and ``:lease_cutoff``.
@@ -173,18 +139,6 @@ GET_FILE_SQL = f"SELECT {_FILE_LIST} FROM files WHERE id = :id"
 #: Remove a file record; parameter: ``id``.
 DELETE_FILE_SQL = "DELETE FROM files WHERE id = :id"
 
-#: Columns of ``job_parts`` in the order every statement selects them.
-PART_COLUMNS: tuple[str, ...] = (
-    "job_id",
-    "part_index",
-    "start_seconds",
-    "end_seconds",
-    "file_id",
-    "storage_file_id",
-    "operation_id",
-    "text",
-    "words",
-)
 _PART_LIST = ", ".join(PART_COLUMNS)
 
 #: The parts of one job by index; parameter: ``job_id``.
@@ -269,8 +223,6 @@ CREATE_OWNER_SQL = (
 #: Replace the owner's hash; parameters: ``password_hash``. No row changed while no owner exists.
 CHANGE_PASSWORD_SQL = "UPDATE owner SET password_hash = :password_hash WHERE id = 1"  # noqa: S105 - SQL
 
-#: The columns of ``admin_sessions``, in the order reads return them.
-SESSION_COLUMNS = ("id_hash", "csrf", "created", "last_seen", "expires", "flash")
 _SESSION_LIST = ", ".join(SESSION_COLUMNS)
 
 #: Store a new session; parameters: every column of ``SESSION_COLUMNS``.
@@ -323,217 +275,24 @@ CLEAR_LOGIN_FAILURES_SQL = "DELETE FROM login_failures WHERE client = :client"
 #: Forget failures last counted before ``before``; parameter: ``before``.
 FORGET_LOGIN_FAILURES_SQL = "DELETE FROM login_failures WHERE last < :before"
 
-_STATES = {state.value: state for state in State}
-_ORIGIN_KINDS = {kind.value: kind for kind in OriginKind}
-_LOCATIONS = {location.value: location for location in Location}
-_HTTP = Origin.http()
-_NO_WORDS = "[]"
 
-
-def job_params(job: Job) -> dict[str, Any]:
-    """The named parameters of every ``jobs`` column for ``job``."""
-    origin = job.origin
-    acquire_time = job.acquire_time
-    delay_time = job.delay_time
-    return {
-        "id": job.id,
-        "state": job.state.value,
-        "origin_kind": origin.kind.value,
-        "origin_chat_id": origin.chat_id,
-        "origin_message_id": origin.message_id,
-        "source_file_id": job.source_file_id,
-        "converted_file_id": job.converted_file_id,
-        "storage_file_id": job.storage_file_id,
-        "operation_id": job.operation_id,
-        "duration": job.duration,
-        "text": job.text,
-        "words": _words_to_db(job.words),
-        "language": job.language,
-        "error": job.error,
-        "attempts": job.attempts,
-        "acquisition_id": job.acquisition_id,
-        "acquire_time": None if acquire_time is None else to_db(acquire_time),
-        "delay_time": None if delay_time is None else to_db(delay_time),
-        "dedup_key": job.dedup_key,
-        "upload_digest": job.upload_digest,
-        "short": int(job.short),
-        "owner": job.owner,
-        "ended": None if job.ended is None else to_db(job.ended),
-        "callback_url": job.callback_url,
-        "created": to_db(job.created),
-        "updated": to_db(job.updated),
-    }
-
-
-def job_from_row(row: Sequence[Any]) -> Job:
-    """The job of a row selected as ``JOB_COLUMNS``."""
-    (
-        id_,
-        state,
-        origin_kind,
-        origin_chat_id,
-        origin_message_id,
-        source_file_id,
-        converted_file_id,
-        storage_file_id,
-        operation_id,
-        duration,
-        text,
-        words,
-        language,
-        error,
-        attempts,
-        acquisition_id,
-        acquire_time,
-        delay_time,
-        dedup_key,
-        upload_digest,
-        short,
-        owner,
-        ended,
-        callback_url,
-        created,
-        updated,
-    ) = row
-    if origin_kind == "http" and origin_chat_id is None and origin_message_id is None:
-        origin = _HTTP
-    else:
-        origin = Origin(
-            kind=_ORIGIN_KINDS[origin_kind], chat_id=origin_chat_id, message_id=origin_message_id
-        )
-    return Job(
-        id=id_,
-        state=_STATES[state],
-        origin=origin,
-        source_file_id=source_file_id,
-        converted_file_id=converted_file_id,
-        storage_file_id=storage_file_id,
-        operation_id=operation_id,
-        duration=duration,
-        text=text,
-        words=_words_from_db(words),
-        language=language,
-        error=error,
-        attempts=attempts,
-        acquisition_id=acquisition_id,
-        acquire_time=None if acquire_time is None else from_db(acquire_time),
-        delay_time=None if delay_time is None else from_db(delay_time),
-        dedup_key=dedup_key,
-        upload_digest=upload_digest,
-        short=bool(short),
-        owner=owner,
-        ended=None if ended is None else from_db(ended),
-        callback_url=callback_url,
-        created=from_db(created),
-        updated=from_db(updated),
-    )
-
-
-def file_params(record: FileRecord) -> dict[str, Any]:
-    """The named parameters of every ``files`` column for ``record``."""
-    return {
-        "id": record.id,
-        "location": record.location.value,
-        "object_key": record.object_key,
-        "size": record.size,
-        "extension": record.extension,
-        "created": to_db(record.created),
-    }
-
-
-def file_from_row(row: Sequence[Any]) -> FileRecord:
-    """The file record of a row selected as ``FILE_COLUMNS``."""
-    id_, location, object_key, size, extension, created = row
-    return FileRecord(
-        id=id_,
-        location=_LOCATIONS[location],
-        object_key=object_key,
-        size=size,
-        extension=extension,
-        created=from_db(created),
-    )
-
-
-def part_params(part: JobPart) -> dict[str, Any]:
-    """The named parameters of every ``job_parts`` column for ``part``."""
-    return {
-        "job_id": part.job_id,
-        "part_index": part.index,
-        "start_seconds": part.start,
-        "end_seconds": part.end,
-        "file_id": part.file_id,
-        "storage_file_id": part.storage_file_id,
-        "operation_id": part.operation_id,
-        "text": part.text,
-        "words": _words_to_db(part.words),
-    }
-
-
-def part_from_row(row: Sequence[Any]) -> JobPart:
-    """The part of a row selected as ``PART_COLUMNS``."""
-    job_id, index, start, end, file_id, storage_file_id, operation_id, text, words = row
-    return JobPart(
-        job_id=job_id,
-        index=index,
-        start=start,
-        end=end,
-        file_id=file_id,
-        storage_file_id=storage_file_id,
-        operation_id=operation_id,
-        text=text,
-        words=_words_from_db(words),
-    )
-
-
-def state_of(value: str) -> State:
-    """The state stored as ``value``."""
-    return _STATES[value]
-
-
-def _words_to_db(words: tuple[Word, ...]) -> str:
-    if not words:
-        return _NO_WORDS
-    return json.dumps(
-        [{"text": word.text, "start": word.start, "end": word.end} for word in words],
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
-
-
-def _words_from_db(value: str) -> tuple[Word, ...]:
-    if value == _NO_WORDS:
+def _words_from_text(value: str) -> tuple[Word, ...]:
+    if value == NO_WORDS:
         return ()
-    return tuple(
-        Word(text=item["text"], start=item["start"], end=item["end"]) for item in json.loads(value)
-    )
+    return words_from_items(json.loads(value))
 
 
-def session_params(session: OwnerSession) -> dict[str, Any]:
-    """The named parameters of every ``admin_sessions`` column for ``session``."""
-    return {
-        "id_hash": session.id_hash,
-        "csrf": session.csrf,
-        "created": to_db(session.created),
-        "last_seen": to_db(session.last_seen),
-        "expires": to_db(session.expires),
-        "flash": session.flash,
-    }
-
-
-def session_from_row(row: Sequence[Any]) -> OwnerSession:
-    """The session of a row selected in ``SESSION_COLUMNS`` order."""
-    id_hash, csrf, created, last_seen, expires, flash = row
-    return OwnerSession(
-        id_hash=id_hash,
-        csrf=csrf,
-        created=from_db(created),
-        last_seen=from_db(last_seen),
-        expires=from_db(expires),
-        flash=flash,
-    )
-
-
-def login_failures_from_row(row: Sequence[Any]) -> LoginFailures:
-    """The failures of a row selected as ``client, count, last``."""
-    client, count, last = row
-    return LoginFailures(client=client, count=count, last=from_db(last))
+_ROWS = RowMapping(time_to_db=to_db, time_from_db=from_db, words_from_db=_words_from_text)
+job_params = _ROWS.job_params
+job_from_row = _ROWS.job_from_row
+file_params = _ROWS.file_params
+file_from_row = _ROWS.file_from_row
+part_params = _ROWS.part_params
+part_from_row = _ROWS.part_from_row
+session_params = _ROWS.session_params
+session_from_row = _ROWS.session_from_row
+login_failures_params = _ROWS.login_failures_params
+login_failures_from_row = _ROWS.login_failures_from_row
+state_of = _ROWS.state_of
+delivery_from_row = _ROWS.delivery_from_row
+delivery_kind_of = _ROWS.delivery_kind_of

@@ -1,0 +1,395 @@
+"""Rows to records and back, written once for both SQL adapters.
+
+SQLite and PostgreSQL store the same columns (``*_COLUMNS`` here, in the
+order every statement selects them); they differ only in how a time and
+the words column travel: SQLite as INTEGER microseconds (``sqlite/times.py``)
+and JSON text, PostgreSQL as native ``timestamptz`` and ``jsonb`` (which
+psycopg reads back as a list). ``RowMapping`` takes those differences as
+functions (a words reader; time functions only where the driver does not
+map datetimes itself); everything else (enums, the shared HTTP origin,
+booleans, jobs, files, parts, sessions, login failures, deliveries) is
+here once. Each adapter's ``statements.py`` makes one ``RowMapping`` and
+exports its bound methods under the names its modules have always imported.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any, LiteralString
+
+from transcriber_core.entities import (
+    Delivery,
+    DeliveryKind,
+    Event,
+    FileRecord,
+    Job,
+    JobPart,
+    Location,
+    LoginFailures,
+    Origin,
+    OriginKind,
+    OwnerSession,
+    State,
+    Word,
+)
+from transcriber_core.outbox import deliveries_for
+
+#: Columns of ``jobs`` in the order every statement selects or returns them.
+JOB_COLUMNS: tuple[LiteralString, ...] = (
+    "id",
+    "state",
+    "origin_kind",
+    "origin_chat_id",
+    "origin_message_id",
+    "source_file_id",
+    "converted_file_id",
+    "storage_file_id",
+    "operation_id",
+    "duration",
+    "text",
+    "words",
+    "language",
+    "error",
+    "attempts",
+    "acquisition_id",
+    "acquire_time",
+    "delay_time",
+    "dedup_key",
+    "upload_digest",
+    "short",
+    "owner",
+    "ended",
+    "callback_url",
+    "created",
+    "updated",
+)
+#: Columns of ``files`` in the order every statement selects them.
+FILE_COLUMNS: tuple[LiteralString, ...] = (
+    "id",
+    "location",
+    "object_key",
+    "size",
+    "extension",
+    "created",
+)
+#: Columns of ``job_parts`` in the order every statement selects them.
+PART_COLUMNS: tuple[LiteralString, ...] = (
+    "job_id",
+    "part_index",
+    "start_seconds",
+    "end_seconds",
+    "file_id",
+    "storage_file_id",
+    "operation_id",
+    "text",
+    "words",
+)
+#: Columns of ``admin_sessions`` in the order reads return them.
+SESSION_COLUMNS: tuple[LiteralString, ...] = (
+    "id_hash",
+    "csrf",
+    "created",
+    "last_seen",
+    "expires",
+    "flash",
+)
+_JOB_WIDTH = len(JOB_COLUMNS)
+
+_STATES = {state.value: state for state in State}
+_ORIGIN_KINDS = {kind.value: kind for kind in OriginKind}
+_LOCATIONS = {location.value: location for location in Location}
+_HTTP = Origin.http()
+_KINDS = {kind.value: kind for kind in DeliveryKind}
+_EVENTS = {event.value: event for event in Event}
+#: The JSON text of no words; most rows before recognition carry it.
+NO_WORDS = "[]"
+
+
+def words_to_db(words: tuple[Word, ...]) -> str:
+    """The JSON text a words column is written from (TEXT in SQLite, ``jsonb`` in PostgreSQL)."""
+    if not words:
+        return NO_WORDS
+    return json.dumps(
+        [{"text": word.text, "start": word.start, "end": word.end} for word in words],
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+
+
+def words_from_items(items: list[dict[str, Any]]) -> tuple[Word, ...]:
+    """The words of a decoded JSON list of ``{"text", "start", "end"}`` objects."""
+    return tuple(Word(text=item["text"], start=item["start"], end=item["end"]) for item in items)
+
+
+def delivery_params(job: Job, event: Event, now: object) -> list[dict[str, Any]]:
+    """The parameters of inserting each delivery ``event`` about ``job`` calls for."""
+    return [
+        {"job_id": job.id, "kind": kind.value, "event": event.value, "now": now}
+        for kind in deliveries_for(job, event)
+    ]
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+class RowMapping:
+    """Every row mapping of the job repository and the owner store, for one time encoding."""
+
+    def __init__(
+        self,
+        *,
+        words_from_db: Callable[[Any], tuple[Word, ...]],
+        time_to_db: Callable[[datetime], Any] | None = None,
+        time_from_db: Callable[[Any], datetime] | None = None,
+    ) -> None:
+        """Read words with ``words_from_db``; map times with ``time_to_db``/``time_from_db``.
+
+        Without them the driver binds and reads aware datetimes itself (psycopg),
+        and the job mapping, the hot path, skips the conversion entirely.
+        """
+        self._words_from_db = words_from_db
+        self._job_time_to_db = time_to_db
+        self._job_time_from_db = time_from_db
+        self._to_db: Callable[[datetime], Any] = time_to_db or _same
+        self._from_db: Callable[[Any], datetime] = time_from_db or _same
+
+    @staticmethod
+    def state_of(value: str) -> State:
+        """The state stored as ``value``."""
+        return _STATES[value]
+
+    @staticmethod
+    def delivery_kind_of(value: str) -> DeliveryKind:
+        """The delivery kind stored as ``value``."""
+        return _KINDS[value]
+
+    def job_params(self, job: Job) -> dict[str, Any]:
+        """The named parameters of every ``jobs`` column for ``job``."""
+        origin = job.origin
+        acquire_time: Any = job.acquire_time
+        delay_time: Any = job.delay_time
+        ended: Any = job.ended
+        created: Any = job.created
+        updated: Any = job.updated
+        to_db = self._job_time_to_db
+        if to_db is not None:
+            acquire_time = None if acquire_time is None else to_db(acquire_time)
+            delay_time = None if delay_time is None else to_db(delay_time)
+            ended = None if ended is None else to_db(ended)
+            created = to_db(created)
+            updated = to_db(updated)
+        return {
+            "id": job.id,
+            "state": job.state.value,
+            "origin_kind": origin.kind.value,
+            "origin_chat_id": origin.chat_id,
+            "origin_message_id": origin.message_id,
+            "source_file_id": job.source_file_id,
+            "converted_file_id": job.converted_file_id,
+            "storage_file_id": job.storage_file_id,
+            "operation_id": job.operation_id,
+            "duration": job.duration,
+            "text": job.text,
+            "words": words_to_db(job.words),
+            "language": job.language,
+            "error": job.error,
+            "attempts": job.attempts,
+            "acquisition_id": job.acquisition_id,
+            "acquire_time": acquire_time,
+            "delay_time": delay_time,
+            "dedup_key": job.dedup_key,
+            "upload_digest": job.upload_digest,
+            "short": job.short,
+            "owner": job.owner,
+            "ended": ended,
+            "callback_url": job.callback_url,
+            "created": created,
+            "updated": updated,
+        }
+
+    def job_from_row(self, row: Sequence[Any]) -> Job:
+        """The job of a row selected as ``JOB_COLUMNS`` (extra trailing columns are ignored)."""
+        (
+            id_,
+            state,
+            origin_kind,
+            origin_chat_id,
+            origin_message_id,
+            source_file_id,
+            converted_file_id,
+            storage_file_id,
+            operation_id,
+            duration,
+            text,
+            words,
+            language,
+            error,
+            attempts,
+            acquisition_id,
+            acquire_time,
+            delay_time,
+            dedup_key,
+            upload_digest,
+            short,
+            owner,
+            ended,
+            callback_url,
+            created,
+            updated,
+        ) = row[:_JOB_WIDTH]
+        from_db = self._job_time_from_db
+        if from_db is not None:
+            acquire_time = None if acquire_time is None else from_db(acquire_time)
+            delay_time = None if delay_time is None else from_db(delay_time)
+            ended = None if ended is None else from_db(ended)
+            created = from_db(created)
+            updated = from_db(updated)
+        if origin_kind == "http" and origin_chat_id is None and origin_message_id is None:
+            origin = _HTTP
+        else:
+            kind = _ORIGIN_KINDS[origin_kind]
+            origin = Origin(kind=kind, chat_id=origin_chat_id, message_id=origin_message_id)
+        return Job(
+            id=id_,
+            state=_STATES[state],
+            origin=origin,
+            source_file_id=source_file_id,
+            converted_file_id=converted_file_id,
+            storage_file_id=storage_file_id,
+            operation_id=operation_id,
+            duration=duration,
+            text=text,
+            words=self._words_from_db(words),
+            language=language,
+            error=error,
+            attempts=attempts,
+            acquisition_id=acquisition_id,
+            acquire_time=acquire_time,
+            delay_time=delay_time,
+            dedup_key=dedup_key,
+            upload_digest=upload_digest,
+            # SQLite has no boolean type and reads 0 or 1.
+            short=bool(short),
+            owner=owner,
+            ended=ended,
+            callback_url=callback_url,
+            created=created,
+            updated=updated,
+        )
+
+    def file_params(self, record: FileRecord) -> dict[str, Any]:
+        """The named parameters of every ``files`` column for ``record``."""
+        return {
+            "id": record.id,
+            "location": record.location.value,
+            "object_key": record.object_key,
+            "size": record.size,
+            "extension": record.extension,
+            "created": self._to_db(record.created),
+        }
+
+    def file_from_row(self, row: Sequence[Any]) -> FileRecord:
+        """The file record of a row selected as ``FILE_COLUMNS``."""
+        id_, location, object_key, size, extension, created = row
+        return FileRecord(
+            id=id_,
+            location=_LOCATIONS[location],
+            object_key=object_key,
+            size=size,
+            extension=extension,
+            created=self._from_db(created),
+        )
+
+    def part_params(self, part: JobPart) -> dict[str, Any]:
+        """The named parameters of every ``job_parts`` column for ``part``."""
+        return {
+            "job_id": part.job_id,
+            "part_index": part.index,
+            "start_seconds": part.start,
+            "end_seconds": part.end,
+            "file_id": part.file_id,
+            "storage_file_id": part.storage_file_id,
+            "operation_id": part.operation_id,
+            "text": part.text,
+            "words": words_to_db(part.words),
+        }
+
+    def part_from_row(self, row: Sequence[Any]) -> JobPart:
+        """The part of a row selected as ``PART_COLUMNS``."""
+        job_id, index, start, end, file_id, storage_file_id, operation_id, text, words = row
+        return JobPart(
+            job_id=job_id,
+            index=index,
+            start=start,
+            end=end,
+            file_id=file_id,
+            storage_file_id=storage_file_id,
+            operation_id=operation_id,
+            text=text,
+            words=self._words_from_db(words),
+        )
+
+    def session_params(self, session: OwnerSession) -> dict[str, Any]:
+        """The named parameters of every ``admin_sessions`` column for ``session``."""
+        to_db = self._to_db
+        return {
+            "id_hash": session.id_hash,
+            "csrf": session.csrf,
+            "created": to_db(session.created),
+            "last_seen": to_db(session.last_seen),
+            "expires": to_db(session.expires),
+            "flash": session.flash,
+        }
+
+    def session_from_row(self, row: Sequence[Any]) -> OwnerSession:
+        """The session of a row selected in ``SESSION_COLUMNS`` order."""
+        from_db = self._from_db
+        id_hash, csrf, created, last_seen, expires, flash = row
+        return OwnerSession(
+            id_hash=id_hash,
+            csrf=csrf,
+            created=from_db(created),
+            last_seen=from_db(last_seen),
+            expires=from_db(expires),
+            flash=flash,
+        )
+
+    def login_failures_params(
+        self, failures: LoginFailures, *, previous: LoginFailures | None
+    ) -> dict[str, Any]:
+        """The parameters of storing ``failures`` over ``previous`` (``seen_*`` when not None)."""
+        params: dict[str, Any] = {
+            "client": failures.client,
+            "count": failures.count,
+            "last": self._to_db(failures.last),
+        }
+        if previous is not None:
+            if previous.client != failures.client:
+                raise ValueError("previous failures belong to another client")
+            params.update(seen_count=previous.count, seen_last=self._to_db(previous.last))
+        return params
+
+    def login_failures_from_row(self, row: Sequence[Any]) -> LoginFailures:
+        """The failures of a row selected as ``client, count, last``."""
+        client, count, last = row
+        return LoginFailures(client=client, count=count, last=self._from_db(last))
+
+    def delivery_from_row(self, row: Sequence[Any]) -> Delivery:
+        """The delivery of a row selected in ``deliveries`` column order."""
+        from_db = self._from_db
+        id_, job_id, kind, event, attempts, acquisition_id, acquire_time, due, created, error = row
+        return Delivery(
+            id=id_,
+            job_id=job_id,
+            kind=_KINDS[kind],
+            event=_EVENTS[event],
+            attempts=attempts,
+            acquisition_id=acquisition_id,
+            acquire_time=None if acquire_time is None else from_db(acquire_time),
+            due=from_db(due),
+            created=from_db(created),
+            last_error=error,
+        )
