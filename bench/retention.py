@@ -22,6 +22,12 @@ Usage: PYTHONPATH=src .venv/bin/python -P bench/retention.py [--jobs 10000 10000
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+# bench/queue.py shadows the stdlib module ``queue``: keep this folder off the path.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
 import argparse
 import asyncio
 import multiprocessing
