@@ -23,11 +23,19 @@ from psycopg import AsyncConnection
 from transcriber_adapters.postgres import statements as sql
 from transcriber_adapters.postgres.clock import now_param
 from transcriber_adapters.postgres.connection import Database
-from transcriber_adapters.postgres.outbox import PostgresOutbox, write_deliveries
+from transcriber_adapters.postgres.outbox import (
+    DELIVERY_DUE_ROW,
+    DUE,
+    PostgresOutbox,
+    write_deliveries,
+)
 from transcriber_core.entities import TERMINAL_EVENTS, Event, FileRecord, Job, JobPart, State
 from transcriber_core.errors import FileNotFound, JobChanged, JobNotFound, LeaseLost
 from transcriber_core.outbox import deliveries_for
-from transcriber_core.ports import Clock, Removed
+from transcriber_core.ports import Clock, Ready, Removed
+
+#: The poller's one query a tick: the ready step states, then ``DUE`` when a delivery is.
+_READY_SQL: LiteralString = sql.READY_STATES_SQL + DELIVERY_DUE_ROW
 
 
 class PostgresJobRepository(PostgresOutbox):
@@ -167,11 +175,12 @@ class PostgresJobRepository(PostgresOutbox):
                 raise JobChanged()
             await conn.execute(sql.SAVE_SQL, {**sql.job_params(job), "now": now_param(self._clock)})
 
-    async def ready_states(self, *, lease: timedelta) -> frozenset[State]:
-        """The step states that have at least one eligible job, in one query."""
+    async def ready_states(self, *, lease: timedelta) -> Ready:
+        """The step states that have at least one eligible job and whether a delivery is due."""
         params = {"lease": lease, "now": now_param(self._clock)}
-        rows = await self._db.fetchall(sql.READY_STATES_SQL, params)
-        return frozenset(sql.state_of(state) for (state,) in rows)
+        rows = [row[0] for row in await self._db.fetchall(_READY_SQL, params)]
+        states = frozenset(sql.state_of(name) for name in rows if name != DUE)
+        return Ready(states=states, delivery_due=DUE in rows)
 
     async def put_file(self, record: FileRecord) -> None:
         """Insert the file record, or replace the one with the same id."""
