@@ -7,8 +7,9 @@ and the two multi-statement writes (``save_if_unchanged``,
 ``save_parts_if_held``) hold the job's row lock from their test to their
 write. Leases and delays are judged on the database's clock (``NOW_SQL``),
 so hosts with skewed clocks agree; tests inject a ``Clock`` instead.
-Whatever makes work ready in a step state sends ``pg_notify`` in the same
-statement (``statements.notifying``), heard by ``PostgresWakeupFeed``.
+Whatever makes work ready in a step state says so in the same statement
+(``statements.readying``); once it has committed, ``WakeupSender`` sends the
+``pg_notify`` that ``PostgresWakeupFeed`` hears, coalesced per state.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from transcriber_adapters.postgres.outbox import (
     PostgresOutbox,
     write_deliveries,
 )
+from transcriber_adapters.postgres.wakeups import WakeupSender
 from transcriber_core.entities import TERMINAL_EVENTS, Event, FileRecord, Job, JobPart, State
 from transcriber_core.errors import FileNotFound, JobChanged, JobNotFound, LeaseLost
 from transcriber_core.outbox import deliveries_for
@@ -53,6 +55,8 @@ class PostgresJobRepository(PostgresOutbox):
         """Use ``database``'s pool; times from ``clock`` when given, else the database's own."""
         self._db = database
         self._clock = clock
+        #: Sends the wake-ups of this repository's writes, after their commits.
+        self.wakeups = WakeupSender(database)
 
     async def create(self, job: Job, files: Sequence[FileRecord] = ()) -> tuple[Job, bool]:
         """Store a job and its files in one statement, unless its dedup key is used.
@@ -79,6 +83,8 @@ class PostgresJobRepository(PostgresOutbox):
             stored = sql.job_from_row(row)
             if notices:
                 await write_deliveries(conn, stored, Event.ACCEPTED, self._clock)
+        if row[-1]:
+            await self.wakeups.wake(stored.state)
         return stored, True
 
     async def get(self, job_id: str) -> Job:
@@ -149,10 +155,13 @@ class PostgresJobRepository(PostgresOutbox):
             params["delay"] = delay
         event = TERMINAL_EVENTS.get(job.state)
         if event is None:
-            if not await self._db.fetchall(statement, params):
+            rows = await self._db.fetchall(statement, params)
+            if not rows:
                 raise LeaseLost()
+            await self._wake(rows)
             return
         # The end and its deliveries commit together or not at all (the transactional outbox).
+        # An end state is never ready: nothing to wake.
         async with self._db.transaction() as conn:
             cursor = await conn.execute(statement, params)
             if not await cursor.fetchall():
@@ -173,7 +182,10 @@ class PostgresJobRepository(PostgresOutbox):
                 raise JobNotFound()
             if sql.job_from_row(row) != seen:
                 raise JobChanged()
-            await conn.execute(sql.SAVE_SQL, {**sql.job_params(job), "now": now_param(self._clock)})
+            params = {**sql.job_params(job), "now": now_param(self._clock)}
+            cursor = await conn.execute(sql.SAVE_SQL, params)
+            rows = await cursor.fetchall()
+        await self._wake(rows)
 
     async def ready_states(self, *, lease: timedelta) -> Ready:
         """The step states that have at least one eligible job and whether a delivery is due."""
@@ -273,7 +285,14 @@ class PostgresJobRepository(PostgresOutbox):
             return await _remove(conn, rows, delete_jobs=delete_jobs)
 
     async def close(self) -> None:
-        """Nothing to close: the ``Database`` is closed by whoever opened it."""
+        """Wait for the wake-ups still being sent; the ``Database`` is closed by its opener."""
+        await self.wakeups.flush()
+
+    async def _wake(self, rows: list[tuple[Any, ...]]) -> None:
+        """Wake the step of each committed ``readying`` row that is ready (state, ready)."""
+        for state, ready in rows:
+            if ready:
+                await self.wakeups.wake(sql.state_of(state))
 
 
 async def _remove(
