@@ -141,16 +141,20 @@ class WakeupSender:
         a lost wake-up only waits for the poll.
         """
         self._asked[state] += 1
-        if state in self._sending:
+        loop = asyncio.get_running_loop()
+        running = self._sending.get(state)
+        if running is not None and running.get_loop() is loop:
             return  # the running task sends again once its wake-up in flight is out
-        first = asyncio.get_running_loop().create_future()
+        # (A task of a loop that ended mid-send never finished: start afresh on this one.)
+        first = loop.create_future()
         self._sending[state] = asyncio.create_task(self._send_until_covered(state, first))
         await first
 
     async def flush(self) -> None:
         """Wait until every wake-up asked for has been sent (or failed)."""
-        while self._sending:
-            await asyncio.gather(*self._sending.values())
+        loop = asyncio.get_running_loop()
+        while tasks := [task for task in self._sending.values() if task.get_loop() is loop]:
+            await asyncio.gather(*tasks)
 
     async def _send_until_covered(self, state: State, first: asyncio.Future[None]) -> None:
         try:
@@ -162,7 +166,8 @@ class WakeupSender:
                 if not first.done():
                     first.set_result(None)
         finally:
-            del self._sending[state]
+            if self._sending.get(state) is asyncio.current_task():
+                del self._sending[state]
             if not first.done():
                 first.set_result(None)
 
