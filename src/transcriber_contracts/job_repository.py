@@ -156,7 +156,7 @@ async def states_ready(
 ) -> frozenset[State]:
     """The ready states with the store's clock at ``now``."""
     clock.set(now)
-    return await repo.ready_states(lease=LEASE)
+    return (await repo.ready_states(lease=LEASE)).states
 
 
 async def stored(clock: ManualClock, repo: JobRepository, *jobs: Job) -> list[Job]:

@@ -34,6 +34,11 @@ def _new_id() -> str:
     return secrets.token_urlsafe(16)
 
 
+async def _due(repo: JobRepository) -> bool:
+    """Whether the poller's one query says a delivery is due."""
+    return (await repo.ready_states(lease=LEASE)).delivery_due
+
+
 async def _created(
     repo: JobRepository, clock: ManualClock, *, telegram: bool = False, callback: bool = True
 ) -> Job:
@@ -185,7 +190,7 @@ class OutboxContract:
     async def test_no_due_delivery_is_none(self, repo: JobRepository) -> None:
         """An empty outbox hands out nothing and says nothing is due."""
         assert await _take(repo) is None
-        assert not await repo.delivery_due(lease=LEASE)
+        assert not await _due(repo)
 
     async def test_a_leased_delivery_is_not_handed_out_twice(
         self, repo: JobRepository, clock: ManualClock
@@ -194,7 +199,17 @@ class OutboxContract:
         await _ended(repo, clock, await _created(repo, clock))
         assert await _take(repo) is not None
         assert await _take(repo) is None
-        assert not await repo.delivery_due(lease=LEASE)
+        assert not await _due(repo)
+
+    async def test_one_ready_answer_names_the_step_and_the_due_delivery(
+        self, repo: JobRepository, clock: ManualClock
+    ) -> None:
+        """The poller's one query says both which steps have work and that a delivery is due."""
+        await _ended(repo, clock, await _created(repo, clock))
+        waiting = await _created(repo, clock)
+        ready = await repo.ready_states(lease=LEASE)
+        assert ready.states == {waiting.state}
+        assert ready.delivery_due
 
     async def test_an_expired_lease_hands_the_delivery_out_again(
         self, repo: JobRepository, clock: ManualClock
@@ -203,7 +218,7 @@ class OutboxContract:
         await _ended(repo, clock, await _created(repo, clock))
         first = await _must_take(repo)
         clock.advance(LEASE)
-        assert await repo.delivery_due(lease=LEASE)
+        assert await _due(repo)
         second = await _must_take(repo)
         assert second[0].id == first[0].id
         assert second[0].attempts == 2
@@ -223,7 +238,7 @@ class OutboxContract:
         )
         clock.advance(timedelta(seconds=29))
         assert await _take(repo) is None
-        assert not await repo.delivery_due(lease=LEASE)
+        assert not await _due(repo)
         clock.advance(timedelta(seconds=1))
         again = await _must_take(repo)
         assert again[0].attempts == 2

@@ -59,6 +59,16 @@ class Removed:
     files: tuple[FileRecord, ...] = ()
 
 
+@attrs.frozen(kw_only=True)
+class Ready:
+    """What the poller wakes at one tick: the step states with work, and the outbox."""
+
+    #: The step states with at least one eligible job (as ``acquire`` judges).
+    states: frozenset[State] = frozenset()
+    #: True when ``acquire_delivery`` with the same lease would hand a delivery out now.
+    delivery_due: bool = False
+
+
 class JobRepository(Protocol):
     """Jobs and file records, and the queue operations over them (reference: Queue rules)."""
 
@@ -146,8 +156,12 @@ class JobRepository(Protocol):
         """
         ...
 
-    async def ready_states(self, *, lease: timedelta) -> frozenset[State]:
-        """The step states with at least one eligible job (as ``acquire`` judges), in one query."""
+    async def ready_states(self, *, lease: timedelta) -> Ready:
+        """The step states with eligible jobs and whether a delivery is due, in one query.
+
+        The poller's whole idle cost (ADR 6, ADR 35): one round trip per tick
+        wakes the step loops and the delivery loops alike.
+        """
         ...
 
     async def put_file(self, record: FileRecord) -> None:
@@ -259,10 +273,6 @@ class JobRepository(Protocol):
 
         Raises ``LeaseLost``, removing nothing, unless ``acquisition_id`` holds it.
         """
-        ...
-
-    async def delivery_due(self, *, lease: timedelta) -> bool:
-        """True when ``acquire_delivery`` with this ``lease`` would hand one out now."""
         ...
 
     async def pending_deliveries(self) -> dict[DeliveryKind, int]:

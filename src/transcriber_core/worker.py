@@ -35,6 +35,7 @@ from transcriber_core.policy import (
     is_express_loop,
     retry_pause,
 )
+from transcriber_core.ports import Ready
 from transcriber_core.retention import sweep
 from transcriber_core.services import Services
 from transcriber_core.steps import STEPS
@@ -421,18 +422,20 @@ class Workers:
             await token.wait()
 
     async def _poll(self) -> None:
+        """Ask the repository once per tick what is ready and wake those loops (one query)."""
         services = self.services
         interval = services.settings.idle_poll_interval.total_seconds()
         while not self._stopping.is_set():
             try:
-                states = await services.repo.ready_states(lease=services.settings.lease)
+                ready = await services.repo.ready_states(lease=services.settings.lease)
             except Exception as exc:  # noqa: BLE001 - try again at the next tick
                 log.warning("poll.error", extra={"error_type": type(exc).__name__})
-                states = frozenset()
-            for state in states:
+                ready = Ready()
+            for state in ready.states:
                 services.wakeup.notify(state)
-            if self.deliveries:
-                await self._poll_outbox()
+            # A retry's pause ended, or another process wrote a delivery.
+            if ready.delivery_due and self.deliveries:
+                services.wakeup.notify(OUTBOX)
             await asyncio.sleep(interval)
 
     async def _sweep(self) -> None:
@@ -445,15 +448,3 @@ class Workers:
             except Exception as exc:  # noqa: BLE001 - try again at the next interval
                 log.warning("retention.error", extra={"error_type": type(exc).__name__})
             await asyncio.sleep(interval)
-
-    async def _poll_outbox(self) -> None:
-        """Wake the delivery loops when a delivery is due: a retry's pause ended, or another
-        process wrote one."""
-        services = self.services
-        try:
-            due = await services.repo.delivery_due(lease=services.settings.lease)
-        except Exception as exc:  # noqa: BLE001 - try again at the next tick
-            log.warning("poll.error", extra={"error_type": type(exc).__name__})
-            return
-        if due:
-            services.wakeup.notify(OUTBOX)

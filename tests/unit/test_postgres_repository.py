@@ -35,6 +35,8 @@ class Listener:
 
     def __init__(self, conn: psycopg.AsyncConnection[object]) -> None:
         self._conn = conn
+        #: Where to open another connection to the same database.
+        self.dsn = conn.info.dsn
 
     async def heard(self) -> list[str]:
         """The payloads heard until a marker this call sends; wake-ups commit in order."""
@@ -127,6 +129,55 @@ async def test_an_owner_revival_wakes_the_step(
     revived = transition(dead, State.CONVERT, now=dead.updated, actor=Actor.OWNER)
     await repo.save_if_unchanged(revived, seen=dead)
     assert await listener.heard() == ["convert"]
+
+
+async def test_wakeups_asked_while_one_is_in_flight_share_the_next(
+    postgres_url: str, listener: Listener
+) -> None:
+    """Writes that commit while a wake-up of their step is in flight share the next one."""
+    database = await Database.open(postgres_url, pool_size=1)
+    sender = PostgresJobRepository(database).wakeups
+    try:
+        async with database.connection():  # the only connection: the first wake-up waits
+            first = asyncio.create_task(sender.wake(State.CONVERT))
+            # Two turns of the loop: the ask starts its sending task, which takes the ask
+            # on and waits for the connection.
+            await asyncio.sleep(0)
+            await asyncio.sleep(0)
+            assert sender._covered[State.CONVERT] == 1
+            for _ in range(4):
+                await sender.wake(State.CONVERT)  # returns at once: one is in flight
+        await first
+        await sender.flush()
+    finally:
+        await database.close()
+    # The first, then one for the four that asked while it was in flight.
+    assert sender.sent[State.CONVERT] == 2
+    assert await listener.heard() == ["convert", "convert"]
+
+
+async def test_a_wakeup_after_a_write_is_sent_after_it_commits(
+    repo: PostgresJobRepository, listener: Listener
+) -> None:
+    """A listener woken by a create finds the job: the wake-up went out once it had committed."""
+    async with await psycopg.AsyncConnection.connect(listener.dsn, autocommit=True) as other:
+        await other.execute(f"LISTEN {WAKEUP_CHANNEL}")
+        job, _ = await repo.create(make_job())
+        notify = await anext(aiter(other.notifies()))
+        assert notify.payload == "convert"
+        row = await (await other.execute("SELECT id FROM jobs")).fetchone()
+    assert row == (job.id,)
+
+
+async def test_a_wakeup_that_cannot_be_sent_does_not_fail_the_write(
+    postgres_url: str,
+) -> None:
+    """The write committed: a database gone before its wake-up raises nothing; the poll finds it."""
+    database = await Database.open(postgres_url, pool_size=1)
+    repo = PostgresJobRepository(database)
+    await database.close()
+    await repo.wakeups.wake(State.RECOGNIZE)
+    assert repo.wakeups.sent[State.RECOGNIZE] == 0
 
 
 async def test_times_are_the_database_clock(

@@ -68,7 +68,7 @@ async def test_poller_finds_work_enqueued_elsewhere(tmp_path: Path) -> None:
 
 
 async def test_idle_process_polls_once_per_interval_not_per_worker(tmp_path: Path) -> None:
-    """Idle cost: one ready_states query per tick for the whole process, no idle acquires."""
+    """Idle cost: one query per tick for the whole process, steps and outbox; no idle acquires."""
     world = make_world(tmp_path, settings=Settings(idle_poll_interval=timedelta(seconds=0.05)))
     workers = Workers(world.services, dict.fromkeys((State.CONVERT, State.RECOGNIZE), 4))
     workers.start()
@@ -77,8 +77,12 @@ async def test_idle_process_polls_once_per_interval_not_per_worker(tmp_path: Pat
     calls = world.repo.calls  # type: ignore[attr-defined]
     polls = calls.count("ready_states")
     assert 2 <= polls <= 8
-    # Each loop asks once at start and then sleeps until woken.
+    # Each loop asks once at start and then sleeps until woken; the poller asks nothing
+    # but ready_states (the sweeper's one offer at start aside).
     assert calls.count("acquire") == 8
+    assert calls.count("acquire_delivery") == 1
+    sweep = {"take_sweep", "remove_ended_files", "remove_ended_jobs"}
+    assert set(calls) - sweep == {"ready_states", "acquire", "acquire_delivery"}
 
 
 async def test_drain_lets_a_running_step_finish(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from transcriber_core.entities import (
     State,
 )
 from transcriber_core.errors import Conflict, FileNotFound, JobChanged, JobNotFound, LeaseLost
-from transcriber_core.ports import Clock, Removed
+from transcriber_core.ports import Clock, Ready, Removed
 from transcriber_core.transitions import check_acquirable
 
 
@@ -193,17 +193,18 @@ class MemoryJobRepository(MemoryOutbox):
                 raise JobChanged()
             self._replace(stored, job)
 
-    async def ready_states(self, *, lease: timedelta) -> frozenset[State]:
-        """The step states that have at least one eligible job."""
+    async def ready_states(self, *, lease: timedelta) -> Ready:
+        """The step states that have at least one eligible job, and whether a delivery is due."""
         with self._lock:
             self.calls.append("ready_states")
             now = self._db.clock.now()
             lease_cutoff = now - lease
-            return frozenset(
+            states = frozenset(
                 job.state
                 for job in self._jobs.values()
                 if job.state in STEP_STATES and _eligible(job, now, lease_cutoff)
             )
+            return Ready(states=states, delivery_due=bool(self._eligible(now, lease_cutoff)))
 
     async def put_file(self, record: FileRecord) -> None:
         """Insert the file record, or replace the one with the same id."""

@@ -96,13 +96,6 @@ class MemoryOutbox:
             self._held(delivery.id, acquisition_id)
             del self._deliveries[delivery.id]
 
-    async def delivery_due(self, *, lease: timedelta) -> bool:
-        """True when a delivery could be acquired now."""
-        with self._lock:
-            self.calls.append("delivery_due")
-            now = self._clock.now()
-            return bool(self._eligible(now, now - lease))
-
     async def pending_deliveries(self) -> dict[DeliveryKind, int]:
         """How many deliveries of each kind wait or run."""
         with self._lock:

@@ -56,8 +56,14 @@ def _acquire(extra: LiteralString) -> LiteralString:
 ACQUIRE_DELIVERY_SQL = _acquire("")
 #: The same for one job's deliveries; also ``job_id``.
 ACQUIRE_JOB_DELIVERY_SQL = _acquire(" AND d.job_id = %(job_id)s")
-#: Is any delivery eligible; parameters: ``now``, ``lease``.
-DELIVERY_DUE_SQL = f"SELECT EXISTS (SELECT 1 FROM deliveries AS d WHERE {_ELIGIBLE})"
+#: The row ``DELIVERY_DUE_ROW`` adds to the ready states' answer; never a state's name.
+DUE = "outbox"
+
+#: Appended to ``READY_STATES_SQL``: one more row, ``DUE``, when a delivery is eligible, so
+#: the poller learns both in one query; parameters: ``now``, ``lease``.
+DELIVERY_DUE_ROW: LiteralString = (
+    f" UNION ALL SELECT '{DUE}' WHERE EXISTS (SELECT 1 FROM deliveries AS d WHERE {_ELIGIBLE})"
+)
 #: Give a held delivery back; parameters: ``id``, ``held_by``, ``now``, ``delay``, ``error``.
 RETRY_DELIVERY_SQL = (
     "UPDATE deliveries SET acquisition_id = NULL, acquire_time = NULL,"
@@ -126,13 +132,6 @@ class PostgresOutbox:
         params = {"id": delivery.id, "held_by": acquisition_id}
         if await self._db.execute(FINISH_DELIVERY_SQL, params) == 0:
             raise LeaseLost()
-
-    async def delivery_due(self, *, lease: timedelta) -> bool:
-        """True when a delivery could be acquired now, in one query."""
-        row = await self._db.fetchone(
-            DELIVERY_DUE_SQL, {"lease": lease, "now": now_param(self._clock)}
-        )
-        return bool(row is not None and row[0])
 
     async def pending_deliveries(self) -> dict[DeliveryKind, int]:
         """How many deliveries of each kind wait or run."""

@@ -7,8 +7,9 @@ and the two multi-statement writes (``save_if_unchanged``,
 ``save_parts_if_held``) hold the job's row lock from their test to their
 write. Leases and delays are judged on the database's clock (``NOW_SQL``),
 so hosts with skewed clocks agree; tests inject a ``Clock`` instead.
-Whatever makes work ready in a step state sends ``pg_notify`` in the same
-statement (``statements.notifying``), heard by ``PostgresWakeupFeed``.
+Whatever makes work ready in a step state says so in the same statement
+(``statements.readying``); once it has committed, ``WakeupSender`` sends the
+``pg_notify`` that ``PostgresWakeupFeed`` hears, coalesced per state.
 """
 
 from __future__ import annotations
@@ -23,12 +24,21 @@ from psycopg import AsyncConnection
 from transcriber_adapters.postgres import statements as sql
 from transcriber_adapters.postgres.clock import now_param
 from transcriber_adapters.postgres.connection import Database
-from transcriber_adapters.postgres.outbox import PostgresOutbox, write_deliveries
+from transcriber_adapters.postgres.outbox import (
+    DELIVERY_DUE_ROW,
+    DUE,
+    PostgresOutbox,
+    write_deliveries,
+)
+from transcriber_adapters.postgres.wakeups import WakeupSender
 from transcriber_core.entities import TERMINAL_EVENTS, Event, FileRecord, Job, JobPart, State
 from transcriber_core.errors import FileNotFound, JobChanged, JobNotFound, LeaseLost
 from transcriber_core.outbox import deliveries_for
-from transcriber_core.ports import Clock, Removed
+from transcriber_core.ports import Clock, Ready, Removed
 from transcriber_core.transitions import check_acquirable
+
+#: The poller's one query a tick: the ready step states, then ``DUE`` when a delivery is.
+_READY_SQL: LiteralString = sql.READY_STATES_SQL + DELIVERY_DUE_ROW
 
 
 class PostgresJobRepository(PostgresOutbox):
@@ -46,6 +56,8 @@ class PostgresJobRepository(PostgresOutbox):
         """Use ``database``'s pool; times from ``clock`` when given, else the database's own."""
         self._db = database
         self._clock = clock
+        #: Sends the wake-ups of this repository's writes, after their commits.
+        self.wakeups = WakeupSender(database)
 
     async def create(self, job: Job, files: Sequence[FileRecord] = ()) -> tuple[Job, bool]:
         """Store a job and its files in one statement, unless its dedup key is used.
@@ -72,6 +84,8 @@ class PostgresJobRepository(PostgresOutbox):
             stored = sql.job_from_row(row)
             if notices:
                 await write_deliveries(conn, stored, Event.ACCEPTED, self._clock)
+        if row[-1]:
+            await self.wakeups.wake(stored.state)
         return stored, True
 
     async def get(self, job_id: str) -> Job:
@@ -141,10 +155,13 @@ class PostgresJobRepository(PostgresOutbox):
             params["delay"] = delay
         event = TERMINAL_EVENTS.get(job.state)
         if event is None:
-            if not await self._db.fetchall(statement, params):
+            rows = await self._db.fetchall(statement, params)
+            if not rows:
                 raise LeaseLost()
+            await self._wake(rows)
             return
         # The end and its deliveries commit together or not at all (the transactional outbox).
+        # An end state is never ready: nothing to wake.
         async with self._db.transaction() as conn:
             cursor = await conn.execute(statement, params)
             if not await cursor.fetchall():
@@ -165,13 +182,17 @@ class PostgresJobRepository(PostgresOutbox):
                 raise JobNotFound()
             if sql.job_from_row(row) != seen:
                 raise JobChanged()
-            await conn.execute(sql.SAVE_SQL, {**sql.job_params(job), "now": now_param(self._clock)})
+            params = {**sql.job_params(job), "now": now_param(self._clock)}
+            cursor = await conn.execute(sql.SAVE_SQL, params)
+            rows = await cursor.fetchall()
+        await self._wake(rows)
 
-    async def ready_states(self, *, lease: timedelta) -> frozenset[State]:
-        """The step states that have at least one eligible job, in one query."""
+    async def ready_states(self, *, lease: timedelta) -> Ready:
+        """The step states that have at least one eligible job and whether a delivery is due."""
         params = {"lease": lease, "now": now_param(self._clock)}
-        rows = await self._db.fetchall(sql.READY_STATES_SQL, params)
-        return frozenset(sql.state_of(state) for (state,) in rows)
+        rows = [row[0] for row in await self._db.fetchall(_READY_SQL, params)]
+        states = frozenset(sql.state_of(name) for name in rows if name != DUE)
+        return Ready(states=states, delivery_due=DUE in rows)
 
     async def put_file(self, record: FileRecord) -> None:
         """Insert the file record, or replace the one with the same id."""
@@ -264,7 +285,14 @@ class PostgresJobRepository(PostgresOutbox):
             return await _remove(conn, rows, delete_jobs=delete_jobs)
 
     async def close(self) -> None:
-        """Nothing to close: the ``Database`` is closed by whoever opened it."""
+        """Wait for the wake-ups still being sent; the ``Database`` is closed by its opener."""
+        await self.wakeups.flush()
+
+    async def _wake(self, rows: list[tuple[Any, ...]]) -> None:
+        """Wake the step of each committed ``readying`` row that is ready (state, ready)."""
+        for state, ready in rows:
+            if ready:
+                await self.wakeups.wake(sql.state_of(state))
 
 
 async def _remove(

@@ -8,9 +8,9 @@ clock unless a test binds one); a lease is bound as an interval. The
 mapping is ``rows.RowMapping`` (shared with SQLite) with native times.
 
 A statement that can make work ready in a step state is wrapped by
-``notifying``: it sends ``pg_notify(WAKEUP_CHANNEL, state)`` for each row it
-leaves ready, in the same statement, so the wake-up is delivered at commit
-and never for a change that rolled back.
+``readying``: each row it returns says whether it left the job ready, so the
+repository wakes that step (``WakeupSender``) once the write has committed,
+and never for a change that rolled back or was fenced off.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from typing import Any, LiteralString
 
 from transcriber_adapters.postgres.clock import NOW_SQL
-from transcriber_adapters.postgres.wakeups import WAKEUP_CHANNEL
 from transcriber_adapters.rows import (
     FILE_COLUMNS,
     JOB_COLUMNS,
@@ -54,17 +53,17 @@ _READY_NOW = (
 )
 
 
-def notifying(write: LiteralString) -> LiteralString:
-    """``write`` (an INSERT or UPDATE of ``jobs``) that also wakes the step of each ready row.
+def readying(write: LiteralString) -> LiteralString:
+    """``write`` (an INSERT or UPDATE of ``jobs``) that also says whether each row is ready.
 
-    The result has one row per row written (its state), so its row count is
-    the write's. ``pg_notify`` is transactional: the listeners hear it at
-    commit, and never when the transaction rolls back. Binds ``now``.
+    The result has one row per row written, its state and ``ready`` (work a
+    worker may take now), so its row count is the write's. The caller wakes
+    the step of a ready row once the write has committed (``WakeupSender``).
+    Binds ``now``.
     """
     return (
         f"WITH written AS ({write} RETURNING state, acquisition_id, delay_time)"
-        f" SELECT state, CASE WHEN {_READY_NOW}"
-        f" THEN pg_notify('{WAKEUP_CHANNEL}', state) END FROM written"
+        f" SELECT state, {_READY_NOW} FROM written"
     )
 
 
@@ -109,24 +108,24 @@ QUEUE_POSITION_SQL = (
     " END FROM jobs AS me WHERE me.id = %(id)s"
 )
 
-#: Write every field of a job still leased by ``held_by``, waking its step when the save
-#: leaves it ready; parameters: ``job_params``, ``held_by``, ``now``. With a delay the
+#: Write every field of a job still leased by ``held_by``, saying whether the save left it
+#: ready; parameters: ``job_params``, ``held_by``, ``now``. With a delay the
 #: ``delay_time`` parameter is ``NOW_SQL`` plus ``delay``: bind ``delay`` (an interval).
-SAVE_IF_HELD_SQL = notifying(
+SAVE_IF_HELD_SQL = readying(
     f"UPDATE jobs SET {_JOB_ASSIGN} WHERE id = %(id)s AND acquisition_id = %(held_by)s"
 )
 
 #: ``SAVE_IF_HELD_SQL`` with ``delay_time`` set to the database's now plus ``delay``.
-SAVE_IF_HELD_DELAYED_SQL = notifying(
+SAVE_IF_HELD_DELAYED_SQL = readying(
     "UPDATE jobs SET "
     + _JOB_ASSIGN.replace("%(delay_time)s", f"{NOW_SQL} + %(delay)s::interval")
     + " WHERE id = %(id)s AND acquisition_id = %(held_by)s"
 )
 
-#: Write every field of a job whoever holds it, waking its step when it is ready; run only
+#: Write every field of a job whoever holds it, saying whether it is ready; run only
 #: after locking and comparing the stored job in the same transaction. Parameters:
 #: ``job_params``, ``now``.
-SAVE_SQL = notifying(f"UPDATE jobs SET {_JOB_ASSIGN} WHERE id = %(id)s")
+SAVE_SQL = readying(f"UPDATE jobs SET {_JOB_ASSIGN} WHERE id = %(id)s")
 
 #: Move a held lease; parameters: ``id``, ``acquisition_id``, ``now``.
 RENEW_SQL = (
@@ -144,7 +143,7 @@ _FILE_UPSERT = " ON CONFLICT (id) DO UPDATE SET " + ", ".join(
 )
 
 #: Insert a new job stamped ``created = updated = now`` and its file records, unless its
-#: dedup key is used (no row then, and no file written); wakes its step when it is ready.
+#: dedup key is used (no row then, and no file written); its last column says it is ready.
 #: One statement, so one round trip and no BEGIN/COMMIT: the files come as one array per
 #: column (``create_params``), and are written only when the job was.
 INSERT_JOB_SQL = (
@@ -154,8 +153,7 @@ INSERT_JOB_SQL = (
     f" filed AS (INSERT INTO files ({_FILE_LIST}) SELECT * FROM unnest("
     + ", ".join(f"%(file_{c})s::{_FILE_TYPES.get(c, 'text')}[]" for c in FILE_COLUMNS)
     + f") WHERE EXISTS (SELECT FROM written){_FILE_UPSERT})"
-    f" SELECT {_JOB_LIST}, CASE WHEN {_READY_NOW}"
-    f" THEN pg_notify('{WAKEUP_CHANNEL}', state) END FROM written"
+    f" SELECT {_JOB_LIST}, {_READY_NOW} FROM written"
 )
 
 #: One job by id; parameter: ``id``.

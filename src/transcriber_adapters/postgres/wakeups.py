@@ -1,8 +1,8 @@
-"""``PostgresWakeupFeed``: the LISTEN side of the wake-up feed across processes (ADR 32).
+"""Wake-ups across processes: ``PostgresWakeupFeed`` listens (ADR 32), ``WakeupSender`` sends.
 
-Whoever makes work ready sends ``pg_notify(WAKEUP_CHANNEL, state)`` in the
-same statement or transaction that makes it ready (the job repository, on
-commit); every process listening on the database hears it and wakes its
+Whoever makes work ready sends ``pg_notify(WAKEUP_CHANNEL, state)`` once
+that write has committed (the job repository, through ``WakeupSender``,
+ADR 39); every process listening on the database hears it and wakes its
 idle loops of that step, in milliseconds instead of at the next poll.
 
 One listening connection per process, outside the pool (it stays open for
@@ -20,9 +20,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from typing import LiteralString
 
 from psycopg import AsyncConnection
 
+from transcriber_adapters.postgres.connection import Database
 from transcriber_core.entities import STEP_STATES, State
 from transcriber_core.policy import DEFAULT_SETTINGS, Settings, reconnect_pause
 
@@ -94,3 +96,86 @@ class PostgresWakeupFeed:
             state = _STEP_STATES.get(message.payload)
             if state is not None:
                 notify(state)
+
+
+def _notify_sql(state: State) -> LiteralString:
+    # One simple-protocol query is one implicit transaction, so SET LOCAL covers the
+    # notify only: its commit waits for no WAL flush while it holds the notify queue's
+    # lock, and a wake-up lost in a crash costs one poll.
+    return (
+        f"SET LOCAL synchronous_commit = off; SELECT pg_notify('{WAKEUP_CHANNEL}', '{state.value}')"
+    )
+
+
+#: The one wake-up statement of each step state (no parameters: the simple protocol).
+_NOTIFY_SQL: dict[State, LiteralString] = {state: _notify_sql(state) for state in STEP_STATES}
+
+
+class WakeupSender:
+    """The sending half: wakes a step after the write that made it ready committed (ADR 39).
+
+    One per repository. A write's own ``pg_notify`` would hold the cluster's
+    notify lock through its commit's WAL flush, and so serialise every
+    notifying commit; here the write commits first (group commit applies),
+    then ``wake`` sends a short transaction of its own. Coalesced: per state,
+    one sending task at a time. The caller that starts it waits for its
+    first wake-up; a caller that asks while it runs returns at once, and the
+    task sends again after the wake-up in flight, so every ask is followed
+    by a wake-up that started after it (a woken listener's acquire sees the
+    job), and under load one wake-up serves many writes.
+    """
+
+    def __init__(self, database: Database) -> None:
+        """Send on ``database``'s pool."""
+        self._db = database
+        self._asked = dict.fromkeys(STEP_STATES, 0)
+        self._covered = dict.fromkeys(STEP_STATES, 0)
+        self._sending: dict[State, asyncio.Task[None]] = {}
+        #: Wake-ups sent per state since the start (for tests and benchmarks).
+        self.sent = dict.fromkeys(STEP_STATES, 0)
+
+    async def wake(self, state: State) -> None:
+        """Make sure a wake-up of ``state`` starts after this call; call after the commit.
+
+        Never raises for the database: the write it follows has committed, and
+        a lost wake-up only waits for the poll.
+        """
+        self._asked[state] += 1
+        loop = asyncio.get_running_loop()
+        running = self._sending.get(state)
+        if running is not None and running.get_loop() is loop:
+            return  # the running task sends again once its wake-up in flight is out
+        # (A task of a loop that ended mid-send never finished: start afresh on this one.)
+        first = loop.create_future()
+        self._sending[state] = asyncio.create_task(self._send_until_covered(state, first))
+        await first
+
+    async def flush(self) -> None:
+        """Wait until every wake-up asked for has been sent (or failed)."""
+        loop = asyncio.get_running_loop()
+        while tasks := [task for task in self._sending.values() if task.get_loop() is loop]:
+            await asyncio.gather(*tasks)
+
+    async def _send_until_covered(self, state: State, first: asyncio.Future[None]) -> None:
+        try:
+            # Nothing runs between a send's end and this test: an ask that the test
+            # misses finds no task and starts its own.
+            while self._covered[state] < self._asked[state]:
+                self._covered[state] = self._asked[state]
+                await self._send(state)
+                if not first.done():
+                    first.set_result(None)
+        finally:
+            if self._sending.get(state) is asyncio.current_task():
+                del self._sending[state]
+            if not first.done():
+                first.set_result(None)
+
+    async def _send(self, state: State) -> None:
+        try:
+            async with self._db.connection() as conn:
+                await conn.execute(_NOTIFY_SQL[state], prepare=False)
+        except Exception as exc:  # noqa: BLE001 - the write stands; the poll finds its job
+            log.warning("postgres.wakeup_not_sent", extra={"error_type": type(exc).__name__})
+            return
+        self.sent[state] += 1

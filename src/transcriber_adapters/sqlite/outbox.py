@@ -69,8 +69,14 @@ ACQUIRE_JOB_DELIVERY_SQL = (
     f") RETURNING {_DELIVERY_LIST}"
 )
 
-#: Is any delivery eligible; parameters: ``now``, ``cutoff``.
-DELIVERY_DUE_SQL = f"SELECT EXISTS (SELECT 1 FROM deliveries AS d WHERE {_ELIGIBLE})"
+#: The row ``DELIVERY_DUE_ROW`` adds to the ready states' answer; never a state's name.
+DUE = "outbox"
+
+#: Appended to ``READY_STATES_SQL``: one more row, ``DUE``, when a delivery is eligible, so
+#: the poller learns both in one query; parameters: ``now``, ``cutoff``.
+DELIVERY_DUE_ROW = (
+    f" UNION ALL SELECT '{DUE}' WHERE EXISTS (SELECT 1 FROM deliveries AS d WHERE {_ELIGIBLE})"
+)
 
 #: Give a held delivery back, due later; parameters: ``id``, ``held_by``, ``due``, ``error``.
 RETRY_DELIVERY_SQL = (
@@ -129,11 +135,6 @@ class SqliteOutbox(SqliteStore):
         params = {"id": delivery.id, "held_by": acquisition_id}
         await self._call(_fenced, FINISH_DELIVERY_SQL, params)
 
-    async def delivery_due(self, *, lease: timedelta) -> bool:
-        """True when a delivery could be acquired now, in one query."""
-        now = self._clock.now()
-        return await self._call(_delivery_due, to_db(now), to_db(now - lease))
-
     async def pending_deliveries(self) -> dict[DeliveryKind, int]:
         """How many deliveries of each kind wait or run."""
         return await self._call(_pending_deliveries)
@@ -150,11 +151,6 @@ def _acquire_delivery(
 def _fenced(conn: sqlite3.Connection, sql: str, params: dict[str, Any]) -> None:
     if conn.execute(sql, params).rowcount == 0:
         raise LeaseLost()
-
-
-def _delivery_due(conn: sqlite3.Connection, now: int, cutoff: int) -> bool:
-    row = conn.execute(DELIVERY_DUE_SQL, {"now": now, "cutoff": cutoff}).fetchone()
-    return bool(row[0])
 
 
 def _pending_deliveries(conn: sqlite3.Connection) -> dict[DeliveryKind, int]:

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import attrs
 
-from transcriber_adapters.sqlite.outbox import SqliteOutbox, write_deliveries
+from transcriber_adapters.sqlite.outbox import DELIVERY_DUE_ROW, DUE, SqliteOutbox, write_deliveries
 from transcriber_adapters.sqlite.schema import immediate
 from transcriber_adapters.sqlite.statements import (
     ACQUIRE_SHORT_SQL,
@@ -65,7 +65,7 @@ from transcriber_core.errors import (
     JobNotFound,
     LeaseLost,
 )
-from transcriber_core.ports import Clock, Removed
+from transcriber_core.ports import Clock, Ready, Removed
 from transcriber_core.transitions import check_acquirable
 
 T = TypeVar("T")
@@ -148,8 +148,8 @@ class SqliteJobRepository(SqliteOutbox):
             raise ValueError("an edit must be compared with the same job as it was read")
         await self._call(_save_if_unchanged, job, seen)
 
-    async def ready_states(self, *, lease: timedelta) -> frozenset[State]:
-        """The step states that have at least one eligible job, in one query."""
+    async def ready_states(self, *, lease: timedelta) -> Ready:
+        """The step states that have at least one eligible job and whether a delivery is due."""
         return await self._call(_ready_states, self._clock, lease)
 
     async def put_file(self, record: FileRecord) -> None:
@@ -301,9 +301,12 @@ def _save_if_unchanged(conn: sqlite3.Connection, job: Job, seen: Job) -> None:
         conn.execute(SAVE_SQL, job_params(job))
 
 
-def _ready_states(conn: sqlite3.Connection, clock: Clock, lease: timedelta) -> frozenset[State]:
+def _ready_states(conn: sqlite3.Connection, clock: Clock, lease: timedelta) -> Ready:
     params = _times(clock, lease)
-    return frozenset(state_of(row[0]) for row in conn.execute(READY_STATES_SQL, params))
+    params["cutoff"] = params["lease_cutoff"]
+    rows = [row[0] for row in conn.execute(READY_STATES_SQL + DELIVERY_DUE_ROW, params)]
+    states = frozenset(state_of(name) for name in rows if name != DUE)
+    return Ready(states=states, delivery_due=DUE in rows)
 
 
 def _times(clock: Clock, lease: timedelta) -> dict[str, int]:
