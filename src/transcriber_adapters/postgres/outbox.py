@@ -85,7 +85,11 @@ async def write_deliveries(
     conn: AsyncConnection[Any], job: Job, event: Event, clock: Clock | None
 ) -> None:
     """Insert the deliveries ``event`` about ``job`` calls for, in the caller's transaction."""
-    params = delivery_params(job, event, now_param(clock))
+    await insert_deliveries(conn, delivery_params(job, event, now_param(clock)))
+
+
+async def insert_deliveries(conn: AsyncConnection[Any], params: list[dict[str, Any]]) -> None:
+    """Insert deliveries made by ``rows.delivery_params``, in the caller's transaction."""
     if params:
         async with conn.cursor() as cursor:
             await cursor.executemany(INSERT_DELIVERY_SQL, params)

@@ -28,12 +28,13 @@ from transcriber_adapters.postgres.outbox import (
     DELIVERY_DUE_ROW,
     DUE,
     PostgresOutbox,
+    insert_deliveries,
     write_deliveries,
 )
 from transcriber_adapters.postgres.wakeups import WakeupSender
+from transcriber_adapters.rows import delivery_params
 from transcriber_core.entities import TERMINAL_EVENTS, Event, FileRecord, Job, JobPart, State
 from transcriber_core.errors import FileNotFound, JobChanged, JobNotFound, LeaseLost
-from transcriber_core.outbox import deliveries_for
 from transcriber_core.ports import Clock, Ready, Removed
 from transcriber_core.transitions import check_acquirable
 
@@ -65,8 +66,9 @@ class PostgresJobRepository(PostgresOutbox):
         A job that calls for a delivery at once (a Telegram job's ``accepted``
         notice) is stored in a transaction with its deliveries instead.
         """
-        params = {**sql.create_params(job, files), "now": now_param(self._clock)}
-        notices = deliveries_for(job, Event.ACCEPTED)
+        now = now_param(self._clock)
+        params = {**sql.create_params(job, files), "now": now}
+        notices = delivery_params(job, Event.ACCEPTED, now)
         async with (
             self._db.connection() as conn,
             conn.transaction() if notices else nullcontext(),
@@ -82,8 +84,7 @@ class PostgresJobRepository(PostgresOutbox):
                     raise AssertionError("a dedup conflict without the first job")
                 return sql.job_from_row(first), False
             stored = sql.job_from_row(row)
-            if notices:
-                await write_deliveries(conn, stored, Event.ACCEPTED, self._clock)
+            await insert_deliveries(conn, notices)
         if row[-1]:
             await self.wakeups.wake(stored.state)
         return stored, True
@@ -145,7 +146,7 @@ class PostgresJobRepository(PostgresOutbox):
         """Write every field of ``job`` if still leased by ``acquisition_id``; else ``LeaseLost``.
 
         With ``delay``, ``delay_time`` is the store's now plus ``delay``. A save
-        that leaves the job ready wakes its step (``notifying``); one into an
+        that leaves the job ready wakes its step (``readying``); one into an
         end state writes its deliveries in the same transaction.
         """
         params = {**sql.job_params(job), "held_by": acquisition_id, "now": now_param(self._clock)}
