@@ -82,7 +82,7 @@ from transcriber_adapters.system import RandomIds, SystemClock
 from transcriber_core.entities import STEP_STATES, Job, Origin, State
 from transcriber_core.intake import submit
 from transcriber_core.policy import DEFAULT_SETTINGS, Settings
-from transcriber_core.ports import Event, ProgressCallback
+from transcriber_core.ports import Event, JobRepository, ProgressCallback
 from transcriber_core.services import Services
 from transcriber_core.transitions import transition
 from transcriber_core.worker import Workers
@@ -106,6 +106,19 @@ def new_jobs(count: int, state: State = State.CONVERT) -> list[Job]:
     ]
 
 
+async def drain(repo: JobRepository, state: State, to: State) -> int:
+    """Acquire each job of ``state`` and save it fenced in ``to`` until none is left; how many."""
+    done = 0
+    while True:
+        acquisition_id = IDS.new_id()
+        job = await repo.acquire(state, acquisition_id=acquisition_id, lease=DEFAULT_SETTINGS.lease)
+        if job is None:
+            return done
+        finished = transition(job, to, now=CLOCK.now())
+        await repo.save_if_held(finished, acquisition_id=acquisition_id)
+        done += 1
+
+
 async def async_throughput(path: Path, jobs: list[Job], workers: int) -> float:
     """Jobs per second through ``SqliteJobRepository`` with ``workers`` coroutines."""
     repo = await SqliteJobRepository.open(path)
@@ -113,17 +126,7 @@ async def async_throughput(path: Path, jobs: list[Job], workers: int) -> float:
         await repo.create(job)
 
     async def worker() -> int:
-        done = 0
-        while True:
-            acquisition_id = IDS.new_id()
-            job = await repo.acquire(
-                State.CONVERT, acquisition_id=acquisition_id, lease=DEFAULT_SETTINGS.lease
-            )
-            if job is None:
-                return done
-            finished = transition(job, State.RECOGNIZE, now=CLOCK.now())
-            await repo.save_if_held(finished, acquisition_id=acquisition_id)
-            done += 1
+        return await drain(repo, State.CONVERT, State.RECOGNIZE)
 
     started = time.perf_counter()
     counts = await asyncio.gather(*(worker() for _ in range(workers)))
@@ -307,17 +310,7 @@ async def _pg_throughput_worker(url: str, jobs: int, tasks: int, barrier: Barrie
             await repo.create(job)
 
     async def worker() -> int:
-        done = 0
-        while True:
-            acquisition_id = IDS.new_id()
-            job = await repo.acquire(
-                State.RECOGNIZE, acquisition_id=acquisition_id, lease=DEFAULT_SETTINGS.lease
-            )
-            if job is None:
-                return done
-            finished = transition(job, State.DONE, now=CLOCK.now())
-            await repo.save_if_held(finished, acquisition_id=acquisition_id)
-            done += 1
+        return await drain(repo, State.RECOGNIZE, State.DONE)
 
     barrier.wait()  # every process connected: the creates start together
     await asyncio.gather(*(creator(mine[i::tasks]) for i in range(tasks)))
