@@ -80,7 +80,7 @@ class Receiver:
 
 
 def _signed(header: str, body: bytes) -> bool:
-    """Verify ``t=..,v1=..`` the way an integrator does (README): HMAC and freshness."""
+    """Verify ``t=..,v1=..`` the way an integrator does (docs/api.md): HMAC and freshness."""
     fields = dict(part.split("=", 1) for part in header.split(",") if "=" in part)
     if "t" not in fields or "v1" not in fields:
         return False
