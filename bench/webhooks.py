@@ -43,6 +43,7 @@ from transcriber_adapters.sqlite import SqliteJobRepository
 from transcriber_adapters.system import RandomIds, SystemClock
 from transcriber_adapters.webhooks import AiohttpWebhookSender
 from transcriber_core.entities import Job, Origin, State
+from transcriber_core.outbox import end_deliveries
 from transcriber_core.services import Services
 from transcriber_core.transitions import transition
 from transcriber_core.wakeup import OUTBOX
@@ -142,7 +143,9 @@ async def run(jobs: int, loops: int, gap: float, *, burst: bool) -> None:
         started = time.perf_counter()
         for job, acquisition_id in leased:
             done = transition(job, State.DONE, now=clock.now(), text="t")
-            await repo.save_if_held(done, acquisition_id=acquisition_id)
+            await repo.save_if_held(
+                done, acquisition_id=acquisition_id, deliveries=end_deliveries(done)
+            )
             ended[job.id] = time.perf_counter()
             services.wakeup.notify(OUTBOX)
             if not burst:

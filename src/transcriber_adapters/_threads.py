@@ -4,7 +4,7 @@
 cancelled, but the thread goes on: a copy keeps writing, or renames its file
 into place, after the caller was told it had stopped. ``in_thread`` asks the
 work to stop and waits until it has, so its cleanup is done before the
-cancellation propagates.
+cancellation propagates. ``wait_out`` is the core's (``transcriber_core.tasks``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable
-from typing import Any, Protocol, TypeVar, TypeVarTuple
+from typing import Protocol, TypeVar, TypeVarTuple
+
+from transcriber_core.tasks import wait_out
 
 T = TypeVar("T")
 Ts = TypeVarTuple("Ts")
@@ -41,26 +43,6 @@ async def in_thread(
         if release is not None and not future.cancelled() and future.exception() is None:
             release(future.result())
         raise
-
-
-async def wait_out(future: asyncio.Future[Any]) -> None:
-    """Wait until ``future`` is done, even through cancellations, then pass any on.
-
-    Used on the way out of a failed or cancelled operation, to finish the
-    one piece of work that must not be left running (a thread, a child
-    process). The future's own outcome is dropped: the caller is already
-    raising something else.
-    """
-    cancelled = False
-    while not future.done():
-        try:
-            await asyncio.wait({future})
-        except asyncio.CancelledError:
-            cancelled = True
-    if not future.cancelled():
-        future.exception()  # mark it retrieved; the caller reports its own error
-    if cancelled:
-        raise asyncio.CancelledError
 
 
 class _Closable(Protocol):

@@ -33,10 +33,10 @@ from pathlib import Path
 
 import imageio_ffmpeg
 
-from transcriber_adapters._threads import wait_out
 from transcriber_core.errors import ConverterUnavailable, DiskFull, StepError, UnreadableMedia
 from transcriber_core.policy import DEFAULT_DECODE_LIMITS, DecodeLimits
 from transcriber_core.ports import ProgressCallback, Silence
+from transcriber_core.tasks import wait_out
 
 log = logging.getLogger("transcriber.ffmpeg")
 

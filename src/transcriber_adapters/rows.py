@@ -28,13 +28,13 @@ from transcriber_core.entities import (
     JobPart,
     Location,
     LoginFailures,
+    NewDelivery,
     Origin,
     OriginKind,
     OwnerSession,
     State,
     Word,
 )
-from transcriber_core.outbox import deliveries_for
 
 #: Columns of ``jobs`` in the order every statement selects or returns them.
 JOB_COLUMNS: tuple[LiteralString, ...] = (
@@ -123,11 +123,13 @@ def words_from_items(items: list[dict[str, Any]]) -> tuple[Word, ...]:
     return tuple(Word(text=item["text"], start=item["start"], end=item["end"]) for item in items)
 
 
-def delivery_params(job: Job, event: Event, now: object) -> list[dict[str, Any]]:
-    """The parameters of inserting each delivery ``event`` about ``job`` calls for."""
+def delivery_params(
+    job_id: str, deliveries: Sequence[NewDelivery], now: object
+) -> list[dict[str, Any]]:
+    """The parameters of inserting each of ``deliveries`` (the core chose them) for the job."""
     return [
-        {"job_id": job.id, "kind": kind.value, "event": event.value, "now": now}
-        for kind in deliveries_for(job, event)
+        {"job_id": job_id, "kind": new.kind.value, "event": new.event.value, "now": now}
+        for new in deliveries
     ]
 
 

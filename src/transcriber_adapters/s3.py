@@ -25,7 +25,7 @@ import aiohttp
 from aiobotocore.config import AioConfig
 from botocore.exceptions import BotoCoreError, ClientError
 
-from transcriber_adapters._threads import close, in_thread, wait_out
+from transcriber_adapters._threads import close, in_thread
 from transcriber_adapters.localdisk import CHUNK_SIZE, staging_path, storage_errors, stored_name
 from transcriber_core.entities import FileRecord, Location
 from transcriber_core.errors import (
@@ -35,6 +35,7 @@ from transcriber_core.errors import (
     StorageUnavailable,
     TranscriberError,
 )
+from transcriber_core.tasks import wait_out
 
 #: S3's smallest part but the last one.
 MIN_PART_SIZE = 5 * 1024 * 1024

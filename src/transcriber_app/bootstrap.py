@@ -23,8 +23,8 @@ from transcriber_adapters.sqlite import (
     SqliteJobRepository,
     SqliteOwnerStore,
 )
-from transcriber_adapters.system import RandomIds, SystemClock, host_name
-from transcriber_app.conditions import storage_is_short
+from transcriber_adapters.system import RandomIds, SystemClock, free_bytes, host_name
+from transcriber_app.conditions import DiskSpace
 from transcriber_app.config import Config, ConfigError
 from transcriber_app.extras import require_for
 from transcriber_core.entities import Job, Location, State
@@ -85,6 +85,8 @@ class Runtime:
     services: Services
     workers: Workers
     owners: OwnerStore
+    #: The data dir's free space, which uploads and ``/health`` look at.
+    space: DiskSpace
     #: The Telegram intake; None when no token is configured, and in a worker (notices only).
     bot: BotPolling | None = None
     #: Request budgets shared through the database (ADR 29), for ``/metrics``.
@@ -181,35 +183,21 @@ async def build(
     """
     # Before anything is opened: a feature whose extra is missing stops here.
     require_for(config)
-    data_dir = config.storage.data_dir
-    # First of all: a second serve on this data dir stops here, having touched nothing.
-    # On PostgreSQL with Object Storage nothing is shared through the data dir: it only
-    # holds this process's staging folder, so serve takes no intake lock (ADR 39).
-    lock = claim_data_dir(data_dir, intake=intake and not _shares_nothing_locally(config))
+    lock = _claim(config, intake=intake)
     closers: list[Callable[[], Awaitable[None]]] = [_releaser(lock)]
-    if lock.tightened:
-        log.warning("data_dir.tightened", extra={"mode": f"{lock.previous_mode:o}"})
     try:
-        cleared = await asyncio.to_thread(sweep_staging, lock)
-        if cleared:
-            log.info("files.staging_removed", extra={"count": cleared})
+        await _clear_staging(lock)
         clock = clock or SystemClock()
         settings = settings or settings_from(config)
-        if config.database.is_postgres:
-            stores = await _postgres_stores(config, settings, closers)
-        else:
-            stores = await _sqlite_stores(data_dir / DATABASE_NAME, clock, closers)
+        stores = await _stores(config, settings=settings, clock=clock, closers=closers)
         files = await _file_store(config, closers, lock)
         # Every leftover a lone start may remove is gone: other processes may join (ADR 38).
         lock.share()
-        webhooks = _webhooks(config, clock, closers)
         if recognizer is None:
             recognizer, recognizer_files = await _recognizer(
                 config, closers, files, stores.budgets, staging_dir=lock.staging
             )
         bot = _bot(config, closers)
-        if notifier is None:
-            notifier = SilentNotifier() if bot is None else _telegram_notifier(bot)
         services = Services(
             repo=stores.repo,
             files=files,
@@ -219,8 +207,8 @@ async def build(
             conditions=stores.conditions,
             probe=HeaderProbe(),
             host=host_name() if host is None else host,
-            notifier=notifier,
-            webhooks=webhooks,
+            notifier=_notifier(bot) if notifier is None else notifier,
+            webhooks=_webhooks(config, clock, closers),
             clock=clock,
             ids=ids or RandomIds(),
             settings=settings,
@@ -230,28 +218,84 @@ async def build(
         for closer in reversed(closers):
             await closer()
         raise
-    polling = None
-    if bot is not None and intake:
-        from transcriber_adapters.telegram import download_limit  # noqa: PLC0415 - see _bot
-        from transcriber_app.bot import BotPolling, make_dispatcher  # noqa: PLC0415
-
-        telegram = config.telegram
-        dispatcher = make_dispatcher(
-            services,
-            max_file_bytes=download_limit(telegram.api_base),
-            allowed_chat_ids=telegram.allowed_chat_ids,
-            short_of_space=lambda: storage_is_short(config.storage),
-        )
-        polling = BotPolling(bot, dispatcher)
+    space = disk_space(config)
     return Runtime(
         config=config,
         services=services,
         workers=Workers(services, concurrency_from(config), deliveries=config.workers.deliver),
         owners=stores.owners,
-        bot=polling,
+        space=space,
+        bot=_polling(config, services, bot, space=space) if intake else None,
         budgets=stores.budgets,
         closers=closers,
     )
+
+
+def disk_space(config: Config) -> DiskSpace:
+    """The data dir's free space against ``[storage] min_free_bytes``, by one ``statvfs``."""
+    storage = config.storage
+    return DiskSpace(
+        data_dir=storage.data_dir, min_free_bytes=storage.min_free_bytes, free_bytes=free_bytes
+    )
+
+
+def _claim(config: Config, *, intake: bool) -> DataDirLock:
+    """Lock the data dir: a second serve on it stops here, having touched nothing.
+
+    On PostgreSQL with Object Storage nothing is shared through the data dir:
+    it only holds this process's staging folder, so serve takes no intake
+    lock (ADR 39).
+    """
+    lock = claim_data_dir(
+        config.storage.data_dir, intake=intake and not _shares_nothing_locally(config)
+    )
+    if lock.tightened:
+        log.warning("data_dir.tightened", extra={"mode": f"{lock.previous_mode:o}"})
+    return lock
+
+
+async def _clear_staging(lock: DataDirLock) -> None:
+    """Remove what killed processes left in the staging folder."""
+    cleared = await asyncio.to_thread(sweep_staging, lock)
+    if cleared:
+        log.info("files.staging_removed", extra={"count": cleared})
+
+
+async def _stores(
+    config: Config,
+    *,
+    settings: Settings,
+    clock: Clock,
+    closers: list[Callable[[], Awaitable[None]]],
+) -> _Stores:
+    """The stores on the configured database: PostgreSQL's, or SQLite's in the data dir."""
+    if config.database.is_postgres:
+        return await _postgres_stores(config, settings, closers)
+    return await _sqlite_stores(config.storage.data_dir / DATABASE_NAME, clock, closers)
+
+
+def _notifier(bot: Bot | None) -> Notifier:
+    """Telegram's notifier with a bot; without one, nobody can be told."""
+    return SilentNotifier() if bot is None else _telegram_notifier(bot)
+
+
+def _polling(
+    config: Config, services: Services, bot: Bot | None, *, space: DiskSpace
+) -> BotPolling | None:
+    """The Telegram intake of ``serve``; None without a bot."""
+    if bot is None:
+        return None
+    from transcriber_adapters.telegram import download_limit  # noqa: PLC0415 - see _bot
+    from transcriber_app.bot import BotPolling, make_dispatcher  # noqa: PLC0415
+
+    telegram = config.telegram
+    dispatcher = make_dispatcher(
+        services,
+        max_file_bytes=download_limit(telegram.api_base),
+        allowed_chat_ids=telegram.allowed_chat_ids,
+        short_of_space=space.is_short,
+    )
+    return BotPolling(bot, dispatcher)
 
 
 @attrs.frozen(kw_only=True)

@@ -9,15 +9,14 @@ on it can no longer take the note.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from pathlib import Path
 
-from transcriber_adapters.system import free_bytes
+import attrs
+
 from transcriber_core.entities import EVERYWHERE, Condition
 from transcriber_core.errors import DiskFull
-
-if TYPE_CHECKING:
-    from transcriber_app.bootstrap import Runtime
-    from transcriber_app.config import StorageConfig
+from transcriber_core.services import Services
 
 log = logging.getLogger("transcriber.conditions")
 
@@ -25,32 +24,38 @@ log = logging.getLogger("transcriber.conditions")
 LOW_SPACE = "free space in the data dir is below [storage] min_free_bytes"
 
 
-def short_of_space(runtime: Runtime) -> bool:
-    """True while the data dir has less free space than ``[storage] min_free_bytes``."""
-    return storage_is_short(runtime.config.storage)
+@attrs.frozen(kw_only=True)
+class DiskSpace:
+    """The data dir's free space against ``[storage] min_free_bytes``.
 
-
-def storage_is_short(storage: StorageConfig) -> bool:
-    """True while ``storage.data_dir`` has less free space than ``min_free_bytes``.
-
-    A data dir that cannot even be measured counts as short: accepting a
-    recording there would fail anyway.
+    ``free_bytes`` measures a path (the composition root hands in the
+    system's ``statvfs``), so nothing here reaches an adapter itself.
     """
-    try:
-        free = free_bytes(storage.data_dir)
-    except Exception as exc:  # noqa: BLE001 - unmeasurable is as bad as full
-        log.warning("conditions.statvfs_error", extra={"error_type": type(exc).__name__})
-        return True
-    return free < storage.min_free_bytes
+
+    data_dir: Path
+    min_free_bytes: int
+    free_bytes: Callable[[Path], int]
+
+    def is_short(self) -> bool:
+        """True while the data dir has less free space than ``min_free_bytes``.
+
+        A data dir that cannot even be measured counts as short: accepting a
+        recording there would fail anyway.
+        """
+        try:
+            free = self.free_bytes(self.data_dir)
+        except Exception as exc:  # noqa: BLE001 - unmeasurable is as bad as full
+            log.warning("conditions.statvfs_error", extra={"error_type": type(exc).__name__})
+            return True
+        return free < self.min_free_bytes
 
 
-async def current_conditions(runtime: Runtime) -> list[Condition]:
+async def current_conditions(services: Services, space: DiskSpace) -> list[Condition]:
     """The faults that hold for this process now: its host's and the deployment's, by code.
 
     Raises when the condition store cannot be read; the caller reports that
     as the database being unavailable.
     """
-    services = runtime.services
     now = services.clock.now()
     held: list[Condition] = []
     if services.conditions is not None:
@@ -58,7 +63,7 @@ async def current_conditions(runtime: Runtime) -> list[Condition]:
             scopes=frozenset({services.host, EVERYWHERE}),
             within=services.settings.condition_max_age,
         )
-    if short_of_space(runtime) and all(c.code != DiskFull.code for c in held):
+    if space.is_short() and all(c.code != DiskFull.code for c in held):
         held.append(
             Condition(
                 code=DiskFull.code, scope=services.host, message=LOW_SPACE, since=now, seen=now

@@ -20,8 +20,9 @@ import pytest
 
 from transcriber_contracts.job_repository import OpenAnother
 from transcriber_core.clocks import ManualClock
-from transcriber_core.entities import Delivery, DeliveryKind, Event, Job, Origin, State
+from transcriber_core.entities import Delivery, DeliveryKind, Event, Job, NewDelivery, Origin, State
 from transcriber_core.errors import LeaseLost
+from transcriber_core.outbox import deliveries_for, end_deliveries
 from transcriber_core.ports import JobRepository
 from transcriber_core.transitions import transition
 
@@ -52,7 +53,8 @@ async def _created(
         created=now,
         updated=now,
     )
-    await repo.create(job)
+    # What the intake does: the core decides the accepted notice, the store writes it.
+    await repo.create(job, (), deliveries_for(job, Event.ACCEPTED))
     return job
 
 
@@ -69,7 +71,7 @@ async def _ended(repo: JobRepository, clock: ManualClock, job: Job, to: State = 
         ended = transition(ended, State.DONE, now=now, text="hello")
     else:
         ended = transition(leased, to, now=now, error="no audio")
-    await repo.save_if_held(ended, acquisition_id=acquisition_id)
+    await repo.save_if_held(ended, acquisition_id=acquisition_id, deliveries=end_deliveries(ended))
     return ended
 
 
@@ -148,9 +150,8 @@ class OutboxContract:
         """Only a move into done, failed or dead calls for deliveries."""
         now = clock.now()
         job, leased = await _created_and_leased(repo, clock)
-        await repo.save_if_held(
-            transition(leased, State.RECOGNIZE, now=now), acquisition_id="lease-1"
-        )
+        moved = transition(leased, State.RECOGNIZE, now=now)
+        await repo.save_if_held(moved, acquisition_id="lease-1", deliveries=end_deliveries(moved))
         assert await repo.pending_deliveries() == {}
         assert job.callback_url == CALLBACK
 
@@ -162,9 +163,33 @@ class OutboxContract:
         job, leased = await _created_and_leased(repo, clock)
         ended = transition(leased, State.FAILED, now=now, error="bad")
         with pytest.raises(LeaseLost):
-            await repo.save_if_held(ended, acquisition_id="lease-2")
+            await repo.save_if_held(
+                ended, acquisition_id="lease-2", deliveries=end_deliveries(ended)
+            )
         assert await repo.pending_deliveries() == {}
         assert (await repo.get(job.id)).state is State.CONVERT
+
+    async def test_the_store_writes_the_deliveries_it_is_given_and_judges_none(
+        self, repo: JobRepository, clock: ManualClock
+    ) -> None:
+        """``save_if_held`` writes exactly the deliveries passed, whatever the job's state."""
+        job, leased = await _created_and_leased(repo, clock)
+        moved = transition(leased, State.RECOGNIZE, now=clock.now())
+        given = (NewDelivery(DeliveryKind.NOTICE, Event.DONE),)
+        await repo.save_if_held(moved, acquisition_id="lease-1", deliveries=given)
+        delivery, _ = await _must_take(repo)
+        assert (delivery.job_id, delivery.kind, delivery.event) == (
+            job.id,
+            DeliveryKind.NOTICE,
+            Event.DONE,
+        )
+        ended = await repo.acquire(State.RECOGNIZE, acquisition_id="lease-2", lease=LEASE)
+        assert ended is not None
+        done = transition(
+            transition(ended, State.CHECK, now=clock.now()), State.DONE, now=clock.now(), text="x"
+        )
+        await repo.save_if_held(done, acquisition_id="lease-2")
+        assert await repo.pending_deliveries() == {DeliveryKind.NOTICE: 1}, "none passed, none made"
 
     # -- taking, retrying, finishing ---------------------------------------------
 

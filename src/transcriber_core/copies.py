@@ -21,9 +21,9 @@ async def remove_copy(services: Services, job_id: str, file_id: str, **extra: An
     if store is None:
         return
     try:
-        record = await services.repo.get_file(file_id)
+        record = await services.file_records.get_file(file_id)
         await store.delete(record)
-        await services.repo.delete_file(file_id)
+        await services.file_records.delete_file(file_id)
     except NotFound:
         return
     except Exception as exc:  # noqa: BLE001 - the copy is orphaned, not the job

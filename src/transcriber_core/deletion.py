@@ -86,7 +86,7 @@ async def delete_job(services: Services, job_id: str) -> int:
 
 
 async def _delete_job(services: Services, job_id: str) -> int:
-    removed = await services.repo.delete_job(job_id)
+    removed = await services.removals.delete_job(job_id)
     failed = await remove_stored(services, removed.files)
     log.info("job.deleted", extra={"job_id": job_id, "files": len(removed.files), "failed": failed})
     return len(removed.files)
@@ -181,14 +181,14 @@ async def forget_writes(services: Services, job_id: str, ledger: FileLedger) -> 
 
 async def _forget_writes(services: Services, job_id: str, written: list[FileRecord]) -> int:
     try:
-        await services.repo.get(job_id)
+        await services.jobs.get(job_id)
     except JobNotFound:
         pass
     else:
         return 0
     records = list({record.id: record for record in written}.values())
     for record in records:
-        await services.repo.delete_file(record.id)
+        await services.file_records.delete_file(record.id)
     failed = await remove_stored(services, records)
     log.info(
         "job.deleted_while_running",

@@ -65,7 +65,7 @@ async def change_state(services: Services, seen: Job, to: State) -> Job:
     ``JobNotFound`` when the job is gone.
     """
     changed = transition(seen, to, now=services.clock.now(), actor=Actor.OWNER)
-    await services.repo.save_if_unchanged(changed, seen=seen)
+    await services.jobs.save_if_unchanged(changed, seen=seen)
     if to.is_terminal:
         await remove_storage_copy(services, changed)
     else:

@@ -179,6 +179,18 @@ class DeliveryKind(enum.StrEnum):
     NOTICE = "notice"
 
 
+@attrs.frozen
+class NewDelivery:
+    """A delivery to write with a job's move: where it goes and what it tells (ADR 35).
+
+    The core decides these (``outbox.deliveries_for``); the store writes each
+    as a ``Delivery`` row in the move's transaction, judging nothing.
+    """
+
+    kind: DeliveryKind
+    event: Event
+
+
 @attrs.frozen(kw_only=True)
 class Delivery:
     """One message owed to the outside world about a job: a row of the outbox (ADR 35).

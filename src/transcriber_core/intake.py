@@ -53,8 +53,9 @@ async def submit(
         created=now,
         updated=now,
     )
+    notices = deliveries_for(job, Event.ACCEPTED)
     try:
-        stored, is_new = await services.repo.create(job, [record])
+        stored, is_new = await services.jobs.create(job, [record], notices)
     except Exception:
         await services.files.delete(record)
         raise
@@ -78,7 +79,7 @@ async def submit(
         },
     )
     services.wakeup.notify(State.CONVERT)
-    if deliveries_for(stored, Event.ACCEPTED):
+    if notices:
         # ``create`` wrote the ``accepted`` notice into the outbox (ADR 35). The intake
         # sends it at once itself, as a reply should come (an API-only process runs no
         # delivery loop); if it cannot, the row stays and a delivery loop retries it.
@@ -88,6 +89,17 @@ async def submit(
             log.warning("intake.notice_error", extra={"error_type": type(exc).__name__})
             services.wakeup.notify(OUTBOX)
     return stored, True
+
+
+async def first_job(services: Services, dedup_key: str | None) -> Job | None:
+    """The job that first used ``dedup_key``; None without a key, or for a key not seen yet.
+
+    An intake asks before it takes the bytes in, so a retry is answered with
+    the first job at once; ``check_replay`` then judges whether it is the same
+    recording. With ``submit``'s own check of a race lost in ``create``, these
+    are where duplicates are judged, and nowhere else.
+    """
+    return None if dedup_key is None else await services.jobs.find_by_dedup_key(dedup_key)
 
 
 def check_replay(first: Job, digest: str | None) -> None:

@@ -1,7 +1,8 @@
 """The outbox (ADR 35): which deliveries a job's move calls for, and sending one of them.
 
-A delivery is written by the repository in the same transaction as the move
-(``deliveries_for`` decides which), so a job that ended is never left with
+A delivery is written by the store in the same transaction as the move; the
+core alone decides which (``deliveries_for``, ``end_deliveries``) and hands
+them to ``create`` and ``save_if_held``, so a job that ended is never left with
 its sender untold, whatever crashes next. Delivery loops take one at a time
 under a lease (``deliver_next``), send it, and finish it, or give it back
 with a pause, or give it up after ``Settings.delivery_window``: at least
@@ -17,10 +18,12 @@ from datetime import timedelta
 
 from transcriber_core import webhooks
 from transcriber_core.entities import (
+    TERMINAL_EVENTS,
     Delivery,
     DeliveryKind,
     Event,
     Job,
+    NewDelivery,
     OriginKind,
 )
 from transcriber_core.errors import (
@@ -38,18 +41,24 @@ from transcriber_core.services import Services
 log = logging.getLogger("transcriber.outbox")
 
 
-def deliveries_for(job: Job, event: Event) -> tuple[DeliveryKind, ...]:
+def deliveries_for(job: Job, event: Event) -> tuple[NewDelivery, ...]:
     """The deliveries ``event`` about ``job`` calls for, in the order they are written.
 
     A Telegram origin is told every event; a job with a ``callback_url`` is
     called when it ends (not for ``accepted``: the caller has its 202).
     """
-    kinds: list[DeliveryKind] = []
+    kinds: list[NewDelivery] = []
     if job.origin.kind is OriginKind.TELEGRAM:
-        kinds.append(DeliveryKind.NOTICE)
+        kinds.append(NewDelivery(DeliveryKind.NOTICE, event))
     if job.callback_url is not None and event is not Event.ACCEPTED:
-        kinds.append(DeliveryKind.WEBHOOK)
+        kinds.append(NewDelivery(DeliveryKind.WEBHOOK, event))
     return tuple(kinds)
+
+
+def end_deliveries(job: Job) -> tuple[NewDelivery, ...]:
+    """What saving ``job`` writes to the outbox: its end's deliveries, none before its end."""
+    event = TERMINAL_EVENTS.get(job.state)
+    return () if event is None else deliveries_for(job, event)
 
 
 async def deliver_next(services: Services, *, job_id: str | None = None) -> bool:
@@ -57,9 +66,8 @@ async def deliver_next(services: Services, *, job_id: str | None = None) -> bool
 
     False when none was due.
     """
-    repo = services.repo
     acquisition_id = services.ids.new_id()
-    delivery = await repo.acquire_delivery(
+    delivery = await services.outbox.acquire_delivery(
         acquisition_id=acquisition_id, lease=services.settings.lease, job_id=job_id
     )
     if delivery is None:
@@ -71,7 +79,7 @@ async def deliver_next(services: Services, *, job_id: str | None = None) -> bool
         "attempts": delivery.attempts,
     }
     try:
-        job = await repo.get(delivery.job_id)
+        job = await services.jobs.get(delivery.job_id)
     except JobNotFound:
         # The job was deleted: nothing is left to tell about.
         log.info("delivery.dropped", extra=extra)
@@ -130,7 +138,7 @@ async def _retry_or_give_up(
         return
     log.warning("delivery.retry", extra={**extra, "pause_seconds": pause.total_seconds()})
     try:
-        await services.repo.retry_delivery(
+        await services.outbox.retry_delivery(
             delivery, acquisition_id=acquisition_id, delay=pause, error=reason
         )
     except LeaseLost:
@@ -139,7 +147,7 @@ async def _retry_or_give_up(
 
 async def _finish(services: Services, delivery: Delivery, acquisition_id: str) -> None:
     try:
-        await services.repo.finish_delivery(delivery, acquisition_id=acquisition_id)
+        await services.outbox.finish_delivery(delivery, acquisition_id=acquisition_id)
     except LeaseLost:
         # Another loop took it after our lease ran out; it may be sent twice (at least once).
         log.warning("delivery.lease_lost", extra={"job_id": delivery.job_id})

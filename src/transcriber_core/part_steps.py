@@ -56,7 +56,7 @@ def _lease_of(job: Job) -> str:
 
 
 async def _save(services: Services, job: Job, part: JobPart) -> JobPart:
-    await services.repo.save_parts_if_held(job.id, [part], acquisition_id=_lease_of(job))
+    await services.queue.save_parts_if_held(job.id, [part], acquisition_id=_lease_of(job))
     return part
 
 
@@ -72,7 +72,7 @@ async def recognize_parts(
                 if longest is None or job.duration is None:
                     raise RecognitionFailed("the recording has no parts to recognise")
                 parts = await _plan(job, services, path, job.duration, longest)
-                await services.repo.save_parts_if_held(job.id, parts, acquisition_id=lease)
+                await services.queue.save_parts_if_held(job.id, parts, acquisition_id=lease)
                 log.info("parts.planned", extra={"job_id": job.id, "parts": len(parts)})
             for part in parts:
                 if part.done or part.operation_id is not None:
@@ -118,14 +118,14 @@ async def _start(job: Job, services: Services, path: Path, part: JobPart) -> tim
             now=services.clock.now(),
             move=True,
         )
-    await services.repo.put_file(record)
+    await services.file_records.put_file(record)
     part = await _save(services, job, attrs.evolve(part, file_id=record.id))
     if services.recognizer_files is not None:
         async with services.files.working_copy(record) as local:
             record = await services.recognizer_files.put(
                 part_copy_id(job.id, part.index), record.extension, local, now=services.clock.now()
             )
-        await services.repo.put_file(record)
+        await services.file_records.put_file(record)
         part = await _save(services, job, attrs.evolve(part, storage_file_id=record.id))
     started = await services.recognizer.start(record, duration=seconds)
     await _save(services, job, attrs.evolve(part, operation_id=started.operation_id))
@@ -173,7 +173,7 @@ async def remove_part_copies(services: Services, job: Job) -> None:
     if services.recognizer_files is None:
         return
     try:
-        parts = await services.repo.get_parts(job.id)
+        parts = await services.jobs.get_parts(job.id)
     except Exception as exc:  # noqa: BLE001 - the copies are orphaned, not the job
         log.warning(
             "storage_copy.delete_error", extra={"job_id": job.id, "error_type": type(exc).__name__}

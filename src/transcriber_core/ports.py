@@ -24,6 +24,7 @@ from transcriber_core.entities import (
     JobPart,
     Location,
     LoginFailures,
+    NewDelivery,
     OwnerSession,
     State,
     Word,
@@ -69,27 +70,8 @@ class Ready:
     delivery_due: bool = False
 
 
-class JobRepository(Protocol):
-    """Jobs and file records, and the queue operations over them (reference: Queue rules)."""
-
-    async def create(self, job: Job, files: Sequence[FileRecord] = ()) -> tuple[Job, bool]:
-        """Store a new job with its file records at once; return it as stored.
-
-        The store stamps ``created`` (queue order) and ``updated`` with its
-        own clock, ignoring the job's; every other field is stored as given.
-        When ``job.dedup_key`` is already used, store nothing and return the
-        first job with False; otherwise return the stored job with True. A
-        reused job id raises ``Conflict``.
-        """
-        ...
-
-    async def get(self, job_id: str) -> Job:
-        """The job with this id; raises ``JobNotFound``."""
-        ...
-
-    async def find_by_dedup_key(self, dedup_key: str) -> Job | None:
-        """The job that first used ``dedup_key``, or None; lets an intake skip a duplicate early."""
-        ...
+class JobQueue(Protocol):
+    """The queue the step loops work from: leases, fenced saves, what is ready (Queue rules)."""
 
     async def acquire(
         self,
@@ -111,6 +93,79 @@ class JobRepository(Protocol):
         """
         ...
 
+    async def renew(self, job_id: str, *, acquisition_id: str) -> None:
+        """Move the lease's ``acquire_time`` to the store's now.
+
+        Raises ``LeaseLost`` if the job is not held by ``acquisition_id``, or
+        no longer exists.
+        """
+        ...
+
+    async def save_if_held(
+        self,
+        job: Job,
+        *,
+        acquisition_id: str,
+        delay: timedelta | None = None,
+        deliveries: Sequence[NewDelivery] = (),
+    ) -> None:
+        """Write every field of ``job`` if the stored job is still leased by ``acquisition_id``.
+
+        With ``delay``, the stored ``delay_time`` is the store's now plus
+        ``delay`` and the job's own ``delay_time`` is ignored: a retry pause
+        or a poll delay never depends on the caller's clock. ``deliveries``
+        (what the core decided the move calls for, ADR 35) are written into
+        the outbox in the same transaction: both or neither. Raises
+        ``LeaseLost`` otherwise (also for a job that no longer exists),
+        writing nothing; ``Conflict`` when the dedup key is taken.
+        """
+        ...
+
+    async def save_parts_if_held(
+        self, job_id: str, parts: Sequence[JobPart], *, acquisition_id: str
+    ) -> None:
+        """Write each part, replacing the one at its index, if ``acquisition_id`` leases the job.
+
+        All or nothing; raises ``LeaseLost`` otherwise (also for a job that
+        no longer exists), writing nothing. Every part must belong to ``job_id``.
+        """
+        ...
+
+    async def ready_states(self, *, lease: timedelta) -> Ready:
+        """The step states with eligible jobs and whether a delivery is due, in one query.
+
+        The poller's whole idle cost (ADR 6, ADR 35): one round trip per tick
+        wakes the step loops and the delivery loops alike.
+        """
+        ...
+
+
+class Jobs(Protocol):
+    """Taking a job in, reading it and its parts, and the owner's edits."""
+
+    async def create(
+        self, job: Job, files: Sequence[FileRecord] = (), deliveries: Sequence[NewDelivery] = ()
+    ) -> tuple[Job, bool]:
+        """Store a new job with its file records and ``deliveries`` at once; return it as stored.
+
+        The store stamps ``created`` (queue order) and ``updated`` with its
+        own clock, ignoring the job's; every other field is stored as given.
+        ``deliveries`` (the core's ``outbox.deliveries_for`` the ``accepted``
+        event) go into the outbox in the same transaction. When
+        ``job.dedup_key`` is already used, store nothing and return the first
+        job with False; otherwise return the stored job with True. A reused
+        job id raises ``Conflict``.
+        """
+        ...
+
+    async def get(self, job_id: str) -> Job:
+        """The job with this id; raises ``JobNotFound``."""
+        ...
+
+    async def find_by_dedup_key(self, dedup_key: str) -> Job | None:
+        """The job that first used ``dedup_key``, or None; lets an intake skip a duplicate early."""
+        ...
+
     async def queue_position(self, job_id: str, *, lease: timedelta) -> int | None:
         """How many jobs wait ahead of this one in its step and lane; None when it is not waiting.
 
@@ -123,25 +178,8 @@ class JobRepository(Protocol):
         """
         ...
 
-    async def renew(self, job_id: str, *, acquisition_id: str) -> None:
-        """Move the lease's ``acquire_time`` to the store's now.
-
-        Raises ``LeaseLost`` if the job is not held by ``acquisition_id``, or
-        no longer exists.
-        """
-        ...
-
-    async def save_if_held(
-        self, job: Job, *, acquisition_id: str, delay: timedelta | None = None
-    ) -> None:
-        """Write every field of ``job`` if the stored job is still leased by ``acquisition_id``.
-
-        With ``delay``, the stored ``delay_time`` is the store's now plus
-        ``delay`` and the job's own ``delay_time`` is ignored: a retry pause
-        or a poll delay never depends on the caller's clock. Raises
-        ``LeaseLost`` otherwise (also for a job that no longer exists),
-        writing nothing; ``Conflict`` when the dedup key is taken.
-        """
+    async def get_parts(self, job_id: str) -> list[JobPart]:
+        """The parts of a split job by index; empty for a job recognised whole (ADR 26)."""
         ...
 
     async def save_if_unchanged(self, job: Job, *, seen: Job) -> None:
@@ -156,13 +194,9 @@ class JobRepository(Protocol):
         """
         ...
 
-    async def ready_states(self, *, lease: timedelta) -> Ready:
-        """The step states with eligible jobs and whether a delivery is due, in one query.
 
-        The poller's whole idle cost (ADR 6, ADR 35): one round trip per tick
-        wakes the step loops and the delivery loops alike.
-        """
-        ...
+class FileRecords(Protocol):
+    """The records of the files a job holds (their bytes are a ``FileStore``'s)."""
 
     async def put_file(self, record: FileRecord) -> None:
         """Insert the file record, or replace the one with the same id."""
@@ -176,29 +210,54 @@ class JobRepository(Protocol):
         """Remove the file record; nothing happens when it does not exist."""
         ...
 
-    async def list_jobs(
-        self, *, state: State | None = None, limit: int = 50, offset: int = 0
-    ) -> list[Job]:
-        """Jobs newest first (``created``, then ``id``, descending), optionally in one state."""
-        ...
 
-    async def count_by_state(self) -> dict[State, int]:
-        """How many jobs are in each state; states with none are left out."""
-        ...
+class Outbox(Protocol):
+    """The deliveries owed to the outside world about jobs (ADR 35)."""
 
-    async def get_parts(self, job_id: str) -> list[JobPart]:
-        """The parts of a split job by index; empty for a job recognised whole (ADR 26)."""
-        ...
+    # Deliveries (webhooks, notices) are rows written in the same transaction as
+    # the job's move that calls for them: the core decides which
+    # (``transcriber_core.outbox.deliveries_for``) and hands them to ``create`` and
+    # ``save_if_held``, which store them. Loops take them like steps take jobs:
+    # leased, fenced, retried. Callers pass durations; the store reads its own
+    # clock for every time it writes or compares.
 
-    async def save_parts_if_held(
-        self, job_id: str, parts: Sequence[JobPart], *, acquisition_id: str
-    ) -> None:
-        """Write each part, replacing the one at its index, if ``acquisition_id`` leases the job.
+    async def acquire_delivery(
+        self, *, acquisition_id: str, lease: timedelta, job_id: str | None = None
+    ) -> Delivery | None:
+        """Atomically lease the next due delivery (of ``job_id`` only, when given); None if none.
 
-        All or nothing; raises ``LeaseLost`` otherwise (also for a job that
-        no longer exists), writing nothing. Every part must belong to ``job_id``.
+        Eligible: ``due`` not after now, no live lease (none, or one taken
+        more than ``lease`` ago), the first of its job's deliveries of its
+        kind (a job's notices go in order), and no other delivery of its job
+        under a live lease (one in flight per job). Order: ``due``, then
+        ``id``. Sets the acquisition id and ``acquire_time`` to now and adds
+        one to ``attempts``.
         """
         ...
+
+    async def retry_delivery(
+        self, delivery: Delivery, *, acquisition_id: str, delay: timedelta, error: str
+    ) -> None:
+        """Give the lease back and make the delivery due ``delay`` from now, noting ``error``.
+
+        Raises ``LeaseLost``, writing nothing, unless ``acquisition_id`` holds it.
+        """
+        ...
+
+    async def finish_delivery(self, delivery: Delivery, *, acquisition_id: str) -> None:
+        """Remove a delivery that was sent or given up.
+
+        Raises ``LeaseLost``, removing nothing, unless ``acquisition_id`` holds it.
+        """
+        ...
+
+    async def pending_deliveries(self) -> dict[DeliveryKind, int]:
+        """How many deliveries of each kind wait or run; kinds with none are left out."""
+        ...
+
+
+class Removals(Protocol):
+    """Deleting a job at its owner's word, and the retention sweeps (ADR 36)."""
 
     async def delete_job(self, job_id: str) -> Removed:
         """Delete the job, its parts and the file records they refer to, in one transaction.
@@ -233,50 +292,30 @@ class JobRepository(Protocol):
         """
         ...
 
+
+class Listings(Protocol):
+    """What the admin pages and ``/metrics`` count and list."""
+
+    async def list_jobs(
+        self, *, state: State | None = None, limit: int = 50, offset: int = 0
+    ) -> list[Job]:
+        """Jobs newest first (``created``, then ``id``, descending), optionally in one state."""
+        ...
+
+    async def count_by_state(self) -> dict[State, int]:
+        """How many jobs are in each state; states with none are left out."""
+        ...
+
+
+class JobRepository(JobQueue, Jobs, FileRecords, Outbox, Removals, Listings, Protocol):
+    """Every role of the job database at once: what an adapter implements and the app opens.
+
+    Only the composition root (and tests) hold it; each caller in the core
+    takes the one role it uses (``Services.queue``, ``.jobs`` and the rest).
+    """
+
     async def close(self) -> None:
         """Release connections and threads; the repository is unusable afterwards."""
-        ...
-
-    # -- The outbox (ADR 35) ---------------------------------------------------
-    # Deliveries (webhooks, notices) are rows written in the same transaction as
-    # the job's move that calls for them: ``create`` writes the ``accepted``
-    # notice, ``save_if_held`` into done/failed/dead writes the end's deliveries
-    # (``transcriber_core.outbox.deliveries_for`` says which). Loops take them
-    # like steps take jobs: leased, fenced, retried. Callers pass durations; the
-    # repository reads its own clock for every time it writes or compares.
-
-    async def acquire_delivery(
-        self, *, acquisition_id: str, lease: timedelta, job_id: str | None = None
-    ) -> Delivery | None:
-        """Atomically lease the next due delivery (of ``job_id`` only, when given); None if none.
-
-        Eligible: ``due`` not after now, no live lease (none, or one taken
-        more than ``lease`` ago), the first of its job's deliveries of its
-        kind (a job's notices go in order), and no other delivery of its job
-        under a live lease (one in flight per job). Order: ``due``, then
-        ``id``. Sets the acquisition id and ``acquire_time`` to now and adds
-        one to ``attempts``.
-        """
-        ...
-
-    async def retry_delivery(
-        self, delivery: Delivery, *, acquisition_id: str, delay: timedelta, error: str
-    ) -> None:
-        """Give the lease back and make the delivery due ``delay`` from now, noting ``error``.
-
-        Raises ``LeaseLost``, writing nothing, unless ``acquisition_id`` holds it.
-        """
-        ...
-
-    async def finish_delivery(self, delivery: Delivery, *, acquisition_id: str) -> None:
-        """Remove a delivery that was sent or given up.
-
-        Raises ``LeaseLost``, removing nothing, unless ``acquisition_id`` holds it.
-        """
-        ...
-
-    async def pending_deliveries(self) -> dict[DeliveryKind, int]:
-        """How many deliveries of each kind wait or run; kinds with none are left out."""
         ...
 
 

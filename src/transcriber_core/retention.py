@@ -45,15 +45,18 @@ class Swept:
 async def sweep(services: Services) -> Swept | None:
     """Sweep once if this process gets the lease; None when another process holds it."""
     settings = services.settings
-    repo = services.repo
-    if not await repo.take_sweep(SWEEP, lease=settings.sweep_interval):
+    removals = services.removals
+    if not await removals.take_sweep(SWEEP, lease=settings.sweep_interval):
         return None
     jobs, files_a, failed_a = await _drain(
-        services, lambda: repo.remove_ended_jobs(age=settings.jobs_kept, limit=settings.sweep_batch)
+        services,
+        lambda: removals.remove_ended_jobs(age=settings.jobs_kept, limit=settings.sweep_batch),
     )
     recordings, files_b, failed_b = await _drain(
         services,
-        lambda: repo.remove_ended_files(age=settings.recordings_kept, limit=settings.sweep_batch),
+        lambda: removals.remove_ended_files(
+            age=settings.recordings_kept, limit=settings.sweep_batch
+        ),
     )
     swept = Swept(
         jobs=jobs, recordings=recordings, files=files_a + files_b, failed=failed_a + failed_b

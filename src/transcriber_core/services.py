@@ -1,4 +1,11 @@
-"""The ports a pipeline runs on, bundled once by the composition root."""
+"""The ports a pipeline runs on, bundled once by the composition root.
+
+The job database comes in whole (``repo``, the union ``JobRepository``, which
+only the composition root and tests touch) and is read by role: each core
+module takes the role it uses (``queue``, ``jobs``, ``file_records``,
+``outbox``, ``removals``, ``listings``), typed as that narrow port, so mypy
+holds it to that role's methods (ADR 40).
+"""
 
 from __future__ import annotations
 
@@ -10,11 +17,17 @@ from transcriber_core.ports import (
     ConditionStore,
     Converter,
     DurationProbe,
+    FileRecords,
     FileStore,
     IdSource,
+    JobQueue,
     JobRepository,
+    Jobs,
+    Listings,
     Notifier,
+    Outbox,
     Recognizer,
+    Removals,
     WakeupFeed,
     WebhookSender,
 )
@@ -25,6 +38,7 @@ from transcriber_core.wakeup import Wakeup
 class Services:
     """Everything the intake, the steps and the workers need, chosen by the app."""
 
+    #: The job database whole: the composition root hands it in; callers read it by role.
     repo: JobRepository
     #: Where recordings and converted audio live.
     files: FileStore
@@ -48,3 +62,33 @@ class Services:
     wakeup: Wakeup = attrs.field(factory=Wakeup)
     #: Wake-ups from other processes on the same database; None: this process's own only.
     wakeup_feed: WakeupFeed | None = None
+
+    @property
+    def queue(self) -> JobQueue:
+        """The queue the step loops work from."""
+        return self.repo
+
+    @property
+    def jobs(self) -> Jobs:
+        """Taking jobs in, reading them, the owner's edits."""
+        return self.repo
+
+    @property
+    def file_records(self) -> FileRecords:
+        """The records of the files jobs hold."""
+        return self.repo
+
+    @property
+    def outbox(self) -> Outbox:
+        """The deliveries owed about jobs (ADR 35)."""
+        return self.repo
+
+    @property
+    def removals(self) -> Removals:
+        """Deletion at the owner's word and the retention sweeps (ADR 36)."""
+        return self.repo
+
+    @property
+    def listings(self) -> Listings:
+        """What the admin pages and ``/metrics`` list and count."""
+        return self.repo

@@ -36,7 +36,7 @@ async def load_file(services: Services, file_id: str | None, what: str) -> FileR
     if file_id is None:
         raise MissingFile(f"the job has no {what} file")
     try:
-        return await services.repo.get_file(file_id)
+        return await services.file_records.get_file(file_id)
     except FileNotFound:
         raise MissingFile(f"the {what} file of the job no longer exists") from None
 
@@ -72,7 +72,7 @@ async def convert(job: Job, services: Services) -> Job:
         raise MissingFile("the recording is missing from storage") from None
     # The record exists before the job points at it (reference: queue rule 9); a retry
     # replaces both under the same id.
-    await services.repo.put_file(record)
+    await services.file_records.put_file(record)
     return transition(
         job,
         State.RECOGNIZE,
@@ -125,7 +125,7 @@ async def recognize(job: Job, services: Services) -> Job:
     instead (ADR 26); a job that already has parts carries on with them.
     """
     audio = await load_file(services, job.converted_file_id, "converted")
-    parts = await services.repo.get_parts(job.id)
+    parts = await services.jobs.get_parts(job.id)
     longest = part_length(services.recognizer.limits, seconds=job.duration, size=audio.size)
     if parts or longest is not None:
         return await recognize_parts(job, services, audio, parts, longest)
@@ -183,7 +183,7 @@ async def _copy_for_recognizer(
         raise RecognitionFailed("the recognizer has nowhere to read the audio from")
     copy_id = derived_file_id(job.id, STORAGE_COPY)
     try:
-        earlier = await services.repo.get_file(copy_id)
+        earlier = await services.file_records.get_file(copy_id)
     except FileNotFound:
         earlier = None
     if earlier is not None and earlier.location == store.location and await store.exists(earlier):
@@ -199,13 +199,13 @@ async def _copy_for_recognizer(
             )
     except FileNotFound:
         raise MissingFile("the converted audio is missing from storage") from None
-    await services.repo.put_file(copy)
+    await services.file_records.put_file(copy)
     return copy
 
 
 async def check(job: Job, services: Services) -> Job:
     """Ask the recognizer about the operation; store the text as soon as it is done."""
-    parts = await services.repo.get_parts(job.id)
+    parts = await services.jobs.get_parts(job.id)
     if parts:
         return await check_parts(job, services, parts)
     if job.operation_id is None:

@@ -26,7 +26,7 @@ from transcriber_core.errors import (
     TransientError,
 )
 from transcriber_core.notices import remove_storage_copy
-from transcriber_core.outbox import deliver_next
+from transcriber_core.outbox import deliver_next, end_deliveries
 from transcriber_core.policy import (
     condition_pause,
     condition_scope,
@@ -67,7 +67,7 @@ async def acquire_next(
     settings = services.settings
     while True:
         acquisition_id = services.ids.new_id()
-        job = await services.repo.acquire(
+        job = await services.queue.acquire(
             state, acquisition_id=acquisition_id, lease=settings.lease, short_only=short_only
         )
         if job is None:
@@ -211,7 +211,7 @@ async def _run_leased(services: Services, lease: Lease) -> Job:
             if done:
                 return step.result()
             try:
-                await services.repo.renew(job.id, acquisition_id=lease.acquisition_id)
+                await services.queue.renew(job.id, acquisition_id=lease.acquisition_id)
             except LeaseLost:
                 raise
             except Exception as exc:  # noqa: BLE001 - the lease may still hold; try again later
@@ -261,7 +261,9 @@ async def _save_then_announce(services: Services, job: Job, acquisition_id: str)
     # to its own clock, so this worker's clock never shifts when the job is due (ADR 30).
     delay = delay_of(job)
     try:
-        await services.repo.save_if_held(job, acquisition_id=acquisition_id, delay=delay)
+        await services.queue.save_if_held(
+            job, acquisition_id=acquisition_id, delay=delay, deliveries=end_deliveries(job)
+        )
     except LeaseLost:
         log.warning("save.lease_lost", extra={"job_id": job.id, "state": job.state.value})
         return None
@@ -427,7 +429,7 @@ class Workers:
         interval = services.settings.idle_poll_interval.total_seconds()
         while not self._stopping.is_set():
             try:
-                ready = await services.repo.ready_states(lease=services.settings.lease)
+                ready = await services.queue.ready_states(lease=services.settings.lease)
             except Exception as exc:  # noqa: BLE001 - try again at the next tick
                 log.warning("poll.error", extra={"error_type": type(exc).__name__})
                 ready = Ready()

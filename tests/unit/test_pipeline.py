@@ -518,8 +518,10 @@ async def test_cancelled_intake_never_leaves_a_job_without_its_recording(world: 
     committed = asyncio.Event()
 
     class SlowToAnswer(Delegate):
-        async def create(self, job: Job, files: object = ()) -> tuple[Job, bool]:
-            result: tuple[Job, bool] = await self.inner.create(job, files)
+        async def create(
+            self, job: Job, files: object = (), deliveries: object = ()
+        ) -> tuple[Job, bool]:
+            result: tuple[Job, bool] = await self.inner.create(job, files, deliveries)
             committed.set()
             await asyncio.Event().wait()  # the answer never reaches the caller
             return result

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import attrs
 from tests.support.delegate import Delegate
 from tests.support.world import World, make_world
 from transcriber_adapters.memory import ManualClock, MemoryJobRepository, MemoryWakeupFeed
-from transcriber_core.entities import DeliveryKind, Job, Origin, State
+from transcriber_core.entities import DeliveryKind, Job, NewDelivery, Origin, State
 from transcriber_core.errors import RepositoryUnavailable, TransientError
 from transcriber_core.policy import Settings
 from transcriber_core.ports import Event
@@ -162,12 +163,19 @@ async def test_a_failed_save_does_not_end_the_worker(tmp_path: Path) -> None:
 
     class SaveFailsOnce(Delegate):
         async def save_if_held(
-            self, job: Job, *, acquisition_id: str, delay: timedelta | None = None
+            self,
+            job: Job,
+            *,
+            acquisition_id: str,
+            delay: timedelta | None = None,
+            deliveries: Sequence[NewDelivery] = (),
         ) -> None:
             if not failed_once.is_set():
                 failed_once.set()
                 raise RepositoryUnavailable
-            await self.inner.save_if_held(job, acquisition_id=acquisition_id, delay=delay)
+            await self.inner.save_if_held(
+                job, acquisition_id=acquisition_id, delay=delay, deliveries=deliveries
+            )
 
     world.services = attrs.evolve(world.services, repo=SaveFailsOnce(world.repo))
     workers = Workers(world.services, {State.CONVERT: 1, State.RECOGNIZE: 1, State.CHECK: 1})

@@ -12,11 +12,10 @@ from transcriber_adapters.memory.database import MemoryDatabase, database_for
 from transcriber_adapters.memory.outbox import MemoryOutbox
 from transcriber_core.entities import (
     STEP_STATES,
-    TERMINAL_EVENTS,
-    Event,
     FileRecord,
     Job,
     JobPart,
+    NewDelivery,
     State,
 )
 from transcriber_core.errors import Conflict, FileNotFound, JobChanged, JobNotFound, LeaseLost
@@ -62,8 +61,10 @@ class MemoryJobRepository(MemoryOutbox):
         with self._lock:
             self.calls.clear()
 
-    async def create(self, job: Job, files: Sequence[FileRecord] = ()) -> tuple[Job, bool]:
-        """Store a new job with its file records at once, unless its dedup key is used."""
+    async def create(
+        self, job: Job, files: Sequence[FileRecord] = (), deliveries: Sequence[NewDelivery] = ()
+    ) -> tuple[Job, bool]:
+        """Store a new job with its file records and deliveries, unless its dedup key is used."""
         with self._lock:
             self.calls.append("create")
             if job.dedup_key is not None and job.dedup_key in self._dedup:
@@ -77,7 +78,7 @@ class MemoryJobRepository(MemoryOutbox):
                 self._dedup[job.dedup_key] = job.id
             for record in files:
                 self._files[record.id] = record
-            self._write_deliveries(job, Event.ACCEPTED)
+            self._write_deliveries(job.id, deliveries)
             return job, True
 
     async def find_by_dedup_key(self, dedup_key: str) -> Job | None:
@@ -162,11 +163,17 @@ class MemoryJobRepository(MemoryOutbox):
             self._jobs[job_id] = attrs.evolve(job, acquire_time=self._db.clock.now())
 
     async def save_if_held(
-        self, job: Job, *, acquisition_id: str, delay: timedelta | None = None
+        self,
+        job: Job,
+        *,
+        acquisition_id: str,
+        delay: timedelta | None = None,
+        deliveries: Sequence[NewDelivery] = (),
     ) -> None:
-        """Write every field of ``job`` if leased by ``acquisition_id``; else ``LeaseLost``.
+        """Write every field of ``job`` and ``deliveries`` if leased by ``acquisition_id``.
 
-        With ``delay``, ``delay_time`` is the store's now plus ``delay``.
+        Else ``LeaseLost``, writing nothing. With ``delay``, ``delay_time`` is
+        the store's now plus ``delay``.
         """
         with self._lock:
             self.calls.append("save_if_held")
@@ -176,9 +183,7 @@ class MemoryJobRepository(MemoryOutbox):
             if delay is not None:
                 job = attrs.evolve(job, delay_time=self._db.clock.now() + delay)
             self._replace(stored, job)
-            event = TERMINAL_EVENTS.get(job.state)
-            if event is not None:
-                self._write_deliveries(job, event)
+            self._write_deliveries(job.id, deliveries)
 
     async def save_if_unchanged(self, job: Job, *, seen: Job) -> None:
         """Write ``job`` if the stored job still equals ``seen``; else raise ``JobChanged``."""

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 import attrs
 
 from transcriber_adapters.memory.database import MemoryDatabase
-from transcriber_core.entities import Delivery, DeliveryKind, Event, Job
+from transcriber_core.entities import Delivery, DeliveryKind, NewDelivery
 from transcriber_core.errors import LeaseLost
-from transcriber_core.outbox import deliveries_for
 from transcriber_core.ports import Clock
 
 
@@ -35,15 +35,15 @@ class MemoryOutbox:
     def _clock(self) -> Clock:
         return self._db.clock
 
-    def _write_deliveries(self, job: Job, event: Event) -> None:
-        """Add the deliveries ``event`` about ``job`` calls for; call with the lock held."""
+    def _write_deliveries(self, job_id: str, deliveries: Sequence[NewDelivery]) -> None:
+        """Add ``deliveries`` for the job; call with the lock held."""
         now = self._clock.now()
-        for kind in deliveries_for(job, event):
+        for new in deliveries:
             delivery = Delivery(
                 id=self._db.next_delivery,
-                job_id=job.id,
-                kind=kind,
-                event=event,
+                job_id=job_id,
+                kind=new.kind,
+                event=new.event,
                 due=now,
                 created=now,
             )

@@ -1,7 +1,7 @@
 """The outbox half of ``PostgresJobRepository`` (ADR 35): the ``deliveries`` table.
 
-Rows are inserted by ``write_deliveries`` inside the transaction that moves
-their job; the acquire is one ``UPDATE … WHERE id = (SELECT … FOR UPDATE
+Rows (the core chose them) are inserted by ``insert_deliveries`` inside the
+transaction that moves their job; the acquire is one ``UPDATE … WHERE id = (SELECT … FOR UPDATE
 SKIP LOCKED)`` like the jobs', so concurrent loops on many hosts skip each
 other's candidates instead of waiting. "Now" is the database's clock
 (``NOW_SQL``) unless a test injects one.
@@ -17,8 +17,7 @@ from psycopg import AsyncConnection
 from transcriber_adapters.postgres.clock import NOW_SQL, now_param
 from transcriber_adapters.postgres.connection import Database
 from transcriber_adapters.postgres.statements import delivery_from_row, delivery_kind_of
-from transcriber_adapters.rows import delivery_params
-from transcriber_core.entities import Delivery, DeliveryKind, Event, Job
+from transcriber_core.entities import Delivery, DeliveryKind
 from transcriber_core.errors import LeaseLost
 from transcriber_core.ports import Clock
 
@@ -79,13 +78,6 @@ INSERT_DELIVERY_SQL = (
 )
 #: Deliveries by kind.
 COUNT_DELIVERIES_SQL = "SELECT kind, count(*) FROM deliveries GROUP BY kind"
-
-
-async def write_deliveries(
-    conn: AsyncConnection[Any], job: Job, event: Event, clock: Clock | None
-) -> None:
-    """Insert the deliveries ``event`` about ``job`` calls for, in the caller's transaction."""
-    await insert_deliveries(conn, delivery_params(job, event, now_param(clock)))
 
 
 async def insert_deliveries(conn: AsyncConnection[Any], params: list[dict[str, Any]]) -> None:

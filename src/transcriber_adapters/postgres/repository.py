@@ -29,11 +29,10 @@ from transcriber_adapters.postgres.outbox import (
     DUE,
     PostgresOutbox,
     insert_deliveries,
-    write_deliveries,
 )
 from transcriber_adapters.postgres.wakeups import WakeupSender
 from transcriber_adapters.rows import delivery_params
-from transcriber_core.entities import TERMINAL_EVENTS, Event, FileRecord, Job, JobPart, State
+from transcriber_core.entities import FileRecord, Job, JobPart, NewDelivery, State
 from transcriber_core.errors import FileNotFound, JobChanged, JobNotFound, LeaseLost
 from transcriber_core.ports import Clock, Ready, Removed
 from transcriber_core.transitions import check_acquirable
@@ -60,15 +59,17 @@ class PostgresJobRepository(PostgresOutbox):
         #: Sends the wake-ups of this repository's writes, after their commits.
         self.wakeups = WakeupSender(database)
 
-    async def create(self, job: Job, files: Sequence[FileRecord] = ()) -> tuple[Job, bool]:
+    async def create(
+        self, job: Job, files: Sequence[FileRecord] = (), deliveries: Sequence[NewDelivery] = ()
+    ) -> tuple[Job, bool]:
         """Store a job and its files in one statement, unless its dedup key is used.
 
-        A job that calls for a delivery at once (a Telegram job's ``accepted``
-        notice) is stored in a transaction with its deliveries instead.
+        A job with ``deliveries`` (a Telegram job's ``accepted`` notice) is
+        stored in a transaction with them instead.
         """
         now = now_param(self._clock)
         params = {**sql.create_params(job, files), "now": now}
-        notices = delivery_params(job, Event.ACCEPTED, now)
+        notices = delivery_params(job.id, deliveries, now)
         async with (
             self._db.connection() as conn,
             conn.transaction() if notices else nullcontext(),
@@ -141,33 +142,38 @@ class PostgresJobRepository(PostgresOutbox):
             raise LeaseLost()
 
     async def save_if_held(
-        self, job: Job, *, acquisition_id: str, delay: timedelta | None = None
+        self,
+        job: Job,
+        *,
+        acquisition_id: str,
+        delay: timedelta | None = None,
+        deliveries: Sequence[NewDelivery] = (),
     ) -> None:
         """Write every field of ``job`` if still leased by ``acquisition_id``; else ``LeaseLost``.
 
         With ``delay``, ``delay_time`` is the store's now plus ``delay``. A save
-        that leaves the job ready wakes its step (``readying``); one into an
-        end state writes its deliveries in the same transaction.
+        that leaves the job ready wakes its step (``readying``); one with
+        ``deliveries`` writes them in the same transaction.
         """
         params = {**sql.job_params(job), "held_by": acquisition_id, "now": now_param(self._clock)}
         statement = sql.SAVE_IF_HELD_SQL
         if delay is not None:
             statement = sql.SAVE_IF_HELD_DELAYED_SQL
             params["delay"] = delay
-        event = TERMINAL_EVENTS.get(job.state)
-        if event is None:
+        if not deliveries:
             rows = await self._db.fetchall(statement, params)
             if not rows:
                 raise LeaseLost()
             await self._wake(rows)
             return
-        # The end and its deliveries commit together or not at all (the transactional outbox).
-        # An end state is never ready: nothing to wake.
+        # The move and its deliveries commit together or not at all (the transactional outbox).
         async with self._db.transaction() as conn:
             cursor = await conn.execute(statement, params)
-            if not await cursor.fetchall():
+            rows = await cursor.fetchall()
+            if not rows:
                 raise LeaseLost()
-            await write_deliveries(conn, job, event, self._clock)
+            await insert_deliveries(conn, delivery_params(job.id, deliveries, params["now"]))
+        await self._wake(rows)
 
     async def save_if_unchanged(self, job: Job, *, seen: Job) -> None:
         """Write ``job`` if the stored job still equals ``seen``; else raise ``JobChanged``."""

@@ -13,13 +13,22 @@ this code does not know was made by a newer release, and is refused.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol
+
+from psycopg import AsyncConnection
 
 from transcriber_adapters.migrations import Migration, shipped
 from transcriber_core.errors import RepositoryUnavailable
 
-if TYPE_CHECKING:
-    from transcriber_adapters.postgres.connection import Database
+
+class Transactions(Protocol):
+    """What migrating needs of a ``Database``: one transaction (no import of it, no circle)."""
+
+    def transaction(self) -> AbstractAsyncContextManager[AsyncConnection[Any]]:
+        """A connection inside one transaction."""
+        ...
+
 
 #: The advisory lock key migrations hold ("trnscrbr" in ASCII, as a bigint).
 MIGRATION_LOCK = 0x74726E7363726272
@@ -36,7 +45,9 @@ def shipped_migrations() -> list[Migration]:
     return shipped("transcriber_adapters.postgres")
 
 
-async def migrate(database: Database, migrations: Sequence[Migration] | None = None) -> list[int]:
+async def migrate(
+    database: Transactions, migrations: Sequence[Migration] | None = None
+) -> list[int]:
     """Apply the migrations not yet applied, in one transaction under the lock; their versions."""
     wanted = sorted(
         shipped_migrations() if migrations is None else migrations, key=lambda m: m.version

@@ -1,7 +1,7 @@
 """The outbox half of ``SqliteJobRepository`` (ADR 35): the ``deliveries`` table.
 
-Deliveries are inserted by ``write_deliveries`` inside the transaction that
-moves their job (``create``, ``save_if_held``), and taken with the same
+Deliveries (the core chose them) are inserted by ``write_deliveries`` inside
+the transaction that moves their job (``create``, ``save_if_held``), and taken with the same
 one-statement lease as jobs. Every time is the repository's own clock,
 through ``times.to_db``.
 """
@@ -9,6 +9,7 @@ through ``times.to_db``.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -16,7 +17,7 @@ from transcriber_adapters.rows import delivery_params
 from transcriber_adapters.sqlite.connection import SqliteStore
 from transcriber_adapters.sqlite.statements import delivery_from_row, delivery_kind_of
 from transcriber_adapters.sqlite.times import to_db
-from transcriber_core.entities import Delivery, DeliveryKind, Event, Job
+from transcriber_core.entities import Delivery, DeliveryKind, NewDelivery
 from transcriber_core.errors import LeaseLost
 
 #: Columns of ``deliveries`` in the order every statement selects or returns them.
@@ -97,9 +98,11 @@ INSERT_DELIVERY_SQL = (
 COUNT_DELIVERIES_SQL = "SELECT kind, count(*) FROM deliveries GROUP BY kind"
 
 
-def write_deliveries(conn: sqlite3.Connection, job: Job, event: Event, now: datetime) -> None:
-    """Insert the deliveries ``event`` about ``job`` calls for; run inside the job's transaction."""
-    params = delivery_params(job, event, to_db(now))
+def write_deliveries(
+    conn: sqlite3.Connection, job_id: str, deliveries: Sequence[NewDelivery], now: datetime
+) -> None:
+    """Insert ``deliveries`` for the job; run inside the job's transaction."""
+    params = delivery_params(job_id, deliveries, to_db(now))
     if params:
         conn.executemany(INSERT_DELIVERY_SQL, params)
 

@@ -58,7 +58,7 @@ from transcriber_adapters.sqlite.statements import (
     state_of,
 )
 from transcriber_adapters.sqlite.times import to_db
-from transcriber_core.entities import TERMINAL_EVENTS, Event, FileRecord, Job, JobPart, State
+from transcriber_core.entities import FileRecord, Job, JobPart, NewDelivery, State
 from transcriber_core.errors import (
     FileNotFound,
     JobChanged,
@@ -90,9 +90,11 @@ class SqliteJobRepository(SqliteOutbox):
 
     _what = "the job repository"
 
-    async def create(self, job: Job, files: Sequence[FileRecord] = ()) -> tuple[Job, bool]:
-        """Store a job and its files in one transaction, unless its dedup key is used."""
-        return await self._call(_create, job, tuple(files), self._clock)
+    async def create(
+        self, job: Job, files: Sequence[FileRecord] = (), deliveries: Sequence[NewDelivery] = ()
+    ) -> tuple[Job, bool]:
+        """Store a job, its files and deliveries at once, unless its dedup key is taken."""
+        return await self._call(_create, job, tuple(files), tuple(deliveries), self._clock)
 
     async def get(self, job_id: str) -> Job:
         """The job with this id; raises ``JobNotFound``."""
@@ -129,18 +131,23 @@ class SqliteJobRepository(SqliteOutbox):
         await self._call(_renew, job_id, acquisition_id, self._clock)
 
     async def save_if_held(
-        self, job: Job, *, acquisition_id: str, delay: timedelta | None = None
+        self,
+        job: Job,
+        *,
+        acquisition_id: str,
+        delay: timedelta | None = None,
+        deliveries: Sequence[NewDelivery] = (),
     ) -> None:
         """Write every field of ``job`` with ``SAVE_IF_HELD_SQL``; ``LeaseLost`` if not held.
 
-        With ``delay``, ``delay_time`` is the store's now plus ``delay``. A job
-        saved into an end state gets its deliveries in the same transaction.
+        With ``delay``, ``delay_time`` is the store's now plus ``delay``.
+        ``deliveries`` are written in the same transaction.
         """
-        event = TERMINAL_EVENTS.get(job.state)
-        if event is None:
+        if not deliveries:
             await self._call(_save_if_held, job, acquisition_id, self._clock, delay)
         else:
-            await self._call(_end_if_held, job, acquisition_id, event, self._clock)
+            save = functools.partial(_save_with_deliveries, deliveries=tuple(deliveries))
+            await self._call(save, job, acquisition_id, self._clock, delay)
 
     async def save_if_unchanged(self, job: Job, *, seen: Job) -> None:
         """Write ``job`` if the stored job still equals ``seen``; else raise ``JobChanged``."""
@@ -211,7 +218,11 @@ class SqliteJobRepository(SqliteOutbox):
 
 
 def _create(
-    conn: sqlite3.Connection, job: Job, files: tuple[FileRecord, ...], clock: Clock
+    conn: sqlite3.Connection,
+    job: Job,
+    files: tuple[FileRecord, ...],
+    deliveries: tuple[NewDelivery, ...],
+    clock: Clock,
 ) -> tuple[Job, bool]:
     file_rows = [file_params(record) for record in files]
     with immediate(conn):
@@ -224,7 +235,7 @@ def _create(
         job = attrs.evolve(job, created=now, updated=now)
         conn.execute(INSERT_JOB_SQL, job_params(job))
         conn.executemany(PUT_FILE_SQL, file_rows)
-        write_deliveries(conn, job, Event.ACCEPTED, now)
+        write_deliveries(conn, job.id, deliveries, now)
     return job, True
 
 
@@ -278,13 +289,19 @@ def _save_if_held(
         raise LeaseLost()
 
 
-def _end_if_held(
-    conn: sqlite3.Connection, job: Job, acquisition_id: str, event: Event, clock: Clock
+def _save_with_deliveries(
+    conn: sqlite3.Connection,
+    job: Job,
+    acquisition_id: str,
+    clock: Clock,
+    delay: timedelta | None,
+    *,
+    deliveries: tuple[NewDelivery, ...],
 ) -> None:
-    # The end and its deliveries commit together or not at all (the transactional outbox).
+    # The move and its deliveries commit together or not at all (the transactional outbox).
     with immediate(conn):
-        _save_if_held(conn, job, acquisition_id, clock, None)
-        write_deliveries(conn, job, event, clock.now())
+        _save_if_held(conn, job, acquisition_id, clock, delay)
+        write_deliveries(conn, job.id, deliveries, clock.now())
 
 
 def _save_if_unchanged(conn: sqlite3.Connection, job: Job, seen: Job) -> None:

@@ -38,7 +38,7 @@ from transcriber_app.bot.texts import (
 )
 from transcriber_core.entities import Job, Origin
 from transcriber_core.errors import TranscriberError
-from transcriber_core.intake import submit
+from transcriber_core.intake import first_job, submit
 from transcriber_core.services import Services
 
 log = logging.getLogger("transcriber.bot")
@@ -114,7 +114,7 @@ class BotIntake:
         services = self.services
         chat_id = message.chat.id
         dedup_key = f"telegram:{chat_id}:{recording.file_unique_id}"
-        first = await services.repo.find_by_dedup_key(dedup_key)
+        first = await first_job(services, dedup_key)
         if first is not None:
             # The same file again: answered without downloading it a second time.
             return first, False

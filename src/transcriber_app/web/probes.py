@@ -41,8 +41,8 @@ async def health(request: Request) -> Response:
     """
     runtime = runtime_of(request)
     try:
-        await runtime.services.repo.count_by_state()
-        held = await current_conditions(runtime)
+        await runtime.services.listings.count_by_state()
+        held = await current_conditions(runtime.services, runtime.space)
     except Exception as exc:  # noqa: BLE001 - any failure means unhealthy
         log.warning("health.error", extra={"error_type": type(exc).__name__})
         unhealthy = Unhealthy(
@@ -59,11 +59,11 @@ async def scrape(request: Request) -> Response:
     runtime = runtime_of(request)
     collected = metrics_of(request)
     try:
-        collected.set_jobs(await runtime.services.repo.count_by_state())
-        collected.set_deliveries(await runtime.services.repo.pending_deliveries())
+        collected.set_jobs(await runtime.services.listings.count_by_state())
+        collected.set_deliveries(await runtime.services.outbox.pending_deliveries())
         if runtime.budgets is not None:
             collected.set_budgets(await runtime.budgets.levels())
-        collected.set_conditions(await current_conditions(runtime))
+        collected.set_conditions(await current_conditions(runtime.services, runtime.space))
     except Exception as exc:  # noqa: BLE001 - the event counters are still worth a scrape
         log.warning("metrics.error", extra={"error_type": type(exc).__name__})
     return Response(collected.exposition(), media_type=CONTENT_TYPE)

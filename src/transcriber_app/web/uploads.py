@@ -40,11 +40,11 @@ from python_multipart.multipart import MultipartParser, parse_options_header
 from starlette.datastructures import Headers
 from starlette.requests import ClientDisconnect, Request
 
-from transcriber_adapters._threads import wait_out
 from transcriber_adapters.localdisk import storage_errors
 from transcriber_app.web.errors import ApiError
 from transcriber_core.naming import extension_of
 from transcriber_core.ports import FileStore
+from transcriber_core.tasks import wait_out
 
 if TYPE_CHECKING:
     from python_multipart.multipart import MultipartCallbacks

@@ -31,7 +31,7 @@ async def download(request: Request) -> Response:
     """``GET /admin/files/{id}``: the file's bytes as an attachment named ``<id><extension>``."""
     services = runtime_of(request).services
     try:
-        record = await services.repo.get_file(request.path_params["file_id"])
+        record = await services.file_records.get_file(request.path_params["file_id"])
     except FileNotFound:
         return plain("No file has this id.", status_code=404)
     store = store_for(services, record)
@@ -74,7 +74,7 @@ async def transcript(request: Request) -> Response:
     if wanted is None:
         return plain(f"The format must be one of: {ALLOWED}.", status_code=400)
     try:
-        job = await runtime_of(request).services.repo.get(request.path_params["job_id"])
+        job = await runtime_of(request).services.jobs.get(request.path_params["job_id"])
     except JobNotFound:
         return plain("No job has this id.", status_code=404)
     if job.state is not State.DONE:

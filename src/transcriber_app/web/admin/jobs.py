@@ -54,14 +54,14 @@ _FILE_ROLES: tuple[tuple[str, str], ...] = (
 @page
 async def jobs_list(request: Request) -> Response:
     """``GET /admin/``: jobs newest first; ``state`` filters, ``q`` finds an id, ``page`` pages."""
-    repo = runtime_of(request).services.repo
+    services = runtime_of(request).services
     params = request.query_params
     query = params.get("q", "").strip()
     problem = None
     status_code = 200
     if query:
         try:
-            job = await repo.get(query)
+            job = await services.jobs.get(query)
         except JobNotFound:
             problem = "No job has this id."
             status_code = 404
@@ -76,8 +76,8 @@ async def jobs_list(request: Request) -> Response:
             return _unknown_state(request)
     page_number = _page_number(params.get("page"))
     offset = (page_number - 1) * PAGE_SIZE
-    found = await repo.list_jobs(state=state, limit=PAGE_SIZE + 1, offset=offset)
-    counts = await repo.count_by_state()
+    found = await services.listings.list_jobs(state=state, limit=PAGE_SIZE + 1, offset=offset)
+    counts = await services.listings.count_by_state()
 
     def link(**changes: Any) -> str:
         wanted: dict[str, Any] = {"state": state.value if state else None, "page": None}
@@ -118,7 +118,7 @@ async def job_detail(request: Request) -> Response:
     """``GET /admin/jobs/{id}``: every field of the job, its files and the state form."""
     services = runtime_of(request).services
     try:
-        job = await services.repo.get(request.path_params["job_id"])
+        job = await services.jobs.get(request.path_params["job_id"])
     except JobNotFound:
         return _no_such_job(request)
     lease_until = (
@@ -129,7 +129,7 @@ async def job_detail(request: Request) -> Response:
     context = {
         "job": job,
         "files": await _file_rows(services, job),
-        "parts": await services.repo.get_parts(job.id),
+        "parts": await services.jobs.get_parts(job.id),
         "states": list(State),
         "revive_to": edits.revive_state(job),
         "lease_until": lease_until,
@@ -151,7 +151,7 @@ async def _file_rows(services: Services, job: Job) -> list[dict[str, Any]]:
         if file_id is None:
             continue
         try:
-            record: FileRecord | None = await services.repo.get_file(file_id)
+            record: FileRecord | None = await services.file_records.get_file(file_id)
         except FileNotFound:
             record = None
         rows.append(
@@ -183,7 +183,7 @@ async def change_state(request: Request, form: FormData) -> Response:
     except ValueError:
         return _unknown_state(request)
     try:
-        job = await services.repo.get(request.path_params["job_id"])
+        job = await services.jobs.get(request.path_params["job_id"])
     except JobNotFound:
         return _no_such_job(request)
     session = session_of(request)

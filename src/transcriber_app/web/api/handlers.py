@@ -1,17 +1,8 @@
-"""The HTTP API (reference: HTTP API): upload, status, transcripts, delete, OpenAPI, the probes.
-
-``ENDPOINTS`` declares each route once; the app mounts them and the document
-is written from them (ADR 37). ``/health`` and ``/metrics`` are
-``web.probes``' own, shared with ``transcriber worker`` (ADR 38).
-"""
+"""The API's handlers: upload, status, transcript, delete; and its errors answered as JSON."""
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import hmac
 import logging
-import re
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -19,31 +10,17 @@ from typing import Any
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
 from transcriber_app.bootstrap import Runtime
-from transcriber_app.conditions import short_of_space
-from transcriber_app.web import probes
+from transcriber_app.web.api.auth import dedup_key_of, require_token
 from transcriber_app.web.bodies import Accepted, JobStatus
-from transcriber_app.web.endpoints import (
-    Answer,
-    Endpoint,
-    FormField,
-    Link,
-    Param,
-    error,
-    json_answer,
-)
-from transcriber_app.web.endpoints import routes as endpoint_routes
 from transcriber_app.web.errors import ApiError, error_response
 from transcriber_app.web.metrics import Metrics
-from transcriber_app.web.openapi import document as openapi_document
 from transcriber_app.web.probes import metrics_of
 from transcriber_app.web.schemas import to_json
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.transcripts import (
     ALLOWED,
-    TranscriptFormat,
     transcript_format,
     transcript_response,
 )
@@ -62,62 +39,10 @@ from transcriber_core.errors import (
     JobNotFound,
     TranscriberError,
 )
-from transcriber_core.intake import check_replay, submit
+from transcriber_core.intake import check_replay, first_job, submit
 from transcriber_core.policy import reachable_by
-from transcriber_core.subtitles import Transcript
 
 log = logging.getLogger("transcriber.http")
-
-
-#: What an ``Idempotency-Key`` may hold: visible ASCII, no spaces.
-_IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
-
-
-def require_token(request: Request) -> str | None:
-    """401 unless the request carries one of ``[http] api_tokens``; open when there are none.
-
-    Every configured token is compared, each in constant time, so the answer
-    does not reveal how much of a token was right, nor which one. Returns the
-    SHA-256 (hex) of the matching token, None when the API is open: the job
-    owner a new job is stored with, and the caller ``reachable_by`` checks
-    (ADR 36). The token itself is never stored.
-    """
-    tokens = runtime_of(request).config.http.api_tokens
-    if not tokens:
-        return None
-    scheme, _, given = request.headers.get("authorization", "").partition(" ")
-    offered = given.strip().encode()
-    matched = None
-    for token in tokens:
-        if hmac.compare_digest(offered, token.encode()):
-            matched = token
-    if scheme.lower() != "bearer" or matched is None:
-        raise ApiError(
-            401,
-            "unauthorized",
-            "a valid bearer token is required",
-            headers={"WWW-Authenticate": "Bearer"},
-        )
-    return hashlib.sha256(matched.encode()).hexdigest()
-
-
-def dedup_key_of(request: Request, caller: str | None) -> str | None:
-    """The job dedup key for the request's ``Idempotency-Key``; None without one.
-
-    Scoped by a fingerprint of the caller's token (the first 16 digits of its
-    hash, as since ADR 21): a key another client happened to use must not
-    hand this one the other's job id (a job id is a capability).
-    """
-    key = request.headers.get("idempotency-key")
-    if key is None:
-        return None
-    if not _IDEMPOTENCY_KEY.fullmatch(key):
-        raise ApiError(
-            400,
-            "bad_idempotency_key",
-            "Idempotency-Key must be 1 to 255 visible ASCII characters",
-        )
-    return f"http:{(caller or '')[:16]}:{key}"
 
 
 async def upload(request: Request) -> Response:
@@ -141,7 +66,7 @@ async def upload(request: Request) -> Response:
             # The body is left unread: uvicorn must close, not swallow it for keep-alive.
             exc.headers = {**(exc.headers or {}), **CLOSE}
             raise
-        first = await services.repo.find_by_dedup_key(dedup_key) if dedup_key else None
+        first = await first_job(services, dedup_key)
         if first is not None:
             return await replay(request, first)
         async with received_file(
@@ -231,7 +156,7 @@ async def check_callback(runtime: Runtime, url: str) -> None:
 
 def refuse_when_short_of_space(runtime: Runtime) -> None:
     """507 while the data dir has less free space than ``[storage] min_free_bytes``."""
-    if short_of_space(runtime):
+    if runtime.space.is_short():
         raise _insufficient_storage()
 
 
@@ -290,7 +215,7 @@ async def reachable_job(request: Request) -> Job:
     """
     caller = require_token(request)
     try:
-        job = await runtime_of(request).services.repo.get(request.path_params["job_id"])
+        job = await runtime_of(request).services.jobs.get(request.path_params["job_id"])
     except JobNotFound:
         raise job_not_found() from None
     except TranscriberError as exc:
@@ -313,8 +238,8 @@ async def status(request: Request) -> Response:
     try:
         position = None
         if not job.state.is_terminal:
-            position = await services.repo.queue_position(job.id, lease=services.settings.lease)
-        parts = await services.repo.get_parts(job.id)
+            position = await services.jobs.queue_position(job.id, lease=services.settings.lease)
+        parts = await services.jobs.get_parts(job.id)
     except JobNotFound:
         raise job_not_found() from None
     except TranscriberError as exc:
@@ -354,181 +279,6 @@ async def transcript(request: Request) -> Response:
     if job.state is not State.DONE:
         raise ApiError(409, "not_done", "the job is not done; its transcript comes when it is")
     return await transcript_response(job, wanted)
-
-
-async def openapi(request: Request) -> Response:
-    """``GET /api/openapi.json``: the OpenAPI 3.1 document of these routes, as configured."""
-    return JSONResponse(api_document(tokens=bool(runtime_of(request).config.http.api_tokens)))
-
-
-@functools.cache
-def api_document(*, tokens: bool) -> dict[str, Any]:
-    """The OpenAPI document of ``ENDPOINTS``; ``tokens``: ``[http] api_tokens`` is set."""
-    return openapi_document(ENDPOINTS, tokens=tokens)
-
-
-#: A job's id in a path.
-JOB_ID = Param(name="job_id", where="path", description="the id ``POST /api/audio`` answered")
-#: 404 of a route with a job id: an unknown id, or a path the router does not match.
-JOB_NOT_FOUND = error(
-    404, "job_not_found", "not_found", description="no job has this id, or another token sent it"
-)
-#: 503 of a route whose store or database did not answer.
-UNAVAILABLE = error(503, "unavailable", description="the database or store did not answer")
-
-#: Every route of the API, declared once: Starlette mounts these and the document shows them.
-ENDPOINTS: tuple[Endpoint, ...] = (
-    Endpoint(
-        method="POST",
-        path="/api/audio",
-        handler=upload,
-        summary="Send a recording; answers with the job that will transcribe it",
-        secured=True,
-        parameters=(
-            Param(
-                name="Idempotency-Key",
-                where="header",
-                description="a retry with the same key and file gets the first job back",
-                schema={"type": "string", "pattern": "^[!-~]{1,255}$"},
-            ),
-        ),
-        form=(
-            FormField(
-                name="file",
-                description="the recording (audio or video); only its name's extension is kept",
-                schema={"type": "string", "format": "binary", "minLength": 1},
-                required=True,
-                content_type="application/octet-stream",
-            ),
-            FormField(
-                name="callback_url",
-                description=(
-                    "an http(s) URL POSTed a signed {job_id, state, error} when the job ends"
-                    " (needs [webhooks] secret; loopback and private addresses are refused)"
-                ),
-                schema={"type": "string", "format": "uri", "maxLength": 2048},
-            ),
-        ),
-        answers=(
-            json_answer(
-                202,
-                Accepted,
-                "the job was made, or the first one is given back for a known Idempotency-Key",
-                headers={
-                    "Location": "where to poll the job: /api/status/<job_id>",
-                    "Idempotent-Replayed": "true when the answer is a known key's first job",
-                },
-                links={"status": Link("status", {"job_id": "$response.body#/job_id"})},
-            ),
-            error(
-                400,
-                "bad_request",
-                "bad_multipart",
-                "missing_file",
-                "empty_file",
-                "bad_idempotency_key",
-                "webhooks_disabled",
-                "bad_callback_url",
-                "callback_address_refused",
-                description="the form, the Idempotency-Key or the callback_url cannot be used",
-            ),
-            error(408, "upload_timeout", description="no byte for the inactivity timeout"),
-            error(
-                413,
-                "too_large",
-                "form_too_large",
-                description="the recording, or the form's other fields, passed their limit",
-            ),
-            error(415, "not_multipart", description="the body is not multipart/form-data"),
-            error(
-                422,
-                "idempotency_key_reused",
-                description="the Idempotency-Key was first used with a different file",
-            ),
-            UNAVAILABLE,
-            error(
-                507,
-                INSUFFICIENT_STORAGE,
-                description="the service is short of disk space",
-                headers={"Retry-After": "seconds to wait before sending again"},
-            ),
-        ),
-    ),
-    Endpoint(
-        method="GET",
-        path="/api/status/{job_id}",
-        handler=status,
-        summary="A job's state and, once done, its transcript",
-        secured=True,
-        parameters=(JOB_ID,),
-        answers=(json_answer(200, JobStatus, "the job"), JOB_NOT_FOUND, UNAVAILABLE),
-    ),
-    Endpoint(
-        method="GET",
-        path="/api/jobs/{job_id}/transcript",
-        handler=transcript,
-        summary="A done job's transcript as text, subtitles (SRT, WebVTT) or timed JSON",
-        secured=True,
-        parameters=(
-            JOB_ID,
-            Param(
-                name="format",
-                where="query",
-                description="txt (the default), srt, vtt or json",
-                schema={"type": "string", "enum": [str(f) for f in TranscriptFormat]},
-            ),
-        ),
-        answers=(
-            Answer(
-                status=200,
-                description="the transcript, as an attachment named <job_id>.<format>",
-                content={
-                    "text/plain": None,
-                    "application/x-subrip": None,
-                    "text/vtt": None,
-                    "application/json": Transcript,
-                },
-                headers={"Content-Disposition": "attachment; filename=<job_id>.<format>"},
-            ),
-            error(400, "bad_format", description="format names none of txt, srt, vtt, json"),
-            JOB_NOT_FOUND,
-            error(409, "not_done", description="the job is not done (yet, or ever)"),
-            UNAVAILABLE,
-        ),
-    ),
-    Endpoint(
-        method="DELETE",
-        path="/api/jobs/{job_id}",
-        handler=delete_job,
-        summary="Delete a job with its transcript and every file it holds",
-        secured=True,
-        parameters=(JOB_ID,),
-        answers=(
-            Answer(status=204, description="the job and everything it held are gone"),
-            JOB_NOT_FOUND,
-            UNAVAILABLE,
-        ),
-    ),
-    Endpoint(
-        method="GET",
-        path="/api/openapi.json",
-        handler=openapi,
-        summary="This document",
-        answers=(
-            json_answer(
-                200,
-                {"type": "object", "required": ["openapi", "info", "paths"]},
-                "the OpenAPI 3.1 document of the API",
-            ),
-        ),
-    ),
-    *probes.ENDPOINTS,
-)
-
-
-def routes() -> list[Route]:
-    """The API's routes, from ``ENDPOINTS``."""
-    return endpoint_routes(ENDPOINTS)
 
 
 async def _api_error(request: Request, exc: Exception) -> Response:

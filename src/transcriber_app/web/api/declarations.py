@@ -1,0 +1,213 @@
+"""The API's routes, declared once (ADR 37): Starlette mounts them, the OpenAPI shows them.
+
+``/health`` and ``/metrics`` are ``web.probes``' own, shared with
+``transcriber worker`` (ADR 38).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from transcriber_app.web import probes
+from transcriber_app.web.api.handlers import (
+    INSUFFICIENT_STORAGE,
+    delete_job,
+    status,
+    transcript,
+    upload,
+)
+from transcriber_app.web.bodies import Accepted, JobStatus
+from transcriber_app.web.endpoints import (
+    Answer,
+    Endpoint,
+    FormField,
+    Link,
+    Param,
+    error,
+    json_answer,
+)
+from transcriber_app.web.endpoints import routes as endpoint_routes
+from transcriber_app.web.openapi import document as openapi_document
+from transcriber_app.web.state import runtime_of
+from transcriber_app.web.transcripts import TranscriptFormat
+from transcriber_core.subtitles import Transcript
+
+
+async def openapi(request: Request) -> Response:
+    """``GET /api/openapi.json``: the OpenAPI 3.1 document of these routes, as configured."""
+    return JSONResponse(api_document(tokens=bool(runtime_of(request).config.http.api_tokens)))
+
+
+@functools.cache
+def api_document(*, tokens: bool) -> dict[str, Any]:
+    """The OpenAPI document of ``ENDPOINTS``; ``tokens``: ``[http] api_tokens`` is set."""
+    return openapi_document(ENDPOINTS, tokens=tokens)
+
+
+#: A job's id in a path.
+JOB_ID = Param(name="job_id", where="path", description="the id ``POST /api/audio`` answered")
+#: 404 of a route with a job id: an unknown id, or a path the router does not match.
+JOB_NOT_FOUND = error(
+    404, "job_not_found", "not_found", description="no job has this id, or another token sent it"
+)
+#: 503 of a route whose store or database did not answer.
+UNAVAILABLE = error(503, "unavailable", description="the database or store did not answer")
+
+#: Every route of the API, declared once: Starlette mounts these and the document shows them.
+ENDPOINTS: tuple[Endpoint, ...] = (
+    Endpoint(
+        method="POST",
+        path="/api/audio",
+        handler=upload,
+        summary="Send a recording; answers with the job that will transcribe it",
+        secured=True,
+        parameters=(
+            Param(
+                name="Idempotency-Key",
+                where="header",
+                description="a retry with the same key and file gets the first job back",
+                schema={"type": "string", "pattern": "^[!-~]{1,255}$"},
+            ),
+        ),
+        form=(
+            FormField(
+                name="file",
+                description="the recording (audio or video); only its name's extension is kept",
+                schema={"type": "string", "format": "binary", "minLength": 1},
+                required=True,
+                content_type="application/octet-stream",
+            ),
+            FormField(
+                name="callback_url",
+                description=(
+                    "an http(s) URL POSTed a signed {job_id, state, error} when the job ends"
+                    " (needs [webhooks] secret; loopback and private addresses are refused)"
+                ),
+                schema={"type": "string", "format": "uri", "maxLength": 2048},
+            ),
+        ),
+        answers=(
+            json_answer(
+                202,
+                Accepted,
+                "the job was made, or the first one is given back for a known Idempotency-Key",
+                headers={
+                    "Location": "where to poll the job: /api/status/<job_id>",
+                    "Idempotent-Replayed": "true when the answer is a known key's first job",
+                },
+                links={"status": Link("status", {"job_id": "$response.body#/job_id"})},
+            ),
+            error(
+                400,
+                "bad_request",
+                "bad_multipart",
+                "missing_file",
+                "empty_file",
+                "bad_idempotency_key",
+                "webhooks_disabled",
+                "bad_callback_url",
+                "callback_address_refused",
+                description="the form, the Idempotency-Key or the callback_url cannot be used",
+            ),
+            error(408, "upload_timeout", description="no byte for the inactivity timeout"),
+            error(
+                413,
+                "too_large",
+                "form_too_large",
+                description="the recording, or the form's other fields, passed their limit",
+            ),
+            error(415, "not_multipart", description="the body is not multipart/form-data"),
+            error(
+                422,
+                "idempotency_key_reused",
+                description="the Idempotency-Key was first used with a different file",
+            ),
+            UNAVAILABLE,
+            error(
+                507,
+                INSUFFICIENT_STORAGE,
+                description="the service is short of disk space",
+                headers={"Retry-After": "seconds to wait before sending again"},
+            ),
+        ),
+    ),
+    Endpoint(
+        method="GET",
+        path="/api/status/{job_id}",
+        handler=status,
+        summary="A job's state and, once done, its transcript",
+        secured=True,
+        parameters=(JOB_ID,),
+        answers=(json_answer(200, JobStatus, "the job"), JOB_NOT_FOUND, UNAVAILABLE),
+    ),
+    Endpoint(
+        method="GET",
+        path="/api/jobs/{job_id}/transcript",
+        handler=transcript,
+        summary="A done job's transcript as text, subtitles (SRT, WebVTT) or timed JSON",
+        secured=True,
+        parameters=(
+            JOB_ID,
+            Param(
+                name="format",
+                where="query",
+                description="txt (the default), srt, vtt or json",
+                schema={"type": "string", "enum": [str(f) for f in TranscriptFormat]},
+            ),
+        ),
+        answers=(
+            Answer(
+                status=200,
+                description="the transcript, as an attachment named <job_id>.<format>",
+                content={
+                    "text/plain": None,
+                    "application/x-subrip": None,
+                    "text/vtt": None,
+                    "application/json": Transcript,
+                },
+                headers={"Content-Disposition": "attachment; filename=<job_id>.<format>"},
+            ),
+            error(400, "bad_format", description="format names none of txt, srt, vtt, json"),
+            JOB_NOT_FOUND,
+            error(409, "not_done", description="the job is not done (yet, or ever)"),
+            UNAVAILABLE,
+        ),
+    ),
+    Endpoint(
+        method="DELETE",
+        path="/api/jobs/{job_id}",
+        handler=delete_job,
+        summary="Delete a job with its transcript and every file it holds",
+        secured=True,
+        parameters=(JOB_ID,),
+        answers=(
+            Answer(status=204, description="the job and everything it held are gone"),
+            JOB_NOT_FOUND,
+            UNAVAILABLE,
+        ),
+    ),
+    Endpoint(
+        method="GET",
+        path="/api/openapi.json",
+        handler=openapi,
+        summary="This document",
+        answers=(
+            json_answer(
+                200,
+                {"type": "object", "required": ["openapi", "info", "paths"]},
+                "the OpenAPI 3.1 document of the API",
+            ),
+        ),
+    ),
+    *probes.ENDPOINTS,
+)
+
+
+def routes() -> list[Route]:
+    """The API's routes, from ``ENDPOINTS``."""
+    return endpoint_routes(ENDPOINTS)
