@@ -45,12 +45,18 @@ from transcriber_core.ports import (
     ConditionStore,
     Converter,
     DurationProbe,
+    FileRecords,
     FileStore,
     IdSource,
+    JobQueue,
     JobRepository,
+    Jobs,
+    Listings,
     Notifier,
+    Outbox,
     OwnerStore,
     Recognizer,
+    Removals,
     WakeupFeed,
     WebhookSender,
 )
@@ -68,7 +74,16 @@ def check(
     postgres: Database,
 ) -> None:
     """Never called: mypy reads the assignments."""
-    repos: list[JobRepository] = [MemoryJobRepository(), sqlite, PostgresJobRepository(postgres)]
+    memory = MemoryJobRepository()
+    on_postgres = PostgresJobRepository(postgres)
+    repos: list[JobRepository] = [memory, sqlite, on_postgres]
+    # Each job repository plays every role of the job database (ADR 40).
+    queues: list[JobQueue] = [memory, sqlite, on_postgres]
+    jobs: list[Jobs] = [memory, sqlite, on_postgres]
+    records: list[FileRecords] = [memory, sqlite, on_postgres]
+    outboxes: list[Outbox] = [memory, sqlite, on_postgres]
+    removals: list[Removals] = [memory, sqlite, on_postgres]
+    listings: list[Listings] = [memory, sqlite, on_postgres]
     local = FilesystemFileStore(root, staging_dir=root / "tmp")
     stores: list[FileStore] = [MemoryFileStore(), local, s3]
     converters: list[Converter] = [MemoryConverter(), FfmpegConverter()]
@@ -90,3 +105,4 @@ def check(
     senders: list[WebhookSender] = [AiohttpWebhookSender(secret=root.name, clock=SystemClock())]
     del senders, feeds, budgets, probes, conditions, owners, repos, stores, converters
     del recognizers, notifiers, clocks, ids
+    del queues, jobs, records, outboxes, removals, listings

@@ -147,3 +147,187 @@ def test_an_empty_find_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(sys.modules[__name__], "SRC", tmp_path)
     with pytest.raises(AssertionError, match="no modules found"):
         imported_roots("transcriber_core")
+
+
+def module_name(path: Path) -> str:
+    """The dotted name of the module at ``path`` under ``SRC`` (a package is its ``__init__``)."""
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Every module of ``src/`` and the modules of ``src/`` it imports, wherever the import is.
+
+    Imports under ``TYPE_CHECKING`` and inside functions count too: a circle
+    a type checker or a late import hides is still a circle a reader walks.
+    ``from pkg import name`` names the module ``pkg.name`` when there is one.
+    """
+    paths = sorted(SRC.rglob("*.py"))
+    assert paths, f"no modules found under {SRC}"
+    modules = {module_name(path): path for path in paths}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for alias in node.names:
+                    full = f"{node.module}.{alias.name}"
+                    targets.add(full if full in modules else node.module)
+        graph[name] = {target for target in targets if target in modules and target != name}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_circle_anywhere_in_src() -> None:
+    """No module of src/ reaches itself through imports (TYPE_CHECKING and late ones included)."""
+    graph = import_graph()
+    assert "transcriber_app.bootstrap" in graph, "the scan must read the real tree"
+    assert circles(graph) == []
+
+
+def test_a_circle_is_found() -> None:
+    """The circle finder sees a three-module loop and leaves a chain alone."""
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert circles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+def private_imports(graph: dict[str, set[str]]) -> dict[str, list[str]]:
+    """Per module, the underscore modules it imports from outside the package holding them."""
+    offenders: dict[str, list[str]] = {}
+    for importer, targets in graph.items():
+        bad = []
+        for target in sorted(targets):
+            parts = target.split(".")
+            private = [i for i, part in enumerate(parts) if part.startswith("_")]
+            if not private:
+                continue
+            home = ".".join(parts[: private[0]])
+            if not importer.startswith(home + "."):
+                bad.append(target)
+        if bad:
+            offenders[importer] = bad
+    return offenders
+
+
+def test_no_module_imports_another_packages_underscore_module() -> None:
+    """An underscore module (``transcriber_adapters._threads``) is its own package's alone."""
+    graph = import_graph()
+    assert "transcriber_adapters._threads" in graph
+    assert private_imports(graph) == {}
+
+
+def test_an_import_of_another_packages_private_module_is_found() -> None:
+    """The check flags the app importing an adapter's private module, not the adapter itself."""
+    graph = {
+        "transcriber_app.web.uploads": {"transcriber_adapters._threads"},
+        "transcriber_adapters.memory.files": {"transcriber_adapters._threads"},
+    }
+    assert private_imports(graph) == {
+        "transcriber_app.web.uploads": ["transcriber_adapters._threads"]
+    }
+
+
+#: The roles of the job database (``transcriber_core.ports``) as ``Services`` hands them out.
+ROLES = {
+    "queue": "JobQueue",
+    "jobs": "Jobs",
+    "file_records": "FileRecords",
+    "outbox": "Outbox",
+    "removals": "Removals",
+    "listings": "Listings",
+}
+
+#: Which role(s) of the job database each core module takes; a change here is a design change.
+CORE_ROLES = {
+    "transcriber_core/copies.py": {"FileRecords"},
+    "transcriber_core/deletion.py": {"FileRecords", "Jobs", "Removals"},
+    "transcriber_core/edits.py": {"Jobs"},
+    "transcriber_core/intake.py": {"Jobs"},
+    "transcriber_core/outbox.py": {"Jobs", "Outbox"},
+    "transcriber_core/part_steps.py": {"FileRecords", "JobQueue", "Jobs"},
+    "transcriber_core/retention.py": {"Removals"},
+    "transcriber_core/steps.py": {"FileRecords", "Jobs"},
+    "transcriber_core/worker.py": {"JobQueue"},
+}
+
+
+def roles_taken(package: str) -> dict[str, set[str]]:
+    """Per module of ``package``, the roles it reads off ``Services`` (``services.<role>``)."""
+    taken: dict[str, set[str]] = {}
+    for path in sorted((SRC / package).rglob("*.py")):
+        roles = {
+            ROLES[node.attr]
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.Attribute)
+            and node.attr in ROLES
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "services"
+        }
+        if roles:
+            taken[str(path.relative_to(SRC))] = roles
+    return taken
+
+
+def test_each_core_module_takes_only_the_roles_listed() -> None:
+    """Core callers depend on role ports, each on the ones ``CORE_ROLES`` lists for it."""
+    assert roles_taken("transcriber_core") == CORE_ROLES
+
+
+@pytest.mark.parametrize("package", ["transcriber_core", "transcriber_app"])
+def test_only_the_composition_root_holds_the_whole_job_repository(package: str) -> None:
+    """Only ``bootstrap`` (and the bundle itself) reads ``services.repo`` or names the union."""
+    allowed = {
+        "transcriber_core/ports.py",
+        "transcriber_core/services.py",
+        "transcriber_app/bootstrap.py",
+    }
+    offenders = []
+    for path in sorted((SRC / package).rglob("*.py")):
+        module = str(path.relative_to(SRC))
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            whole = (isinstance(node, ast.Attribute) and node.attr == "repo") or (
+                isinstance(node, ast.Name | ast.alias)
+                and getattr(node, "id", getattr(node, "name", None)) == "JobRepository"
+            )
+            if whole and module not in allowed:
+                offenders.append(module)
+    assert offenders == []
