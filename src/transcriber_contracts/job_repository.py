@@ -53,6 +53,7 @@ from transcriber_core.entities import (
     Word,
 )
 from transcriber_core.errors import Conflict, FileNotFound, JobChanged, JobNotFound, LeaseLost
+from transcriber_core.outbox import end_deliveries
 from transcriber_core.ports import JobRepository, Removed
 from transcriber_core.transitions import Actor, transition
 
@@ -1241,7 +1242,9 @@ class JobLifecycleContract:
             ]
             await repo.save_parts_if_held(job.id, stored_parts, acquisition_id="lease-" + job.id)
         done = transition(leased, State.DONE, now=now, converted_file_id=converted.id, text="done")
-        await repo.save_if_held(done, acquisition_id="lease-" + job.id)
+        lease = "lease-" + job.id
+        # As a worker saves an end: with the deliveries the core decides for it.
+        await repo.save_if_held(done, acquisition_id=lease, deliveries=end_deliveries(done))
         return done, files
 
     # -- delete ------------------------------------------------------------------
