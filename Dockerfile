@@ -23,9 +23,11 @@ ARG EXTRAS=server,postgres,s3,yandex,telegram
 # From pyproject.toml alone (an empty package stands in for the code, and is removed
 # again), so a change to the code rebuilds neither this layer nor the image's copy of
 # it. The versions CI tested (constraints.txt), not whatever is newest today. The
-# wheels' shared libraries keep symbols nothing links against, and numpy ships its
-# test suite: stripping the one and dropping the other takes about 150 MB off the
-# Whisper variant (ADR 40). The code is found through a .pth file (below).
+# wheels' extension modules keep symbols nothing links against, and numpy ships its
+# test suite: stripping the one and dropping the other makes the Whisper variant
+# smaller by about a sixth (ADR 40). Not the libraries auditwheel vendored (*.libs/):
+# patchelf rewrote them, and strip breaks them (numpy's OpenBLAS would not load).
+# The code is found through a .pth file (below).
 COPY pyproject.toml constraints.txt ./
 RUN mkdir src && touch README.md \
     && python3 -m venv /opt/venv \
@@ -33,7 +35,8 @@ RUN mkdir src && touch README.md \
     && /opt/venv/bin/pip uninstall --quiet -y \
        "$(python3 -c 'import tomllib; print(tomllib.load(open("pyproject.toml", "rb"))["project"]["name"])')" \
     && /opt/venv/bin/pip uninstall --quiet -y pip setuptools wheel \
-    && find /opt/venv -type f -name '*.so*' -exec strip --strip-unneeded {} + \
+    && find /opt/venv -type f -name '*.so*' -not -path '*.libs/*' \
+       -exec strip --strip-unneeded {} + \
     && find /opt/venv/lib/python3*/site-packages -mindepth 2 -type d -name tests -prune \
        -exec rm -rf {} + \
     && echo /opt/transcriber/lib > "$(echo /opt/venv/lib/python3*/site-packages)/transcriber.pth"
