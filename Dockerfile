@@ -1,4 +1,4 @@
-# transcriber: the service on the embedded default, data in /data (docs/container.md, ADR 40).
+# transcriber: the service on the embedded default, data in /data (docs/container.md, ADR 41).
 #   docker build -t transcriber .
 #   docker run -p 8080:8080 -v transcriber-data:/data transcriber
 # Whisper too (CTranslate2, onnxruntime, PyAV):
@@ -25,7 +25,7 @@ ARG EXTRAS=server,postgres,s3,yandex,telegram
 # it. The versions CI tested (constraints.txt), not whatever is newest today. The
 # wheels' extension modules keep symbols nothing links against, and numpy ships its
 # test suite: stripping the one and dropping the other makes the Whisper variant
-# smaller by about a sixth (ADR 40). Not the libraries auditwheel vendored (*.libs/):
+# smaller by about a sixth (ADR 41). Not the libraries auditwheel vendored (*.libs/):
 # patchelf rewrote them, and strip breaks them (numpy's OpenBLAS would not load).
 # The code is found through a .pth file (below).
 COPY pyproject.toml constraints.txt ./

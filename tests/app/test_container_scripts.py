@@ -1,4 +1,4 @@
-"""The image's own scripts (ADR 40): its HEALTHCHECK and compose's bucket maker, as run there."""
+"""The image's own scripts (ADR 41): its HEALTHCHECK and compose's bucket maker, as run there."""
 
 from __future__ import annotations
 
