@@ -76,3 +76,20 @@ def one_hertz_wav(target: Path, seconds: int) -> Path:
         writer.setframerate(1)
         writer.writeframes(bytes([128]) * seconds)
     return target
+
+
+def restarting_timestamps(target: Path, seconds: float, *, every: float = 2.0) -> Path:
+    """Matroska Opus of ``seconds`` whose timestamps start again at 0 every ``every`` seconds.
+
+    What a file of repeated clusters looks like to ffmpeg: the container
+    (and ffmpeg's clock, unless it counts samples) says ``every`` seconds,
+    while the decoder hands out all of them.
+    """
+    period = round(every * 48_000)  # the encoder's time base is 1/48000
+    return generate(
+        target,
+        *("-f", "lavfi", "-i", f"sine=frequency=440:duration={seconds}"),
+        *("-c:a", "libopus", "-b:a", "16k"),
+        *("-bsf:a", f"setts=ts=mod(TS\\,{period})"),
+        *("-f", "matroska"),
+    )
