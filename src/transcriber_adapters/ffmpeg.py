@@ -1,4 +1,16 @@
-"""The converter on ffmpeg: any recording to mono Ogg/Opus, measured by ffmpeg (reference: Files).
+"""The converter on ffmpeg: any recording to mono audio, measured in samples (reference: Files).
+
+Two outputs: Ogg/Opus (``OPUS``, what SpeechKit reads and a browser plays),
+and for a local recognizer 16 kHz mono 16-bit WAV (``PCM``): what Whisper
+hears, with no second lossy generation (ADR 40).
+
+Every length is counted in decoded samples, never taken from the
+container's timestamps: ``asetpts=N/SR/TB`` restamps the audio from its
+sample count before anything reads a time from it, so a file whose
+timestamps restart (a Matroska file whose clusters repeat) cannot decode to
+hours while ffmpeg reports seconds. The limits' watch, the ``-t`` backstop
+and the express lane's watch all read those times; a WAV output's length is
+also checked from the samples it holds.
 
 The imageio-ffmpeg wheel ships ffmpeg without ffprobe, so the duration and
 the progress come from ffmpeg's ``-progress`` output while it converts: the
@@ -30,7 +42,9 @@ import stat
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import BinaryIO
 
+import attrs
 import imageio_ffmpeg
 
 from transcriber_core.errors import ConverterUnavailable, DiskFull, StepError, UnreadableMedia
@@ -137,8 +151,34 @@ PART_UNWRITABLE = "ffmpeg could not write a part of the converted audio"
 SILENCE_NOISE_DB = -35.0
 #: Shortest quiet stretch that counts as a silence, in seconds.
 MIN_SILENCE_SECONDS = 0.5
-#: The one container ``cut`` and ``find_silences`` open: the converter's own output.
-OWN_FORMAT = "ogg"
+#: Restamps the decoded audio from its sample count: times are what was decoded (ADR 40).
+SAMPLE_CLOCK = "asetpts=N/SR/TB"
+
+
+@attrs.frozen
+class AudioFormat:
+    """What the converter writes: the muxer (the one ``cut`` and ``find_silences`` open)."""
+
+    extension: str
+    muxer: str
+    #: ffmpeg's output arguments between the mapping and ``-progress``.
+    encoding: tuple[str, ...]
+
+
+#: Mono 48 kHz Opus at 48 kbit/s in Ogg: SpeechKit's input, small to keep and play.
+OPUS = AudioFormat(
+    extension=".ogg",
+    muxer="ogg",
+    encoding=("-ar", "48000", "-c:a", "libopus", "-b:a", "48k", "-application", "voip"),
+)
+#: 16 kHz mono 16-bit PCM in WAV: exactly what Whisper hears, lossless (ADR 40).
+PCM = AudioFormat(
+    extension=".wav",
+    muxer="wav",
+    encoding=("-ar", "16000", "-c:a", "pcm_s16le", "-fflags", "+bitexact"),
+)
+#: The formats by their name in the composition root.
+FORMATS = {"opus": OPUS, "pcm": PCM}
 
 _SILENCE_START = re.compile(r"silence_start: (-?\d+(?:\.\d+)?)")
 _SILENCE_END = re.compile(r"silence_end: (-?\d+(?:\.\d+)?)")
@@ -177,12 +217,17 @@ def find_death_signal() -> list[str]:
 
 
 def command(
-    binary: str, source: Path, target: Path, *, max_seconds: float | None = None
+    binary: str,
+    source: Path,
+    target: Path,
+    *,
+    max_seconds: float | None = None,
+    output: AudioFormat = OPUS,
 ) -> list[str]:
     """The ffmpeg arguments that write ``source``'s first audio stream to ``target``.
 
     ``max_seconds``: ffmpeg stops writing a little past it (a backstop to
-    the converter's watch on the progress).
+    the converter's watch on the progress), counted in decoded samples.
     """
     limit = [] if max_seconds is None else ["-t", f"{max_seconds + LIMIT_MARGIN_SECONDS:.3f}"]
     return [
@@ -203,23 +248,21 @@ def command(
         "-vn",
         "-sn",
         "-dn",
+        "-map_metadata",
+        "-1",
+        # Times from the samples decoded, not from the container (ADR 40).
+        "-af",
+        SAMPLE_CLOCK,
         "-ac",
         "1",
-        "-ar",
-        "48000",
-        "-c:a",
-        "libopus",
-        "-b:a",
-        "48k",
-        "-application",
-        "voip",
+        *output.encoding,
         "-progress",
         "pipe:1",
         "-nostats",
         *limit,
         # The format is named, so the target's own name (a staging file) does not matter.
         "-f",
-        "ogg",
+        output.muxer,
         _file_url(target),
     ]
 
@@ -260,8 +303,8 @@ def classify_failure(  # noqa: PLR0911 - one return per class of failure, in ord
     return ConverterUnavailable("ffmpeg failed before reading the recording")
 
 
-def _own_audio(binary: str) -> list[str]:
-    """ffmpeg's first arguments for reading our own Ogg output: local files, that format only."""
+def _own_audio(binary: str, output: AudioFormat) -> list[str]:
+    """ffmpeg's first arguments for reading our own output: local files, that format only."""
     return [
         binary,
         "-nostdin",
@@ -270,20 +313,27 @@ def _own_audio(binary: str) -> list[str]:
         "-protocol_whitelist",
         "file",
         "-format_whitelist",
-        OWN_FORMAT,
+        output.muxer,
     ]
 
 
 def silence_command(
-    binary: str, audio: Path, *, start: float, end: float, noise_db: float, min_seconds: float
+    binary: str,
+    audio: Path,
+    *,
+    start: float,
+    end: float,
+    noise_db: float,
+    min_seconds: float,
+    output: AudioFormat = OPUS,
 ) -> list[str]:
-    """The ffmpeg arguments that report the silences of ``[start, end]`` of our own Ogg audio.
+    """The ffmpeg arguments that report the silences of ``[start, end]`` of our own audio.
 
     The input is sought (``-ss`` before ``-i``), so only the range is
     decoded; times in the report count from ``start``.
     """
     return [
-        *_own_audio(binary),
+        *_own_audio(binary, output),
         "-ss",
         f"{start:.3f}",
         "-t",
@@ -300,14 +350,22 @@ def silence_command(
     ]
 
 
-def cut_command(binary: str, audio: Path, target: Path, *, start: float, end: float) -> list[str]:
-    """The ffmpeg arguments that copy ``[start, end)`` of our own Ogg audio to ``target``.
+def cut_command(
+    binary: str,
+    audio: Path,
+    target: Path,
+    *,
+    start: float,
+    end: float,
+    output: AudioFormat = OPUS,
+) -> list[str]:
+    """The ffmpeg arguments that copy ``[start, end)`` of our own audio to ``target``.
 
     Stream copy, no re-encoding: an hour is cut in seconds, exactly to the
     codec's 20 ms packets (``-ss`` after ``-i`` drops packets before it).
     """
     return [
-        *_own_audio(binary),
+        *_own_audio(binary, output),
         "-y",
         "-i",
         _file_url(audio),
@@ -320,19 +378,19 @@ def cut_command(binary: str, audio: Path, target: Path, *, start: float, end: fl
         "-c",
         "copy",
         "-f",
-        "ogg",
+        output.muxer,
         _file_url(target),
     ]
 
 
-def measure_command(binary: str, audio: Path) -> list[str]:
-    """The ffmpeg arguments that read our own Ogg audio to its end without decoding it.
+def measure_command(binary: str, audio: Path, output: AudioFormat = OPUS) -> list[str]:
+    """The ffmpeg arguments that read our own audio to its end without decoding it.
 
     ``-progress`` then reports the length actually written: stream copy's
     own progress counts from the input's timestamps, not the output's.
     """
     return [
-        *_own_audio(binary),
+        *_own_audio(binary, output),
         "-i",
         _file_url(audio),
         "-map",
@@ -379,7 +437,7 @@ def last_out_time(progress: str) -> float | None:
 
 
 class FfmpegConverter:
-    """Runs ffmpeg once per recording; output is mono 48 kHz Opus at 48 kbit/s in Ogg.
+    """Runs ffmpeg once per recording; output is ``OPUS`` (the default) or ``PCM``.
 
     ``binary`` defaults to ``find_ffmpeg()``, looked up at the first
     conversion. A recording with no audio, undecodable, not a real
@@ -398,8 +456,10 @@ class FfmpegConverter:
         limits: DecodeLimits = DEFAULT_DECODE_LIMITS,
         silence_noise_db: float = SILENCE_NOISE_DB,
         min_silence_seconds: float = MIN_SILENCE_SECONDS,
+        output: AudioFormat = OPUS,
     ) -> None:
         self._binary = str(binary) if binary is not None else None
+        self._output = output
         self._limits = limits
         self._death_signal: list[str] | None = None
         self._noise_db = silence_noise_db
@@ -407,8 +467,8 @@ class FfmpegConverter:
 
     @property
     def output_extension(self) -> str:
-        """Ogg/Opus."""
-        return ".ogg"
+        """``.ogg`` for Opus, ``.wav`` for PCM."""
+        return self._output.extension
 
     async def convert(
         self, source: Path, target: Path, *, on_progress: ProgressCallback | None = None
@@ -420,7 +480,9 @@ class FfmpegConverter:
             self._death_signal = await asyncio.to_thread(find_death_signal)
         size = await asyncio.to_thread(_regular_size, source)
         watch = _Limits(self._limits, size)
-        arguments = command(self._binary, source, target, max_seconds=watch.allowed)
+        arguments = command(
+            self._binary, source, target, max_seconds=watch.allowed, output=self._output
+        )
         process = await _start([*self._death_signal, *arguments])
         try:
             returncode, duration, tail = await _follow(process, watch, on_progress)
@@ -436,6 +498,9 @@ class FfmpegConverter:
                 input_opened=tail.input_opened,
                 source_present=await asyncio.to_thread(source.exists),
             )
+        if self._output is PCM:
+            # The samples written, whatever any timestamp said (ADR 40).
+            duration = await asyncio.to_thread(wav_seconds, target)
         if duration is None or duration <= 0:
             raise UnreadableMedia(EMPTY)
         watch.check(duration)
@@ -452,6 +517,7 @@ class FfmpegConverter:
             end=end,
             noise_db=self._noise_db,
             min_seconds=self._min_silence,
+            output=self._output,
         )
         returncode, _, stderr = await self._run(arguments)
         if returncode != 0:
@@ -462,13 +528,16 @@ class FfmpegConverter:
         """Copy ``[start, end)`` of ``audio`` to ``target``, not re-encoded; its measured length."""
         if not end > start >= 0:
             raise ValueError("the part must start at 0 or later and not be empty")
-        arguments = cut_command(await self._ready(), audio, target, start=start, end=end)
+        arguments = cut_command(
+            await self._ready(), audio, target, start=start, end=end, output=self._output
+        )
         returncode, _, stderr = await self._run(arguments)
         if returncode != 0:
             if any(phrase in stderr.lower() for phrase in NO_SPACE_PHRASES):
                 raise DiskFull("ffmpeg found no space left to write a part of the audio")
             raise ConverterUnavailable(PART_UNWRITABLE)
-        returncode, stdout, _ = await self._run(measure_command(await self._ready(), target))
+        measure = measure_command(await self._ready(), target, self._output)
+        returncode, stdout, _ = await self._run(measure)
         if returncode != 0:
             raise ConverterUnavailable(PART_UNWRITABLE)
         seconds = last_out_time(stdout)
@@ -500,6 +569,43 @@ class FfmpegConverter:
             stdout.decode("ascii", errors="replace"),
             stderr.decode("utf-8", errors="replace"),
         )
+
+
+def wav_seconds(path: Path) -> float | None:
+    """The length of the samples a WAV file holds; None if it is not a PCM WAV file.
+
+    The data chunk's declared size is believed only as far as the file holds it.
+    """
+    try:
+        with path.open("rb") as reader:
+            found = wav_data(reader)
+            size = os.fstat(reader.fileno()).st_size
+    except OSError:
+        return None
+    if found is None:
+        return None
+    offset, declared, frame_bytes, rate = found
+    return min(declared, max(0, size - offset)) // frame_bytes / rate
+
+
+def wav_data(reader: BinaryIO) -> tuple[int, int, int, int] | None:
+    """Where a PCM WAV file's samples start, their declared bytes, bytes per frame and rate."""
+    header = reader.read(12)
+    if len(header) < 12 or header[:4] != b"RIFF" or header[8:] != b"WAVE":
+        return None
+    frame_bytes = rate = 0
+    while len(chunk := reader.read(8)) == 8:
+        name, length = chunk[:4], int.from_bytes(chunk[4:], "little")
+        if name == b"data":
+            if not frame_bytes or not rate:
+                return None
+            return reader.tell(), length, frame_bytes, rate
+        body = reader.read(length + (length & 1))
+        if name == b"fmt " and len(body) >= 16:
+            channels = int.from_bytes(body[2:4], "little")
+            rate = int.from_bytes(body[4:8], "little")
+            frame_bytes = channels * int.from_bytes(body[14:16], "little") // 8
+    return None
 
 
 def _regular_size(source: Path) -> int | None:

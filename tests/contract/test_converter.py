@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import media
+from transcriber_adapters import ffmpeg
 from transcriber_adapters.ffmpeg import FfmpegConverter
 from transcriber_adapters.memory.converter import BYTES_PER_SECOND, MemoryConverter
 from transcriber_contracts.converter import (
@@ -96,5 +97,28 @@ class TestFfmpegConverter(ConverterContract):
         )
         converter = FfmpegConverter()
         audio = tmp_path / "gapped.ogg"
+        await converter.convert(source, audio)
+        return GappedAudio(converter=converter, audio=audio)
+
+
+class TestFfmpegPcmConverter(TestFfmpegConverter):
+    """ffmpeg writing 16 kHz PCM for a local recognizer keeps the same contract (ADR 40)."""
+
+    @pytest.fixture
+    def converter(self) -> FfmpegConverter:
+        return FfmpegConverter(output=ffmpeg.PCM)
+
+    @pytest.fixture
+    def make_limited_converter(self) -> MakeLimitedConverter:
+        return lambda limits: FfmpegConverter(limits=limits, output=ffmpeg.PCM)
+
+    @pytest.fixture
+    async def gapped_audio(self, tmp_path: Path) -> GappedAudio:
+        source = media.generate(
+            tmp_path / "gapped.wav",
+            *("-f", "lavfi", "-i", "aevalsrc=sin(2*PI*440*t)*(lt(t\\,2)+gte(t\\,3)):s=16000:d=5"),
+        )
+        converter = FfmpegConverter(output=ffmpeg.PCM)
+        audio = tmp_path / "gapped-out.wav"
         await converter.convert(source, audio)
         return GappedAudio(converter=converter, audio=audio)

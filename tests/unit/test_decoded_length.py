@@ -20,8 +20,8 @@ from transcriber_adapters.ffmpeg import FfmpegConverter
 from transcriber_core.errors import RecordingTooLong
 from transcriber_core.policy import DecodeLimits
 
-FORMATS = [".ogg"]
-IDS = ["opus"]
+FORMATS = [ffmpeg.OPUS, ffmpeg.PCM]
+IDS = ["opus", "pcm"]
 
 
 @pytest.fixture(scope="module")
@@ -31,21 +31,21 @@ def restarting(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return media.restarting_timestamps(folder / "restarting.mkv", 60.0)
 
 
-def _converter(output: str, **limits: float) -> FfmpegConverter:
+def _converter(output: ffmpeg.AudioFormat, **limits: float) -> FfmpegConverter:
     decode = DecodeLimits(
         max_duration=timedelta(seconds=limits.get("max_seconds", 28_800)),
         min_bytes_per_second=limits.get("min_bytes_per_second", 100),
     )
-    return FfmpegConverter(limits=decode)
+    return FfmpegConverter(limits=decode, output=output)
 
 
 @pytest.mark.parametrize("output", FORMATS, ids=IDS)
 async def test_duration_is_the_decoded_length(
-    restarting: Path, output: str, tmp_path: Path
+    restarting: Path, output: ffmpeg.AudioFormat, tmp_path: Path
 ) -> None:
     """The duration returned and the progress reported count every decoded second."""
     seen: list[float] = []
-    target = tmp_path / f"out{output}"
+    target = tmp_path / f"out{output.extension}"
     duration = await _converter(output).convert(restarting, target, on_progress=seen.append)
     assert duration == pytest.approx(60.0, abs=0.5)
     # The express lane's watch reads the progress: it must see the real length too.
@@ -55,12 +55,12 @@ async def test_duration_is_the_decoded_length(
 @pytest.mark.timeout(30)
 @pytest.mark.parametrize("output", FORMATS, ids=IDS)
 async def test_max_duration_holds_when_timestamps_restart(
-    restarting: Path, output: str, tmp_path: Path
+    restarting: Path, output: ffmpeg.AudioFormat, tmp_path: Path
 ) -> None:
     """60 s of audio stamped as 2 s is refused by a 30-second limit, ffmpeg stopped."""
     with pytest.raises(RecordingTooLong) as info:
         await _converter(output, max_seconds=30).convert(
-            restarting, tmp_path / f"out{output}"
+            restarting, tmp_path / f"out{output.extension}"
         )
     assert str(info.value) == "the recording is longer than the limit of 30 seconds"
     assert children() == []
@@ -68,27 +68,27 @@ async def test_max_duration_holds_when_timestamps_restart(
 
 @pytest.mark.parametrize("output", FORMATS, ids=IDS)
 async def test_bytes_per_second_holds_when_timestamps_restart(
-    restarting: Path, output: str, tmp_path: Path
+    restarting: Path, output: ffmpeg.AudioFormat, tmp_path: Path
 ) -> None:
     """A file too small for the audio it decodes to is refused, though its clock says 2 s."""
     per_decoded_second = restarting.stat().st_size / 60.0
     with pytest.raises(RecordingTooLong) as info:
         await _converter(output, min_bytes_per_second=per_decoded_second * 1.5).convert(
-            restarting, tmp_path / f"out{output}"
+            restarting, tmp_path / f"out{output.extension}"
         )
     assert "bytes" in str(info.value)
 
 
 @pytest.mark.parametrize("output", FORMATS, ids=IDS)
 def test_the_backstop_counts_decoded_samples(
-    restarting: Path, output: str, tmp_path: Path
+    restarting: Path, output: ffmpeg.AudioFormat, tmp_path: Path
 ) -> None:
     """ffmpeg's own ``-t`` backstop stops writing at the allowed length of decoded audio."""
-    target = tmp_path / f"out{output}"
-    arguments = ffmpeg.command(media.FFMPEG, restarting, target, max_seconds=5)
+    target = tmp_path / f"out{output.extension}"
+    arguments = ffmpeg.command(media.FFMPEG, restarting, target, max_seconds=5, output=output)
     subprocess.run(arguments, check=True, capture_output=True, timeout=30)
     measured = subprocess.run(
-        ffmpeg.measure_command(media.FFMPEG, target),
+        ffmpeg.measure_command(media.FFMPEG, target, output),
         check=True,
         capture_output=True,
         timeout=30,
