@@ -246,9 +246,9 @@ def test_webhooks_keys_from_file_and_env(tmp_path: Path) -> None:
 
 
 def test_workers_defaults_follow_the_spec() -> None:
-    """The defaults: a convert loop per CPU (at least 2), 4 recognize, 2 check, 20 MiB and 600 s."""
+    """The defaults: a convert loop per CPU plus the express one, 4 recognize, 2 check, 20 MiB."""
     workers = load_config(None, {}).workers
-    assert workers.convert == max(2, len(os.sched_getaffinity(0)))
+    assert workers.convert == len(os.sched_getaffinity(0)) + 1
     assert (workers.recognize, workers.check) == (4, 2)
     assert (workers.express_bytes, workers.express_seconds) == (20 * 1024**2, 600.0)
 
