@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import itertools
 import os
 import secrets
 import socket
@@ -32,11 +33,12 @@ import threading
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 from urllib.parse import urlsplit
 
 import attrs
 
+from transcriber_adapters.ffmpeg import wav_data
 from transcriber_core.entities import FileRecord, Word
 from transcriber_core.errors import (
     FileNotFound,
@@ -64,12 +66,20 @@ if TYPE_CHECKING:
 MODEL_FILES = ("model.bin", "config.json", "tokenizer.json")
 #: Whisper hears 16 kHz mono.
 SAMPLE_RATE = 16_000
-#: Audio handed to the model at once: memory is bounded by this, not by the recording.
-#: Two of Whisper's 30-second windows; a longer block costs more memory (its
-#: spectrogram is computed at once) and gains nothing (bench/whisper.py).
-BLOCK_SECONDS = 60.0
-#: A block ends at the quietest moment of its last seconds, so no word is cut in two.
-CUT_SEARCH_SECONDS = 8.0
+#: Audio handed to the model at once: memory is bounded by this, not by the recording
+#: (its spectrogram is computed at once). Each cut costs a part-filled window and the
+#: text before it as context, so blocks are long (bench/whisper.py, ADR 40).
+BLOCK_SECONDS = 300.0
+#: A block ends in a pause the VAD hears within its last seconds (at most a third of
+#: it), so no word is cut.
+CUT_SEARCH_SECONDS = 15.0
+#: The shortest block: a search of 2 seconds.
+MIN_BLOCK_SECONDS = 6.0
+#: The shortest pause a block may end in: longer than the stops inside a word.
+MIN_PAUSE_SECONDS = 0.3
+#: Times the search looks further on when it hears no pause, before it settles for the
+#: quietest moment (a minute of speech without a breath).
+CUT_EXTENSIONS = 4
 #: The length of the moments compared when looking for the quietest.
 _CUT_FRAME = SAMPLE_RATE // 10
 #: How long startup waits for the model hub before saying it cannot be reached.
@@ -103,6 +113,9 @@ class WhisperSettings:
     threads: int = 0
     #: Beam search width; 1 is greedy and faster, 5 is Whisper's own default.
     beam_size: int = 5
+    #: 0: the sequential decoder (each window knows the text before it); N: faster-whisper's
+    #: batched pipeline, N windows of speech the VAD found per model call (ADR 40).
+    batch_size: int = 0
 
 
 def require_engine() -> None:
@@ -344,8 +357,8 @@ class WhisperRecognizer:
     ) -> None:
         if max_concurrent < 1:
             raise ValueError("max_concurrent must be at least 1")
-        if block_seconds <= CUT_SEARCH_SECONDS:
-            raise ValueError("block_seconds must be longer than the cut search")
+        if block_seconds < MIN_BLOCK_SECONDS:
+            raise ValueError(f"block_seconds must be at least {MIN_BLOCK_SECONDS:g}")
         self._files = files
         self.settings = settings
         self.max_concurrent = max_concurrent
@@ -391,7 +404,7 @@ class WhisperRecognizer:
         texts: list[str] = []
         words: list[Word] = []
         try:
-            for offset, samples in _blocks(path, stop, self._block_seconds):
+            for offset, samples in blocks(path, stop, self._block_seconds):
                 heard = self._transcribe_block(model, samples, offset, language, stop)
                 del samples
                 # The decoder's and the feature extractor's buffers go now, not whenever:
@@ -418,13 +431,14 @@ class WhisperRecognizer:
     ) -> Recognized:
         settings = self.settings
         try:
-            segments, info = model.transcribe(
+            segments, info = _engine(model, settings.batch_size).transcribe(
                 samples,
                 language=language,
                 beam_size=settings.beam_size,
                 word_timestamps=True,
                 # Silence yields no segment instead of Whisper's invented "you".
                 vad_filter=True,
+                **({"batch_size": settings.batch_size} if settings.batch_size else {}),
             )
             texts: list[str] = []
             words: list[Word] = []
@@ -445,29 +459,72 @@ class WhisperRecognizer:
         return Recognized(text=" ".join(texts), words=tuple(words), language=str(info.language))
 
 
-def _blocks(
-    path: Path, stop: threading.Event, block_seconds: float
+def _engine(model: Any, batch_size: int) -> Any:  # faster-whisper ships no types
+    """The sequential model, or a batched pipeline over it (one per recording: it has state)."""
+    if not batch_size:
+        return model
+    from faster_whisper import BatchedInferencePipeline  # noqa: PLC0415 - optional extra
+
+    return BatchedInferencePipeline(model)
+
+
+def blocks(
+    path: Path, stop: threading.Event, block_seconds: float = BLOCK_SECONDS
 ) -> Iterator[tuple[float, Samples]]:
-    """``(offset seconds, 16 kHz mono float32)`` blocks of the file, each cut in a quiet moment."""
+    """``(offset seconds, 16 kHz mono float32)`` blocks of the file, each ending in a pause.
+
+    A block is cut only when more audio follows it, in the longest pause the
+    VAD hears in its last ``CUT_SEARCH_SECONDS`` (looking further on when it
+    hears none), so no word is split between two blocks; the last block may
+    be up to a search longer than the others.
+    """
     import numpy as np  # noqa: PLC0415 - comes with the optional extra
 
     block = int(block_seconds * SAMPLE_RATE)
-    search = int(CUT_SEARCH_SECONDS * SAMPLE_RATE)
+    search = int(min(CUT_SEARCH_SECONDS, block_seconds / 3) * SAMPLE_RATE)
     pending: list[Samples] = []
-    size = 0
-    offset = 0
+    size = offset = attempt = 0
     for chunk in _decode(path, stop):
         pending.append(chunk)
         size += len(chunk)
-        if size < block:
+        if size < block + (attempt + 1) * search:
             continue
         buffer = np.concatenate(pending)
-        cut = _quiet_cut(buffer[block - search : block]) + block - search
+        start = block - search + attempt * search
+        window = buffer[start : start + search]
+        pause = _longest_pause(window) if attempt < CUT_EXTENSIONS else _quiet_cut(window)
+        if pause is None:
+            # Speech through the whole search: look at the next stretch once it is here.
+            pending, attempt = [buffer], attempt + 1
+            continue
+        cut = start + pause
         yield offset / SAMPLE_RATE, buffer[:cut]
         rest = buffer[cut:].copy()
-        pending, size, offset = [rest], len(rest), offset + cut
+        del buffer, window
+        pending, size, offset, attempt = [rest], len(rest), offset + cut, 0
     if size:
         yield offset / SAMPLE_RATE, np.concatenate(pending)
+
+
+def _longest_pause(window: Samples) -> int | None:
+    """The middle of the longest pause between two stretches of speech in ``window``.
+
+    Only pauses with speech heard on both sides count: at the window's edges
+    the VAD may not yet hear a word that has begun. A window with no speech
+    at all is cut in its middle.
+    """
+    from faster_whisper.vad import VadOptions, get_speech_timestamps  # noqa: PLC0415
+
+    options = VadOptions(min_silence_duration_ms=int(MIN_PAUSE_SECONDS * 1000), speech_pad_ms=0)
+    speech = get_speech_timestamps(window, options)
+    if not speech:
+        return len(window) // 2
+    best: tuple[int, int] | None = None
+    for before, after in itertools.pairwise(speech):
+        gap = int(after["start"]) - int(before["end"])
+        if gap >= MIN_PAUSE_SECONDS * SAMPLE_RATE and (best is None or gap > best[1]):
+            best = (int(before["end"]) + gap // 2, gap)
+    return None if best is None else best[0]
 
 
 def _quiet_cut(window: Samples) -> int:
@@ -481,7 +538,45 @@ def _quiet_cut(window: Samples) -> int:
     return int(np.argmin(energy)) * _CUT_FRAME + _CUT_FRAME // 2
 
 
+#: Samples read from a WAV file at once: a second of audio.
+_WAV_CHUNK = SAMPLE_RATE
+
+
 def _decode(path: Path, stop: threading.Event) -> Iterator[Samples]:
+    """The file's audio as 16 kHz mono float32 chunks, read as they are needed.
+
+    The converter's PCM output (ADR 40) is read as it is, samples and all;
+    anything else (Opus audio converted before a change of recognizer) is
+    decoded and resampled with PyAV.
+    """
+    try:
+        reader = path.open("rb")
+    except OSError:
+        raise RecognitionFailed("the converted audio could not be read") from None
+    with reader:
+        found = wav_data(reader)
+        if found is not None and found[2:] == (2, SAMPLE_RATE):
+            yield from _read_pcm(reader, found[1], stop)
+            return
+    yield from _decode_any(path, stop)
+
+
+def _read_pcm(reader: BinaryIO, declared: int, stop: threading.Event) -> Iterator[Samples]:
+    """16-bit mono samples from ``reader``'s position, at most ``declared`` bytes of them."""
+    import numpy as np  # noqa: PLC0415
+
+    left = declared
+    while left > 0:
+        if stop.is_set():
+            raise _Stopped
+        data = reader.read(min(left, _WAV_CHUNK * 2))
+        if len(data) < 2:
+            return
+        left -= len(data)
+        yield np.frombuffer(data[: len(data) // 2 * 2], dtype="<i2").astype(np.float32) / 32768.0
+
+
+def _decode_any(path: Path, stop: threading.Event) -> Iterator[Samples]:
     """The file's first audio stream as 16 kHz mono float32 chunks, decoded as they are read."""
     import av  # noqa: PLC0415 - comes with faster-whisper
     import numpy as np  # noqa: PLC0415

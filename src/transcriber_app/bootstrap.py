@@ -13,7 +13,7 @@ import attrs
 
 from transcriber_adapters.datadir import STAGING_NAME, DataDirLock, sweep_staging
 from transcriber_adapters.datadir import claim as claim_data_dir
-from transcriber_adapters.ffmpeg import FfmpegConverter
+from transcriber_adapters.ffmpeg import OPUS, PCM, FfmpegConverter
 from transcriber_adapters.filesystem import FilesystemFileStore
 from transcriber_adapters.media_header import HeaderProbe
 from transcriber_adapters.memory import MemoryRecognizer
@@ -201,7 +201,12 @@ async def build(
         services = Services(
             repo=stores.repo,
             files=files,
-            converter=converter or FfmpegConverter(limits=decode_limits_from(config)),
+            converter=converter
+            or FfmpegConverter(
+                limits=decode_limits_from(config),
+                # A local recognizer hears the source's samples, not a lossy copy (ADR 40).
+                output=PCM if config.recognizer.kind == "whisper" else OPUS,
+            ),
             recognizer=recognizer,
             recognizer_files=recognizer_files,
             conditions=stores.conditions,
@@ -523,6 +528,7 @@ async def _whisper(config: Config, files: FileStore) -> WhisperRecognizer:
             compute_type=settings.compute_type,
             threads=settings.threads,
             beam_size=settings.beam_size,
+            batch_size=settings.batch_size,
         ),
         # As many as this process runs recognize loops; each already uses every CPU.
         max_concurrent=max(1, config.workers.recognize),

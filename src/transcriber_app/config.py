@@ -143,8 +143,12 @@ class WhisperConfig:
     threads: int = 0
     #: Beam search width; 1 is greedy.
     beam_size: int = 5
+    #: 0: the sequential decoder; N: the batched pipeline, N windows per model call (ADR 40).
+    batch_size: int = 0
 
 
+#: The largest ``[whisper] batch_size``: 64 windows are 32 minutes of speech in memory at once.
+MAX_BATCH_SIZE = 64
 #: The weight types CTranslate2 runs on a CPU.
 WHISPER_COMPUTE_TYPES = ("int8", "int8_float32", "int16", "float32", "default", "auto")
 
@@ -608,3 +612,7 @@ def _check_whisper(whisper: WhisperConfig) -> None:
         raise ConfigError("[whisper] threads: must not be negative (0 = every CPU)")
     if whisper.beam_size < 1:
         raise ConfigError("[whisper] beam_size: must be at least 1")
+    if not 0 <= whisper.batch_size <= MAX_BATCH_SIZE:
+        raise ConfigError(
+            f"[whisper] batch_size: expected 0 (sequential) to {MAX_BATCH_SIZE} (batched)"
+        )
