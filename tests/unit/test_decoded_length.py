@@ -11,14 +11,18 @@ import subprocess
 from datetime import timedelta
 from pathlib import Path
 
+import attrs
 import pytest
 
 from tests.support import media
 from tests.support.processes import children
+from tests.support.world import make_world
 from transcriber_adapters import ffmpeg
 from transcriber_adapters.ffmpeg import FfmpegConverter
+from transcriber_core.entities import State
 from transcriber_core.errors import RecordingTooLong
-from transcriber_core.policy import DecodeLimits
+from transcriber_core.policy import DecodeLimits, Settings
+from transcriber_core.worker import acquire_next, process
 
 FORMATS = [ffmpeg.OPUS, ffmpeg.PCM]
 IDS = ["opus", "pcm"]
@@ -97,3 +101,30 @@ def test_the_backstop_counts_decoded_samples(
     written = ffmpeg.last_out_time(measured.stdout)
     assert written is not None
     assert written <= 5 + ffmpeg.LIMIT_MARGIN_SECONDS + 0.1
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("output", FORMATS, ids=IDS)
+async def test_the_express_watch_counts_decoded_samples(
+    restarting: Path, output: ffmpeg.AudioFormat, tmp_path: Path
+) -> None:
+    """A small file stamped as 2 s but decoding to 60 s leaves a 30-second express lane."""
+    settings = Settings(
+        express_bytes=10 * 1024**2,
+        express_duration=timedelta(seconds=30),
+        idle_poll_interval=timedelta(hours=1),
+    )
+    world = make_world(tmp_path, settings=settings)
+    world.services = attrs.evolve(world.services, converter=_converter(output))
+    job = await world.submit(restarting.read_bytes(), filename="note.mkv")
+    lease = await acquire_next(world.services, State.CONVERT, short_only=True)
+    assert lease is not None
+    back = await process(world.services, lease)
+    assert back is not None
+    assert (back.id, back.state, back.short, back.converted_file_id) == (
+        job.id,
+        State.CONVERT,
+        False,
+        None,
+    )
+    assert children() == []
