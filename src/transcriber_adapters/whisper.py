@@ -405,11 +405,13 @@ class WhisperRecognizer:
         words: list[Word] = []
         try:
             for offset, samples in blocks(path, stop, self._block_seconds):
+                if offset:
+                    # The last block's decoder and feature buffers go before the next
+                    # block's come, not whenever: without it the peak grows with the
+                    # number of blocks. A recording of one block needs no collection.
+                    gc.collect()
                 heard = self._transcribe_block(model, samples, offset, language, stop)
                 del samples
-                # The decoder's and the feature extractor's buffers go now, not whenever:
-                # without it the peak grows with the number of blocks.
-                gc.collect()
                 if heard.text:
                     texts.append(heard.text)
                     words.extend(heard.words)
