@@ -112,15 +112,16 @@ def test_whisper_keys(tmp_path: Path) -> None:
     """[whisper] has its documented defaults; file and env set them; kind = "whisper" works."""
     whisper = Config().whisper
     assert (whisper.model, whisper.language, whisper.compute_type) == ("base", "", "int8")
-    assert (whisper.threads, whisper.beam_size) == (0, 5)
+    assert (whisper.threads, whisper.beam_size, whisper.batch_size) == (0, 5, 0)
     path = write(
         tmp_path,
         '[recognizer]\nkind = "whisper"\n[whisper]\nmodel = "/models/small"\nlanguage = "ru"\n',
     )
-    config = load_config(path, {"TRANSCRIBER_WHISPER_BEAM_SIZE": "1"})
+    env = {"TRANSCRIBER_WHISPER_BEAM_SIZE": "1", "TRANSCRIBER_WHISPER_BATCH_SIZE": "8"}
+    config = load_config(path, env)
     assert config.recognizer.kind == "whisper"
     assert (config.whisper.model, config.whisper.language) == ("/models/small", "ru")
-    assert config.whisper.beam_size == 1
+    assert (config.whisper.beam_size, config.whisper.batch_size) == (1, 8)
 
 
 def test_secrets_come_from_env() -> None:
@@ -202,6 +203,8 @@ def test_secrets_are_not_in_repr() -> None:
         ('[whisper]\ncompute_type = "float16"\n', {}, r"\[whisper\] compute_type: expected"),
         ("[whisper]\nthreads = -1\n", {}, r"\[whisper\] threads: must not be negative"),
         ("[whisper]\nbeam_size = 0\n", {}, r"\[whisper\] beam_size: must be at least 1"),
+        ("[whisper]\nbatch_size = -1\n", {}, r"\[whisper\] batch_size: expected 0"),
+        ("[whisper]\nbatch_size = 65\n", {}, r"\[whisper\] batch_size: expected 0"),
         ("[yandex]\nstarts_per_hour = 0\n", {}, r"\[yandex\] starts_per_hour: must be positive"),
         ("[yandex]\nsync_per_second = -1\n", {}, r"\[yandex\] sync_per_second: must be"),
         ("[yandex]\nsync_max_seconds = 31\n", {}, r"\[yandex\] sync_max_seconds: must be"),
