@@ -126,6 +126,23 @@ async def test_english_is_transcribed_within_15_percent_wer(
 
 # A real model on 2 CPUs that other jobs share: more than the default 60 s may pass.
 @pytest.mark.timeout(180)
+async def test_the_batched_pipeline_hears_the_same_speech(
+    tmp_path: Path, store: FilesystemFileStore
+) -> None:
+    """With ``batch_size`` set, the story comes back within 15 % WER, its timings in order."""
+    said = " ".join(SENTENCES)
+    clip = speak(said, tmp_path / "sentences.ogg")
+    recognizer = WhisperRecognizer(store, tiny(batch_size=4))
+    started = await recognizer.start(await stored(store, clip, "batched"), duration=None)
+    assert isinstance(started.outcome, Recognized)
+    assert word_error_rate(said, started.outcome.text) <= 0.15, started.outcome.text
+    starts = [word.start for word in started.outcome.words]
+    assert starts == sorted(starts)
+    assert len(starts) >= 20
+
+
+# A real model on 2 CPUs that other jobs share: more than the default 60 s may pass.
+@pytest.mark.timeout(180)
 async def test_long_recording_goes_block_by_block_with_timings_in_order(
     store: FilesystemFileStore,
 ) -> None:
