@@ -8,10 +8,12 @@ restart mid-recognition loses only time: the lease expires and the job is
 recognised again.
 
 The work runs in a thread (CTranslate2 and the decoder release the GIL), at
-most ``max_concurrent`` recordings at once. The recording is decoded and
-transcribed block by block, so memory does not grow with its duration, and
-the thread looks at a stop flag between segments, so a cancellation (the step
-ceiling, shutdown) ends it within one 30-second window of audio.
+most ``max_concurrent`` recordings at once. The recording (the converter's
+16 kHz PCM: the source's samples, ADR 41) is read and transcribed block by
+block, each cut in a pause, so memory does not grow with its duration and no
+word is split; the thread looks at a stop flag between segments, so a
+cancellation (the step ceiling, shutdown) ends it within one 30-second
+window of audio (one batch of them with ``batch_size``).
 
 The model is loaded lazily, once per process, and shared by every loop and
 every instance with the same settings. ``resolve_model`` finds it on disk at
