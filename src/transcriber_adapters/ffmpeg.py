@@ -2,7 +2,7 @@
 
 Two outputs: Ogg/Opus (``OPUS``, what SpeechKit reads and a browser plays),
 and for a local recognizer 16 kHz mono 16-bit WAV (``PCM``): what Whisper
-hears, with no second lossy generation (ADR 41).
+hears, with no second lossy generation (ADR 42).
 
 Every length is counted in decoded samples, never taken from the
 container's timestamps: ``asetpts=N/SR/TB`` restamps the audio from its
@@ -151,7 +151,7 @@ PART_UNWRITABLE = "ffmpeg could not write a part of the converted audio"
 SILENCE_NOISE_DB = -35.0
 #: Shortest quiet stretch that counts as a silence, in seconds.
 MIN_SILENCE_SECONDS = 0.5
-#: Restamps the decoded audio from its sample count: times are what was decoded (ADR 41).
+#: Restamps the decoded audio from its sample count: times are what was decoded (ADR 42).
 SAMPLE_CLOCK = "asetpts=N/SR/TB"
 
 
@@ -171,7 +171,7 @@ OPUS = AudioFormat(
     muxer="ogg",
     encoding=("-ar", "48000", "-c:a", "libopus", "-b:a", "48k", "-application", "voip"),
 )
-#: 16 kHz mono 16-bit PCM in WAV: exactly what Whisper hears, lossless (ADR 41).
+#: 16 kHz mono 16-bit PCM in WAV: exactly what Whisper hears, lossless (ADR 42).
 PCM = AudioFormat(
     extension=".wav",
     muxer="wav",
@@ -250,7 +250,7 @@ def command(
         "-dn",
         "-map_metadata",
         "-1",
-        # Times from the samples decoded, not from the container (ADR 41).
+        # Times from the samples decoded, not from the container (ADR 42).
         "-af",
         SAMPLE_CLOCK,
         "-ac",
@@ -499,7 +499,7 @@ class FfmpegConverter:
                 source_present=await asyncio.to_thread(source.exists),
             )
         if self._output is PCM:
-            # The samples written, whatever any timestamp said (ADR 41).
+            # The samples written, whatever any timestamp said (ADR 42).
             duration = await asyncio.to_thread(wav_seconds, target)
         if duration is None or duration <= 0:
             raise UnreadableMedia(EMPTY)

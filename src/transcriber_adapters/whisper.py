@@ -9,7 +9,7 @@ recognised again.
 
 The work runs in a thread (CTranslate2 and the decoder release the GIL), at
 most ``max_concurrent`` recordings at once. The recording (the converter's
-16 kHz PCM: the source's samples, ADR 41) is read and transcribed block by
+16 kHz PCM: the source's samples, ADR 42) is read and transcribed block by
 block, each cut in a pause, so memory does not grow with its duration and no
 word is split; the thread looks at a stop flag between segments, so a
 cancellation (the step ceiling, shutdown) ends it within one 30-second
@@ -70,7 +70,7 @@ MODEL_FILES = ("model.bin", "config.json", "tokenizer.json")
 SAMPLE_RATE = 16_000
 #: Audio handed to the model at once: memory is bounded by this, not by the recording
 #: (its spectrogram is computed at once). Each cut costs a part-filled window and the
-#: text before it as context, so blocks are long (bench/whisper.py, ADR 41).
+#: text before it as context, so blocks are long (bench/whisper.py, ADR 42).
 BLOCK_SECONDS = 300.0
 #: A block ends in a pause the VAD hears within its last seconds (at most a third of
 #: it), so no word is cut.
@@ -116,12 +116,12 @@ class WhisperSettings:
     #: Beam search width; 1 is greedy and faster, 5 is Whisper's own default.
     beam_size: int = 5
     #: 0: the sequential decoder (each window knows the text before it); N: faster-whisper's
-    #: batched pipeline, N windows of speech the VAD found per model call (ADR 41).
+    #: batched pipeline, N windows of speech the VAD found per model call (ADR 42).
     batch_size: int = 0
 
 
 def quiet_openmp() -> None:
-    """Make CTranslate2's OpenMP threads sleep between tasks instead of spinning (ADR 41).
+    """Make CTranslate2's OpenMP threads sleep between tasks instead of spinning (ADR 42).
 
     Read once, when CTranslate2 is first imported. Spinning costs bare
     faster-whisper little, but in the service, with the event loop's thread
@@ -564,7 +564,7 @@ _WAV_CHUNK = SAMPLE_RATE
 def _decode(path: Path, stop: threading.Event) -> Iterator[Samples]:
     """The file's audio as 16 kHz mono float32 chunks, read as they are needed.
 
-    The converter's PCM output (ADR 41) is read as it is, samples and all;
+    The converter's PCM output (ADR 42) is read as it is, samples and all;
     anything else (Opus audio converted before a change of recognizer) is
     decoded and resampled with PyAV.
     """

@@ -204,7 +204,7 @@ async def build(
             converter=converter
             or FfmpegConverter(
                 limits=decode_limits_from(config),
-                # A local recognizer hears the source's samples, not a lossy copy (ADR 41).
+                # A local recognizer hears the source's samples, not a lossy copy (ADR 42).
                 output=PCM if config.recognizer.kind == "whisper" else OPUS,
             ),
             recognizer=recognizer,

@@ -143,7 +143,7 @@ class WhisperConfig:
     threads: int = 0
     #: Beam search width; 1 is greedy.
     beam_size: int = 5
-    #: 0: the sequential decoder; N: the batched pipeline, N windows per model call (ADR 41).
+    #: 0: the sequential decoder; N: the batched pipeline, N windows per model call (ADR 42).
     batch_size: int = 0
 
 

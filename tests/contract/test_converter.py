@@ -102,7 +102,7 @@ class TestFfmpegConverter(ConverterContract):
 
 
 class TestFfmpegPcmConverter(TestFfmpegConverter):
-    """ffmpeg writing 16 kHz PCM for a local recognizer keeps the same contract (ADR 41)."""
+    """ffmpeg writing 16 kHz PCM for a local recognizer keeps the same contract (ADR 42)."""
 
     @pytest.fixture
     def converter(self) -> FfmpegConverter:

@@ -2,7 +2,7 @@
 
 A Matroska file whose timestamps restart every 2 s (its clusters repeat)
 once decoded to an hour while ffmpeg's clock said two seconds, so no
-duration limit held (ADR 41). Each format the converter writes is checked.
+duration limit held (ADR 42). Each format the converter writes is checked.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Whisper's blocks never cut a word: each ends in a pause the VAD hears (ADR 41).
+"""Whisper's blocks never cut a word: each ends in a pause the VAD hears (ADR 42).
 
 The recording is made so that where each word is said is known: espeak-ng
 says each sentence of the test story on its own, and they are joined with
