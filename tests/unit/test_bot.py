@@ -239,7 +239,7 @@ async def test_same_file_twice_in_a_chat_makes_one_job(start: Start) -> None:
 async def test_an_outage_at_intake_is_waited_out_not_told(
     start: Start, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """S3 down twice as a voice message arrives: the bot tries again, accepts it, never apologises."""
+    """S3 down twice as a voice message arrives: the bot tries again and accepts it, no apology."""
     running = await start()
     files = running.services.files
     real_put = files.put
