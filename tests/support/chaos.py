@@ -689,7 +689,8 @@ class Run:
     def _post(self, upload: Upload, data: bytes, callback: str) -> None:
         """POST the recording like a careful client: the same key until it is accepted."""
         key = f"chaos-{self.plan.seed}-{upload.index}"
-        deadline = time.monotonic() + self.quiet_timeout
+        # Long enough for serve to be restarted on a loaded machine, and to come back.
+        deadline = time.monotonic() + START_TIMEOUT + self.quiet_timeout
         serve = self.processes["serve"]
         while time.monotonic() < deadline:
             upload.tries += 1
