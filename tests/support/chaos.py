@@ -207,7 +207,9 @@ class LoopThread:
 
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, name="chaos-fakes")
+        self._thread = threading.Thread(
+            target=self.loop.run_forever, name="chaos-fakes", daemon=True
+        )
         self._thread.start()
 
     def call(self, coroutine: Coroutine[Any, Any, _T], timeout: float = 30.0) -> _T:
