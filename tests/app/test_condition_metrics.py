@@ -1,4 +1,4 @@
-"""/metrics counts a step's waits for a service condition apart from its retries (ADR 40)."""
+"""/metrics counts a step's waits for a service condition apart from its retries (ADR 41)."""
 
 from __future__ import annotations
 
