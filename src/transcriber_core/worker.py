@@ -50,7 +50,7 @@ log = logging.getLogger("transcriber.worker")
 
 
 class Outages:
-    """Which steps of this process met a dependency down, and until when they pause (ADR 41).
+    """Which steps of this process met a dependency down, and until when they pause (ADR 43).
 
     While the recognizer, the storage or the database is down, the loops of
     the step that met it take no job until the pause is over, so the outage

@@ -1,4 +1,4 @@
-"""/metrics counts a step's waits for a service condition apart from its retries (ADR 41)."""
+"""/metrics counts a step's waits for a service condition apart from its retries (ADR 43)."""
 
 from __future__ import annotations
 

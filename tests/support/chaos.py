@@ -65,7 +65,7 @@ START_TIMEOUT = 300.0
 TRANSCRIPT = "fake transcript"
 #: A Telegram recording sent this long before serve is killed may be lost with it: aiogram
 #: confirms an update when it fetches it, before the recording is stored (a known limit,
-#: ADR 41). Such recordings are counted apart, not as a broken invariant.
+#: ADR 43). Such recordings are counted apart, not as a broken invariant.
 IN_FLIGHT_SECONDS = 90.0
 #: Every fault kind a schedule draws.
 KINDS = (
@@ -829,7 +829,7 @@ class Run:
             self.report.notes.append(
                 f"{len(lost)} Telegram recordings sent in the {IN_FLIGHT_SECONDS:g} s before a"
                 " kill of serve were lost with it (known limit: updates are confirmed when"
-                " fetched; ADR 41)"
+                " fetched; ADR 43)"
             )
         messages -= lost
         accepted = len(http_ids) + len(messages)

@@ -118,7 +118,7 @@ class BotIntake:
     async def _accept_patiently(
         self, bot: Bot, message: Message, recording: Recording, extra: Mapping[str, object]
     ) -> tuple[Job, bool]:
-        """``_accept``, again while a dependency is down, for up to ``_OUTAGE_SECONDS`` (ADR 41).
+        """``_accept``, again while a dependency is down, for up to ``_OUTAGE_SECONDS`` (ADR 43).
 
         Telegram has confirmed the update: a recording turned away here is
         only sent again if its sender does it, so a short outage is waited
