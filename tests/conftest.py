@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from tests.support.postgres import PostgresServer, empty
+from tests.support.postgres import PostgresServer, PrivateServer, empty
 from tests.support.s3 import MotoS3
 from transcriber_adapters.postgres import Database
 
@@ -60,3 +60,18 @@ async def pg_database(postgres_url: str) -> AsyncIterator[Database]:
         yield database
     finally:
         await database.close()
+
+
+@pytest.fixture
+def private_postgres() -> Iterator[PrivateServer]:
+    """A PostgreSQL server of this test alone, which it may crash and restart (pg_ctl)."""
+    server = PrivateServer.start()
+    if server is None:
+        pytest.fail(
+            "a private PostgreSQL needs initdb and pg_ctl (and, as root, a postgres user)",
+            pytrace=False,
+        )
+    try:
+        yield server
+    finally:
+        server.stop()

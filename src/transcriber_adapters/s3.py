@@ -32,6 +32,7 @@ from transcriber_core.errors import (
     FileNotFound,
     StorageBucketMissing,
     StorageCredentialsRejected,
+    StorageDown,
     StorageUnavailable,
     TranscriberError,
 )
@@ -50,6 +51,8 @@ DEFAULT_PREFIX = "transcriber/"
 _DELETE_BATCH = 1000
 #: S3 error codes that mean "no such object" (HeadObject answers with the bare status).
 _MISSING_CODES = frozenset({"NoSuchKey", "404", "NotFound"})
+#: Codes of a store that is down or shedding load, not of a bad request.
+_DOWN_CODES = frozenset({"InternalError", "ServiceUnavailable", "SlowDown", "RequestTimeout"})
 #: S3 error codes that mean our credentials or signature were refused.
 _REFUSED_CODES = frozenset(
     {"AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "403", "Forbidden"}
@@ -64,7 +67,8 @@ def s3_errors(missing: TranscriberError | None = None) -> Iterator[None]:
 
     Refused credentials and a missing bucket are the service's conditions
     (``StorageCredentialsRejected``, ``StorageBucketMissing``): the
-    deployment's configuration is wrong, not the recording. Vendor texts
+    deployment's configuration is wrong, not the recording. So is an
+    outage (``StorageDown``): no connection, a timeout, a 5xx or SlowDown. Vendor texts
     name the bucket, the key and the endpoint, so only the error code
     survives, and the original is not chained (reference: Privacy).
     """
@@ -81,9 +85,18 @@ def s3_errors(missing: TranscriberError | None = None) -> Iterator[None]:
                 f"the object storage refused our credentials ({code})"
             ) from None
         shown = code if _SAFE_CODE.fullmatch(code) else "unknown"
+        if code in _DOWN_CODES or _status(exc) >= 500:
+            raise StorageDown(f"the object storage is unavailable ({shown})") from None
         raise StorageUnavailable(f"the object storage answered with an error ({shown})") from None
     except (BotoCoreError, aiohttp.ClientError, TimeoutError):
-        raise StorageUnavailable("the object storage could not be reached") from None
+        raise StorageDown("the object storage could not be reached") from None
+
+
+def _status(exc: Any) -> int:
+    """The HTTP status of a ``ClientError``'s answer; 0 when it has none."""
+    response = getattr(exc, "response", None) or {}
+    status = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+    return status if isinstance(status, int) else 0
 
 
 def _error_code(exc: Any) -> str:

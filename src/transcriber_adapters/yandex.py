@@ -32,6 +32,7 @@ from transcriber_core.errors import (
     MissingFile,
     RecognitionFailed,
     RecognizerCredentialsRejected,
+    RecognizerDown,
     RecognizerThrottled,
     RecognizerUnavailable,
 )
@@ -104,9 +105,9 @@ def api_errors() -> Iterator[None]:
     try:
         yield
     except TimeoutError:
-        raise RecognizerUnavailable("the speech recognizer did not answer in time") from None
+        raise RecognizerDown("the speech recognizer did not answer in time") from None
     except (aiohttp.ClientError, OSError):
-        raise RecognizerUnavailable("the speech recognizer could not be reached") from None
+        raise RecognizerDown("the speech recognizer could not be reached") from None
     except ValueError:
         # The body was not JSON (a proxy's error page, a cut-off answer).
         raise RecognizerUnavailable(UNREADABLE) from None
@@ -115,16 +116,14 @@ def api_errors() -> Iterator[None]:
 def _refuse_bad_status(status: int, action: str, retry_after: str | None = None) -> None:
     """Raise the core error for a non-2xx status.
 
-    408 and 5xx are transient; 401/403 (our key) and 429 (our quota) are the
-    service's conditions, so the job waits without spending attempts
+    408 and 5xx (SpeechKit down), 401/403 (our key) and 429 (our quota) are
+    the service's conditions, so the job waits without spending attempts
     (reference: Limits, Recognizers); any other 4xx judges this request for good.
     """
     if 200 <= status < 300:
         return
     if status in _TRANSIENT_STATUSES or status >= 500:
-        raise RecognizerUnavailable(
-            f"the speech recognizer is unavailable (HTTP {status} on {action})"
-        )
+        raise RecognizerDown(f"the speech recognizer is unavailable (HTTP {status} on {action})")
     if status in _REFUSED_STATUSES:
         raise RecognizerCredentialsRejected(
             f"the speech recognizer refused our credentials (HTTP {status} on {action})"

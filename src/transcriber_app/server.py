@@ -17,7 +17,8 @@ import logging
 import math
 import signal
 import socket
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
+from typing import TypeVar
 
 import uvicorn
 from starlette.types import ASGIApp
@@ -28,11 +29,19 @@ from transcriber_app.web import create_app, create_probe_app
 from transcriber_app.web.auth import prepare_admin
 from transcriber_app.web.connections import fit_open_files_limit, protocol_for
 from transcriber_app.web.metrics import Metrics
+from transcriber_core.errors import DatabaseDown
 
 log = logging.getLogger("transcriber.server")
 
 #: How long closing may take after the hard timeout has already passed.
 _CLOSE_SECONDS = 5.0
+#: How long start-up waits for a database that does not answer (restarting) before it gives up.
+START_DATABASE_SECONDS = 30.0
+#: The first pause between two start-up tries on the database; doubles up to ``_START_PAUSE_CAP``.
+_START_PAUSE = 0.5
+_START_PAUSE_CAP = 5.0
+
+_T = TypeVar("_T")
 
 
 class _Server(uvicorn.Server):
@@ -92,7 +101,10 @@ async def work(config: Config) -> int:
 
 
 async def _build_and_run(config: Config, *, intake: bool) -> int:
-    runtime = await build(config, intake=intake)
+    try:
+        runtime = await _on_database("build", lambda: build(config, intake=intake))
+    except DatabaseDown:
+        return 1
     metrics = Metrics()
     with metrics.watching():
         return await _run(runtime, metrics, intake=intake)
@@ -117,24 +129,17 @@ async def _run(runtime: Runtime, metrics: Metrics, *, intake: bool) -> int:
         )
         await runtime.close()
         return 1
-    if intake:
-        # Before the port opens: the session key, and the setup link while no owner exists.
-        app = create_app(runtime, metrics, admin=await prepare_admin(runtime))
-    else:
-        app = create_probe_app(runtime, metrics)
+    app = await _app(runtime, metrics, intake=intake, role=role)
+    if app is None:
+        sock.close()
+        await _close_promptly(runtime)
+        return 1
     server = _Server(uvicorn_config(runtime, app, host=host, port=port))
     runtime.workers.start()
-    if runtime.bot is not None:
-        from transcriber_adapters.telegram import TokenRejected  # noqa: PLC0415 - aiogram only with a bot
-
-        try:
-            await runtime.bot.start()
-        except TokenRejected:
-            log.error("telegram.token_rejected")  # noqa: TRY400 - the event is the message
-            await runtime.workers.drain(0)
-            await runtime.close()
-            sock.close()
-            return 2
+    failed_bot = await _start_bot(runtime, role)
+    if failed_bot is not None:
+        sock.close()
+        return failed_bot
     server_task = asyncio.create_task(server.serve(sockets=[sock]), name="transcriber-http")
     stopper = asyncio.create_task(stop.wait())
     log.info(
@@ -167,6 +172,73 @@ async def _run(runtime: Runtime, metrics: Metrics, *, intake: bool) -> int:
             loop.remove_signal_handler(signum)
     log.info("service.stopped")
     return 1 if failed else 0
+
+
+async def _app(runtime: Runtime, metrics: Metrics, *, intake: bool, role: str) -> ASGIApp | None:
+    """The ASGI app of the process; None (logged) when start-up failed and the process must end."""
+    try:
+        if not intake:
+            return create_probe_app(runtime, metrics)
+        # Before the port opens: the session key, and the setup link while no owner exists.
+        admin = await _on_database("prepare_admin", lambda: prepare_admin(runtime))
+        return create_app(runtime, metrics, admin=admin)
+    except Exception as exc:  # noqa: BLE001 - any start-up failure ends the process, promptly
+        log.error("service.start_failed", extra={"role": role, "error_type": type(exc).__name__})  # noqa: TRY400
+        return None
+
+
+async def _start_bot(runtime: Runtime, role: str) -> int | None:
+    """Start the bot's polling; on failure stop what started and the exit status, else None."""
+    if runtime.bot is None:
+        return None
+    from transcriber_adapters.telegram import TokenRejected  # noqa: PLC0415 - aiogram only with a bot
+
+    try:
+        await runtime.bot.start()
+    except TokenRejected:
+        log.error("telegram.token_rejected")  # noqa: TRY400 - the event is the message
+        await runtime.workers.drain(0)
+        await runtime.close()
+        return 2
+    except Exception as exc:  # noqa: BLE001 - any start-up failure ends the process, promptly
+        log.error("service.start_failed", extra={"role": role, "error_type": type(exc).__name__})  # noqa: TRY400
+        await runtime.workers.drain(0)
+        await _close_promptly(runtime)
+        return 1
+    return None
+
+
+async def _on_database(what: str, start: Callable[[], Awaitable[_T]]) -> _T:
+    """Run a start-up step, again while the database does not answer, for a bounded time.
+
+    A database that is restarting answers again within seconds; one that
+    stays away for ``START_DATABASE_SECONDS`` ends the start with
+    ``service.start_failed`` (and ``DatabaseDown``), so a supervisor sees the
+    process exit instead of a process that neither serves nor ends.
+    """
+    loop = asyncio.get_running_loop()
+    give_up = loop.time() + START_DATABASE_SECONDS
+    pause = _START_PAUSE
+    while True:
+        try:
+            return await start()
+        except DatabaseDown as exc:
+            if loop.time() + pause > give_up:
+                log.error(  # noqa: TRY400 - the event is the message
+                    "service.start_failed",
+                    extra={"step": what, "error_type": type(exc).__name__},
+                )
+                raise
+            log.warning("service.database_wait", extra={"step": what, "pause_seconds": pause})
+        await asyncio.sleep(pause)
+        pause = min(pause * 2, _START_PAUSE_CAP)
+
+
+async def _close_promptly(runtime: Runtime) -> None:
+    """Close the runtime (its pool ends its reconnect tasks), giving up after ``_CLOSE_SECONDS``."""
+    with contextlib.suppress(Exception, TimeoutError):
+        async with asyncio.timeout(_CLOSE_SECONDS):
+            await runtime.close()
 
 
 async def _shutdown(runtime: Runtime, server: _Server, server_task: asyncio.Task[None]) -> None:

@@ -20,7 +20,10 @@ edge, so that the worker can classify a failure by type alone::
         │   ├── RecognizerThrottled             (recognizer_throttled, not a health fault)
         │   ├── BudgetSpent                     (budget_spent, pacing: waits exactly, ADR 29)
         │   ├── StorageCredentialsRejected      (storage_credentials_rejected)
-        │   └── StorageBucketMissing            (storage_bucket_missing)
+        │   ├── StorageBucketMissing            (storage_bucket_missing)
+        │   ├── RecognizerDown      (recognizer_unavailable; also a RecognizerUnavailable)
+        │   ├── StorageDown         (storage_unavailable; also a StorageUnavailable)
+        │   └── DatabaseDown        (database_unavailable; also a RepositoryUnavailable)
         ├── TransientError        try again after the retry pause
         │   ├── StorageUnavailable
         │   ├── RepositoryUnavailable
@@ -38,7 +41,11 @@ edge, so that the worker can classify a failure by type alone::
 
 A ``ServiceCondition`` carries a stable ``code`` (what ``/health`` names)
 and says whether it belongs to one host (``local``: a disk) or to the whole
-deployment (credentials, a bucket).
+deployment (credentials, a bucket). The three ``...Down`` classes are outages
+of a dependency (a 5xx, a refused connection, a timeout): they are also the
+``TransientError`` of their kind, so code that only retries a call (the
+outbox, a cleanup) treats them as before, while the worker makes the job
+wait with its attempt given back (``outage``: the wait backs off).
 
 Messages are our own words. They never carry a path, an object key, a URL or
 a library's message, because a job's error is shown to its sender (reference: Privacy).
@@ -119,6 +126,8 @@ class ServiceCondition(StepError):  # noqa: N818 - a condition of the service, n
     #: True when ``retry_after`` is exact (a budget knows when its token is back): the job
     #: waits just that, not the fixed condition pause (ADR 29).
     exact: ClassVar[bool] = False
+    #: True for an outage of a dependency (down, unreachable): the step backs off its probes.
+    outage: ClassVar[bool] = False
 
     def __init__(self, message: str | None = None, *, retry_after: timedelta | None = None) -> None:
         super().__init__(message)
@@ -229,3 +238,24 @@ class MissingFile(PermanentError):  # noqa: N818
 
 class RecognitionFailed(PermanentError):  # noqa: N818
     """The speech recognizer rejected this recording."""
+
+
+class RecognizerDown(ServiceCondition, RecognizerUnavailable):
+    """The speech recognizer is down: it answered 5xx, timed out or could not be reached."""
+
+    code = "recognizer_unavailable"
+    outage = True
+
+
+class StorageDown(ServiceCondition, StorageUnavailable):
+    """The object storage is down: it answered 5xx, timed out or could not be reached."""
+
+    code = "storage_unavailable"
+    outage = True
+
+
+class DatabaseDown(ServiceCondition, RepositoryUnavailable):
+    """The job database did not answer: it is down, restarting or unreachable."""
+
+    code = "database_unavailable"
+    outage = True

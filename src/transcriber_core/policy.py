@@ -15,12 +15,15 @@ from transcriber_core.entities import (
     State,
 )
 from transcriber_core.errors import (
+    DatabaseDown,
     DiskFull,
     RecognizerCredentialsRejected,
+    RecognizerDown,
     RecordingTooLong,
     ServiceCondition,
     StorageBucketMissing,
     StorageCredentialsRejected,
+    StorageDown,
 )
 
 
@@ -357,6 +360,19 @@ def condition_pause(
     return min(asked, settings.condition_pause_cap)
 
 
+def outage_pause(streak: int, settings: Settings = DEFAULT_SETTINGS) -> timedelta:
+    """How long a step pauses after the ``streak``-th outage in a row it met (a dependency down).
+
+    ``retry_base * 2^(streak-1)``, capped at ``condition_pause``: a short blip
+    costs a second, a long outage is probed every pause, never hammered.
+    """
+    exponent = max(streak, 1) - 1
+    # Past 2^20 the cap has long won; stop before the multiplication overflows.
+    if exponent >= 20:
+        return settings.condition_pause
+    return min(settings.retry_base * (1 << exponent), settings.condition_pause)
+
+
 def condition_scope(condition: ServiceCondition, host: str) -> str:
     """Where a condition holds: on ``host`` for its own disk, everywhere for credentials."""
     return host if condition.local else EVERYWHERE
@@ -364,15 +380,20 @@ def condition_scope(condition: ServiceCondition, host: str) -> str:
 
 #: Which conditions a step that finished proves gone: it used what each one is about.
 _CLEARED_BY: dict[State, frozenset[str]] = {
-    State.CONVERT: frozenset({DiskFull.code}),
+    State.CONVERT: frozenset({DiskFull.code, StorageDown.code, DatabaseDown.code}),
     State.RECOGNIZE: frozenset(
         {
             StorageCredentialsRejected.code,
             StorageBucketMissing.code,
+            StorageDown.code,
             RecognizerCredentialsRejected.code,
+            RecognizerDown.code,
+            DatabaseDown.code,
         }
     ),
-    State.CHECK: frozenset({RecognizerCredentialsRejected.code}),
+    State.CHECK: frozenset(
+        {RecognizerCredentialsRejected.code, RecognizerDown.code, DatabaseDown.code}
+    ),
 }
 
 

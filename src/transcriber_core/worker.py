@@ -19,6 +19,7 @@ import attrs
 from transcriber_core.deletion import FileLedger, forget_writes
 from transcriber_core.entities import EVERYWHERE, STEP_STATES, Job, State
 from transcriber_core.errors import (
+    DatabaseDown,
     LeaseLost,
     PermanentError,
     ServiceCondition,
@@ -28,11 +29,14 @@ from transcriber_core.errors import (
 from transcriber_core.notices import remove_storage_copy
 from transcriber_core.outbox import deliver_next, end_deliveries
 from transcriber_core.policy import (
+    Settings,
     condition_pause,
     condition_scope,
     conditions_cleared_by,
     is_exhausted,
     is_express_loop,
+    outage_pause,
+    reconnect_pause,
     retry_pause,
 )
 from transcriber_core.ports import Ready
@@ -43,6 +47,39 @@ from transcriber_core.transitions import delay_of, transition
 from transcriber_core.wakeup import OUTBOX
 
 log = logging.getLogger("transcriber.worker")
+
+
+class Outages:
+    """Which steps of this process met a dependency down, and until when they pause (ADR 43).
+
+    While the recognizer, the storage or the database is down, the loops of
+    the step that met it take no job until the pause is over, so the outage
+    is probed by one try at a time with a growing pause (``outage_pause``),
+    not hammered by every job in the queue. A step that finishes without
+    error ends its streak.
+    """
+
+    def __init__(self) -> None:
+        self._streak: dict[State, int] = {}
+        self._until: dict[State, float] = {}
+
+    def met(self, state: State, settings: Settings) -> timedelta:
+        """Note one more outage in a row in ``state``'s step; the pause it takes."""
+        streak = self._streak.get(state, 0) + 1
+        self._streak[state] = streak
+        pause = outage_pause(streak, settings)
+        self._until[state] = asyncio.get_running_loop().time() + pause.total_seconds()
+        return pause
+
+    def ended(self, state: State) -> None:
+        """``state``'s step worked: no pause any more."""
+        self._streak.pop(state, None)
+        self._until.pop(state, None)
+
+    def remaining(self, state: State) -> float:
+        """Seconds ``state``'s loops still pause; 0 when they may take a job."""
+        until = self._until.get(state)
+        return 0.0 if until is None else max(0.0, until - asyncio.get_running_loop().time())
 
 
 @attrs.frozen
@@ -85,8 +122,13 @@ async def acquire_next(
         await _save_and_announce(services, dead, acquisition_id)
 
 
-async def process(services: Services, lease: Lease) -> Job | None:
+async def process(
+    services: Services, lease: Lease, *, outages: Outages | None = None
+) -> Job | None:
     """Run the step of a leased job and save its result; None when the lease was lost.
+
+    ``outages`` is the process's record of dependencies found down; without
+    one, each outage is the first of its streak.
 
     The step's stores note every file it stores: when the lease turns out
     lost because the job was deleted meanwhile, those files are deleted too,
@@ -109,7 +151,10 @@ async def process(services: Services, lease: Lease) -> Job | None:
         log.warning("step.failed", extra={**extra, "error_type": type(exc).__name__})
         result = transition(job, State.FAILED, now=services.clock.now(), error=exc.message)
     except ServiceCondition as exc:
-        result = _wait_for_service(services, job, exc)
+        pause = None
+        if exc.outage:
+            pause = (outages or Outages()).met(state, services.settings)
+        result = _wait_for_service(services, job, exc, pause)
         await _report_condition(services, exc)
     except TransientError as exc:
         result = _retry(services, job, exc.message, type(exc).__name__)
@@ -122,14 +167,22 @@ async def process(services: Services, lease: Lease) -> Job | None:
     if saved is None:
         await forget_writes(services, job.id, ledger)
     elif result.error is None:
+        if outages is not None:
+            outages.ended(state)
         await _clear_conditions(services, state)
     return saved
 
 
-def _wait_for_service(services: Services, job: Job, condition: ServiceCondition) -> Job:
-    """The job waits a fixed pause with its attempt given back: the fault is ours, not its."""
+def _wait_for_service(
+    services: Services, job: Job, condition: ServiceCondition, pause: timedelta | None = None
+) -> Job:
+    """The job waits with its attempt given back: the fault is ours, not its.
+
+    ``pause`` is an outage's backed-off wait; otherwise the condition's own.
+    """
     now = services.clock.now()
-    pause = condition_pause(condition, services.settings)
+    if pause is None:
+        pause = condition_pause(condition, services.settings)
     log.warning(
         "step.service_condition",
         extra={
@@ -261,9 +314,7 @@ async def _save_then_announce(services: Services, job: Job, acquisition_id: str)
     # to its own clock, so this worker's clock never shifts when the job is due (ADR 30).
     delay = delay_of(job)
     try:
-        await services.queue.save_if_held(
-            job, acquisition_id=acquisition_id, delay=delay, deliveries=end_deliveries(job)
-        )
+        await _save_fenced(services, job, acquisition_id, delay)
     except LeaseLost:
         log.warning("save.lease_lost", extra={"job_id": job.id, "state": job.state.value})
         return None
@@ -275,6 +326,38 @@ async def _save_then_announce(services: Services, job: Job, acquisition_id: str)
     services.wakeup.notify(OUTBOX)
     await remove_storage_copy(services, job)
     return job
+
+
+async def _save_fenced(
+    services: Services, job: Job, acquisition_id: str, delay: timedelta | None
+) -> None:
+    """Save ``job`` if still held; while the database is down, try again for up to a lease.
+
+    A step's work is not thrown away because PostgreSQL restarted under it:
+    the save is fenced by the acquisition id, so a later try is as safe as
+    the first, and only a lease passed to another worker (``LeaseLost``) or a
+    database down longer than a lease ends the tries.
+    """
+    loop = asyncio.get_running_loop()
+    give_up = loop.time() + services.settings.lease.total_seconds()
+    failures = 0
+    while True:
+        try:
+            await services.queue.save_if_held(
+                job, acquisition_id=acquisition_id, delay=delay, deliveries=end_deliveries(job)
+            )
+        except DatabaseDown:
+            failures += 1
+            pause = reconnect_pause(failures, services.settings).total_seconds()
+            if loop.time() + pause > give_up:
+                raise
+            log.warning(
+                "save.database_down",
+                extra={"job_id": job.id, "state": job.state.value, "pause_seconds": pause},
+            )
+            await asyncio.sleep(pause)
+        else:
+            return
 
 
 class Workers:
@@ -307,6 +390,7 @@ class Workers:
         self._poller: asyncio.Task[None] | None = None
         self._sweeper: asyncio.Task[None] | None = None
         self._listener: asyncio.Task[None] | None = None
+        self._outages = Outages()
 
     def start(self) -> None:
         """Start the retention sweeper, the poller, the wake-up feed's listener and the loops.
@@ -380,6 +464,13 @@ class Workers:
         services = self.services
         idle = services.settings.idle_poll_interval.total_seconds()
         while not self._stopping.is_set():
+            held = self._outages.remaining(state)
+            if held > 0:
+                # A dependency of this step is down: wait out the pause, then probe.
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(held):
+                        await self._stopping.wait()
+                continue
             token = services.wakeup.token(state)
             try:
                 lease = await acquire_next(services, state, short_only=short_only)
@@ -395,7 +486,7 @@ class Workers:
                 await token.wait()
                 continue
             try:
-                await process(services, lease)
+                await process(services, lease, outages=self._outages)
             except Exception as exc:  # noqa: BLE001 - the job's lease expires and it is retried
                 log.warning(
                     "process.error",

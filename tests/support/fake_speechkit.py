@@ -159,6 +159,11 @@ class FakeSpeechKit:
         self._start_statuses: list[tuple[int, str | None]] = []
         self._check_faults: list[int | str] = []
         self._release = asyncio.Event()
+        #: While set, every start, sync call and check gets this status (a 5xx outage, a 429
+        #: storm); set from any thread.
+        self.storm: int | None = None
+        #: Operations started, by the audio URI each was given (a recognition, counted once).
+        self.started: collections.Counter[str] = collections.Counter()
         self._runner: web.AppRunner | None = None
         self.base_url = ""
 
@@ -309,12 +314,25 @@ class FakeSpeechKit:
         times.append(now)
         return None
 
+    def _stormed(self) -> web.Response | None:
+        """The storm's answer while one blows: its status (429 with ``Retry-After: 1``)."""
+        status = self.storm
+        if status is None:
+            return None
+        answer = _error(status, 8 if status == 429 else 13, "the service is unavailable")
+        if status == 429:
+            answer.headers["Retry-After"] = "1"
+        return answer
+
     async def _sync(self, request: web.Request) -> web.StreamResponse:  # noqa: PLR0911
         """API v1: raw Ogg/Opus in, ``{"result": text}`` out, after ``sync_seconds``."""
         await self._record(request)
         recorded = self.requests[-1]
         if not self._authorized(request):
             return _v1_error(401, "UNAUTHORIZED", "The token is invalid")
+        stormed = self._stormed()
+        if stormed is not None:
+            return stormed
         throttled = self._over_quota(SYNC_PATH, self.sync_per_window)
         if throttled is not None:
             return throttled
@@ -348,6 +366,9 @@ class FakeSpeechKit:
         body = await self._record(request)
         if not self._authorized(request):
             return _error(401, 16, "The token is invalid")
+        stormed = self._stormed()
+        if stormed is not None:
+            return stormed
         throttled = self._over_quota(STT_PATH, self.starts_per_window)
         if throttled is not None:
             return throttled
@@ -368,6 +389,7 @@ class FakeSpeechKit:
             script = self._scripts.pop(0)
         script.ready_at = time.monotonic() + self.operation_seconds
         self.operations[operation_id] = script
+        self.started[_uri_of(body)] += 1
         return web.json_response(_operation_json(operation_id, done=False))
 
     def _body_problem(self, body: Any) -> str | None:  # noqa: PLR0911 - one return per refusal
@@ -403,6 +425,9 @@ class FakeSpeechKit:
         operation_id = request.match_info["operation_id"]
         if not self._authorized(request):
             return _error(401, 16, "The token is invalid")
+        stormed = self._stormed()
+        if stormed is not None:
+            return stormed
         if self._check_faults:
             return await self._fault(request, self._check_faults.pop(0), operation_id)
         operation = self.operations.get(operation_id)

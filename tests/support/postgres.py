@@ -158,18 +158,37 @@ class PrivateServer:
         server = cls(root, pg_ctl, prefix, _free_port())
         try:
             server._run(initdb, "-D", str(root / "data"), "-A", "trust", "-U", "postgres")
-            options = f"-p {server.port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off"
-            log = str(root / "server.log")
-            server._run(pg_ctl, "-D", str(root / "data"), "-o", options, "-l", log, "-w", "start")
+            server.resume()
         except BaseException:
             shutil.rmtree(root, ignore_errors=True)
             raise
         return server
 
+    def resume(self) -> None:
+        """Start the server (again) on its port and data, and wait until it answers."""
+        options = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off"
+        log = str(self.root / "server.log")
+        self._run(
+            self._pg_ctl, "-D", str(self.root / "data"), "-o", options, "-l", log, "-w", "start"
+        )
+
+    def crash(self) -> None:
+        """Stop the server at once, as a crash would (``-m immediate``); ``resume`` restarts it."""
+        self._run(self._pg_ctl, "-D", str(self.root / "data"), "-m", "immediate", "stop")
+
+    def restart(self) -> None:
+        """``pg_ctl restart -m immediate``: every connection breaks, the server answers again."""
+        options = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off"
+        log = str(self.root / "server.log")
+        data = str(self.root / "data")
+        self._run(
+            self._pg_ctl, "-D", data, "-o", options, "-l", log, "-m", "immediate", "-w", "restart"
+        )
+
     def stop(self) -> None:
         """Stop the server at once and remove its directory."""
         try:
-            self._run(self._pg_ctl, "-D", str(self.root / "data"), "-m", "immediate", "stop")
+            self.crash()
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import secrets
+import socket
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -68,3 +70,50 @@ class MotoS3:
         """Keys of multipart uploads started and neither completed nor aborted."""
         listed = self.admin().list_multipart_uploads(Bucket=bucket)
         return [item["Key"] for item in listed.get("Uploads", [])]
+
+
+class StoppableS3:
+    """A moto server on a fixed port of 127.0.0.1 that can go down and come back.
+
+    Its buckets and objects live in this process's moto backends, so they
+    survive a stop: the server comes back as the same store, as a real one
+    would after an outage. ``with StoppableS3() as s3`` starts it and stops it
+    at the end, whatever happened.
+    """
+
+    def __init__(self, port: int | None = None) -> None:
+        if port is None:
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", 0))
+                port = int(probe.getsockname()[1])
+        self.port = port
+        self.moto = MotoS3(endpoint_url=f"http://127.0.0.1:{port}")
+        self._server: Any = None
+
+    @property
+    def up(self) -> bool:
+        """True while the server answers."""
+        return self._server is not None
+
+    def start(self) -> None:
+        """Serve again on the same port (a no-op while up)."""
+        from moto.server import ThreadedMotoServer  # noqa: PLC0415 - heavy; only for tests
+
+        if self._server is None:
+            server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
+            server.start()
+            self._server = server
+
+    def stop(self) -> None:
+        """Stop answering: connections to the port are refused until ``start``."""
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
+
+    def __enter__(self) -> StoppableS3:
+        os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -24,7 +24,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -293,7 +293,7 @@ def _launch(
     return process, stderr_path, stdout_path
 
 
-def _wait_ready(service: Service, timeout: float) -> None:
+def _wait_ready(service: Service, timeout: float, statuses: Collection[int] = (200,)) -> None:
     deadline = time.monotonic() + timeout
     with httpx.Client(base_url=service.base_url, timeout=2.0) as client:
         while True:
@@ -303,7 +303,7 @@ def _wait_ready(service: Service, timeout: float) -> None:
                     + service.logs()
                 )
             with contextlib.suppress(httpx.TransportError):
-                if client.get("/health").status_code == 200:
+                if client.get("/health").status_code in statuses:
                     return
             if time.monotonic() > deadline:
                 raise AssertionError(f"service not ready in {timeout} s:\n{service.logs()}")
@@ -321,6 +321,7 @@ def running_service(
     ready_timeout: float = READY_TIMEOUT,
     command: Sequence[str] = SERVE_COMMAND,
     listener: str = "http",
+    ready_statuses: Collection[int] = (200,),
 ) -> Iterator[Service]:
     """A started service whose /health answered 200; killed on exit if still running.
 
@@ -333,6 +334,8 @@ def running_service(
     as ``prlimit``, or a benchmark's variant of the server); it must exec
     the server, so the process is the server. A worker is started with
     ``command=WORKER_COMMAND, listener="worker"``: its port is ``[worker]``'s.
+    ``ready_statuses`` are the /health answers that count as started (a
+    chaos run takes a 503: the service is up, a dependency is not).
     """
     root.mkdir(parents=True, exist_ok=True)
     temp_dir = root / "tmp"
@@ -352,7 +355,7 @@ def running_service(
         stdout_path=stdout_path,
     )
     try:
-        _wait_ready(service, ready_timeout)
+        _wait_ready(service, ready_timeout, ready_statuses)
         yield service
     finally:
         service.cleanup()

@@ -50,7 +50,7 @@ from transcriber_app.bot.texts import (
     duplicate_text,
 )
 from transcriber_core.entities import Job, Origin, State
-from transcriber_core.errors import ConverterUnavailable, UnreadableMedia
+from transcriber_core.errors import ConverterUnavailable, StorageDown, UnreadableMedia
 from transcriber_core.policy import Settings
 from transcriber_core.services import Services
 from transcriber_core.worker import Workers
@@ -234,6 +234,30 @@ async def test_same_file_twice_in_a_chat_makes_one_job(start: Start) -> None:
     assert len(await running.jobs()) == 1
     assert len(running.world.files.names()) == 2  # the recording and its converted audio
     assert running.api.calls.count("getfile") == 1  # the copies were never downloaded
+
+
+async def test_an_outage_at_intake_is_waited_out_not_told(
+    start: Start, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """S3 down twice as a voice message arrives: the bot tries again and accepts it, no apology."""
+    running = await start()
+    files = running.services.files
+    real_put = files.put
+    outages = iter([StorageDown(), StorageDown()])
+
+    async def put_after_outages(*args: Any, **kwargs: Any) -> Any:
+        for outage in outages:
+            raise outage
+        return await real_put(*args, **kwargs)
+
+    monkeypatch.setattr(files, "put", put_after_outages)
+    message_id = await running.send("voice", b"voice bytes")
+    ack, transcript = await running.api.wait_sent(CHAT, 2)
+    assert (ack.text, ack.reply_to) == (ACCEPTED_TEXT, message_id)
+    assert (transcript.text, transcript.reply_to) == (TRANSCRIPT, message_id)
+    assert UNAVAILABLE_TEXT not in [sent.text for sent in running.api.sent]
+    assert len(await running.jobs()) == 1
+    assert running.staging_files() == []
 
 
 async def test_same_file_in_another_chat_is_its_own_job(start: Start) -> None:

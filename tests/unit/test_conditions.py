@@ -11,23 +11,31 @@ import pytest
 from tests.support.world import HOST, World, make_world
 from transcriber_core.entities import EVERYWHERE, State
 from transcriber_core.errors import (
+    DatabaseDown,
     DiskFull,
     InvalidTransition,
     RecognizerCredentialsRejected,
+    RecognizerDown,
     RecognizerThrottled,
+    RecognizerUnavailable,
+    RepositoryUnavailable,
     ServiceCondition,
     StorageBucketMissing,
     StorageCredentialsRejected,
+    StorageDown,
     StorageUnavailable,
+    TransientError,
 )
 from transcriber_core.policy import (
     Settings,
     condition_pause,
     condition_scope,
     conditions_cleared_by,
+    outage_pause,
 )
 from transcriber_core.ports import Event
 from transcriber_core.transitions import Actor, transition
+from transcriber_core.worker import Outages, acquire_next, process
 
 
 @pytest.fixture
@@ -68,7 +76,13 @@ def test_disk_conditions_belong_to_the_host_and_keys_to_everyone() -> None:
 
 def test_each_step_clears_what_it_used() -> None:
     """Convert proves the disk, recognize the bucket and both keys, check the recognizer's key."""
-    assert conditions_cleared_by(State.CONVERT) == {"disk_full"}
+    assert conditions_cleared_by(State.CONVERT) == {
+        "disk_full",
+        "storage_unavailable",
+        "database_unavailable",
+    }
+    assert "recognizer_unavailable" in conditions_cleared_by(State.RECOGNIZE)
+    assert "recognizer_unavailable" in conditions_cleared_by(State.CHECK)
     assert "storage_bucket_missing" in conditions_cleared_by(State.RECOGNIZE)
     assert "recognizer_credentials_rejected" in conditions_cleared_by(State.CHECK)
     assert "disk_full" not in conditions_cleared_by(State.CHECK)
@@ -149,6 +163,9 @@ async def test_service_condition_does_not_spend_the_attempt(world: World) -> Non
         RecognizerThrottled(),
         StorageCredentialsRejected(),
         StorageBucketMissing(),
+        RecognizerDown(),
+        StorageDown(),
+        DatabaseDown(),
     ],
 )
 async def test_never_dead_after_many_conditions(world: World, condition: ServiceCondition) -> None:
@@ -239,3 +256,54 @@ async def test_a_failing_condition_store_does_not_stop_the_wait(world: World) ->
     assert result is not None
     assert result.attempts == 0
     assert (await world.repo.get(job.id)).state is State.CONVERT
+
+
+# -- outages of a dependency (issue 26) -------------------------------------------
+
+
+def test_outages_are_conditions_and_still_the_transient_error_of_their_kind() -> None:
+    """Code that only retries a call (the outbox, a cleanup) still catches an outage as before."""
+    assert isinstance(RecognizerDown(), RecognizerUnavailable)
+    assert isinstance(StorageDown(), StorageUnavailable)
+    assert isinstance(DatabaseDown(), RepositoryUnavailable)
+    for outage in (RecognizerDown(), StorageDown(), DatabaseDown()):
+        assert isinstance(outage, ServiceCondition)
+        assert isinstance(outage, TransientError)
+        assert outage.outage
+        assert outage.fault
+        assert condition_scope(outage, "h1") == EVERYWHERE
+    assert not DiskFull().outage
+
+
+def test_outage_pause_backs_off_up_to_the_condition_pause() -> None:
+    """1 s, 2 s, 4 s ... after each outage in a row, never past ``condition_pause``."""
+    settings = Settings(retry_base=timedelta(seconds=1), condition_pause=timedelta(seconds=10))
+    pauses = [outage_pause(streak, settings).total_seconds() for streak in range(1, 7)]
+    assert pauses == [1, 2, 4, 8, 10, 10]
+    assert outage_pause(10_000, settings) == timedelta(seconds=10)
+
+
+async def test_an_outage_pauses_the_step_for_everyone_with_growing_waits(world: World) -> None:
+    """Each outage in a row doubles the job's wait and the step's pause; a success ends it."""
+    await world.submit()
+    outages = Outages()
+    waits = []
+    for _ in range(3):
+        world.converter.fail_next(StorageDown())
+        lease = await acquire_next(world.services, State.CONVERT)
+        assert lease is not None
+        result = await process(world.services, lease, outages=outages)
+        assert result is not None
+        assert result.attempts == 0
+        assert result.delay_time is not None
+        waits.append((result.delay_time - world.clock.now()).total_seconds())
+        assert outages.remaining(State.CONVERT) > 0
+        assert outages.remaining(State.RECOGNIZE) == 0
+        world.clock.set(result.delay_time)
+    assert waits == [1, 2, 4]
+    lease = await acquire_next(world.services, State.CONVERT)
+    assert lease is not None
+    result = await process(world.services, lease, outages=outages)
+    assert result is not None
+    assert result.state is State.RECOGNIZE
+    assert outages.remaining(State.CONVERT) == 0

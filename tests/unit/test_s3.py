@@ -24,6 +24,7 @@ from transcriber_core.errors import (
     ServiceCondition,
     StorageBucketMissing,
     StorageCredentialsRejected,
+    StorageDown,
     StorageUnavailable,
     TransientError,
 )
@@ -329,7 +330,8 @@ def _client_error(code: str, message: str, status: int = 400) -> ClientError:
 @pytest.mark.parametrize(
     ("code", "expected"),
     [
-        ("SlowDown", "answered with an error (SlowDown)"),
+        ("SlowDown", "is unavailable (SlowDown)"),
+        ("InvalidArgument", "answered with an error (InvalidArgument)"),
         ("https://secret.example/key", "answered with an error (unknown)"),
     ],
 )
@@ -339,6 +341,17 @@ def test_vendor_errors_become_our_words(code: str, expected: str) -> None:
         raise _client_error(code, "https://secret-bucket.storage/transcriber/key.ogg?X-Amz=1")
     assert expected in str(info.value)
     _assert_secret_free(info.value, "secret", "X-Amz")
+
+
+@pytest.mark.parametrize(
+    ("code", "status"), [("SlowDown", 503), ("InternalError", 500), ("Whatever", 502)]
+)
+def test_a_store_that_is_down_is_the_services_condition(code: str, status: int) -> None:
+    """5xx, SlowDown and InternalError are an outage (StorageDown): the job waits, no attempt."""
+    with pytest.raises(StorageDown) as info, s3_errors(missing=FileNotFound()):
+        raise _client_error(code, "https://secret-bucket.storage/key", status)
+    assert info.value.code == "storage_unavailable"
+    _assert_secret_free(info.value, "secret")
 
 
 @pytest.mark.parametrize(

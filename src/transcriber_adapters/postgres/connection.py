@@ -21,7 +21,7 @@ from psycopg_pool import AsyncConnectionPool
 from transcriber_adapters.migrations import Migration
 from transcriber_adapters.postgres.errors import translated
 from transcriber_adapters.postgres.schema import migrate
-from transcriber_core.errors import RepositoryUnavailable
+from transcriber_core.errors import DatabaseDown, RepositoryUnavailable
 
 #: Connections one process keeps at most: every step loop, /health and the admin pages
 #: share them, each holding one only for a statement or a short transaction.
@@ -78,7 +78,7 @@ class Database:
                 await pool.open(wait=True, timeout=wait_seconds)
         except RepositoryUnavailable:
             await pool.close()
-            raise RepositoryUnavailable("the PostgreSQL database did not answer") from None
+            raise DatabaseDown("the PostgreSQL database did not answer") from None
         database = cls(pool)
         try:
             database.applied_migrations = tuple(await migrate(database, migrations))

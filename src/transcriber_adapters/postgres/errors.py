@@ -4,11 +4,15 @@
 
     IntegrityError (unique, check, foreign key)  ->  Conflict
     DiskFull (SQLSTATE 53100)                    ->  DiskFull               the database's disk
-    any other psycopg.Error                      ->  RepositoryUnavailable  down, timed out, closed
-      (PoolTimeout, PoolClosed, OperationalError, SerializationFailure, ...)
+    OperationalError (but a serialization        ->  DatabaseDown           down, restarting,
+      failure or deadlock: TransactionRollback)                             timed out, closed
+      (PoolTimeout, PoolClosed, AdminShutdown, a broken connection)
+    any other psycopg.Error                      ->  RepositoryUnavailable
 
-``RepositoryUnavailable`` is a ``TransientError``: a step whose database
-call failed this way is retried after the retry pause. The vendor's text is
+``DatabaseDown`` is the service's condition and also a
+``RepositoryUnavailable`` (a ``TransientError``): a step whose database call
+failed this way waits without spending an attempt; any other failure is
+retried after the retry pause. The vendor's text is
 never kept: it may name the host, the user or a value from the row
 (reference: Privacy); the original stays chained as ``__cause__`` for a
 debugger, and nothing here logs it.
@@ -22,7 +26,7 @@ from contextlib import asynccontextmanager
 import psycopg
 from psycopg import errors as pg_errors
 
-from transcriber_core.errors import Conflict, DiskFull, RepositoryUnavailable
+from transcriber_core.errors import Conflict, DatabaseDown, DiskFull, RepositoryUnavailable
 
 
 def translate(error: psycopg.Error) -> Exception:
@@ -31,6 +35,10 @@ def translate(error: psycopg.Error) -> Exception:
         return Conflict()
     if isinstance(error, pg_errors.DiskFull):
         return DiskFull("the disk under the job database is full")
+    if isinstance(error, psycopg.OperationalError) and not isinstance(
+        error, pg_errors.TransactionRollback
+    ):
+        return DatabaseDown()
     return RepositoryUnavailable()
 
 

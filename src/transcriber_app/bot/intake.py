@@ -37,7 +37,7 @@ from transcriber_app.bot.texts import (
     too_large_text,
 )
 from transcriber_core.entities import Job, Origin
-from transcriber_core.errors import TranscriberError
+from transcriber_core.errors import ServiceCondition, TranscriberError
 from transcriber_core.intake import first_job, submit
 from transcriber_core.services import Services
 
@@ -45,6 +45,11 @@ log = logging.getLogger("transcriber.bot")
 
 #: How long an interrupted download may spend asking its sender to resend.
 _LAST_WORD_SECONDS = 3.0
+#: How long a recording that met an outage (S3 or the database down) is tried again
+#: before the sender is asked to send it again; the first pause, doubling up to the last.
+_OUTAGE_SECONDS = 60.0
+_OUTAGE_PAUSE = 0.5
+_OUTAGE_PAUSE_CAP = 10.0
 
 
 class BotIntake:
@@ -87,7 +92,7 @@ class BotIntake:
             await self._reply(bot, message, NO_ROOM_TEXT)
             return
         try:
-            job, is_new = await self._accept(bot, message, recording)
+            job, is_new = await self._accept_patiently(bot, message, recording, extra)
         except asyncio.CancelledError:
             # Shutdown cut the download off. aiogram has already confirmed the
             # update to Telegram, so it will not come again: ask for it again.
@@ -109,6 +114,30 @@ class BotIntake:
             return
         if not is_new:
             await self._reply(bot, message, duplicate_text(job))
+
+    async def _accept_patiently(
+        self, bot: Bot, message: Message, recording: Recording, extra: Mapping[str, object]
+    ) -> tuple[Job, bool]:
+        """``_accept``, again while a dependency is down, for up to ``_OUTAGE_SECONDS`` (ADR 43).
+
+        Telegram has confirmed the update: a recording turned away here is
+        only sent again if its sender does it, so a short outage is waited
+        out (downloading the file again) rather than told.
+        """
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + _OUTAGE_SECONDS
+        pause = _OUTAGE_PAUSE
+        while True:
+            try:
+                return await self._accept(bot, message, recording)
+            except ServiceCondition as exc:
+                if not exc.outage or loop.time() + pause > give_up:
+                    raise
+                log.info(
+                    "bot.outage_wait", extra={**extra, "code": exc.code, "pause_seconds": pause}
+                )
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, _OUTAGE_PAUSE_CAP)
 
     async def _accept(self, bot: Bot, message: Message, recording: Recording) -> tuple[Job, bool]:
         services = self.services

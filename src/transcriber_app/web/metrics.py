@@ -35,8 +35,14 @@ DURATION_BUCKETS = (
     0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600,
     1800, 3600, 7200, 14400, 28800,
 )  # fmt: skip
-#: Failure kinds by event: a retry pause, a job judged for good, a job given up on.
-_FAILURE_EVENTS = {"step.retry": "retry", "step.failed": "failed", "job.dead": "dead"}
+#: Failure kinds by event: a retry pause, a job judged for good, a job given up on, and a
+#: wait for a service condition (an outage, a full disk, a refused key: no attempt spent).
+_FAILURE_EVENTS = {
+    "step.retry": "retry",
+    "step.failed": "failed",
+    "job.dead": "dead",
+    "step.service_condition": "wait",
+}
 _STATES = frozenset(state.value for state in State)
 #: Outcomes of a delivery by the outbox's event (ADR 35).
 _DELIVERY_EVENTS = {
@@ -87,7 +93,7 @@ class Metrics:
         self.failures = Counter(
             "transcriber_step_failures",
             "Step failures in this process by state and kind: retry (paused), failed (for good),"
-            " dead (gave up).",
+            " dead (gave up), wait (a service condition, no attempt spent).",
             ["state", "kind"],
             registry=self.registry,
         )
