@@ -84,6 +84,30 @@ def test_private_addresses_are_refused(address: str) -> None:
     assert webhooks.address_refusal(address, allow_private=True) is None
 
 
+@pytest.mark.parametrize(
+    "address",
+    [
+        "64:ff9b::a9fe:a9fe",  # NAT64 of the metadata address (red team, round 3)
+        "64:ff9b::7f00:1",  # NAT64 of loopback
+        "64:ff9b:1::a9fe:a9fe",  # local-use NAT64
+        "::a9fe:a9fe",  # IPv4-compatible, inside ::/8
+        "::7f00:1",
+        "100::1",  # discard-only
+        "5f00::1",  # SRv6 SIDs
+        "fec0::1",  # site-local (deprecated, still routed inside sites)
+        "3fff::1",  # documentation
+        "2001:db8::1",  # documentation
+        "2001:2::1",  # benchmarking
+        "192.0.0.8",  # IETF protocol assignments
+        "198.18.0.1",  # benchmarking
+        "0.1.2.3",  # "this network"
+    ],
+)
+def test_reserved_ranges_are_refused_before_global(address: str) -> None:
+    """NAT64, ::/8 and the other special-purpose ranges are refused, whatever is_global says."""
+    assert webhooks.address_refusal(address, allow_private=False) is not None
+
+
 @pytest.mark.parametrize("address", ["93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c"])
 def test_public_addresses_pass(address: str) -> None:
     """A globally routable address may be called."""
