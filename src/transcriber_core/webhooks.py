@@ -26,6 +26,31 @@ REFUSED_ADDRESS = "callback_address_refused"
 
 _SCHEMES = frozenset({"http", "https"})
 
+#: Special-purpose ranges refused before ``is_global`` is asked: Python's table (3.11)
+#: calls several of them global. NAT64 prefixes embed an IPv4 address a NAT64 gateway
+#: reaches (``64:ff9b::a9fe:a9fe`` is the metadata address), ``::/8`` holds the
+#: IPv4-compatible forms; the rest are documentation, benchmarking, discard, SRv6,
+#: site-local and IETF assignments (the IANA special-purpose registries).
+_RESERVED = tuple(
+    ipaddress.ip_network(network)
+    for network in (
+        "0.0.0.0/8",
+        "192.0.0.0/24",
+        "198.18.0.0/15",
+        "::/8",
+        "64:ff9b::/96",
+        "64:ff9b:1::/48",
+        "100::/64",
+        "2001::/23",
+        "2001:db8::/32",
+        "3fff::/20",
+        "5f00::/16",
+        "fec0::/10",
+    )
+)
+#: The only IPv6 space with receivers on the Internet: global unicast.
+_GLOBAL_UNICAST = ipaddress.ip_network("2000::/3")
+
 
 def parse_callback_url(url: str) -> SplitResult:
     """The parts of an acceptable callback URL; ``CallbackRefused`` (``BAD_URL``) says why not.
@@ -59,9 +84,10 @@ def address_refusal(address: str, *, allow_private: bool) -> str | None:
     """Why a callback may not connect to ``address``; None when it may.
 
     Refused unless ``allow_private``: loopback, private, link-local,
-    shared (carrier-grade NAT), reserved, multicast and unspecified
-    addresses, an IPv6 address that maps or embeds one of those, and
-    anything else that is not globally routable. Never allowed, whatever
+    shared (carrier-grade NAT), reserved (``_RESERVED``, checked first: NAT64,
+    ``::/8``), multicast and unspecified addresses, an IPv6 address that maps
+    or embeds one of those, IPv6 outside global unicast, and anything else
+    that is not globally routable. Never allowed, whatever
     the setting: unspecified and multicast addresses (no receiver lives there).
     """
     try:
@@ -74,7 +100,11 @@ def address_refusal(address: str, *, allow_private: bool) -> str | None:
             ip = embedded
     if ip.is_unspecified or ip.is_multicast:
         return "the callback's host resolves to an address nothing can be sent to"
-    if allow_private or ip.is_global:
+    if allow_private:
+        return None
+    if any(ip in network for network in _RESERVED if network.version == ip.version):
+        return "the callback's host resolves to a reserved address"
+    if ip.is_global and (ip.version == 4 or ip in _GLOBAL_UNICAST):
         return None
     if ip.is_loopback:
         return "the callback's host resolves to a loopback address"
