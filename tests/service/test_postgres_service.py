@@ -6,6 +6,7 @@ all, woken by ``NOTIFY`` from the process that made the work ready.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from pathlib import Path
@@ -14,6 +15,8 @@ import psycopg
 import pytest
 
 from tests.service.test_worker import api_and_worker, upload
+from tests.support.admin import owner_client, service_with_owner
+from tests.support.service import Service
 from tests.support.postgres import PostgresServer
 from transcriber_adapters.postgres.wakeups import APPLICATION_NAME
 
@@ -104,3 +107,38 @@ def test_serve_and_a_worker_on_postgresql_sweep_each_ended_job_once(
             assert time.monotonic() < deadline, "no sweep logged the six jobs"
             time.sleep(0.1)
         assert swept_jobs(api.logs()) + swept_jobs(worker.logs()) == 6
+
+
+#: Ids no job can have: a NUL (PostgreSQL refuses it in text), other controls, non-ASCII.
+ODD_IDS = ("%00", "abc%00def", "%01x", "a%7Fb", "%C3%A9t%C3%A9", "x" * 300)
+
+
+def test_an_odd_job_id_is_404_on_postgresql_in_the_api_and_the_admin(
+    tmp_path: Path, database_url: str
+) -> None:
+    """A NUL or any other character no id holds is 404 (not 503 or 500) on every id route."""
+    with service_with_owner(tmp_path, config={"database": {"url": database_url}}) as service:
+        with service.client() as client:
+            for odd in ODD_IDS:
+                for method, path in (
+                    ("GET", f"/api/status/{odd}"),
+                    ("GET", f"/api/jobs/{odd}/transcript?format=txt"),
+                    ("DELETE", f"/api/jobs/{odd}"),
+                ):
+                    answer = client.request(method, path)
+                    assert answer.status_code == 404, (method, path, answer.text)
+                    assert answer.json()["error"] == "job_not_found"
+        asyncio.run(_admin_pages_answer_404(service))
+        assert "Traceback" not in service.logs()
+
+
+async def _admin_pages_answer_404(service: Service) -> None:
+    async with owner_client(service) as owner:
+        for odd in ODD_IDS:
+            for path in (
+                f"/admin/jobs/{odd}",
+                f"/admin/jobs/{odd}/transcript?format=txt",
+                f"/admin/files/{odd}",
+            ):
+                answer = await owner.get(path)
+                assert answer.status_code == 404, (path, answer.text)
