@@ -7,6 +7,18 @@ import hashlib
 import re
 
 _EXTENSION = re.compile(r"[a-z0-9]{1,10}")
+#: What a job or file id may hold: URL-safe characters (RFC 3986 "unreserved"), 1 to 128.
+_ID = re.compile(r"[A-Za-z0-9._~-]{1,128}")
+
+
+def well_formed_id(text: str) -> bool:
+    """True when ``text`` could be one of our ids; anything else is unknown without a lookup.
+
+    Every id we make is URL-safe text; a NUL, another control character or
+    non-ASCII cannot be one, and PostgreSQL refuses a NUL in text outright,
+    so the edge answers 404 for those instead of asking the database.
+    """
+    return _ID.fullmatch(text) is not None
 
 
 def extension_of(filename: str | None) -> str:

@@ -22,6 +22,7 @@ from transcriber_app.web.transcripts import ALLOWED, transcript_format, transcri
 from transcriber_core.deletion import store_for
 from transcriber_core.entities import FileRecord, State
 from transcriber_core.errors import FileNotFound, JobNotFound, TranscriberError
+from transcriber_core.naming import well_formed_id
 
 log = logging.getLogger("transcriber.admin")
 
@@ -30,8 +31,11 @@ log = logging.getLogger("transcriber.admin")
 async def download(request: Request) -> Response:
     """``GET /admin/files/{id}``: the file's bytes as an attachment named ``<id><extension>``."""
     services = runtime_of(request).services
+    file_id = request.path_params["file_id"]
+    if not well_formed_id(file_id):
+        return plain("No file has this id.", status_code=404)
     try:
-        record = await services.file_records.get_file(request.path_params["file_id"])
+        record = await services.file_records.get_file(file_id)
     except FileNotFound:
         return plain("No file has this id.", status_code=404)
     store = store_for(services, record)
@@ -73,8 +77,11 @@ async def transcript(request: Request) -> Response:
     wanted = transcript_format(request.query_params.get("format"))
     if wanted is None:
         return plain(f"The format must be one of: {ALLOWED}.", status_code=400)
+    job_id = request.path_params["job_id"]
+    if not well_formed_id(job_id):
+        return plain("No job has this id.", status_code=404)
     try:
-        job = await runtime_of(request).services.jobs.get(request.path_params["job_id"])
+        job = await runtime_of(request).services.jobs.get(job_id)
     except JobNotFound:
         return plain("No job has this id.", status_code=404)
     if job.state is not State.DONE:

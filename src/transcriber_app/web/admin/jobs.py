@@ -33,6 +33,7 @@ from transcriber_core import deletion, edits
 from transcriber_core.deletion import store_for
 from transcriber_core.entities import FileRecord, Job, State
 from transcriber_core.errors import FileNotFound, JobChanged, JobNotFound
+from transcriber_core.naming import well_formed_id
 from transcriber_core.policy import files_go_at, job_goes_at
 from transcriber_core.services import Services
 
@@ -117,8 +118,11 @@ def _page_number(value: str | None) -> int:
 async def job_detail(request: Request) -> Response:
     """``GET /admin/jobs/{id}``: every field of the job, its files and the state form."""
     services = runtime_of(request).services
+    job_id = request.path_params["job_id"]
+    if not well_formed_id(job_id):
+        return _no_such_job(request)
     try:
-        job = await services.jobs.get(request.path_params["job_id"])
+        job = await services.jobs.get(job_id)
     except JobNotFound:
         return _no_such_job(request)
     lease_until = (
@@ -182,8 +186,11 @@ async def change_state(request: Request, form: FormData) -> Response:
         to = State(form_text(form, "state"))
     except ValueError:
         return _unknown_state(request)
+    job_id = request.path_params["job_id"]
+    if not well_formed_id(job_id):
+        return _no_such_job(request)
     try:
-        job = await services.jobs.get(request.path_params["job_id"])
+        job = await services.jobs.get(job_id)
     except JobNotFound:
         return _no_such_job(request)
     session = session_of(request)
@@ -220,6 +227,8 @@ async def delete_job(request: Request, form: FormData) -> Response:
     """
     services = runtime_of(request).services
     job_id = request.path_params["job_id"]
+    if not well_formed_id(job_id):
+        return _no_such_job(request)
     try:
         files = await deletion.delete_job(services, job_id)
     except JobNotFound:

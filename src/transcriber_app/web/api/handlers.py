@@ -30,7 +30,7 @@ from transcriber_app.web.uploads import (
     received_digest,
     received_file,
 )
-from transcriber_core import deletion
+from transcriber_core import deletion, naming
 from transcriber_core.entities import Job, Origin, State
 from transcriber_core.errors import (
     CallbackRefused,
@@ -211,11 +211,14 @@ async def reachable_job(request: Request) -> Job:
     """The job of the path's ``job_id`` if the caller's token reaches it (ADR 36).
 
     401 without a valid token; 404 ``job_not_found`` alike for an unknown
-    id and another token's job; 503 when the database does not answer.
+    id, one no id could be (``naming.well_formed_id``) and another token's job; 503 when the database does not answer.
     """
     caller = require_token(request)
+    job_id = request.path_params["job_id"]
+    if not naming.well_formed_id(job_id):
+        raise job_not_found()
     try:
-        job = await runtime_of(request).services.jobs.get(request.path_params["job_id"])
+        job = await runtime_of(request).services.jobs.get(job_id)
     except JobNotFound:
         raise job_not_found() from None
     except TranscriberError as exc:
