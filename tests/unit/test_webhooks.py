@@ -6,9 +6,11 @@ import asyncio
 import hashlib
 import hmac
 import json
+import socket
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
@@ -276,12 +278,38 @@ async def test_private_receivers_are_refused_at_check_and_at_send(receiver: Rece
             with pytest.raises(CallbackRefused) as refused:
                 await strict.check(url)
             assert refused.value.code == webhooks.REFUSED_ADDRESS
-            # At delivery the address is checked again (DNS may have changed since intake).
-            with pytest.raises(CallbackRefused):
+            # At delivery the address is checked again (DNS may have changed since intake):
+            # a literal address is refused for good, a name's answer may change back, so
+            # the try fails and is retried within the window, never connecting.
+            refusal = CallbackRefused if "localhost" not in url else ReceiverUnavailable
+            with pytest.raises(refusal):
                 await strict.send(url, b"{}")
     finally:
         await strict.close()
     assert receiver.requests == []
+
+
+async def test_one_failed_lookup_at_send_is_retried_not_given_up(receiver: Receiver) -> None:
+    """A name whose lookup fails once (SERVFAIL, a timeout) is a failed try; the next one sends."""
+    port = int(receiver.base.rsplit(":", 1)[1])
+    answers: list[OSError | None] = [socket.gaierror(socket.EAI_AGAIN, "try again"), None]
+
+    async def flaky_lookup(host: str, port_: int, family: int, kind: int) -> list[Any]:
+        failure = answers.pop(0)
+        if failure is not None:
+            raise failure
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port_))]
+
+    flaky = AiohttpWebhookSender(
+        secret=SECRET, clock=ManualClock(), allow_private=True, timeout=2, lookup=flaky_lookup
+    )
+    try:
+        with pytest.raises(ReceiverUnavailable):
+            await flaky.send(f"http://hooks.test:{port}/hook", b"{}")
+        await flaky.send(f"http://hooks.test:{port}/hook", b"{}")
+    finally:
+        await flaky.close()
+    assert [path for path, _, _ in receiver.requests] == ["/hook"]
 
 
 async def test_a_private_receiver_passes_when_allowed(
