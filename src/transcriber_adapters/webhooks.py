@@ -5,7 +5,9 @@ and sends. A name is resolved by our own resolver, which refuses the whole
 name when any of its addresses is refused and hands aiohttp only the
 addresses it checked, so the connection goes where the check looked (no
 second lookup that DNS could answer differently). An address written in the
-URL skips resolvers in aiohttp, so it is checked before the request.
+URL skips resolvers in aiohttp, so it is checked before the request. At
+delivery a failed lookup or a refused answer for a name is a failed try,
+retried (DNS may answer differently next time); at intake it refuses.
 Redirects are never followed; anything but a 2xx is ``ReceiverUnavailable``.
 Errors keep no vendor text and never the URL (its query may hold a secret).
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import aiohttp
@@ -28,20 +31,34 @@ from transcriber_core.ports import Clock
 DEFAULT_TIMEOUT = 10.0
 
 
-class CheckedResolver(AbstractResolver):
-    """Resolves with the system resolver, then refuses names with any address not allowed."""
+#: ``loop.getaddrinfo``'s shape: host, port, family, socket type → address infos.
+Lookup = Callable[[str, int, int, int], Awaitable[list[Any]]]
 
-    def __init__(self, *, allow_private: bool) -> None:
+
+class CheckedResolver(AbstractResolver):
+    """Resolves with ``lookup``, then refuses names with any address not allowed.
+
+    It runs at delivery, where one answer is not the last word: a lookup
+    that fails, or a name that now points somewhere refused, is a failed
+    try (``ReceiverUnavailable``), retried with the delivery's back-off,
+    never a connection to the refused address.
+    """
+
+    def __init__(self, *, allow_private: bool, lookup: Lookup | None = None) -> None:
         self.allow_private = allow_private
+        self._lookup = lookup
 
     async def resolve(
         self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
     ) -> list[ResolveResult]:
-        """The host's addresses, every one checked; ``CallbackRefused`` otherwise."""
-        infos = await resolve_addresses(host, port, family)
-        webhooks.check_addresses(
-            [str(info[4][0]) for info in infos], allow_private=self.allow_private
-        )
+        """The host's addresses, every one checked; ``ReceiverUnavailable`` otherwise."""
+        try:
+            infos = await resolve_addresses(host, port, family, lookup=self._lookup)
+            webhooks.check_addresses(
+                [str(info[4][0]) for info in infos], allow_private=self.allow_private
+            )
+        except CallbackRefused as refused:
+            raise ReceiverUnavailable(refused.message) from None
         return [
             {
                 "hostname": host,
@@ -59,12 +76,19 @@ class CheckedResolver(AbstractResolver):
 
 
 async def resolve_addresses(
-    host: str, port: int, family: socket.AddressFamily = socket.AF_UNSPEC
+    host: str,
+    port: int,
+    family: socket.AddressFamily = socket.AF_UNSPEC,
+    *,
+    lookup: Lookup | None = None,
 ) -> list[Any]:
-    """``getaddrinfo`` for TCP, off the event loop; a failure is ``CallbackRefused``."""
-    loop = asyncio.get_running_loop()
+    """``getaddrinfo`` for TCP (or ``lookup``), off the loop; a failure is ``CallbackRefused``."""
     try:
-        infos = await loop.getaddrinfo(host, port, family=family, type=socket.SOCK_STREAM)
+        if lookup is None:
+            loop = asyncio.get_running_loop()
+            infos = await loop.getaddrinfo(host, port, family=family, type=socket.SOCK_STREAM)
+        else:
+            infos = await lookup(host, port, family, socket.SOCK_STREAM)
     except (OSError, UnicodeError):
         raise CallbackRefused(
             "the callback's host does not resolve", code=webhooks.REFUSED_ADDRESS
@@ -77,7 +101,8 @@ class AiohttpWebhookSender:
 
     ``secret`` signs every body; ``clock`` gives the signature's time;
     ``allow_private`` lets callbacks reach loopback and private networks;
-    ``timeout`` bounds a whole request, connection included.
+    ``timeout`` bounds a whole request, connection included; ``lookup``
+    replaces the system resolver (tests).
     """
 
     def __init__(
@@ -87,6 +112,7 @@ class AiohttpWebhookSender:
         clock: Clock,
         allow_private: bool = False,
         timeout: float = DEFAULT_TIMEOUT,
+        lookup: Lookup | None = None,
     ) -> None:
         if not secret:
             raise ValueError("a webhook sender needs a secret")
@@ -94,6 +120,7 @@ class AiohttpWebhookSender:
         self._clock = clock
         self.allow_private = allow_private
         self.timeout = timeout
+        self._lookup = lookup
         self._session: aiohttp.ClientSession | None = None
 
     async def check(self, url: str) -> None:
@@ -103,7 +130,7 @@ class AiohttpWebhookSender:
         if _is_address(host):
             webhooks.check_addresses([host], allow_private=self.allow_private)
             return
-        infos = await resolve_addresses(host, parts.port or 0)
+        infos = await resolve_addresses(host, parts.port or 0, lookup=self._lookup)
         webhooks.check_addresses(
             [str(info[4][0]) for info in infos], allow_private=self.allow_private
         )
@@ -125,7 +152,7 @@ class AiohttpWebhookSender:
                 url, data=body, headers=headers, allow_redirects=False
             ) as response:
                 status = response.status
-        except CallbackRefused:
+        except (CallbackRefused, ReceiverUnavailable):
             raise
         except (aiohttp.ClientError, TimeoutError, OSError, ValueError):
             raise ReceiverUnavailable("the webhook receiver could not be reached") from None
@@ -141,7 +168,7 @@ class AiohttpWebhookSender:
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None:
             connector = aiohttp.TCPConnector(
-                resolver=CheckedResolver(allow_private=self.allow_private),
+                resolver=CheckedResolver(allow_private=self.allow_private, lookup=self._lookup),
                 # Each request resolves and checks again: DNS may have changed.
                 use_dns_cache=False,
             )
