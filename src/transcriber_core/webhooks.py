@@ -100,8 +100,11 @@ def address_refusal(address: str, *, allow_private: bool) -> str | None:
             ip = embedded
     if ip.is_unspecified or ip.is_multicast:
         return "the callback's host resolves to an address nothing can be sent to"
-    if allow_private:
-        return None
+    return None if allow_private else _not_public(ip)
+
+
+def _not_public(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
+    """Why ``ip`` is no address on the Internet; None when it is one."""
     if any(ip in network for network in _RESERVED if network.version == ip.version):
         return "the callback's host resolves to a reserved address"
     if ip.is_global and (ip.version == 4 or ip in _GLOBAL_UNICAST):

@@ -16,8 +16,8 @@ import pytest
 
 from tests.service.test_worker import api_and_worker, upload
 from tests.support.admin import owner_client, service_with_owner
-from tests.support.service import Service
 from tests.support.postgres import PostgresServer
+from tests.support.service import Service
 from transcriber_adapters.postgres.wakeups import APPLICATION_NAME
 
 pytestmark = pytest.mark.slow

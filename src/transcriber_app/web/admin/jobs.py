@@ -118,11 +118,8 @@ def _page_number(value: str | None) -> int:
 async def job_detail(request: Request) -> Response:
     """``GET /admin/jobs/{id}``: every field of the job, its files and the state form."""
     services = runtime_of(request).services
-    job_id = request.path_params["job_id"]
-    if not well_formed_id(job_id):
-        return _no_such_job(request)
     try:
-        job = await services.jobs.get(job_id)
+        job = await _job_of(request)
     except JobNotFound:
         return _no_such_job(request)
     lease_until = (
@@ -186,11 +183,8 @@ async def change_state(request: Request, form: FormData) -> Response:
         to = State(form_text(form, "state"))
     except ValueError:
         return _unknown_state(request)
-    job_id = request.path_params["job_id"]
-    if not well_formed_id(job_id):
-        return _no_such_job(request)
     try:
-        job = await services.jobs.get(job_id)
+        job = await _job_of(request)
     except JobNotFound:
         return _no_such_job(request)
     session = session_of(request)
@@ -236,6 +230,14 @@ async def delete_job(request: Request, form: FormData) -> Response:
     log.info("admin.job_deleted", extra={"job_id": job_id, "files": files})
     session_of(request).flash("The job, its transcript and its files were deleted.")
     return see_other(f"{PREFIX}/")
+
+
+async def _job_of(request: Request) -> Job:
+    """The job of the path's id; ``JobNotFound`` for an unknown one or one no id could be."""
+    job_id = request.path_params["job_id"]
+    if not well_formed_id(job_id):
+        raise JobNotFound()
+    return await runtime_of(request).services.jobs.get(job_id)
 
 
 def _no_such_job(request: Request) -> Response:

@@ -211,7 +211,8 @@ async def reachable_job(request: Request) -> Job:
     """The job of the path's ``job_id`` if the caller's token reaches it (ADR 36).
 
     401 without a valid token; 404 ``job_not_found`` alike for an unknown
-    id, one no id could be (``naming.well_formed_id``) and another token's job; 503 when the database does not answer.
+    id, one no id could be (``naming.well_formed_id``) and another token's
+    job; 503 when the database does not answer.
     """
     caller = require_token(request)
     job_id = request.path_params["job_id"]
