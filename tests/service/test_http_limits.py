@@ -8,6 +8,7 @@ refuse to send what these send.
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
 import statistics
 import sys
@@ -96,6 +97,29 @@ def test_header_over_the_limit_gets_431(service: Service) -> None:
     assert head.startswith(b"HTTP/1.1 431 "), answer[:200]
     assert b"connection: close" in head.lower()
     assert b'"error":"headers_too_large"' in body.replace(b" ", b"")
+
+
+@pytest.mark.parametrize(
+    "request_bytes",
+    [
+        b"POST /api/audio HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+        b"GET /\x00 HTTP/1.1\r\nHost: x\r\n\r\n",
+        b"NOT HTTP AT ALL\r\n\r\n",
+    ],
+)
+def test_a_request_the_parser_refuses_gets_a_json_400(
+    service: Service, request_bytes: bytes
+) -> None:
+    """Content-Length -5 and other unparsable requests get 400 with our JSON error, not text."""
+    with connect(service) as sock:
+        sock.sendall(request_bytes)
+        answer = read_all(sock)
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400 "), answer[:200]
+    assert b"content-type: application/json" in head.lower()
+    assert b"connection: close" in head.lower()
+    assert json.loads(body)["error"] == "bad_request"
 
 
 def test_header_under_the_limit_is_served(service: Service) -> None:
