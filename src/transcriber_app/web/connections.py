@@ -24,6 +24,9 @@ bounds, each enforced before the bytes reach the parser:
   anything is read: file descriptors stay bounded, and the slots free up
   as the flood's own headers time out.
 
+A request the parser refuses (``Content-Length: -5``, a NUL in the path)
+gets a JSON 400 ``bad_request`` instead of uvicorn's plain text.
+
 ``fit_open_files_limit`` raises the process's soft RLIMIT_NOFILE to what
 ``max_connections`` needs, so the cap, not the kernel, refuses the excess.
 """
@@ -66,6 +69,11 @@ def _answer(status: str, code: str, message: str) -> bytes:
     return head.encode("ascii") + body
 
 
+_BAD_REQUEST = _answer(
+    "400 Bad Request",
+    "bad_request",
+    "The request is not valid HTTP/1.1 (its start line or headers, such as Content-Length).",
+)
 _TOO_MANY_CONNECTIONS = _answer(
     "503 Service Unavailable",
     "too_many_connections",
@@ -177,6 +185,12 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+
+    def send_400_response(self, msg: str) -> None:
+        """A request the parser refuses gets our JSON 400 like every error, then the close."""
+        self._stop_timer()
+        self.transport.write(_BAD_REQUEST)
+        self.transport.close()
 
     def _too_slow(self) -> None:
         """The headers did not end by the deadline: drop the connection without an answer."""
