@@ -203,3 +203,32 @@ async def test_retention_sweeps_files_then_jobs_by_their_end(
     assert f"{kept.source_file_id}.mp3" in stored
     assert f"{files_go.source_file_id}.mp3" not in stored
     assert f"{job_goes.source_file_id}.mp3" not in stored
+
+
+def database_bytes(service: Service) -> dict[str, bytes]:
+    """The database file and its -wal, as a copy of the data dir would hold them now."""
+    base = service.data_dir / "transcriber.db"
+    return {
+        path.name: path.read_bytes()
+        for path in (base, base.with_name(base.name + "-wal"))
+        if path.exists()
+    }
+
+
+def test_a_deleted_transcript_is_in_neither_the_database_nor_its_wal(
+    tmp_path: Path, recording: bytes
+) -> None:
+    """After DELETE, the running service's db and -wal hold neither the job id nor its text."""
+    with running_service(tmp_path) as service:
+        with service.client() as client:
+            answer = client.post("/api/audio", files={"file": ("voice.mp3", recording)})
+            job_id = answer.json()["job_id"]
+            done = service.wait_for_job(job_id)
+            assert done["state"] == "done"
+            text = done["text"].encode()
+            assert text
+            assert any(text in content for content in database_bytes(service).values())
+            assert client.delete(f"/api/jobs/{job_id}").status_code == 204
+        for name, content in database_bytes(service).items():
+            assert job_id.encode() not in content, name
+            assert text not in content, name
