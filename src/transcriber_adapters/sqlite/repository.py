@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import attrs
 
 from transcriber_adapters.sqlite.outbox import DELIVERY_DUE_ROW, DUE, SqliteOutbox, write_deliveries
-from transcriber_adapters.sqlite.schema import immediate
+from transcriber_adapters.sqlite.schema import immediate, truncate_wal
 from transcriber_adapters.sqlite.statements import (
     ACQUIRE_SHORT_SQL,
     ACQUIRE_SQL,
@@ -388,7 +388,9 @@ def _delete_job(conn: sqlite3.Connection, job_id: str) -> Removed:
         rows = conn.execute(JOB_FILES_SQL, {"id": job_id}).fetchall()
         if not rows:
             raise JobNotFound()
-        return _remove(conn, rows, delete_jobs=True)
+        removed = _remove(conn, rows, delete_jobs=True)
+    truncate_wal(conn)
+    return removed
 
 
 def _remove_ended(
@@ -407,7 +409,9 @@ def _remove_ended(
         rows = conn.execute(select, {"cutoff": cutoff, "limit": limit}).fetchall()
         if not rows:
             return Removed()
-        return _remove(conn, rows, delete_jobs=delete_jobs)
+        removed = _remove(conn, rows, delete_jobs=delete_jobs)
+    truncate_wal(conn)
+    return removed
 
 
 def _remove(conn: sqlite3.Connection, rows: list[Any], *, delete_jobs: bool) -> Removed:
