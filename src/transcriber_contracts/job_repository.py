@@ -267,6 +267,20 @@ class JobRepositoryContract:
         with pytest.raises(JobNotFound):
             await repo.get(new_id())
 
+    async def test_get_owned_by_another_owner_is_job_not_found(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
+        """``owned_by`` filters in the store: another owner's job is JobNotFound, like no job."""
+        mine = make_job(owner=DIGEST)
+        anonymous = make_job()
+        await stored(clock, repo, mine, anonymous)
+        assert await repo.get(mine.id, owned_by=DIGEST) == mine
+        assert await repo.get(mine.id) == mine
+        other = "0" * 64
+        for job_id, owner in ((mine.id, other), (anonymous.id, DIGEST), (new_id(), DIGEST)):
+            with pytest.raises(JobNotFound):
+                await repo.get(job_id, owned_by=owner)
+
     async def test_dedup_key_returns_the_first_job(
         self, clock: ManualClock, repo: JobRepository
     ) -> None:
