@@ -158,8 +158,13 @@ class Jobs(Protocol):
         """
         ...
 
-    async def get(self, job_id: str) -> Job:
-        """The job with this id; raises ``JobNotFound``."""
+    async def get(self, job_id: str, *, owned_by: str | None = None) -> Job:
+        """The job with this id; raises ``JobNotFound``.
+
+        With ``owned_by`` (an API token's digest), only a job of that owner
+        is found, filtered in the store's query: another owner's job is
+        never read, so its 404 costs what an unknown id's does.
+        """
         ...
 
     async def find_by_dedup_key(self, dedup_key: str) -> Job | None:

@@ -61,8 +61,8 @@ class WorkerSavesAfterTheRead(Delegate):
         self.armed = False
         self.raced = False
 
-    async def get(self, job_id: str) -> Job:
-        job: Job = await self.inner.get(job_id)
+    async def get(self, job_id: str, *, owned_by: str | None = None) -> Job:
+        job: Job = await self.inner.get(job_id, owned_by=owned_by)
         if job_id == self.job_id and self.armed:
             self.armed = False
             await self.inner.save_if_held(self.result, acquisition_id=self.acquisition_id)

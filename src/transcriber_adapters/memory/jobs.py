@@ -88,14 +88,14 @@ class MemoryJobRepository(MemoryOutbox):
             job_id = self._dedup.get(dedup_key)
             return None if job_id is None else self._jobs[job_id]
 
-    async def get(self, job_id: str) -> Job:
-        """The job with this id; raises ``JobNotFound``."""
+    async def get(self, job_id: str, *, owned_by: str | None = None) -> Job:
+        """The job with this id (and owner, when given); raises ``JobNotFound``."""
         with self._lock:
             self.calls.append("get")
-            try:
-                return self._jobs[job_id]
-            except KeyError:
-                raise JobNotFound() from None
+            job = self._jobs.get(job_id)
+            if job is None or (owned_by is not None and job.owner != owned_by):
+                raise JobNotFound()
+            return job
 
     async def acquire(
         self,

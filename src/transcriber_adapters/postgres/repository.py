@@ -90,9 +90,13 @@ class PostgresJobRepository(PostgresOutbox):
             await self.wakeups.wake(stored.state)
         return stored, True
 
-    async def get(self, job_id: str) -> Job:
-        """The job with this id; raises ``JobNotFound``."""
-        row = await self._db.fetchone(sql.GET_JOB_SQL, {"id": job_id})
+    async def get(self, job_id: str, *, owned_by: str | None = None) -> Job:
+        """The job with this id (and owner, when given); raises ``JobNotFound``."""
+        if owned_by is None:
+            row = await self._db.fetchone(sql.GET_JOB_SQL, {"id": job_id})
+        else:
+            params = {"id": job_id, "owner": owned_by}
+            row = await self._db.fetchone(sql.GET_OWNED_JOB_SQL, params)
         if row is None:
             raise JobNotFound()
         return sql.job_from_row(row)

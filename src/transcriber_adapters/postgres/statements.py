@@ -159,6 +159,10 @@ INSERT_JOB_SQL = (
 #: One job by id; parameter: ``id``.
 GET_JOB_SQL = f"SELECT {_JOB_LIST} FROM jobs WHERE id = %(id)s"
 
+#: One job by id and owner; parameters: ``id``, ``owner``. Another owner's row is
+#: refused on the primary key's heap tuple; its long columns (TOAST) are never read.
+GET_OWNED_JOB_SQL = f"{GET_JOB_SQL} AND owner = %(owner)s"
+
 #: One job by id, locked until the transaction ends (an owner's compare-and-set).
 LOCK_JOB_SQL = f"{GET_JOB_SQL} FOR UPDATE"
 

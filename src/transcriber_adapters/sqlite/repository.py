@@ -34,6 +34,7 @@ from transcriber_adapters.sqlite.statements import (
     GET_FILE_SQL,
     GET_JOB_BY_DEDUP_SQL,
     GET_JOB_SQL,
+    GET_OWNED_JOB_SQL,
     GET_PARTS_SQL,
     INSERT_JOB_SQL,
     JOB_FILES_SQL,
@@ -96,9 +97,9 @@ class SqliteJobRepository(SqliteOutbox):
         """Store a job, its files and deliveries at once, unless its dedup key is taken."""
         return await self._call(_create, job, tuple(files), tuple(deliveries), self._clock)
 
-    async def get(self, job_id: str) -> Job:
-        """The job with this id; raises ``JobNotFound``."""
-        return await self._call(_get, job_id)
+    async def get(self, job_id: str, *, owned_by: str | None = None) -> Job:
+        """The job with this id (and owner, when given); raises ``JobNotFound``."""
+        return await self._call(_get, job_id, owned_by)
 
     async def find_by_dedup_key(self, dedup_key: str) -> Job | None:
         """The job that first used ``dedup_key``, or None."""
@@ -244,8 +245,11 @@ def _find_by_dedup_key(conn: sqlite3.Connection, dedup_key: str) -> Job | None:
     return None if row is None else job_from_row(row)
 
 
-def _get(conn: sqlite3.Connection, job_id: str) -> Job:
-    rows = conn.execute(GET_JOB_SQL, {"id": job_id}).fetchall()
+def _get(conn: sqlite3.Connection, job_id: str, owned_by: str | None = None) -> Job:
+    if owned_by is None:
+        rows = conn.execute(GET_JOB_SQL, {"id": job_id}).fetchall()
+    else:
+        rows = conn.execute(GET_OWNED_JOB_SQL, {"id": job_id, "owner": owned_by}).fetchall()
     if not rows:
         raise JobNotFound()
     return job_from_row(rows[0])

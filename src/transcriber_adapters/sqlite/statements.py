@@ -100,6 +100,13 @@ INSERT_JOB_SQL = (
 #: One job by id; parameter: ``id``.
 GET_JOB_SQL = f"SELECT {_JOB_LIST} FROM jobs WHERE id = :id"
 
+#: One job by id and owner; parameters: ``id``, ``owner``. ``INDEXED BY``: the planner would
+#: take the unique id index and read the row to compare its owner; seeking (owner, id)
+#: refuses another owner's job without reading its row (its long transcript).
+GET_OWNED_JOB_SQL = (
+    f"SELECT {_JOB_LIST} FROM jobs INDEXED BY jobs_owner_id WHERE owner = :owner AND id = :id"
+)
+
 #: The job that first used a dedup key; parameter: ``dedup_key``.
 GET_JOB_BY_DEDUP_SQL = f"SELECT {_JOB_LIST} FROM jobs WHERE dedup_key = :dedup_key"
 
