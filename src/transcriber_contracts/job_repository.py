@@ -774,6 +774,24 @@ class JobRepositoryContract:
         await create(clock, repo, job)
         assert await position(clock, repo, job.id) is None
 
+    async def test_queue_position_counts_at_most_the_limit(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
+        """Past ``QUEUE_POSITION_LIMIT`` jobs ahead the count stops: a status read stays cheap."""
+        from transcriber_core.policy import QUEUE_POSITION_LIMIT  # noqa: PLC0415 - red first
+
+        ahead = [
+            make_job(created=T0 + timedelta(microseconds=n))
+            for n in range(QUEUE_POSITION_LIMIT + 3)
+        ]
+        last = make_job(created=T0 + timedelta(seconds=1))
+        await stored(clock, repo, *ahead, last)
+        assert await position(clock, repo, last.id) == QUEUE_POSITION_LIMIT
+        assert (
+            await position(clock, repo, ahead[QUEUE_POSITION_LIMIT - 1].id)
+            == QUEUE_POSITION_LIMIT - 1
+        )
+
     async def test_queue_position_of_an_unknown_job(
         self, clock: ManualClock, repo: JobRepository
     ) -> None:
