@@ -54,6 +54,7 @@ from transcriber_core.entities import (
 )
 from transcriber_core.errors import Conflict, FileNotFound, JobChanged, JobNotFound, LeaseLost
 from transcriber_core.outbox import end_deliveries
+from transcriber_core.policy import QUEUE_POSITION_LIMIT
 from transcriber_core.ports import JobRepository, Removed
 from transcriber_core.transitions import Actor, transition
 
@@ -778,8 +779,6 @@ class JobRepositoryContract:
         self, clock: ManualClock, repo: JobRepository
     ) -> None:
         """Past ``QUEUE_POSITION_LIMIT`` jobs ahead the count stops: a status read stays cheap."""
-        from transcriber_core.policy import QUEUE_POSITION_LIMIT  # noqa: PLC0415 - red first
-
         ahead = [
             make_job(created=T0 + timedelta(microseconds=n))
             for n in range(QUEUE_POSITION_LIMIT + 3)

@@ -416,6 +416,12 @@ def job_goes_at(job: Job, settings: Settings) -> datetime | None:
     return job.ended + settings.jobs_kept
 
 
+#: The most jobs ``queue_position`` counts ahead of one (red team 3): a status read
+#: costs at most this many index steps however long the queue, and a caller reading
+#: the limit knows that many or more wait ahead.
+QUEUE_POSITION_LIMIT = 1000
+
+
 def reachable_by(job: Job, caller: str | None) -> bool:
     """True when an API caller may see and delete ``job`` (ADR 36).
 

@@ -177,8 +177,9 @@ class Jobs(Protocol):
         Ahead: same state, before it in ``created, id`` order, and not under a
         live lease (``acquisition_id`` null or ``acquire_time`` at least
         ``lease`` before the store's now). A short job counts only short jobs
-        (its express lane); any other job counts every job. None for a job in
-        a terminal state or under a live lease (it is running). Raises
+        (its express lane); any other job counts every job. The count stops
+        at ``policy.QUEUE_POSITION_LIMIT`` (that many or more). None for a job
+        in a terminal state or under a live lease (it is running). Raises
         ``JobNotFound``.
         """
         ...

@@ -19,6 +19,7 @@ from transcriber_core.entities import (
     State,
 )
 from transcriber_core.errors import Conflict, FileNotFound, JobChanged, JobNotFound, LeaseLost
+from transcriber_core.policy import QUEUE_POSITION_LIMIT
 from transcriber_core.ports import Clock, Ready, Removed
 from transcriber_core.transitions import check_acquirable
 
@@ -144,7 +145,7 @@ class MemoryJobRepository(MemoryOutbox):
                 raise JobNotFound()
             if job.state not in STEP_STATES or _leased(job, lease_cutoff):
                 return None
-            return sum(
+            ahead = sum(
                 1
                 for other in self._jobs.values()
                 if other.state == job.state
@@ -152,6 +153,7 @@ class MemoryJobRepository(MemoryOutbox):
                 and (other.created, other.id) < (job.created, job.id)
                 and not _leased(other, lease_cutoff)
             )
+            return min(ahead, QUEUE_POSITION_LIMIT)
 
     async def renew(self, job_id: str, *, acquisition_id: str) -> None:
         """Move the lease's ``acquire_time`` to the store's now; ``LeaseLost`` if not held."""

@@ -27,6 +27,7 @@ from transcriber_adapters.rows import (
     words_from_items,
 )
 from transcriber_core.entities import STEP_STATES, FileRecord, Job
+from transcriber_core.policy import QUEUE_POSITION_LIMIT
 
 _JOB_LIST = ", ".join(JOB_COLUMNS)
 
@@ -100,11 +101,12 @@ QUEUE_POSITION_SQL = (
     f"SELECT CASE WHEN me.state NOT IN ({_STEP_LIST})"
     " OR (me.acquisition_id IS NOT NULL"
     f" AND me.acquire_time > {NOW_SQL} - %(lease)s::interval) THEN NULL"
-    " ELSE (SELECT count(*) FROM jobs AS other"
+    " ELSE (SELECT count(*) FROM (SELECT 1 FROM jobs AS other"
     " WHERE other.state = me.state AND (NOT me.short OR other.short)"
     " AND (other.created, other.id) < (me.created, me.id)"
     " AND (other.acquisition_id IS NULL"
-    f" OR other.acquire_time <= {NOW_SQL} - %(lease)s::interval))"
+    f" OR other.acquire_time <= {NOW_SQL} - %(lease)s::interval)"
+    f" LIMIT {QUEUE_POSITION_LIMIT}) AS ahead)"
     " END FROM jobs AS me WHERE me.id = %(id)s"
 )
 

@@ -22,6 +22,7 @@ from transcriber_adapters.rows import (
 )
 from transcriber_adapters.sqlite.times import from_db, to_db
 from transcriber_core.entities import STEP_STATES, Word
+from transcriber_core.policy import QUEUE_POSITION_LIMIT
 
 _JOB_LIST = ", ".join(JOB_COLUMNS)
 _JOB_ASSIGN = ", ".join(f"{column} = :{column}" for column in JOB_COLUMNS if column != "id")
@@ -72,10 +73,11 @@ QUEUE_POSITION_SQL = (
     "SELECT CASE WHEN me.state NOT IN ("
     + ", ".join(f"'{state.value}'" for state in STEP_STATES)
     + ") OR (me.acquisition_id IS NOT NULL AND me.acquire_time > :lease_cutoff) THEN NULL"
-    " ELSE (SELECT count(*) FROM jobs AS other"
+    " ELSE (SELECT count(*) FROM (SELECT 1 FROM jobs AS other"
     " WHERE other.state = me.state AND (me.short = 0 OR other.short = 1)"
     " AND (other.created, other.id) < (me.created, me.id)"
-    " AND (other.acquisition_id IS NULL OR other.acquire_time <= :lease_cutoff))"
+    " AND (other.acquisition_id IS NULL OR other.acquire_time <= :lease_cutoff)"
+    f" LIMIT {QUEUE_POSITION_LIMIT}))"
     " END FROM jobs AS me WHERE me.id = :id"
 )
 
