@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections import Counter
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
+import attrs
 import httpx
 import pytest
 
+from tests.support.delegate import Delegate
 from transcriber_adapters.memory import ManualClock
 from transcriber_app.bootstrap import Runtime, build
 from transcriber_app.config import Config, HttpConfig, StorageConfig
@@ -87,3 +92,53 @@ async def test_free_space_below_the_minimum_is_disk_full(tmp_path: Path) -> None
         await built.close()
     assert response.status_code == 503
     assert response.json()["error"] == "disk_full"
+
+
+class Counting(Delegate):
+    """The real adapter, counting the calls a probe makes to it by method name."""
+
+    def __init__(self, inner: Any) -> None:
+        super().__init__(inner)
+        self.counts: Counter[str] = Counter()
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self.inner, name)
+        if not callable(method):
+            return method
+
+        async def counted(*args: Any, **kwargs: Any) -> Any:
+            self.counts[name] += 1
+            return await method(*args, **kwargs)
+
+        return counted
+
+
+def _counted(runtime: Runtime) -> tuple[Runtime, Counting, Counting]:
+    repo = Counting(runtime.services.repo)
+    conditions = Counting(runtime.services.conditions)
+    services = attrs.evolve(runtime.services, repo=repo, conditions=conditions)
+    return attrs.evolve(runtime, services=services), repo, conditions
+
+
+async def test_a_health_flood_never_counts_jobs_and_shares_one_read(runtime: Runtime) -> None:
+    """40 clients at once on /health: no job is counted, and they share the database reads."""
+    counted, repo, conditions = _counted(runtime)
+    transport = httpx.ASGITransport(app=create_app(counted))
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+        answers = await asyncio.gather(*(client.get("/health") for _ in range(40)))
+    assert {answer.status_code for answer in answers} == {200}
+    assert repo.counts["count_by_state"] == 0
+    assert sum(repo.counts.values()) + conditions.counts["current"] <= 10, (repo, conditions)
+
+
+async def test_scrapes_share_one_reading_of_the_queue(runtime: Runtime) -> None:
+    """Scrapes at once, and right after, share one count of the jobs (a cached gauge)."""
+    counted, repo, _ = _counted(runtime)
+    transport = httpx.ASGITransport(app=create_app(counted))
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+        answers = await asyncio.gather(*(client.get("/metrics") for _ in range(20)))
+        answers += [await client.get("/metrics") for _ in range(5)]
+    assert {answer.status_code for answer in answers} == {200}
+    assert all('transcriber_jobs{state="done"}' in answer.text for answer in answers)
+    assert repo.counts["count_by_state"] <= 2
+    assert repo.counts["pending_deliveries"] <= 2
