@@ -10,11 +10,12 @@ import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import pytest
 from botocore.exceptions import ClientError
 
+from tests.support.delegate import Delegate
 from tests.support.s3 import MotoS3
 from transcriber_adapters import s3 as s3_module
 from transcriber_adapters.s3 import MIN_PART_SIZE, S3FileStore, s3_errors
@@ -175,6 +176,40 @@ async def test_cancelled_upload_is_aborted(
         await task
     assert moto_s3.keys(bucket) == []
     assert moto_s3.pending_uploads(bucket) == []
+
+
+class SlowCreateAnswer(Delegate):
+    """The real S3 client; the answer to CreateMultipartUpload comes 0.3 s after S3 made it."""
+
+    def __init__(self, inner: Any) -> None:
+        super().__init__(inner)
+        self.created = asyncio.Event()
+
+    async def create_multipart_upload(self, **kwargs: Any) -> Any:
+        answer = await self.inner.create_multipart_upload(**kwargs)
+        self.created.set()
+        await asyncio.sleep(0.3)
+        return answer
+
+
+async def test_a_put_cancelled_while_the_upload_is_created_leaves_no_upload(
+    store: S3FileStore, moto_s3: MotoS3, bucket: str, big_source: Path
+) -> None:
+    """Cancelled between S3 making the upload and us reading its id: it is still aborted."""
+    slow = SlowCreateAnswer(await store._client())
+    store._client = lambda: _ready(slow)  # type: ignore[method-assign]
+    task = asyncio.create_task(store.put(FILE_ID, ".ogg", big_source, now=NOW))
+    await slow.created.wait()
+    assert len(moto_s3.pending_uploads(bucket)) == 1
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert moto_s3.keys(bucket) == []
+    assert moto_s3.pending_uploads(bucket) == []
+
+
+async def _ready(value: Any) -> Any:
+    return value
 
 
 async def test_move_of_a_multipart_file_removes_the_source(
