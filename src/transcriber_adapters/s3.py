@@ -221,9 +221,7 @@ class S3FileStore:
             with s3_errors():
                 await s3.put_object(Bucket=self._bucket, Key=key, Body=first)
             return len(first)
-        with s3_errors():
-            created = await s3.create_multipart_upload(Bucket=self._bucket, Key=key)
-        upload_id = str(created["UploadId"])
+        upload_id = await self._create_upload(s3, key)
         try:
             return await self._upload_parts(s3, reader, key, upload_id, first)
         except BaseException:
@@ -231,6 +229,27 @@ class S3FileStore:
             # upload left open keeps its parts (and their cost) until a lifecycle rule.
             await wait_out(asyncio.ensure_future(self._abort(s3, key, upload_id)))
             raise
+
+    async def _create_upload(self, s3: Any, key: str) -> str:
+        """Start a multipart upload and return its id, aborting it if we are cancelled meanwhile.
+
+        A cancellation while the request is out would lose the id of an
+        upload S3 already made (an open upload, kept until a lifecycle rule):
+        the request is shielded, waited for, and its upload aborted.
+        """
+        creating = asyncio.ensure_future(self._create(s3, key))
+        try:
+            return await asyncio.shield(creating)
+        except asyncio.CancelledError:
+            await wait_out(creating)
+            if not creating.cancelled() and creating.exception() is None:
+                await wait_out(asyncio.ensure_future(self._abort(s3, key, creating.result())))
+            raise
+
+    async def _create(self, s3: Any, key: str) -> str:
+        with s3_errors():
+            created = await s3.create_multipart_upload(Bucket=self._bucket, Key=key)
+        return str(created["UploadId"])
 
     async def _upload_parts(
         self, s3: Any, reader: BinaryIO, key: str, upload_id: str, first: bytes
