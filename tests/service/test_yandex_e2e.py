@@ -199,3 +199,26 @@ def metric(text: str, series: str) -> float:
     found = re.search(re.escape(series) + r" (\S+)", text)
     assert found is not None, series
     return float(found.group(1))
+
+
+async def test_delete_of_a_job_waiting_on_a_throttled_start_empties_the_bucket(
+    tmp_path: Path, moto_s3: MotoS3, recording: bytes
+) -> None:
+    """A job copied to the bucket and waiting on a 429 is deleted: its copy goes too (red team 3)."""
+    bucket = moto_s3.new_bucket()
+    async with FakeSpeechKit(storage_url=moto_s3.endpoint_url) as fake:
+        fake.status_next_start(429, retry_after="120")
+        config = yandex_config(moto_s3, bucket, fake)
+        with running_service(
+            tmp_path, config=config, env={"AWS_EC2_METADATA_DISABLED": "true"}
+        ) as service:
+            job_id = await upload(service, recording, "voice.mp3")
+            async with asyncio.timeout(30):
+                while not fake.requests_to("/speech"):
+                    await asyncio.sleep(0.05)
+            service.wait_for_log("step.service_condition", job_id)
+            assert len(moto_s3.keys(bucket)) == 1, "the copy waits in the bucket with its job"
+            async with httpx.AsyncClient(base_url=service.base_url, timeout=10) as client:
+                assert (await client.delete(f"/api/jobs/{job_id}")).status_code == 204
+            assert moto_s3.keys(bucket) == []
+            assert service.query("SELECT count(*) FROM files") == [(0,)]
