@@ -6,9 +6,22 @@ import logging
 from typing import Any
 
 from transcriber_core.errors import NotFound
+from transcriber_core.naming import derived_file_id
 from transcriber_core.services import Services
 
 log = logging.getLogger("transcriber.copies")
+
+#: The role of a job's Object Storage copy in its derived file id (``naming.derived_file_id``).
+STORAGE_COPY = "storage"
+
+
+def storage_copy_id(job_id: str) -> str:
+    """The id of the job's copy for the recognizer: the same on every try, known before it exists.
+
+    A job waiting in recognize (an empty budget, a 429) may hold a copy its
+    row does not name yet; deleting the job finds it by this id (red team 3).
+    """
+    return derived_file_id(job_id, STORAGE_COPY)
 
 
 async def remove_copy(services: Services, job_id: str, file_id: str, **extra: Any) -> None:

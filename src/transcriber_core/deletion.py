@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 
 import attrs
 
+from transcriber_core.copies import remove_copy, storage_copy_id
 from transcriber_core.entities import FileRecord, Location
 from transcriber_core.errors import JobNotFound
 from transcriber_core.ports import FileStore
@@ -88,6 +89,9 @@ async def delete_job(services: Services, job_id: str) -> int:
 async def _delete_job(services: Services, job_id: str) -> int:
     removed = await services.removals.delete_job(job_id)
     failed = await remove_stored(services, removed.files)
+    # A job waiting in recognize may hold a copy its row does not name yet (made, then a
+    # 429 or an empty budget): found by its derived id, it goes too (red team 3).
+    await remove_copy(services, job_id, storage_copy_id(job_id))
     log.info("job.deleted", extra={"job_id": job_id, "files": len(removed.files), "failed": failed})
     return len(removed.files)
 

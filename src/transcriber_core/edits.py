@@ -8,11 +8,11 @@ and is saved only if the job is still what the owner read (ADR 23).
 
 from __future__ import annotations
 
+from transcriber_core.copies import STORAGE_COPY
 from transcriber_core.entities import Job, State
 from transcriber_core.naming import derived_file_id
 from transcriber_core.notices import remove_storage_copy
 from transcriber_core.services import Services
-from transcriber_core.steps import STORAGE_COPY
 from transcriber_core.transitions import Actor, transition
 
 #: The states a job is revived from: it ended without a transcript.

@@ -7,12 +7,11 @@ sender is a delivery of the outbox (``outbox.py``, ADR 35).
 
 from __future__ import annotations
 
-from transcriber_core.copies import remove_copy
+from transcriber_core.copies import STORAGE_COPY, remove_copy
 from transcriber_core.entities import Job
 from transcriber_core.naming import derived_file_id
 from transcriber_core.part_steps import remove_part_copies
 from transcriber_core.services import Services
-from transcriber_core.steps import STORAGE_COPY
 
 
 async def remove_storage_copy(services: Services, job: Job) -> None:

@@ -12,6 +12,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from transcriber_core.copies import storage_copy_id
 from transcriber_core.entities import FileRecord, Job, State
 from transcriber_core.errors import DirectRefused, FileNotFound, MissingFile, RecognitionFailed
 from transcriber_core.naming import derived_file_id
@@ -26,7 +27,6 @@ log = logging.getLogger("transcriber.steps")
 
 #: Role names of the files steps make; see ``derived_file_id``.
 CONVERTED = "converted"
-STORAGE_COPY = "storage"
 
 Step = Callable[[Job, Services], Awaitable[Job]]
 
@@ -181,7 +181,7 @@ async def _copy_for_recognizer(
     if store is None:
         # Only reached when a direct start was refused, which re-raises without a store.
         raise RecognitionFailed("the recognizer has nowhere to read the audio from")
-    copy_id = derived_file_id(job.id, STORAGE_COPY)
+    copy_id = storage_copy_id(job.id)
     try:
         earlier = await services.file_records.get_file(copy_id)
     except FileNotFound:

@@ -17,10 +17,10 @@ from tests.support.delegate import Delegate
 from transcriber_app.bootstrap import Runtime
 from transcriber_app.logs import KeyValueFormatter
 from transcriber_app.web.auth import hash_password
+from transcriber_core.copies import STORAGE_COPY
 from transcriber_core.entities import FileRecord, Job, Origin, State
 from transcriber_core.errors import StorageUnavailable
 from transcriber_core.naming import derived_file_id
-from transcriber_core.steps import STORAGE_COPY
 from transcriber_core.transitions import transition
 
 _FLASH = re.compile(r"The job changed while you were changing it; nothing was changed\.")

@@ -7,9 +7,9 @@ import pytest
 
 from transcriber_contracts.job_repository import make_job
 from transcriber_core import edits
+from transcriber_core.copies import STORAGE_COPY
 from transcriber_core.entities import STEP_STATES, TERMINAL_STATES, State
 from transcriber_core.naming import derived_file_id
-from transcriber_core.steps import STORAGE_COPY
 
 
 @pytest.mark.parametrize("state", [State.DEAD, State.FAILED])
