@@ -4,7 +4,7 @@ Two kinds of series (ADR 14, 38):
 
 * **The queue, shared by every process**: jobs by state, queue depth,
   SpeechKit budget levels and the service conditions that hold. They are
-  read from the database (at most once a second per process, ``probes``),
+  read from the database (at most once every 5 s per process, ``probes``),
   so ``serve`` and every ``worker`` on the same database report the same
   numbers.
 * **Events of this process**: acquires, step durations and failures, HTTP
@@ -61,7 +61,7 @@ class Metrics:
         self.registry = CollectorRegistry(auto_describe=True)
         self.jobs = Gauge(
             "transcriber_jobs",
-            "Jobs in each state, read from the database (at most 1 s old).",
+            "Jobs in each state, read from the database (at most 5 s old).",
             ["state"],
             registry=self.registry,
         )
@@ -72,7 +72,7 @@ class Metrics:
         )
         self.conditions = Gauge(
             "transcriber_service_conditions",
-            "1 for each service condition that holds (read from the database, at most 1 s old),"
+            "1 for each service condition that holds (read from the database, at most 5 s old),"
             " by code; none while healthy.",
             ["code"],
             registry=self.registry,
@@ -137,7 +137,7 @@ class Metrics:
         )
         self.deliveries_pending = Gauge(
             "transcriber_deliveries_pending",
-            "Outbox deliveries waiting or running, by kind, from the database (at most 1 s old).",
+            "Outbox deliveries waiting or running, by kind, from the database (at most 5 s old).",
             ["kind"],
             registry=self.registry,
         )

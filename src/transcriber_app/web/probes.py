@@ -40,7 +40,7 @@ log = logging.getLogger("transcriber.http")
 
 
 #: How long one reading of the queue gauges serves further scrapes of this process.
-GAUGES_FRESH_SECONDS = 1.0
+GAUGES_FRESH_SECONDS = 5.0
 
 T = TypeVar("T")
 
