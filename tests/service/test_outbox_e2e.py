@@ -234,3 +234,36 @@ async def test_a_telegram_notice_that_fails_is_sent_later_also_after_a_restart(
     assert left == [(0,)]
     assert "pause_seconds=1.0" in first.logs()
     assert "pause_seconds=8.0" in first.logs()
+
+
+async def test_hanging_receivers_do_not_delay_an_unrelated_receiver(tmp_path: Path) -> None:
+    """16 callbacks that never answer (on two hosts) hold back another host's webhook < 3 s."""
+    hanging = [Receiver(free_port(), fail_first=0) for _ in range(2)]
+    unrelated = Receiver(free_port(), fail_first=0)
+    for receiver in (*hanging, unrelated):
+        await receiver.start()
+    config = {"webhooks": {"secret": SECRET, "allow_private": True, "timeout_seconds": 3.0}}
+    # Not audio: each job fails at its first convert, so its webhook is owed at once.
+    not_audio = b"this is not audio " * 64
+    async with service_beside(tmp_path, config) as service:
+        try:
+            for n in range(16):
+                url = hanging[n % 2].url(f"/hang?n={n}")
+                assert (await _upload(service, not_audio, url)).status_code == 202
+            await _until(
+                lambda: sum(r.calls.count("/hang") for r in hanging) >= 2, "the hanging calls"
+            )
+            answer = await _upload(service, not_audio, unrelated.url("/hook"))
+            job_id = answer.json()["job_id"]
+            ended = await asyncio.to_thread(service.wait_for_job, job_id)
+            assert ended["state"] == "failed"
+            started = time.monotonic()
+            # Without isolation the loops take 16 tries of 3 s first: measure, then judge.
+            with contextlib.suppress(AssertionError):
+                await _until(lambda: unrelated.delivered == [job_id], "the unrelated webhook")
+            waited = time.monotonic() - started
+        finally:
+            for receiver in (*hanging, unrelated):
+                await receiver.stop()
+    assert unrelated.delivered == [job_id]
+    assert waited < 3.0, f"the unrelated receiver waited {waited:.1f} s"
