@@ -17,7 +17,9 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
+import time
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
 from typing import Any
 
 import aiohttp
@@ -29,6 +31,14 @@ from transcriber_core.ports import Clock
 
 #: The default whole-request timeout (SPEC §15: a hanging receiver is cut off after 10 s).
 DEFAULT_TIMEOUT = 10.0
+#: Tries one receiver may have running in one process at once (ADR 40).
+PER_RECEIVER = 2
+#: When a call to a receiver with ``PER_RECEIVER`` tries running is tried again.
+BUSY_RETRY = timedelta(seconds=1)
+
+
+class _StalledError(Exception):
+    """A try that timed out or could not connect: the receiver pauses (never leaves this module)."""
 
 
 #: ``loop.getaddrinfo``'s shape: host, port, family, socket type → address infos.
@@ -122,6 +132,11 @@ class AiohttpWebhookSender:
         self.timeout = timeout
         self._lookup = lookup
         self._session: aiohttp.ClientSession | None = None
+        #: Per receiver (``webhooks.receiver_of``): tries running now in this process.
+        self._in_flight: dict[str, int] = {}
+        #: Per receiver: slow failures in a row, and the monotonic time before which
+        #: it is not called (ADR 40).
+        self._backoff: dict[str, tuple[int, float]] = {}
 
     async def check(self, url: str) -> None:
         """Refuse ``url`` with ``CallbackRefused`` unless its form and every address pass."""
@@ -136,11 +151,52 @@ class AiohttpWebhookSender:
         )
 
     async def send(self, url: str, body: bytes) -> None:
-        """POST ``body`` signed; return on a 2xx, else raise (see the port)."""
+        """POST ``body`` signed; return on a 2xx, else raise (see the port).
+
+        A receiver with ``PER_RECEIVER`` tries already running here, or
+        pausing after a try that timed out or could not connect, fails the
+        call at once (``ReceiverUnavailable``, retried later by the outbox):
+        a receiver that hangs holds one loop, not all of them (ADR 40).
+        """
         parts = webhooks.parse_callback_url(url)
         host = parts.hostname or ""
         if _is_address(host):
             webhooks.check_addresses([host], allow_private=self.allow_private)
+        receiver = webhooks.receiver_of(url)
+        failures, until = self._backoff.get(receiver, (0, 0.0))
+        now = time.monotonic()
+        if now < until:
+            raise ReceiverUnavailable(
+                "the webhook receiver is pausing after a try it did not answer",
+                retry_after=timedelta(seconds=until - now),
+            )
+        if self._in_flight.get(receiver, 0) >= PER_RECEIVER:
+            raise ReceiverUnavailable(
+                "the webhook receiver has as many tries running as it may",
+                retry_after=BUSY_RETRY,
+            )
+        self._in_flight[receiver] = self._in_flight.get(receiver, 0) + 1
+        try:
+            await self._post(url, body)
+        except _StalledError:
+            pause = webhooks.receiver_pause(failures + 1)
+            self._backoff[receiver] = (failures + 1, time.monotonic() + pause)
+            raise ReceiverUnavailable("the webhook receiver could not be reached") from None
+        except ReceiverUnavailable:
+            # It answered (a 5xx, a redirect): slow to fail it is not.
+            self._backoff.pop(receiver, None)
+            raise
+        else:
+            self._backoff.pop(receiver, None)
+        finally:
+            left = self._in_flight[receiver] - 1
+            if left:
+                self._in_flight[receiver] = left
+            else:
+                del self._in_flight[receiver]
+
+    async def _post(self, url: str, body: bytes) -> None:
+        """One signed POST; ``_StalledError`` when it timed out or could not connect."""
         timestamp = int(self._clock.now().timestamp())
         headers = {
             "Content-Type": "application/json",
@@ -155,7 +211,7 @@ class AiohttpWebhookSender:
         except (CallbackRefused, ReceiverUnavailable):
             raise
         except (aiohttp.ClientError, TimeoutError, OSError, ValueError):
-            raise ReceiverUnavailable("the webhook receiver could not be reached") from None
+            raise _StalledError() from None
         if not 200 <= status < 300:
             raise ReceiverUnavailable(f"the webhook receiver answered {status}")
 

@@ -207,6 +207,11 @@ class NotifierUnavailable(TransientError):  # noqa: N818
 class ReceiverUnavailable(TransientError):  # noqa: N818
     """The webhook receiver did not answer with a 2xx; the delivery is tried again later."""
 
+    def __init__(self, message: str | None = None, *, retry_after: timedelta | None = None) -> None:
+        super().__init__(message)
+        #: When the sender knows the receiver cannot be called before then (ADR 40).
+        self.retry_after = retry_after
+
 
 class DirectRefused(TransientError):  # noqa: N818
     """The recognizer would not take this audio directly: copy it for the recognizer and retry.

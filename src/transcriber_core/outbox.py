@@ -61,14 +61,16 @@ def end_deliveries(job: Job) -> tuple[NewDelivery, ...]:
     return () if event is None else deliveries_for(job, event)
 
 
-async def deliver_next(services: Services, *, job_id: str | None = None) -> bool:
-    """Take one due delivery (of ``job_id`` only, when given), try it, and record the outcome.
+async def deliver_next(
+    services: Services, *, job_id: str | None = None, kind: DeliveryKind | None = None
+) -> bool:
+    """Take one due delivery (of ``job_id``, of ``kind``, when given), try it, record the outcome.
 
     False when none was due.
     """
     acquisition_id = services.ids.new_id()
     delivery = await services.outbox.acquire_delivery(
-        acquisition_id=acquisition_id, lease=services.settings.lease, job_id=job_id
+        acquisition_id=acquisition_id, lease=services.settings.lease, job_id=job_id, kind=kind
     )
     if delivery is None:
         return False
@@ -89,7 +91,9 @@ async def deliver_next(services: Services, *, job_id: str | None = None) -> bool
         async with asyncio.timeout(delivery_limit(services.settings).total_seconds()):
             await _send(services, delivery, job)
     except TransientError as exc:
-        asked = exc.retry_after if isinstance(exc, NotifierUnavailable) else None
+        asked = (
+            exc.retry_after if isinstance(exc, NotifierUnavailable | ReceiverUnavailable) else None
+        )
         await _retry_or_give_up(services, delivery, acquisition_id, exc.message, asked, extra=extra)
     except TimeoutError:
         reason = "the delivery took too long"

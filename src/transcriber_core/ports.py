@@ -228,9 +228,17 @@ class Outbox(Protocol):
     # clock for every time it writes or compares.
 
     async def acquire_delivery(
-        self, *, acquisition_id: str, lease: timedelta, job_id: str | None = None
+        self,
+        *,
+        acquisition_id: str,
+        lease: timedelta,
+        job_id: str | None = None,
+        kind: DeliveryKind | None = None,
     ) -> Delivery | None:
-        """Atomically lease the next due delivery (of ``job_id`` only, when given); None if none.
+        """Atomically lease the next due delivery (of ``job_id`` when given, else of ``kind``).
+
+        None if none. ``kind`` keeps notice loops and webhook loops apart
+        (ADR 41); with ``job_id`` (an intake's own notice) it is not used.
 
         Eligible: ``due`` not after now, no live lease (none, or one taken
         more than ``lease`` ago), the first of its job's deliveries of its

@@ -151,6 +151,28 @@ def signature(secret: str, timestamp: int, payload: bytes) -> str:
     return f"t={timestamp},v1={mac.hexdigest()}"
 
 
+def receiver_of(url: str) -> str:
+    """The receiver a callback URL calls: scheme, host and port, lower-cased (ADR 40).
+
+    Tries to one receiver share its in-flight cap and its back-off, whatever
+    their paths and queries.
+    """
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    port = parts.port or (443 if scheme == "https" else 80)
+    return f"{scheme}://{(parts.hostname or '').lower()}:{port}"
+
+
+def receiver_pause(failures: int) -> float:
+    """Seconds a receiver is not called after ``failures`` slow failures in a row (ADR 40).
+
+    1 s, doubling, at most 60 s: long enough that a receiver which hangs
+    holds a loop once per pause, short enough that one which recovers is
+    called again within a minute.
+    """
+    return float(min(2 ** max(failures - 1, 0), 60))
+
+
 def safe_target(url: str) -> str:
     """What of a callback URL a log may show: its host and path, never the query or user."""
     parts = urlsplit(url)

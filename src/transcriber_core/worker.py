@@ -17,7 +17,7 @@ from datetime import timedelta
 import attrs
 
 from transcriber_core.deletion import FileLedger, forget_writes
-from transcriber_core.entities import EVERYWHERE, STEP_STATES, Job, State
+from transcriber_core.entities import EVERYWHERE, STEP_STATES, DeliveryKind, Job, State
 from transcriber_core.errors import (
     DatabaseDown,
     LeaseLost,
@@ -47,6 +47,10 @@ from transcriber_core.transitions import delay_of, transition
 from transcriber_core.wakeup import OUTBOX
 
 log = logging.getLogger("transcriber.worker")
+
+#: Webhook loops per ``[workers] deliver`` loop (ADR 40): a hanging receiver holds one
+#: loop for a try's timeout, and the sender fails its other calls at once meanwhile.
+WEBHOOK_LOOPS_PER_DELIVERY_LOOP = 4
 
 
 class Outages:
@@ -367,7 +371,9 @@ class Workers:
     none here). Of a state's loops, when it has two or more, the first is
     the express lane and takes only short jobs; the others take any job in
     queue order, so a long job is never passed over by them (ADR 27).
-    ``deliveries`` loops send the outbox's webhooks and notices (ADR 35).
+    ``deliveries`` loops send the outbox's Telegram notices and
+    ``WEBHOOK_LOOPS_PER_DELIVERY_LOOP`` times as many its webhooks (ADR 35,
+    40): a receiver that hangs can hold a webhook loop, never a notice's.
     """
 
     def __init__(
@@ -423,10 +429,16 @@ class Workers:
                         name=f"transcriber-{state.value}-{lane}",
                     )
                 )
-        for index in range(self.deliveries):
-            self._tasks.append(
-                asyncio.create_task(self._deliver(), name=f"transcriber-deliver-{index}")
-            )
+        for kind, count in (
+            (DeliveryKind.NOTICE, self.deliveries),
+            (DeliveryKind.WEBHOOK, self.deliveries * WEBHOOK_LOOPS_PER_DELIVERY_LOOP),
+        ):
+            for index in range(count):
+                self._tasks.append(
+                    asyncio.create_task(
+                        self._deliver(kind), name=f"transcriber-deliver-{kind.value}-{index}"
+                    )
+                )
 
     def stop_intake(self) -> None:
         """Take no more jobs; running steps go on."""
@@ -497,14 +509,14 @@ class Workers:
                     },
                 )
 
-    async def _deliver(self) -> None:
-        """Send due deliveries one at a time; wait for a wake-up when none is due."""
+    async def _deliver(self, kind: DeliveryKind) -> None:
+        """Send due deliveries of ``kind`` one at a time; wait for a wake-up when none is due."""
         services = self.services
         idle = services.settings.idle_poll_interval.total_seconds()
         while not self._stopping.is_set():
             token = services.wakeup.token(OUTBOX)
             try:
-                if await deliver_next(services):
+                if await deliver_next(services, kind=kind):
                     continue
             except Exception as exc:  # noqa: BLE001 - a broken database must not end the loop
                 log.warning("deliver.error", extra={"error_type": type(exc).__name__})

@@ -61,9 +61,11 @@ async def test_one_loop_starts_the_poller_too(tmp_path: Path) -> None:
         assert started == {
             "transcriber-poller",
             "transcriber-recognize-0",
-            # [workers] deliver = 2 by default: the outbox's loops (ADR 35).
-            "transcriber-deliver-0",
-            "transcriber-deliver-1",
+            # [workers] deliver = 2 by default: the outbox's notice loops (ADR 35), and
+            # four webhook loops for each, which a hanging receiver cannot take (ADR 40).
+            "transcriber-deliver-notice-0",
+            "transcriber-deliver-notice-1",
+            *(f"transcriber-deliver-webhook-{n}" for n in range(8)),
             "transcriber-retention",
         }
         await runtime.workers.drain(0)

@@ -17,7 +17,7 @@ from transcriber_core.errors import RepositoryUnavailable, TransientError
 from transcriber_core.policy import Settings
 from transcriber_core.ports import Event
 from transcriber_core.wakeup import Wakeup
-from transcriber_core.worker import Workers, acquire_next, process
+from transcriber_core.worker import WEBHOOK_LOOPS_PER_DELIVERY_LOOP, Workers, acquire_next, process
 
 #: With an hour between polls, only in-process wake-ups can move a job.
 NO_POLLING = Settings(idle_poll_interval=timedelta(hours=1))
@@ -81,7 +81,8 @@ async def test_idle_process_polls_once_per_interval_not_per_worker(tmp_path: Pat
     # Each loop asks once at start and then sleeps until woken; the poller asks nothing
     # but ready_states (the sweeper's one offer at start aside).
     assert calls.count("acquire") == 8
-    assert calls.count("acquire_delivery") == 1
+    # One notice loop and its webhook loops (ADR 40), each asking once at start.
+    assert calls.count("acquire_delivery") == 1 + WEBHOOK_LOOPS_PER_DELIVERY_LOOP
     sweep = {"take_sweep", "remove_ended_files", "remove_ended_jobs"}
     assert set(calls) - sweep == {"ready_states", "acquire", "acquire_delivery"}
 

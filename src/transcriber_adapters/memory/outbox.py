@@ -51,7 +51,12 @@ class MemoryOutbox:
             self._db.next_delivery += 1
 
     async def acquire_delivery(
-        self, *, acquisition_id: str, lease: timedelta, job_id: str | None = None
+        self,
+        *,
+        acquisition_id: str,
+        lease: timedelta,
+        job_id: str | None = None,
+        kind: DeliveryKind | None = None,
     ) -> Delivery | None:
         """Lease the next due delivery (see the port for the rules); None when there is none."""
         with self._lock:
@@ -60,7 +65,8 @@ class MemoryOutbox:
             eligible = [
                 delivery
                 for delivery in self._eligible(now, now - lease)
-                if job_id is None or delivery.job_id == job_id
+                if (job_id is None or delivery.job_id == job_id)
+                and (kind is None or delivery.kind is kind)
             ]
             if not eligible:
                 return None

@@ -55,6 +55,8 @@ def _acquire(extra: LiteralString) -> LiteralString:
 ACQUIRE_DELIVERY_SQL = _acquire("")
 #: The same for one job's deliveries; also ``job_id``.
 ACQUIRE_JOB_DELIVERY_SQL = _acquire(" AND d.job_id = %(job_id)s")
+#: The same for one kind (a notice loop, a webhook loop; ADR 40); also ``kind``.
+ACQUIRE_KIND_DELIVERY_SQL = _acquire(" AND d.kind = %(kind)s")
 #: The row ``DELIVERY_DUE_ROW`` adds to the ready states' answer; never a state's name.
 DUE = "outbox"
 
@@ -94,7 +96,12 @@ class PostgresOutbox:
     _clock: Clock | None
 
     async def acquire_delivery(
-        self, *, acquisition_id: str, lease: timedelta, job_id: str | None = None
+        self,
+        *,
+        acquisition_id: str,
+        lease: timedelta,
+        job_id: str | None = None,
+        kind: DeliveryKind | None = None,
     ) -> Delivery | None:
         """Lease the next due delivery in one statement; None when none is due."""
         params: dict[str, Any] = {
@@ -106,6 +113,9 @@ class PostgresOutbox:
         if job_id is not None:
             statement = ACQUIRE_JOB_DELIVERY_SQL
             params["job_id"] = job_id
+        elif kind is not None:
+            statement = ACQUIRE_KIND_DELIVERY_SQL
+            params["kind"] = kind.value
         row = await self._db.fetchone(statement, params)
         return None if row is None else delivery_from_row(row)
 

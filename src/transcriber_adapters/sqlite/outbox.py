@@ -70,6 +70,17 @@ ACQUIRE_JOB_DELIVERY_SQL = (
     f") RETURNING {_DELIVERY_LIST}"
 )
 
+#: ``ACQUIRE_DELIVERY_SQL`` for one kind (a notice loop, a webhook loop; ADR 40); parameters:
+#: those and ``kind``. Walks ``deliveries_due`` skipping the other kind's rows.
+ACQUIRE_KIND_DELIVERY_SQL = (
+    "UPDATE deliveries"
+    " SET acquisition_id = :acquisition_id, acquire_time = :now, attempts = attempts + 1"
+    " WHERE id = ("
+    f"SELECT d.id FROM deliveries AS d WHERE d.kind = :kind AND {_ELIGIBLE}"
+    " ORDER BY d.due, d.id LIMIT 1"
+    f") RETURNING {_DELIVERY_LIST}"
+)
+
 #: The row ``DELIVERY_DUE_ROW`` adds to the ready states' answer; never a state's name.
 DUE = "outbox"
 
@@ -111,11 +122,19 @@ class SqliteOutbox(SqliteStore):
     """The outbox methods of the job repository, on the store's connection and clock."""
 
     async def acquire_delivery(
-        self, *, acquisition_id: str, lease: timedelta, job_id: str | None = None
+        self,
+        *,
+        acquisition_id: str,
+        lease: timedelta,
+        job_id: str | None = None,
+        kind: DeliveryKind | None = None,
     ) -> Delivery | None:
         """Lease the next due delivery with ``ACQUIRE_DELIVERY_SQL``; None when none is due."""
         now = self._clock.now()
         params = {"acquisition_id": acquisition_id, "now": to_db(now), "cutoff": to_db(now - lease)}
+        if kind is not None:
+            params["kind"] = kind.value
+            return await self._call(_acquire_delivery, ACQUIRE_KIND_DELIVERY_SQL, params)
         if job_id is None:
             return await self._call(_acquire_delivery, ACQUIRE_DELIVERY_SQL, params)
         params["job_id"] = job_id
