@@ -352,6 +352,27 @@ class OutboxContract:
         other = await _must_take(repo)
         assert other[0].job_id == early.id
 
+    async def test_acquire_of_one_kind_passes_over_the_other(
+        self, repo: JobRepository, clock: ManualClock
+    ) -> None:
+        """A notice loop takes notices only, a webhook loop webhooks only (ADR 40)."""
+        webhook_job = await _ended(repo, clock, await _created(repo, clock))
+        clock.advance(timedelta(seconds=1))
+        await _created(repo, clock, telegram=True)
+        notice = await repo.acquire_delivery(
+            acquisition_id="n", lease=LEASE, kind=DeliveryKind.NOTICE
+        )
+        assert notice is not None
+        assert notice.kind is DeliveryKind.NOTICE
+        assert notice.job_id != webhook_job.id
+        webhook = await repo.acquire_delivery(
+            acquisition_id="w", lease=LEASE, kind=DeliveryKind.WEBHOOK
+        )
+        assert webhook is not None
+        assert (webhook.kind, webhook.job_id) == (DeliveryKind.WEBHOOK, webhook_job.id)
+        for kind in DeliveryKind:
+            assert await repo.acquire_delivery(acquisition_id="x", lease=LEASE, kind=kind) is None
+
     # -- other processes ---------------------------------------------------------------
 
     async def test_a_second_instance_sees_the_deliveries(
