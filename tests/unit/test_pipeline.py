@@ -19,6 +19,7 @@ from tests.support.delegate import Delegate
 from tests.support.world import World, make_world
 from transcriber_adapters.memory import ManualClock, MemoryFileStore
 from transcriber_core import edits, steps
+from transcriber_core.copies import storage_copy_id
 from transcriber_core.entities import DeliveryKind, Job, Location, Origin, State
 from transcriber_core.errors import (
     JobChanged,
@@ -465,7 +466,7 @@ async def test_storage_copy_made_for_recognizer_and_removed_at_end(new_world: Ne
     checking = await world.step(State.RECOGNIZE)
     assert checking is not None
     copy = await world.repo.get_file(checking.storage_file_id or "")
-    assert copy.id == derived_file_id(job.id, steps.STORAGE_COPY)
+    assert copy.id == storage_copy_id(job.id)
     assert await bucket.exists(copy)
     done = await world.run_to_end(job.id)
     assert done.state is State.DONE

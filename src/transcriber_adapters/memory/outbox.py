@@ -65,8 +65,8 @@ class MemoryOutbox:
             eligible = [
                 delivery
                 for delivery in self._eligible(now, now - lease)
-                if (job_id is None or delivery.job_id == job_id)
-                and (kind is None or delivery.kind is kind)
+                if delivery.job_id == job_id
+                or (job_id is None and (kind is None or delivery.kind is kind))
             ]
             if not eligible:
                 return None

@@ -132,7 +132,7 @@ class SqliteOutbox(SqliteStore):
         """Lease the next due delivery with ``ACQUIRE_DELIVERY_SQL``; None when none is due."""
         now = self._clock.now()
         params = {"acquisition_id": acquisition_id, "now": to_db(now), "cutoff": to_db(now - lease)}
-        if kind is not None:
+        if job_id is None and kind is not None:
             params["kind"] = kind.value
             return await self._call(_acquire_delivery, ACQUIRE_KIND_DELIVERY_SQL, params)
         if job_id is None:
