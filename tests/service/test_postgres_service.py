@@ -139,6 +139,7 @@ async def _admin_pages_answer_404(service: Service) -> None:
                 f"/admin/jobs/{odd}",
                 f"/admin/jobs/{odd}/transcript?format=txt",
                 f"/admin/files/{odd}",
+                f"/admin/?q={odd}",
             ):
                 answer = await owner.get(path)
                 assert answer.status_code == 404, (path, answer.text)

@@ -62,7 +62,7 @@ async def jobs_list(request: Request) -> Response:
     status_code = 200
     if query:
         try:
-            job = await services.jobs.get(query)
+            job = await _job_by_id(services, query)
         except JobNotFound:
             problem = "No job has this id."
             status_code = 404
@@ -234,10 +234,14 @@ async def delete_job(request: Request, form: FormData) -> Response:
 
 async def _job_of(request: Request) -> Job:
     """The job of the path's id; ``JobNotFound`` for an unknown one or one no id could be."""
-    job_id = request.path_params["job_id"]
+    return await _job_by_id(runtime_of(request).services, request.path_params["job_id"])
+
+
+async def _job_by_id(services: Services, job_id: str) -> Job:
+    """The job with this id; ``JobNotFound`` too for text no id could be (never looked up)."""
     if not well_formed_id(job_id):
         raise JobNotFound()
-    return await runtime_of(request).services.jobs.get(job_id)
+    return await services.jobs.get(job_id)
 
 
 def _no_such_job(request: Request) -> Response:
