@@ -31,7 +31,7 @@ from transcriber_core.ports import Clock
 
 #: The default whole-request timeout (SPEC §15: a hanging receiver is cut off after 10 s).
 DEFAULT_TIMEOUT = 10.0
-#: Tries one receiver may have running in one process at once (ADR 43).
+#: Tries one receiver may have running in one process at once (ADR 44).
 PER_RECEIVER = 2
 #: When a call to a receiver with ``PER_RECEIVER`` tries running is tried again.
 BUSY_RETRY = timedelta(seconds=1)
@@ -135,7 +135,7 @@ class AiohttpWebhookSender:
         #: Per receiver (``webhooks.receiver_of``): tries running now in this process.
         self._in_flight: dict[str, int] = {}
         #: Per receiver: slow failures in a row, and the monotonic time before which
-        #: it is not called (ADR 43).
+        #: it is not called (ADR 44).
         self._backoff: dict[str, tuple[int, float]] = {}
 
     async def check(self, url: str) -> None:
@@ -156,7 +156,7 @@ class AiohttpWebhookSender:
         A receiver with ``PER_RECEIVER`` tries already running here, or
         pausing after a try that timed out or could not connect, fails the
         call at once (``ReceiverUnavailable``, retried later by the outbox):
-        a receiver that hangs holds one loop, not all of them (ADR 43).
+        a receiver that hangs holds one loop, not all of them (ADR 44).
         """
         parts = webhooks.parse_callback_url(url)
         host = parts.hostname or ""

@@ -355,7 +355,7 @@ class OutboxContract:
     async def test_acquire_of_one_kind_passes_over_the_other(
         self, repo: JobRepository, clock: ManualClock
     ) -> None:
-        """A notice loop takes notices only, a webhook loop webhooks only (ADR 43)."""
+        """A notice loop takes notices only, a webhook loop webhooks only (ADR 44)."""
         webhook_job = await _ended(repo, clock, await _created(repo, clock))
         clock.advance(timedelta(seconds=1))
         await _created(repo, clock, telegram=True)

@@ -209,7 +209,7 @@ class ReceiverUnavailable(TransientError):  # noqa: N818
 
     def __init__(self, message: str | None = None, *, retry_after: timedelta | None = None) -> None:
         super().__init__(message)
-        #: When the sender knows the receiver cannot be called before then (ADR 43).
+        #: When the sender knows the receiver cannot be called before then (ADR 44).
         self.retry_after = retry_after
 
 

@@ -238,7 +238,7 @@ class Outbox(Protocol):
         """Atomically lease the next due delivery (of ``job_id`` when given, else of ``kind``).
 
         None if none. ``kind`` keeps notice loops and webhook loops apart
-        (ADR 43); with ``job_id`` (an intake's own notice) it is not used.
+        (ADR 44); with ``job_id`` (an intake's own notice) it is not used.
 
         Eligible: ``due`` not after now, no live lease (none, or one taken
         more than ``lease`` ago), the first of its job's deliveries of its

@@ -152,7 +152,7 @@ def signature(secret: str, timestamp: int, payload: bytes) -> str:
 
 
 def receiver_of(url: str) -> str:
-    """The receiver a callback URL calls: scheme, host and port, lower-cased (ADR 43).
+    """The receiver a callback URL calls: scheme, host and port, lower-cased (ADR 44).
 
     Tries to one receiver share its in-flight cap and its back-off, whatever
     their paths and queries.
@@ -164,7 +164,7 @@ def receiver_of(url: str) -> str:
 
 
 def receiver_pause(failures: int) -> float:
-    """Seconds a receiver is not called after ``failures`` slow failures in a row (ADR 43).
+    """Seconds a receiver is not called after ``failures`` slow failures in a row (ADR 44).
 
     1 s, doubling, at most 60 s: long enough that a receiver which hangs
     holds a loop once per pause, short enough that one which recovers is

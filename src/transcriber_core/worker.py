@@ -48,7 +48,7 @@ from transcriber_core.wakeup import OUTBOX
 
 log = logging.getLogger("transcriber.worker")
 
-#: Webhook loops per ``[workers] deliver`` loop (ADR 43): a hanging receiver holds one
+#: Webhook loops per ``[workers] deliver`` loop (ADR 44): a hanging receiver holds one
 #: loop for a try's timeout, and the sender fails its other calls at once meanwhile.
 WEBHOOK_LOOPS_PER_DELIVERY_LOOP = 4
 

@@ -62,7 +62,7 @@ async def test_one_loop_starts_the_poller_too(tmp_path: Path) -> None:
             "transcriber-poller",
             "transcriber-recognize-0",
             # [workers] deliver = 2 by default: the outbox's notice loops (ADR 35), and
-            # four webhook loops for each, which a hanging receiver cannot take (ADR 43).
+            # four webhook loops for each, which a hanging receiver cannot take (ADR 44).
             "transcriber-deliver-notice-0",
             "transcriber-deliver-notice-1",
             *(f"transcriber-deliver-webhook-{n}" for n in range(8)),

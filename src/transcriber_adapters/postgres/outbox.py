@@ -55,7 +55,7 @@ def _acquire(extra: LiteralString) -> LiteralString:
 ACQUIRE_DELIVERY_SQL = _acquire("")
 #: The same for one job's deliveries; also ``job_id``.
 ACQUIRE_JOB_DELIVERY_SQL = _acquire(" AND d.job_id = %(job_id)s")
-#: The same for one kind (a notice loop, a webhook loop; ADR 43); also ``kind``.
+#: The same for one kind (a notice loop, a webhook loop; ADR 44); also ``kind``.
 ACQUIRE_KIND_DELIVERY_SQL = _acquire(" AND d.kind = %(kind)s")
 #: The row ``DELIVERY_DUE_ROW`` adds to the ready states' answer; never a state's name.
 DUE = "outbox"

@@ -70,7 +70,7 @@ ACQUIRE_JOB_DELIVERY_SQL = (
     f") RETURNING {_DELIVERY_LIST}"
 )
 
-#: ``ACQUIRE_DELIVERY_SQL`` for one kind (a notice loop, a webhook loop; ADR 43); parameters:
+#: ``ACQUIRE_DELIVERY_SQL`` for one kind (a notice loop, a webhook loop; ADR 44); parameters:
 #: those and ``kind``. Walks ``deliveries_due`` skipping the other kind's rows.
 ACQUIRE_KIND_DELIVERY_SQL = (
     "UPDATE deliveries"
