@@ -32,6 +32,7 @@ from transcriber_core.entities import (
     Origin,
     OriginKind,
     OwnerSession,
+    Speaker,
     State,
     Word,
 )
@@ -64,6 +65,8 @@ JOB_COLUMNS: tuple[LiteralString, ...] = (
     "callback_url",
     "created",
     "updated",
+    "speakers_wanted",
+    "speakers",
 )
 #: Columns of ``files`` in the order every statement selects them.
 FILE_COLUMNS: tuple[LiteralString, ...] = (
@@ -112,15 +115,37 @@ def words_to_db(words: tuple[Word, ...]) -> str:
     if not words:
         return NO_WORDS
     return json.dumps(
-        [{"text": word.text, "start": word.start, "end": word.end} for word in words],
+        [_word_item(word) for word in words],
         ensure_ascii=False,
         separators=(",", ":"),
     )
 
 
+def _word_item(word: Word) -> dict[str, Any]:
+    item: dict[str, Any] = {"text": word.text, "start": word.start, "end": word.end}
+    if word.speaker is not None:
+        item["speaker"] = word.speaker
+    return item
+
+
 def words_from_items(items: list[dict[str, Any]]) -> tuple[Word, ...]:
-    """The words of a decoded JSON list of ``{"text", "start", "end"}`` objects."""
-    return tuple(Word(text=item["text"], start=item["start"], end=item["end"]) for item in items)
+    """The words of a decoded JSON list of ``{"text", "start", "end"[, "speaker"]}`` objects."""
+    return tuple(
+        Word(text=item["text"], start=item["start"], end=item["end"], speaker=item.get("speaker"))
+        for item in items
+    )
+
+
+def speakers_to_db(speakers: tuple[Speaker, ...]) -> str:
+    """The JSON text of the ``speakers`` column: ``[{"id", "name"}, ...]`` in order."""
+    return json.dumps(
+        [{"id": s.id, "name": s.name} for s in speakers], ensure_ascii=False, separators=(",", ":")
+    )
+
+
+def speakers_from_db(value: str) -> tuple[Speaker, ...]:
+    """The speakers of a ``speakers`` column's JSON text."""
+    return tuple(Speaker(id=item["id"], name=item["name"]) for item in json.loads(value))
 
 
 def delivery_params(
@@ -210,6 +235,8 @@ class RowMapping:
             "callback_url": job.callback_url,
             "created": created,
             "updated": updated,
+            "speakers_wanted": job.speakers_wanted,
+            "speakers": speakers_to_db(job.speakers),
         }
 
     def job_from_row(self, row: Sequence[Any]) -> Job:
@@ -241,6 +268,8 @@ class RowMapping:
             callback_url,
             created,
             updated,
+            speakers_wanted,
+            speakers,
         ) = row[:_JOB_WIDTH]
         from_db = self._job_time_from_db
         if from_db is not None:
@@ -280,6 +309,8 @@ class RowMapping:
             callback_url=callback_url,
             created=created,
             updated=updated,
+            speakers_wanted=speakers_wanted,
+            speakers=speakers_from_db(speakers),
         )
 
     def file_params(self, record: FileRecord) -> dict[str, Any]:

@@ -93,6 +93,29 @@ class Word:
     text: str
     start: float
     end: float
+    #: Who said it (a ``Speaker.id``, "S1"); None when speakers were not labelled (SPEC §18).
+    speaker: str | None = None
+
+
+#: ``Job.speakers_wanted`` for "find out how many speakers there are".
+AUTO_SPEAKERS = 0
+
+
+@attrs.frozen(kw_only=True)
+class Speaker:
+    """One voice of a recording: its id on the words ("S1") and the name shown for it."""
+
+    id: str
+    name: str
+
+
+@attrs.frozen(kw_only=True)
+class Turn:
+    """A stretch of a recording where one voice speaks, in seconds; ``speaker`` is any label."""
+
+    speaker: str
+    start: float
+    end: float
 
 
 @attrs.frozen(kw_only=True)
@@ -119,6 +142,10 @@ class Job:
     words: tuple[Word, ...] = ()
     #: The language the recognizer heard (ISO 639-1, "en"), when it says.
     language: str | None = None
+    #: Speakers to label: None off, ``AUTO_SPEAKERS`` to find the count, else exactly that many.
+    speakers_wanted: int | None = None
+    #: The voices the words are labelled with, in order of first word; names the owner may edit.
+    speakers: tuple[Speaker, ...] = ()
     #: Why the job failed, died or last retried, in our own words.
     error: str | None = None
     #: Acquires since the last step that finished without failure.

@@ -31,6 +31,7 @@ from transcriber_core.errors import (
 from transcriber_core.naming import derived_file_id
 from transcriber_core.policy import first_check_delay, next_check_delay
 from transcriber_core.ports import Pending, Recognized, Rejected
+from transcriber_core.speakers import diarize
 from transcriber_core.services import Services
 from transcriber_core.splitting import choose_cut, join_parts, plan_ranges, search_window
 from transcriber_core.transitions import transition
@@ -160,7 +161,10 @@ async def check_parts(job: Job, services: Services, parts: list[JobPart]) -> Job
         delay = next_check_delay(max(waits, default=None), services.settings)
         return transition(job, State.CHECK, now=now, delay_until=now + delay)
     text, words = join_parts(parts)
-    return transition(job, State.DONE, now=now, text=text, words=words)
+    words, speakers = await diarize(job, services, words)
+    return transition(
+        job, State.DONE, now=services.clock.now(), text=text, words=words, speakers=speakers
+    )
 
 
 async def remove_part_copy(services: Services, job: Job, part: JobPart) -> None:

@@ -27,6 +27,7 @@ from transcriber_core.entities import (
     NewDelivery,
     OwnerSession,
     State,
+    Turn,
     Word,
 )
 
@@ -664,6 +665,21 @@ class Recognizer(Protocol):
 
     async def check(self, operation_id: str) -> CheckResult:
         """Ask how the operation is going; raises ``TransientError`` when it cannot tell."""
+        ...
+
+
+class Diarizer(Protocol):
+    """Tells who speaks when in a recording (SPEC §18, ADR 40)."""
+
+    async def diarize(self, audio: Path, *, speakers: int | None) -> Sequence[Turn]:
+        """The turns of each voice in ``audio`` (a converter's output), in any order.
+
+        ``speakers`` is how many voices there are (1 to ``MAX_SPEAKERS``), or
+        None to find out. Turn labels are the diarizer's own: the core numbers
+        them. No speech gives no turns. Runs off the event loop and honours
+        cancellation; raises ``TransientError`` when it cannot work now and
+        ``PermanentError`` when the audio cannot be read.
+        """
         ...
 
 

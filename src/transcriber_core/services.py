@@ -16,6 +16,7 @@ from transcriber_core.ports import (
     Clock,
     ConditionStore,
     Converter,
+    Diarizer,
     DurationProbe,
     FileRecords,
     FileStore,
@@ -49,6 +50,8 @@ class Services:
     ids: IdSource
     #: Where the recognizer reads audio from (Object Storage); None: it reads ``files``.
     recognizer_files: FileStore | None = None
+    #: Tells who speaks when, for jobs that ask (SPEC §18); None: speakers are never labelled.
+    diarizer: Diarizer | None = None
     #: Where workers note the service's own faults for ``/health``; None: they are only logged.
     conditions: ConditionStore | None = None
     #: Reads a recording's declared duration at intake, for its lane; None: bytes alone decide.

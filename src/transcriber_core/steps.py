@@ -19,6 +19,7 @@ from transcriber_core.naming import derived_file_id
 from transcriber_core.part_steps import check_parts, recognize_parts
 from transcriber_core.policy import first_check_delay, next_check_delay
 from transcriber_core.ports import FileStore, Pending, Recognized, Rejected
+from transcriber_core.speakers import diarize
 from transcriber_core.services import Services
 from transcriber_core.splitting import part_length
 from transcriber_core.transitions import transition
@@ -151,15 +152,17 @@ async def recognize(job: Job, services: Services) -> Job:
     match started.outcome:
         case Recognized(text=text, words=words, language=language):
             # A recognizer that worked while it started (ADR 28): nothing to check.
+            words, speakers = await diarize(job, services, words)
             return transition(
                 job,
                 State.DONE,
-                now=now,
+                now=services.clock.now(),
                 operation_id=started.operation_id,
                 storage_file_id=storage_file_id,
                 text=text,
                 words=words,
                 language=language,
+                speakers=speakers,
             )
         case Rejected(reason=reason):
             raise RecognitionFailed(reason)
@@ -217,7 +220,16 @@ async def check(job: Job, services: Services) -> Job:
             delay = next_check_delay(retry_after, services.settings)
             return transition(job, State.CHECK, now=now, delay_until=now + delay)
         case Recognized(text=text, words=words, language=language):
-            return transition(job, State.DONE, now=now, text=text, words=words, language=language)
+            words, speakers = await diarize(job, services, words)
+            return transition(
+                job,
+                State.DONE,
+                now=services.clock.now(),
+                text=text,
+                words=words,
+                language=language,
+                speakers=speakers,
+            )
         case Rejected(reason=reason):
             raise RecognitionFailed(reason)
 

@@ -1,0 +1,6 @@
+-- 0004: speakers (SPEC §18, ADR 40), as SQLite's 0012.
+-- speakers is JSON text, as SQLite keeps it.
+
+ALTER TABLE jobs ADD COLUMN speakers_wanted integer
+    CHECK (speakers_wanted IS NULL OR (speakers_wanted BETWEEN 0 AND 10));
+ALTER TABLE jobs ADD COLUMN speakers text NOT NULL DEFAULT '[]';

@@ -1,0 +1,166 @@
+"""Who said what (SPEC §18, ADR 40): the speakers a sender asks for, words labelled by turns.
+
+A ``Diarizer`` (the port) says who speaks when, as turns with labels of its
+own; ``label_words`` gives each word the speaker whose turns overlap it most
+(the nearest turn when none does) and numbers the speakers ``S1``, ``S2``…
+in the order of their first word, each named "Speaker N" until the owner
+renames them (``rename``). Pure rules, no I/O; ``diarize`` is the step's use
+of the port.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import logging
+import unicodedata
+from collections.abc import Mapping, Sequence
+
+import attrs
+
+from transcriber_core.entities import AUTO_SPEAKERS, Job, Speaker, Turn, Word
+from transcriber_core.errors import FileNotFound, MissingFile
+from transcriber_core.services import Services
+
+log = logging.getLogger(__name__)
+
+#: The most speakers a sender may ask for.
+MAX_SPEAKERS = 10
+#: The longest name a speaker may be given, in characters.
+MAX_NAME_CHARS = 64
+#: What the ``speakers`` field takes besides a count.
+OFF, AUTO = "off", "auto"
+
+
+class BadSpeakers(ValueError):
+    """A ``speakers`` value or a rename that is refused; the message says why (HTTP 400)."""
+
+
+def parse_wanted(value: str) -> int | None:
+    """The ``speakers`` field as ``Job.speakers_wanted``: ``off`` None, ``auto`` 0, else 1–10."""
+    text = value.strip().lower()
+    if text == OFF:
+        return None
+    if text == AUTO:
+        return AUTO_SPEAKERS
+    if text.isascii() and text.isdigit() and 1 <= int(text) <= MAX_SPEAKERS:
+        return int(text)
+    raise BadSpeakers(f"speakers must be auto, off or a number from 1 to {MAX_SPEAKERS}")
+
+
+def wanted_text(wanted: int | None) -> str:
+    """``Job.speakers_wanted`` as the ``speakers`` field spells it."""
+    if wanted is None:
+        return OFF
+    return AUTO if wanted == AUTO_SPEAKERS else str(wanted)
+
+
+def default_name(speaker_id: str) -> str:
+    """"Speaker 1" for ``S1``."""
+    return f"Speaker {speaker_id.removeprefix('S')}"
+
+
+def label_words(
+    words: Sequence[Word], turns: Sequence[Turn]
+) -> tuple[tuple[Word, ...], tuple[Speaker, ...]]:
+    """``words`` each with the speaker of the turns overlapping it most, and those speakers.
+
+    A word no turn overlaps takes the nearest turn's speaker. Speakers are
+    ``S1``… in the order of their first word; a voice with no word is left
+    out. Without turns the words come back unlabelled, with no speakers.
+    """
+    ordered = sorted((t for t in turns if t.end > t.start), key=lambda t: (t.start, t.end))
+    if not ordered or not words:
+        return tuple(attrs.evolve(w, speaker=None) for w in words), ()
+    starts = [turn.start for turn in ordered]
+    # reach[i]: the latest end among turns[: i + 1], to stop looking back in time.
+    reach = list(itertools.accumulate((turn.end for turn in ordered), max))
+    ids: dict[str, str] = {}
+    labelled = []
+    for word in words:
+        label = _best_label(word, ordered, starts, reach)
+        speaker_id = ids.setdefault(label, f"S{len(ids) + 1}")
+        labelled.append(attrs.evolve(word, speaker=speaker_id))
+    speakers = tuple(Speaker(id=i, name=default_name(i)) for i in ids.values())
+    return tuple(labelled), speakers
+
+
+def _best_label(
+    word: Word, turns: Sequence[Turn], starts: Sequence[float], reach: Sequence[float]
+) -> str:
+    """The label of the turns that overlap ``word`` longest, else of the nearest turn."""
+    overlap: dict[str, float] = {}
+    # Turns are sorted by start: those starting after the word ends cannot overlap it,
+    # and looking back stops where no earlier turn reaches the word's start.
+    index = bisect.bisect_left(starts, word.end)
+    below = index
+    while index > 0 and reach[index - 1] > word.start:
+        index -= 1
+        turn = turns[index]
+        shared = min(turn.end, word.end) - max(turn.start, word.start)
+        if shared > 0:
+            overlap[turn.speaker] = overlap.get(turn.speaker, 0.0) + shared
+    if overlap:
+        return max(overlap, key=lambda label: overlap[label])
+    # In a gap: the turn that ended last before the word, or the one starting after it.
+    middle = (word.start + word.end) / 2
+    nearby = turns[max(0, below - 2) : below + 1]
+    nearest = min(nearby, key=lambda t: max(t.start - middle, middle - t.end, 0.0))
+    return nearest.speaker
+
+
+def check_name(name: str) -> str:
+    """``name`` stripped, or ``BadSpeakers`` saying what is wrong with it."""
+    cleaned = name.strip()
+    if not cleaned:
+        raise BadSpeakers("a speaker's name must not be empty")
+    if len(cleaned) > MAX_NAME_CHARS:
+        raise BadSpeakers(f"a speaker's name must be at most {MAX_NAME_CHARS} characters")
+    if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in cleaned):
+        raise BadSpeakers("a speaker's name must not contain control characters")
+    return cleaned
+
+
+def rename(speakers: Sequence[Speaker], names: Mapping[str, object]) -> tuple[Speaker, ...]:
+    """``speakers`` with the new ``names`` by id; ``BadSpeakers`` for an unknown id or bad name."""
+    known = {speaker.id for speaker in speakers}
+    if not names:
+        raise BadSpeakers("name at least one speaker, as {\"S1\": \"Diane\"}")
+    checked: dict[str, str] = {}
+    for speaker_id, name in names.items():
+        if speaker_id not in known:
+            raise BadSpeakers(f"the job has no speaker {speaker_id[:16]!r}")
+        if not isinstance(name, str):
+            raise BadSpeakers(f"the name of {speaker_id} must be a string")
+        checked[speaker_id] = check_name(name)
+    return tuple(attrs.evolve(s, name=checked.get(s.id, s.name)) for s in speakers)
+
+
+def names(job: Job) -> dict[str, str]:
+    """Each speaker's id with the name shown for it."""
+    return {speaker.id: speaker.name for speaker in job.speakers}
+
+
+async def diarize(
+    job: Job, services: Services, words: tuple[Word, ...]
+) -> tuple[tuple[Word, ...], tuple[Speaker, ...]]:
+    """The job's ``words`` labelled with speakers, when the job asked and a diarizer is set.
+
+    Runs in the step that ends the recognition, on the converted audio,
+    before the job is stored done; the diarizer honours cancellation. A job
+    without word timings, or that asked for none, keeps its words unlabelled.
+    """
+    if job.speakers_wanted is None or services.diarizer is None or not words:
+        return words, ()
+    if job.converted_file_id is None:
+        raise MissingFile("the job has no converted audio to tell the speakers in")
+    audio = await services.repo.get_file(job.converted_file_id)
+    wanted = None if job.speakers_wanted == AUTO_SPEAKERS else job.speakers_wanted
+    try:
+        async with services.files.working_copy(audio) as path:
+            turns = await services.diarizer.diarize(path, speakers=wanted)
+    except FileNotFound:
+        raise MissingFile("the converted audio is missing from storage") from None
+    labelled, speakers = label_words(words, turns)
+    log.info("job.diarized", extra={"job_id": job.id, "speakers": len(speakers)})
+    return labelled, speakers
