@@ -64,7 +64,7 @@ def _window() -> npt.NDArray[np.float64]:
 
 @functools.cache
 def _mel_basis() -> npt.NDArray[np.float64]:
-    """Slaney-style mel filters (librosa's default), ``_N_MELS`` × ``_N_FFT // 2 + 1``."""
+    """Slaney-style mel filters (librosa's default), ``_N_MELS`` by ``_N_FFT // 2 + 1``."""
     import numpy as np  # noqa: PLC0415
 
     def to_mel(hz: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -78,7 +78,9 @@ def _mel_basis() -> npt.NDArray[np.float64]:
         return np.where(mel >= 15.0, log, linear)
 
     bins = np.linspace(0, SAMPLE_RATE / 2, _N_FFT // 2 + 1)
-    edges = to_hz(np.linspace(to_mel(np.array(0.0)), to_mel(np.array(SAMPLE_RATE / 2)), _N_MELS + 2))
+    edges = to_hz(
+        np.linspace(to_mel(np.array(0.0)), to_mel(np.array(SAMPLE_RATE / 2)), _N_MELS + 2)
+    )
     gaps = np.diff(edges)
     ramps = edges[:, None] - bins[None, :]
     lower = -ramps[:-2] / gaps[:-1, None]
@@ -104,7 +106,7 @@ def _encoder() -> Any:
 
 
 class OfflineDiarizer:
-    """Voice activity, speaker embeddings and clustering from wheels; passes the Diarizer contract."""
+    """Voice activity, speaker embeddings, clustering, all from wheels; keeps the contract."""
 
     async def diarize(self, audio: Path, *, speakers: int | None) -> Sequence[Turn]:
         """The turns of each voice in ``audio``; labels ``A``, ``B``… of this call's own."""
@@ -214,7 +216,7 @@ def _cluster(
     return result
 
 
-def _turns(spans: Sequence[tuple[float, float, int]], labels: Sequence[Any]) -> list[Turn]:
+def _turns(spans: Sequence[tuple[float, float, int]], labels: npt.NDArray[np.int_]) -> list[Turn]:
     """Runs of one label within one stretch of speech, as turns labelled ``A``, ``B``…"""
     turns: list[Turn] = []
     previous: tuple[int, int] | None = None

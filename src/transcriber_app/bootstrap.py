@@ -26,7 +26,7 @@ from transcriber_adapters.sqlite import (
 from transcriber_adapters.system import RandomIds, SystemClock, free_bytes, host_name
 from transcriber_app.conditions import DiskSpace
 from transcriber_app.config import Config, ConfigError
-from transcriber_app.extras import require_for
+from transcriber_app.extras import is_installed, require_for
 from transcriber_core.entities import Job, Location, State
 from transcriber_core.policy import DecodeLimits, Settings
 from transcriber_core.ports import (
@@ -34,6 +34,7 @@ from transcriber_core.ports import (
     Clock,
     ConditionStore,
     Converter,
+    Diarizer,
     Event,
     FileStore,
     IdSource,
@@ -155,6 +156,7 @@ async def build(
     converter: Converter | None = None,
     recognizer: Recognizer | None = None,
     recognizer_files: FileStore | None = None,
+    diarizer: Diarizer | None = None,
     notifier: Notifier | None = None,
     host: str | None = None,
     wakeup_feed: WakeupFeed | None = None,
@@ -209,6 +211,7 @@ async def build(
             ),
             recognizer=recognizer,
             recognizer_files=recognizer_files,
+            diarizer=diarizer or _diarizer(),
             conditions=stores.conditions,
             probe=HeaderProbe(),
             host=host_name() if host is None else host,
@@ -448,6 +451,15 @@ def _telegram_notifier(bot: Bot) -> Notifier:
     from transcriber_adapters.telegram import TelegramNotifier  # noqa: PLC0415 - see _bot
 
     return TelegramNotifier(bot)
+
+
+def _diarizer() -> Diarizer | None:
+    """The offline diarizer when its extra is installed; None: speakers are refused (ADR 40)."""
+    if not is_installed("diarization"):
+        return None
+    from transcriber_adapters.diarization import OfflineDiarizer  # noqa: PLC0415 - the extra's
+
+    return OfflineDiarizer()
 
 
 async def _recognizer(

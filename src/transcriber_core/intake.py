@@ -25,6 +25,7 @@ async def submit(
     digest: str | None = None,
     owner: str | None = None,
     callback_url: str | None = None,
+    speakers_wanted: int | None = None,
 ) -> tuple[Job, bool]:
     """Move the recording at ``source`` into storage and enqueue a job for it.
 
@@ -34,6 +35,7 @@ async def submit(
     raises ``DedupKeyReused`` (``check_replay``), also with nothing stored.
     ``owner`` is the hash of the API token that sent it (ADR 36), kept with the job.
     ``callback_url``, already checked, is called when the job ends (ADR 35).
+    ``speakers_wanted`` (``speakers.parse_wanted``) asks for speaker labels (ADR 40).
     ``source`` is gone either way.
     """
     declared = None if services.probe is None else await services.probe.declared_duration(source)
@@ -49,6 +51,7 @@ async def submit(
         owner=owner,
         short=is_short(record.size, declared, services.settings),
         callback_url=callback_url,
+        speakers_wanted=speakers_wanted,
         # The store stamps both with its own clock (queue order, ADR 30).
         created=now,
         updated=now,

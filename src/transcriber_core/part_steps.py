@@ -31,8 +31,8 @@ from transcriber_core.errors import (
 from transcriber_core.naming import derived_file_id
 from transcriber_core.policy import first_check_delay, next_check_delay
 from transcriber_core.ports import Pending, Recognized, Rejected
-from transcriber_core.speakers import diarize
 from transcriber_core.services import Services
+from transcriber_core.speakers import diarize
 from transcriber_core.splitting import choose_cut, join_parts, plan_ranges, search_window
 from transcriber_core.transitions import transition
 

@@ -32,12 +32,12 @@ MAX_NAME_CHARS = 64
 OFF, AUTO = "off", "auto"
 
 
-class BadSpeakers(ValueError):
+class BadSpeakers(ValueError):  # noqa: N818 - named for the HTTP code, bad_speakers
     """A ``speakers`` value or a rename that is refused; the message says why (HTTP 400)."""
 
 
 def parse_wanted(value: str) -> int | None:
-    """The ``speakers`` field as ``Job.speakers_wanted``: ``off`` None, ``auto`` 0, else 1–10."""
+    """The ``speakers`` field as ``Job.speakers_wanted``: ``off`` None, ``auto`` 0, else 1 to 10."""
     text = value.strip().lower()
     if text == OFF:
         return None
@@ -56,7 +56,7 @@ def wanted_text(wanted: int | None) -> str:
 
 
 def default_name(speaker_id: str) -> str:
-    """"Speaker 1" for ``S1``."""
+    """ "Speaker 1" for ``S1``."""
     return f"Speaker {speaker_id.removeprefix('S')}"
 
 
@@ -125,7 +125,7 @@ def rename(speakers: Sequence[Speaker], names: Mapping[str, object]) -> tuple[Sp
     """``speakers`` with the new ``names`` by id; ``BadSpeakers`` for an unknown id or bad name."""
     known = {speaker.id for speaker in speakers}
     if not names:
-        raise BadSpeakers("name at least one speaker, as {\"S1\": \"Diane\"}")
+        raise BadSpeakers('name at least one speaker, as {"S1": "Diane"}')
     checked: dict[str, str] = {}
     for speaker_id, name in names.items():
         if speaker_id not in known:

@@ -19,8 +19,8 @@ from transcriber_core.naming import derived_file_id
 from transcriber_core.part_steps import check_parts, recognize_parts
 from transcriber_core.policy import first_check_delay, next_check_delay
 from transcriber_core.ports import FileStore, Pending, Recognized, Rejected
-from transcriber_core.speakers import diarize
 from transcriber_core.services import Services
+from transcriber_core.speakers import diarize
 from transcriber_core.splitting import part_length
 from transcriber_core.transitions import transition
 

@@ -24,7 +24,7 @@ render cues; ``transcript`` is the JSON document (SPEC §15).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import attrs
 
@@ -64,6 +64,8 @@ class Cue:
     end: float
     #: At most ``MAX_LINES`` lines of at most ``MAX_LINE_CHARS`` characters (untimed: any number).
     lines: tuple[str, ...]
+    #: Who says it (a speaker id); None when speakers were not labelled. A cue has one speaker.
+    speaker: str | None = None
 
     @property
     def text(self) -> str:
@@ -78,6 +80,7 @@ class TimedWord:
     word: str
     start: float
     end: float
+    speaker: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -87,6 +90,15 @@ class Segment:
     start: float
     end: float
     text: str
+    speaker: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class SpeakerName:
+    """A speaker of the JSON document: its id on words and segments, and its name."""
+
+    id: str
+    name: str
 
 
 @attrs.frozen(kw_only=True)
@@ -99,6 +111,8 @@ class Transcript:
     duration: float | None
     words: tuple[TimedWord, ...]
     segments: tuple[Segment, ...]
+    #: The voices, in order of first word; empty when speakers were not labelled.
+    speakers: tuple[SpeakerName, ...] = ()
 
 
 @attrs.frozen
@@ -108,6 +122,7 @@ class _Token:
     text: str
     start: float
     end: float
+    speaker: str | None = None
 
 
 def transcript(job: Job) -> Transcript:
@@ -120,14 +135,15 @@ def transcript(job: Job) -> Transcript:
         text=job.text or "",
         duration=job.duration,
         words=tuple(
-            TimedWord(word=w.text, start=w.start, end=w.end)
+            TimedWord(word=w.text, start=w.start, end=w.end, speaker=w.speaker)
             for w in job.words
             if math.isfinite(w.start) and math.isfinite(w.end)
         ),
         segments=tuple(
-            Segment(start=cue.start, end=cue.end, text=cue.text)
+            Segment(start=cue.start, end=cue.end, text=cue.text, speaker=cue.speaker)
             for cue in cues(job.words, text=job.text or "", duration=job.duration)
         ),
+        speakers=tuple(SpeakerName(id=s.id, name=s.name) for s in job.speakers),
     )
 
 
@@ -150,24 +166,80 @@ def cues(words: Sequence[Word], *, text: str, duration: float | None) -> tuple[C
     return tuple(_for_players(found))
 
 
-def srt(found: Sequence[Cue]) -> str:
-    """SubRip text: numbered cues, ``HH:MM:SS,mmm`` times, a blank line after each."""
+def srt(found: Sequence[Cue], names: Mapping[str, str] | None = None) -> str:
+    """SubRip text: numbered cues, ``HH:MM:SS,mmm`` times, a blank line after each.
+
+    With speakers, a cue whose speaker differs from the cue before starts
+    with its name: ``Diane: ...``.
+    """
+    names = names or {}
     return "".join(
         f"{number}\n{_clock(cue.start, ',')} --> {_clock(cue.end, ',')}\n"
-        + "".join(f"{line}\n" for line in cue.lines)
+        + "".join(
+            f"{_named(line, cue, names) if index == 0 and changes else line}\n"
+            for index, line in enumerate(cue.lines)
+        )
         + "\n"
-        for number, cue in enumerate(found, start=1)
+        for number, (cue, changes) in enumerate(_changes(found), start=1)
     )
 
 
-def webvtt(found: Sequence[Cue]) -> str:
-    """WebVTT text: the header, then each cue with ``HH:MM:SS.mmm`` times, its text escaped."""
+def webvtt(found: Sequence[Cue], names: Mapping[str, str] | None = None) -> str:
+    """WebVTT text: the header, then each cue with ``HH:MM:SS.mmm`` times, its text escaped.
+
+    With speakers, each cue's text is in a voice span: ``<v Diane>...``.
+    """
+    names = names or {}
     return "WEBVTT\n\n" + "".join(
         f"{_clock(cue.start, '.')} --> {_clock(cue.end, '.')}\n"
+        + _voice(cue, names)
         + "".join(f"{_vtt_escape(line)}\n" for line in cue.lines)
         + "\n"
         for cue in found
     )
+
+
+def plain_text(words: Sequence[Word], *, text: str, names: Mapping[str, str]) -> str:
+    """The transcript as text: with speakers, a paragraph per turn, ``Name: ...``; else ``text``."""
+    tokens = _tokens(words, text)
+    if not tokens or all(token.speaker is None for token in tokens):
+        return f"{text}\n" if text else ""
+    turns: list[tuple[str | None, list[str]]] = []
+    for token in tokens:
+        if not turns or turns[-1][0] != token.speaker:
+            turns.append((token.speaker, []))
+        turns[-1][1].append(token.text)
+    return "\n".join(f"{_name(speaker, names)}: {' '.join(said)}\n" for speaker, said in turns)
+
+
+def _name(speaker: str | None, names: Mapping[str, str]) -> str:
+    """The name shown for ``speaker``."""
+    if speaker is None:
+        return "Unknown"
+    return names.get(speaker) or f"Speaker {speaker.removeprefix('S')}"
+
+
+def _changes(found: Sequence[Cue]) -> list[tuple[Cue, bool]]:
+    """Each cue with whether its speaker differs from the cue before (speakers labelled only)."""
+    marked: list[tuple[Cue, bool]] = []
+    previous: str | None = None
+    for cue in found:
+        marked.append((cue, cue.speaker is not None and cue.speaker != previous))
+        previous = cue.speaker
+    return marked
+
+
+def _named(line: str, cue: Cue, names: Mapping[str, str]) -> str:
+    """``line`` behind its cue's speaker's name."""
+    return f"{_name(cue.speaker, names)}: {line}"
+
+
+def _voice(cue: Cue, names: Mapping[str, str]) -> str:
+    """The WebVTT voice tag of ``cue``'s speaker, or nothing without one."""
+    if cue.speaker is None:
+        return ""
+    name = _vtt_escape(_name(cue.speaker, names)).replace("\n", " ")
+    return f"<v {name}>"
 
 
 def wrap(text: str) -> tuple[str, ...]:
@@ -194,7 +266,7 @@ def _tokens(words: Sequence[Word], text: str) -> list[_Token]:
     """
     spelled = text.split()
     shown = spelled if len(spelled) == len(words) else [word.text for word in words]
-    timed: list[tuple[str, float, float]] = []
+    timed: list[tuple[str, float, float, str | None]] = []
     for word, label in zip(words, shown, strict=True):
         # Whitespace inside a word separates tokens: no newline reaches a cue.
         pieces = _pieces(label.split())
@@ -203,15 +275,15 @@ def _tokens(words: Sequence[Word], text: str) -> list[_Token]:
         total = sum(len(piece) for piece in pieces)
         at, length = word.start, max(word.end - word.start, 0.0)
         for piece in pieces:
-            timed.append((piece, at, at + length * len(piece) / total))
+            timed.append((piece, at, at + length * len(piece) / total, word.speaker))
             at += length * len(piece) / total
     tokens: list[_Token] = []
     earliest = 0.0
-    for label, said, until in timed:
+    for label, said, until, speaker in timed:
         # On the millisecond grid the files are written in, each token starts
         # after the one before, so every cue can end after it starts.
         start = max(round(said, 3), earliest)
-        tokens.append(_Token(label, start, max(round(until, 3), start)))
+        tokens.append(_Token(label, start, max(round(until, 3), start), speaker))
         earliest = round(start + 0.001, 3)
     return tokens
 
@@ -238,6 +310,8 @@ def _cue_end(tokens: Sequence[_Token], begin: int) -> int:
         if end == len(tokens):
             return end
         previous, following = tokens[end - 1], tokens[end]
+        if following.speaker != previous.speaker:
+            return end  # a cue never mixes two speakers
         strength = _strength(previous, following)
         if strength >= best_strength:
             best, best_strength = end, strength
@@ -271,7 +345,8 @@ def _cue(tokens: Sequence[_Token]) -> Cue:
     if len(lines) == MAX_LINES:
         lines = _balanced(text.split())
     start = tokens[0].start
-    return Cue(start=start, end=min(_last_end(tokens), start + MAX_CUE_SECONDS), lines=lines)
+    end = min(_last_end(tokens), start + MAX_CUE_SECONDS)
+    return Cue(start=start, end=end, lines=lines, speaker=tokens[0].speaker)
 
 
 def _last_end(tokens: Sequence[_Token]) -> float:

@@ -85,4 +85,6 @@ def conversation(target: Path, *, voices: int = 2, turns: int = 8, seed: int = 0
         for index in range(turns)
     ]
     # The seed shifts which voice opens, and which sentences they say.
-    return dialogue(target, lines, voices=VOICES[seed % len(VOICES) :] + VOICES[: seed % len(VOICES)])
+    return dialogue(
+        target, lines, voices=VOICES[seed % len(VOICES) :] + VOICES[: seed % len(VOICES)]
+    )

@@ -59,6 +59,7 @@ class World:
         filename: str = "voice.ogg",
         origin: Origin | None = None,
         dedup_key: str | None = None,
+        speakers_wanted: int | None = None,
     ) -> Job:
         """Upload ``data`` the way an intake does: a temp file moved into storage."""
         self._uploads += 1
@@ -70,6 +71,7 @@ class World:
             extension=extension_of(filename),
             origin=origin or Origin.telegram(chat_id=7, message_id=70),
             dedup_key=dedup_key,
+            speakers_wanted=speakers_wanted,
         )
         await self.deliver()
         return job

@@ -14,13 +14,15 @@ class MemoryDiarizer:
     """Answers the turns it was scripted with; passes the Diarizer contract.
 
     ``answer(path, turns)`` tells it who speaks when in the file at ``path``;
-    a file it was told nothing about has no speech. Asked for ``speakers``,
+    a file it was told nothing about has the ``turns`` it was made with (none:
+    no speech). Asked for ``speakers``,
     it folds the voices past that count onto the first ones, as a real
     diarizer told the count would merge them. ``fail_next`` makes the next
     call raise; ``calls`` records each call's ``(path, speakers)``.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, turns: Sequence[Turn] = ()) -> None:
+        self._default = tuple(turns)
         self._answers: dict[Path, tuple[Turn, ...]] = {}
         self._failures: list[TranscriberError] = []
         #: Every call's path and count, in order.
@@ -40,7 +42,7 @@ class MemoryDiarizer:
         await asyncio.sleep(0)  # a checkpoint: a cancelled caller stops here
         if self._failures:
             raise self._failures.pop(0)
-        turns = self._answers.get(_key(audio), ())
+        turns = self._answers.get(_key(audio), self._default)
         if speakers is None:
             return turns
         order: list[str] = []

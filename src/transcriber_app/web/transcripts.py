@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 import json
 import re
+from typing import Any
 
 import cattrs
 from starlette.concurrency import run_in_threadpool
@@ -74,14 +75,27 @@ async def transcript_response(job: Job, wanted: TranscriptFormat) -> Response:
 def render(job: Job, wanted: TranscriptFormat) -> bytes:
     """The body of ``job``'s transcript in ``wanted``, UTF-8."""
     text = job.text or ""
+    names = {speaker.id: speaker.name for speaker in job.speakers}
     if wanted is TranscriptFormat.JSON:
-        document = cattrs.unstructure(subtitles.transcript(job))
+        document = _without_speakers_unset(cattrs.unstructure(subtitles.transcript(job)))
         # As Starlette's JSONResponse writes JSON: compact, UTF-8, no NaN.
         return json.dumps(
             document, ensure_ascii=False, allow_nan=False, separators=(",", ":")
         ).encode()
     if wanted is TranscriptFormat.TXT:
-        return f"{text}\n".encode() if text else b""
+        return subtitles.plain_text(job.words, text=text, names=names).encode()
     cues = subtitles.cues(job.words, text=text, duration=job.duration)
-    rendered = subtitles.srt(cues) if wanted is TranscriptFormat.SRT else subtitles.webvtt(cues)
-    return rendered.encode()
+    if wanted is TranscriptFormat.SRT:
+        return subtitles.srt(cues, names).encode()
+    return subtitles.webvtt(cues, names).encode()
+
+
+def _without_speakers_unset(document: dict[str, Any]) -> dict[str, Any]:
+    """The JSON document with ``speaker`` and ``speakers`` left out where labelling was off."""
+    if not document.get("speakers"):
+        document.pop("speakers", None)
+    for key in ("words", "segments"):
+        for item in document.get(key, ()):
+            if item.get("speaker") is None:
+                item.pop("speaker", None)
+    return document

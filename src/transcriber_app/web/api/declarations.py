@@ -16,6 +16,7 @@ from starlette.routing import Route
 from transcriber_app.web import probes
 from transcriber_app.web.api.handlers import (
     INSUFFICIENT_STORAGE,
+    SPEAKERS_FIELD,
     delete_job,
     status,
     transcript,
@@ -90,6 +91,14 @@ ENDPOINTS: tuple[Endpoint, ...] = (
                 ),
                 schema={"type": "string", "format": "uri", "maxLength": 2048},
             ),
+            FormField(
+                name=SPEAKERS_FIELD,
+                description=(
+                    "label who speaks: auto (find how many), 1 to 10 (exactly that many) or off;"
+                    " default [diarization] default"
+                ),
+                schema={"type": "string", "pattern": "^(auto|off|[1-9]|10)$"},
+            ),
         ),
         answers=(
             json_answer(
@@ -112,6 +121,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
                 "webhooks_disabled",
                 "bad_callback_url",
                 "callback_address_refused",
+                "bad_speakers",
                 description="the form, the Idempotency-Key or the callback_url cannot be used",
             ),
             error(408, "upload_timeout", description="no byte for the inactivity timeout"),

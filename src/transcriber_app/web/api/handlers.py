@@ -41,6 +41,7 @@ from transcriber_core.errors import (
 )
 from transcriber_core.intake import check_replay, first_job, submit
 from transcriber_core.policy import reachable_by
+from transcriber_core.speakers import BadSpeakers, parse_wanted
 
 log = logging.getLogger("transcriber.http")
 
@@ -79,6 +80,7 @@ async def upload(request: Request) -> Response:
             size = received.size
             if received.callback_url is not None:
                 await check_callback(runtime, received.callback_url)
+            speakers_wanted = wanted_speakers(runtime, received.field(SPEAKERS_FIELD))
             job, is_new = await submit(
                 services,
                 received.path,
@@ -88,6 +90,7 @@ async def upload(request: Request) -> Response:
                 digest=received.digest,
                 owner=caller,
                 callback_url=received.callback_url,
+                speakers_wanted=speakers_wanted,
             )
     except ApiError as exc:
         metrics.uploads.labels(exc.code).inc()
@@ -131,6 +134,21 @@ def _insufficient_storage() -> ApiError:
         "the service is short of disk space; send the recording again later",
         headers={"Retry-After": "60"},
     )
+
+
+#: The form field that asks for speaker labels (SPEC §18).
+SPEAKERS_FIELD = "speakers"
+
+
+def wanted_speakers(runtime: Runtime, value: str | None) -> int | None:
+    """The form's ``speakers`` (None: ``[diarization] default``), or 400 ``bad_speakers``."""
+    try:
+        wanted = parse_wanted(runtime.config.diarization.default if value is None else value)
+    except BadSpeakers as exc:
+        raise ApiError(400, "bad_speakers", str(exc)) from None
+    if wanted is not None and runtime.services.diarizer is None:
+        raise ApiError(400, "bad_speakers", "this service labels no speakers; send speakers=off")
+    return wanted
 
 
 async def check_callback(runtime: Runtime, url: str) -> None:
