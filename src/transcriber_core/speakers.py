@@ -136,6 +136,18 @@ def rename(speakers: Sequence[Speaker], names: Mapping[str, object]) -> tuple[Sp
     return tuple(attrs.evolve(s, name=checked.get(s.id, s.name)) for s in speakers)
 
 
+async def rename_speakers(services: Services, seen: Job, new: Mapping[str, object]) -> Job:
+    """Give the speakers of the job the caller read (``seen``) the ``new`` names; saved or not.
+
+    Checked first (``BadSpeakers``, nothing written). Saved only if the stored
+    job is still ``seen`` (ADR 23): a change since raises ``JobChanged`` and
+    writes nothing. Raises ``JobNotFound`` when the job is gone.
+    """
+    renamed = attrs.evolve(seen, speakers=rename(seen.speakers, new), updated=services.clock.now())
+    await services.repo.save_if_unchanged(renamed, seen=seen)
+    return renamed
+
+
 def names(job: Job) -> dict[str, str]:
     """Each speaker's id with the name shown for it."""
     return {speaker.id: speaker.name for speaker in job.speakers}

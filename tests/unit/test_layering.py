@@ -20,6 +20,7 @@ EXTRA_ADAPTERS = (
     "transcriber_adapters/yandex.py",
     "transcriber_adapters/telegram/",
     "transcriber_adapters/whisper.py",
+    "transcriber_adapters/diarization.py",
     "transcriber_adapters/webhooks.py",
     "transcriber_adapters/postgres/",
 )

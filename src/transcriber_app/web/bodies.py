@@ -13,6 +13,7 @@ import attrs
 
 from transcriber_app.web.schemas import doc
 from transcriber_core.entities import Condition, Job, JobPart, State
+from transcriber_core.subtitles import SpeakerName
 
 
 @attrs.frozen(kw_only=True)
@@ -99,4 +100,22 @@ class Unhealthy:
             error=codes[0],
             message="the service cannot do its work now: " + ", ".join(codes),
             conditions=tuple(HeldCondition(code=c.code, since=c.since) for c in held),
+        )
+
+
+@attrs.frozen(kw_only=True)
+class SpeakerNames:
+    """A job's speakers as they are named now (SPEC §18)."""
+
+    job_id: str
+    speakers: tuple[SpeakerName, ...] = attrs.field(
+        metadata=doc("each speaker's id on words and segments, and its name, in order")
+    )
+
+    @classmethod
+    def of(cls, job: Job) -> SpeakerNames:
+        """The speakers of ``job``."""
+        return cls(
+            job_id=job.id,
+            speakers=tuple(SpeakerName(id=s.id, name=s.name) for s in job.speakers),
         )

@@ -122,6 +122,8 @@ class Endpoint:
     parameters: tuple[Param, ...] = ()
     #: Fields of a ``multipart/form-data`` body; none: the route takes no body.
     form: tuple[FormField, ...] = ()
+    #: The schema of an ``application/json`` body, for a route that takes one instead.
+    json_body: Schema | None = None
     answers: tuple[Answer, ...]
 
     @property

@@ -72,6 +72,11 @@ def _operation(endpoint: Endpoint, schemas: Schemas, *, tokens: bool) -> dict[st
         operation["parameters"] = [_parameter(param) for param in endpoint.parameters]
     if endpoint.form:
         operation["requestBody"] = _form(endpoint.form)
+    if endpoint.json_body is not None:
+        operation["requestBody"] = {
+            "required": True,
+            "content": {"application/json": {"schema": endpoint.json_body}},
+        }
     if endpoint.secured and tokens:
         operation["security"] = [{BEARER: []}]
         answers.append(UNAUTHORIZED)

@@ -18,11 +18,12 @@ from transcriber_app.web.api.handlers import (
     INSUFFICIENT_STORAGE,
     SPEAKERS_FIELD,
     delete_job,
+    rename_speakers,
     status,
     transcript,
     upload,
 )
-from transcriber_app.web.bodies import Accepted, JobStatus
+from transcriber_app.web.bodies import Accepted, JobStatus, SpeakerNames
 from transcriber_app.web.endpoints import (
     Answer,
     Endpoint,
@@ -36,6 +37,7 @@ from transcriber_app.web.endpoints import routes as endpoint_routes
 from transcriber_app.web.openapi import document as openapi_document
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.transcripts import TranscriptFormat
+from transcriber_core.speakers import MAX_NAME_CHARS
 from transcriber_core.subtitles import Transcript
 
 
@@ -198,6 +200,40 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         answers=(
             Answer(status=204, description="the job and everything it held are gone"),
             JOB_NOT_FOUND,
+            UNAVAILABLE,
+        ),
+    ),
+    Endpoint(
+        method="PATCH",
+        path="/api/jobs/{job_id}/speakers",
+        handler=rename_speakers,
+        summary="Rename a job's speakers; every format shows the new names",
+        secured=True,
+        parameters=(JOB_ID,),
+        json_body={
+            "type": "object",
+            "description": (
+                'speaker id → new name, as {"S1": "Diane"}: ids the job has, names of 1 to 64'
+                " characters without control or format characters"
+            ),
+            "minProperties": 1,
+            "propertyNames": {"pattern": "^S([1-9]|10)$"},
+            "additionalProperties": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": MAX_NAME_CHARS,
+            },
+        },
+        answers=(
+            json_answer(200, SpeakerNames, "the job's speakers with their names now"),
+            error(
+                400,
+                "bad_speakers",
+                description="not an object of names, an unknown speaker, or a name refused",
+            ),
+            JOB_NOT_FOUND,
+            error(409, "job_changed", description="the job kept changing while it was renamed"),
+            error(413, "too_large", description="the body is over 16 KiB"),
             UNAVAILABLE,
         ),
     ),

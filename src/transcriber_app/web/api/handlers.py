@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Mapping
@@ -13,7 +14,7 @@ from starlette.responses import JSONResponse, Response
 
 from transcriber_app.bootstrap import Runtime
 from transcriber_app.web.api.auth import dedup_key_of, require_token
-from transcriber_app.web.bodies import Accepted, JobStatus
+from transcriber_app.web.bodies import Accepted, JobStatus, SpeakerNames
 from transcriber_app.web.errors import ApiError, error_response
 from transcriber_app.web.metrics import Metrics
 from transcriber_app.web.probes import metrics_of
@@ -30,12 +31,17 @@ from transcriber_app.web.uploads import (
     received_digest,
     received_file,
 )
+<<<<<<< HEAD
 from transcriber_core import deletion, naming
+=======
+from transcriber_core import deletion, speakers
+>>>>>>> 58f3345 (PATCH /api/jobs/{id}/speakers: rename speakers compare-and-set (ADR 23), 400 bad_speakers naming the problem; JSON bodies in the ENDPOINTS machinery; reference and configuration document the field, key, formats and route; fuzzing covers the rename)
 from transcriber_core.entities import Job, Origin, State
 from transcriber_core.errors import (
     CallbackRefused,
     DedupKeyReused,
     DiskFull,
+    JobChanged,
     JobNotFound,
     TranscriberError,
 )
@@ -287,6 +293,50 @@ async def delete_job(request: Request) -> Response:
         log.warning("delete.error", extra={"error_type": type(exc).__name__})
         raise unavailable() from None
     return Response(status_code=204)
+
+
+#: The largest body ``PATCH /api/jobs/{id}/speakers`` reads: ten names of 64 characters fit.
+MAX_RENAME_BYTES = 16 * 1024
+#: Tries of a rename whose job changed under it (only a concurrent rename changes a done job).
+_RENAME_TRIES = 3
+
+
+async def rename_speakers(request: Request) -> Response:
+    """``PATCH /api/jobs/{id}/speakers``: ``{"S1": "Diane"}`` renames speakers (200, all of them).
+
+    400 ``bad_speakers`` naming the problem (not a JSON object of names, an
+    unknown id, a name too long or with control characters), 413
+    ``too_large``; compare-and-set like the owner's edits (ADR 23).
+    """
+    job = await reachable_job(request)
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_RENAME_BYTES:
+            raise ApiError(413, "too_large", f"the body is over {MAX_RENAME_BYTES} bytes")
+    try:
+        new = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise ApiError(400, "bad_speakers", 'the body must be JSON: {"S1": "Diane"}') from None
+    if not isinstance(new, dict):
+        raise ApiError(400, "bad_speakers", 'the body must be a JSON object: {"S1": "Diane"}')
+    services = runtime_of(request).services
+    for _ in range(_RENAME_TRIES):
+        try:
+            job = await speakers.rename_speakers(services, job, new)
+        except BadSpeakers as exc:
+            raise ApiError(400, "bad_speakers", str(exc)) from None
+        except JobChanged:
+            job = await reachable_job(request)
+            continue
+        except JobNotFound:
+            raise job_not_found() from None
+        except TranscriberError as exc:
+            log.warning("speakers.rename_error", extra={"error_type": type(exc).__name__})
+            raise unavailable() from None
+        log.info("speakers.renamed", extra={"job_id": job.id, "count": len(new)})
+        return JSONResponse(to_json(SpeakerNames.of(job)))
+    raise ApiError(409, "job_changed", "the job kept changing; send the names again")
 
 
 async def transcript(request: Request) -> Response:
