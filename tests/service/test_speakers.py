@@ -13,8 +13,9 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from tests.support.admin import owner_client, post_form, service_with_owner
 from tests.support.dialogue import conversation
-from tests.support.service import Service, running_service
+from tests.support.service import Service
 
 TOKEN = "speakers-token-c2VjcmV0"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -27,7 +28,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     """The service with one API token; speakers are off unless a recording asks."""
     config = {"memory": {"text": "One two three four. Five six seven eight."}}
     config["http"] = {"api_tokens": [TOKEN]}  # type: ignore[dict-item]
-    with running_service(tmp_path_factory.mktemp("speakers"), config=config) as started:
+    with service_with_owner(tmp_path_factory.mktemp("speakers"), config=config) as started:
         yield started
 
 
@@ -123,3 +124,23 @@ def test_rename_unknown_job(client: httpx.Client) -> None:
     answer = client.patch("/api/jobs/no-such-job/speakers", json={"S1": "Diane"})
     assert answer.status_code == 404
     assert answer.json()["error"] == "job_not_found"
+
+
+async def test_admin_page_shows_and_renames_speakers(service: Service, dialogue_job: str) -> None:
+    """The owner sees the speakers on the job page and renames one; the API sees the name."""
+    page_path = f"/admin/jobs/{dialogue_job}"
+    async with owner_client(service) as owner:
+        page = await owner.get(page_path)
+        assert 'id="job-speakers"' in page.text
+        assert 'name="S2"' in page.text
+        answer = await post_form(owner, page_path, f"{page_path}/speakers", S2="Marc <the host>")
+        assert answer.status_code == 303
+        after = await owner.get(page_path)
+        assert "Speakers renamed." in after.text
+        assert 'value="Marc &lt;the host&gt;"' in after.text
+        refused = await post_form(owner, page_path, f"{page_path}/speakers", S2="x" * 65)
+        assert refused.status_code == 303
+        assert "at most 64 characters" in (await owner.get(page_path)).text
+        url = f"/api/jobs/{dialogue_job}/transcript"
+        names = await owner.get(url, params={"format": "json"}, headers=AUTH)
+    assert names.json()["speakers"][1] == {"id": "S2", "name": "Marc <the host>"}

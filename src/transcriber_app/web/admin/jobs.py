@@ -29,7 +29,7 @@ from transcriber_app.web.admin.security import action, form_text, page
 from transcriber_app.web.sessions import session_of
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.transcripts import TranscriptFormat
-from transcriber_core import deletion, edits
+from transcriber_core import deletion, edits, speakers
 from transcriber_core.deletion import store_for
 from transcriber_core.entities import FileRecord, Job, State
 from transcriber_core.errors import FileNotFound, JobChanged, JobNotFound
@@ -232,6 +232,7 @@ async def delete_job(request: Request, form: FormData) -> Response:
     return see_other(f"{PREFIX}/")
 
 
+<<<<<<< HEAD
 async def _job_of(request: Request) -> Job:
     """The job of the path's id; ``JobNotFound`` for an unknown one or one no id could be."""
     return await _job_by_id(runtime_of(request).services, request.path_params["job_id"])
@@ -242,6 +243,31 @@ async def _job_by_id(services: Services, job_id: str) -> Job:
     if not well_formed_id(job_id):
         raise JobNotFound()
     return await services.jobs.get(job_id)
+=======
+@action
+async def rename_speakers(request: Request, form: FormData) -> Response:
+    """``POST /admin/jobs/{id}/speakers``: the names typed for each speaker, compare-and-set."""
+    services = runtime_of(request).services
+    try:
+        job = await services.repo.get(request.path_params["job_id"])
+    except JobNotFound:
+        return _no_such_job(request)
+    session = session_of(request)
+    new = {s.id: form_text(form, s.id) for s in job.speakers if form_text(form, s.id)}
+    try:
+        await speakers.rename_speakers(services, job, new)
+    except JobNotFound:
+        return _no_such_job(request)
+    except speakers.BadSpeakers as exc:
+        session.flash(f"Nothing was renamed: {exc}.")
+        return see_other(job_url(job.id))
+    except JobChanged:
+        session.flash("The job changed while you were renaming; nothing was changed.")
+        return see_other(job_url(job.id))
+    log.info("admin.speakers_renamed", extra={"job_id": job.id, "count": len(new)})
+    session.flash("Speakers renamed.")
+    return see_other(job_url(job.id))
+>>>>>>> d912479 (Admin rename test through the owner's client; the bench prints the median time ratio)
 
 
 def _no_such_job(request: Request) -> Response:

@@ -31,6 +31,7 @@ def mount() -> Mount:
         Route("/jobs/{job_id}", jobs.job_detail, methods=["GET"]),
         Route("/jobs/{job_id}/state", jobs.change_state, methods=["POST"]),
         Route("/jobs/{job_id}/delete", jobs.delete_job, methods=["POST"]),
+        Route("/jobs/{job_id}/speakers", jobs.rename_speakers, methods=["POST"]),
         Route("/jobs/{job_id}/transcript", files.transcript, methods=["GET"]),
         Route("/files/{file_id}", files.download, methods=["GET"]),
         Mount("/static", app=StaticFiles(directory=HERE / "static"), name="admin-static"),
