@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from transcriber_core.entities import Job, Word
+from transcriber_core.entities import Job, Speaker, Word
 
 #: Characters on one line of a cue.
 MAX_LINE_CHARS = 42
@@ -94,14 +94,6 @@ class Segment:
 
 
 @attrs.frozen(kw_only=True)
-class SpeakerName:
-    """A speaker of the JSON document: its id on words and segments, and its name."""
-
-    id: str
-    name: str
-
-
-@attrs.frozen(kw_only=True)
 class Transcript:
     """The JSON form of a finished job's transcript (SPEC §15); seconds as numbers."""
 
@@ -112,7 +104,7 @@ class Transcript:
     words: tuple[TimedWord, ...]
     segments: tuple[Segment, ...]
     #: The voices, in order of first word; empty when speakers were not labelled.
-    speakers: tuple[SpeakerName, ...] = ()
+    speakers: tuple[Speaker, ...] = ()
 
 
 @attrs.frozen
@@ -143,7 +135,7 @@ def transcript(job: Job) -> Transcript:
             Segment(start=cue.start, end=cue.end, text=cue.text, speaker=cue.speaker)
             for cue in cues(job.words, text=job.text or "", duration=job.duration)
         ),
-        speakers=tuple(SpeakerName(id=s.id, name=s.name) for s in job.speakers),
+        speakers=job.speakers,
     )
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.dialogue import Dialogue, conversation
+from tests.support.dialogue import conversation
 from tests.support.speech import silence
 from transcriber_adapters.diarization import OfflineDiarizer
 from transcriber_adapters.memory.diarizer import MemoryDiarizer
@@ -26,13 +26,8 @@ def _made() -> tuple[Recording, Recording, Path]:
 
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
 
-    def recording(made: Dialogue) -> Recording:
-        return Recording(
-            audio=made.audio, turns=made.turns, words=made.words, duration=made.duration
-        )
-
-    two = recording(conversation(folder / "two.ogg", voices=2, turns=6, seed=1))
-    three = recording(conversation(folder / "three.ogg", voices=3, turns=6, seed=2))
+    two = conversation(folder / "two.ogg", voices=2, turns=6, seed=1)
+    three = conversation(folder / "three.ogg", voices=3, turns=6, seed=2)
     return two, three, silence(folder / "silence.ogg", 5.0)
 
 

@@ -1,4 +1,4 @@
-"""Dialogues with known answers: lines said by clearly different espeak-ng voices, joined.
+"""Dialogues with known answers (the diarizer contract's ``Recording``), said by espeak-ng.
 
 Each line is said by its voice to a WAV, the WAVs are joined with a pause
 between them (stdlib ``wave``: the turn boundaries are exact to the sample),
@@ -12,9 +12,8 @@ import wave
 from collections.abc import Sequence
 from pathlib import Path
 
-import attrs
-
 from tests.support.speech import STORY, espeak, opus
+from transcriber_contracts.diarizer import Recording
 from transcriber_core.entities import Turn, Word
 
 #: Voices that sound clearly different: espeak-ng's voices with its variants.
@@ -23,20 +22,9 @@ VOICES = ("en-us+m7", "en-us+f2", "en-us+klatt")
 PAUSE = 0.4
 
 
-@attrs.frozen(kw_only=True)
-class Dialogue:
-    """A recording and its answer: who speaks when, and each word timed by its turn."""
-
-    audio: Path
-    turns: tuple[Turn, ...]
-    #: The words said, timed evenly across their line's turn; ``speaker`` is the voice's index.
-    words: tuple[Word, ...]
-    duration: float
-
-
 def dialogue(
     target: Path, lines: Sequence[tuple[int, str]], *, voices: Sequence[str] = VOICES
-) -> Dialogue:
+) -> Recording:
     """``lines`` (voice index, text) said in turn, as ``target`` (Ogg/Opus), with the answer."""
     target.parent.mkdir(parents=True, exist_ok=True)
     frames: list[bytes] = []
@@ -75,10 +63,10 @@ def dialogue(
         out.writeframes(b"".join(frames))
     opus(joined, target)
     joined.unlink()
-    return Dialogue(audio=target, turns=tuple(turns), words=tuple(words), duration=at)
+    return Recording(audio=target, turns=tuple(turns), words=tuple(words), duration=at)
 
 
-def conversation(target: Path, *, voices: int = 2, turns: int = 8, seed: int = 0) -> Dialogue:
+def conversation(target: Path, *, voices: int = 2, turns: int = 8, seed: int = 0) -> Recording:
     """A dialogue of ``turns`` lines of ``STORY`` between ``voices`` voices, taking turns."""
     lines = [
         ((index + seed) % voices if voices > 1 else 0, STORY[(index + seed) % len(STORY)])

@@ -12,8 +12,7 @@ from datetime import datetime
 import attrs
 
 from transcriber_app.web.schemas import doc
-from transcriber_core.entities import Condition, Job, JobPart, State
-from transcriber_core.subtitles import SpeakerName
+from transcriber_core.entities import Condition, Job, JobPart, Speaker, State
 
 
 @attrs.frozen(kw_only=True)
@@ -108,14 +107,11 @@ class SpeakerNames:
     """A job's speakers as they are named now (SPEC §18)."""
 
     job_id: str
-    speakers: tuple[SpeakerName, ...] = attrs.field(
+    speakers: tuple[Speaker, ...] = attrs.field(
         metadata=doc("each speaker's id on words and segments, and its name, in order")
     )
 
     @classmethod
     def of(cls, job: Job) -> SpeakerNames:
         """The speakers of ``job``."""
-        return cls(
-            job_id=job.id,
-            speakers=tuple(SpeakerName(id=s.id, name=s.name) for s in job.speakers),
-        )
+        return cls(job_id=job.id, speakers=job.speakers)
