@@ -108,8 +108,10 @@ def scale(folder: Path, minutes: list[float]) -> None:
         audio = folder / f"long-{length:g}.ogg"
         # The dialogue's own Opus packets repeated: no re-encoding, seconds for an hour.
         subprocess.run(
-            [FFMPEG, "-nostdin", "-loglevel", "error", "-y", "-stream_loop", "-1"]
-            + ["-i", str(base), "-t", str(seconds), "-c", "copy", str(audio)],
+            [
+                *(FFMPEG, "-nostdin", "-loglevel", "error", "-y", "-stream_loop", "-1"),
+                *("-i", str(base), "-t", str(seconds), "-c", "copy", str(audio)),
+            ],
             check=True,
         )
         out = subprocess.run(
