@@ -21,7 +21,7 @@ from transcriber_adapters.telegram import (
     split_text,
 )
 from transcriber_adapters.telegram.notifier import DOCUMENT_NAME, EMPTY_TEXT
-from transcriber_core.entities import Job, Origin, State
+from transcriber_core.entities import Job, Origin, Speaker, State, Word
 from transcriber_core.errors import NotifierUnavailable, TransientError
 from transcriber_core.ports import Event
 
@@ -202,6 +202,21 @@ async def test_transcript_is_sent_as_plain_text(telegram: Telegram) -> None:
     """Markup-like text arrives verbatim: no parse mode turns it into formatting or an error."""
     await telegram.notifier.notify(job(text="<b>1 < 2</b> *not bold*"), Event.DONE)
     assert await telegram.api.delivered(CHAT) == ["<b>1 < 2</b> *not bold*"]
+
+
+async def test_transcript_with_speakers_is_sent_in_turns(telegram: Telegram) -> None:
+    """A labelled transcript arrives as a paragraph per turn, each behind its speaker's name."""
+    labelled = attrs.evolve(
+        job(text="Hello there. Hi."),
+        words=(
+            Word(text="Hello", start=0.0, end=0.4, speaker="S1"),
+            Word(text="there.", start=0.5, end=0.9, speaker="S1"),
+            Word(text="Hi.", start=1.0, end=1.3, speaker="S2"),
+        ),
+        speakers=(Speaker(id="S1", name="Diane"), Speaker(id="S2", name="Speaker 2")),
+    )
+    await telegram.notifier.notify(labelled, Event.DONE)
+    assert await telegram.api.delivered(CHAT) == ["Diane: Hello there.\n\nSpeaker 2: Hi."]
 
 
 async def test_http_origin_makes_no_request(telegram: Telegram) -> None:

@@ -14,6 +14,7 @@ from transcriber_adapters.telegram.client import reply_to, send_reply
 from transcriber_adapters.telegram.errors import telegram_errors
 from transcriber_core.entities import Job, OriginKind
 from transcriber_core.ports import Event
+from transcriber_core.subtitles import plain_text
 
 log = logging.getLogger("transcriber.telegram")
 
@@ -63,7 +64,7 @@ class TelegramNotifier:
         message_id = origin.message_id
         async with self._turn(chat_id):
             if event is Event.DONE:
-                await self._send_transcript(chat_id, message_id, job.text or "")
+                await self._send_transcript(chat_id, message_id, _transcript(job))
             else:
                 await self._send(chat_id, message_id, _notice(job, event))
         log.debug("telegram.notified", extra={"job_id": job.id, "event": event.value})
@@ -154,3 +155,11 @@ def _fit(text: str, limit: int) -> str:
 
 def _utf16_length(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
+
+
+def _transcript(job: Job) -> str:
+    """The text a chat gets: with speakers, a paragraph per turn, ``Name: ...`` (SPEC §18)."""
+    if not job.speakers:
+        return job.text or ""
+    names = {speaker.id: speaker.name for speaker in job.speakers}
+    return plain_text(job.words, text=job.text or "", names=names).rstrip("\n")
