@@ -15,8 +15,10 @@ across their line) are labelled as the pipeline labels them
 - count: how many speakers ``auto`` found.
 
 Time and memory: a two-voice dialogue looped with ffmpeg to each length
-asked, diarized in a fresh child process; the figures are wall seconds over
-the recording's seconds and the child's peak RSS (``ru_maxrss``).
+asked, diarized in a fresh child process; the figures are wall and CPU
+seconds (the child's user + system time, which a loaded box does not
+inflate as much) over the recording's seconds, and the child's peak RSS
+(``ru_maxrss``). Model loading and imports are included.
 
 Usage: .venv/bin/python bench/diarization.py [--dialogues 10] [--voices 2 3]
        [--minutes 5 20] [--turns 8]
@@ -96,8 +98,9 @@ path, seconds = Path(sys.argv[1]), float(sys.argv[2])
 began = time.perf_counter()
 turns = asyncio.run(OfflineDiarizer().diarize(path, speakers=None))
 wall = time.perf_counter() - began
+usage = resource.getrusage(resource.RUSAGE_SELF)
 print(json.dumps({"wall": wall, "turns": len(turns), "labels": len({t.speaker for t in turns}),
-                  "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "cpu": usage.ru_utime + usage.ru_stime, "rss_mib": usage.ru_maxrss / 1024}))
 """
 
 
@@ -122,7 +125,8 @@ def scale(folder: Path, minutes: list[float]) -> None:
         )
         found = json.loads(out.stdout.strip().splitlines()[-1])
         print(
-            f"{length:g} min: {found['wall']:.1f} s ({found['wall'] / seconds:.3f} x duration),"
+            f"{length:g} min: {found['wall']:.1f} s wall ({found['wall'] / seconds:.3f} x),"
+            f" {found['cpu']:.1f} s CPU ({found['cpu'] / seconds:.3f} x duration),"
             f" peak RSS {found['rss_mib']:.0f} MiB, {found['turns']} turns,"
             f" {found['labels']} voices found"
         )
