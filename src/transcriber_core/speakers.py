@@ -144,7 +144,7 @@ async def rename_speakers(services: Services, seen: Job, new: Mapping[str, objec
     writes nothing. Raises ``JobNotFound`` when the job is gone.
     """
     renamed = attrs.evolve(seen, speakers=rename(seen.speakers, new), updated=services.clock.now())
-    await services.repo.save_if_unchanged(renamed, seen=seen)
+    await services.jobs.save_if_unchanged(renamed, seen=seen)
     return renamed
 
 
@@ -166,7 +166,7 @@ async def diarize(
         return words, ()
     if job.converted_file_id is None:
         raise MissingFile("the job has no converted audio to tell the speakers in")
-    audio = await services.repo.get_file(job.converted_file_id)
+    audio = await services.file_records.get_file(job.converted_file_id)
     wanted = None if job.speakers_wanted == AUTO_SPEAKERS else job.speakers_wanted
     try:
         async with services.files.working_copy(audio) as path:

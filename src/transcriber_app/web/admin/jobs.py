@@ -249,7 +249,7 @@ async def rename_speakers(request: Request, form: FormData) -> Response:
     """``POST /admin/jobs/{id}/speakers``: the names typed for each speaker, compare-and-set."""
     services = runtime_of(request).services
     try:
-        job = await services.repo.get(request.path_params["job_id"])
+        job = await services.jobs.get(request.path_params["job_id"])
     except JobNotFound:
         return _no_such_job(request)
     session = session_of(request)
