@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from transcriber_adapters.whisper import SAMPLE_RATE, _blocks, _stoppable, _Stopped
+from transcriber_adapters.whisper import SAMPLE_RATE, _stoppable, _Stopped, blocks
 from transcriber_core.entities import Turn
 from transcriber_core.errors import RecognizerUnavailable
 
@@ -130,7 +130,7 @@ def _diarize(path: Path, stop: threading.Event, speakers: int | None) -> list[Tu
     spans: list[tuple[float, float, int]] = []
     vectors: list[npt.NDArray[np.float32]] = []
     stretch = 0
-    for offset, samples in _blocks(path, stop, BLOCK_SECONDS):
+    for offset, samples in blocks(path, stop, BLOCK_SECONDS):
         for begin, end in _speech(samples):
             if stop.is_set():
                 raise _Stopped
