@@ -1,4 +1,4 @@
-"""Who speaks when, on the CPU with no hub download (SPEC §18, ADR 44): the offline Diarizer.
+"""Who speaks when, on the CPU with no hub download (SPEC §18, ADR 45): the offline Diarizer.
 
 The audio is decoded in blocks of ``BLOCK_SECONDS`` (memory stays flat in
 the recording's length). In each block the Silero VAD that ships inside the

@@ -454,7 +454,7 @@ def _telegram_notifier(bot: Bot) -> Notifier:
 
 
 def _diarizer() -> Diarizer | None:
-    """The offline diarizer when its extra is installed; None: speakers are refused (ADR 44)."""
+    """The offline diarizer when its extra is installed; None: speakers are refused (ADR 45)."""
     if not is_installed("diarization"):
         return None
     from transcriber_adapters.diarization import OfflineDiarizer  # noqa: PLC0415 - the extra's

@@ -248,7 +248,7 @@ class RetentionConfig:
 
 @attrs.frozen(kw_only=True)
 class DiarizationConfig:
-    """Who said what (SPEC §18, ADR 44): the offline diarizer and its default."""
+    """Who said what (SPEC §18, ADR 45): the offline diarizer and its default."""
 
     #: The ``speakers`` a recording gets when its sender names none: "off", "auto" or 1 to 10.
     default: str = "off"

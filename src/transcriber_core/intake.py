@@ -35,7 +35,7 @@ async def submit(
     raises ``DedupKeyReused`` (``check_replay``), also with nothing stored.
     ``owner`` is the hash of the API token that sent it (ADR 36), kept with the job.
     ``callback_url``, already checked, is called when the job ends (ADR 35).
-    ``speakers_wanted`` (``speakers.parse_wanted``) asks for speaker labels (ADR 44).
+    ``speakers_wanted`` (``speakers.parse_wanted``) asks for speaker labels (ADR 45).
     ``source`` is gone either way.
     """
     declared = None if services.probe is None else await services.probe.declared_duration(source)

@@ -669,7 +669,7 @@ class Recognizer(Protocol):
 
 
 class Diarizer(Protocol):
-    """Tells who speaks when in a recording (SPEC §18, ADR 44)."""
+    """Tells who speaks when in a recording (SPEC §18, ADR 45)."""
 
     async def diarize(self, audio: Path, *, speakers: int | None) -> Sequence[Turn]:
         """The turns of each voice in ``audio`` (a converter's output), in any order.

@@ -1,4 +1,4 @@
-"""Who said what (SPEC §18, ADR 44): the speakers a sender asks for, words labelled by turns.
+"""Who said what (SPEC §18, ADR 45): the speakers a sender asks for, words labelled by turns.
 
 A ``Diarizer`` (the port) says who speaks when, as turns with labels of its
 own; ``label_words`` gives each word the speaker whose turns overlap it most

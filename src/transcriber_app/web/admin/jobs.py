@@ -232,7 +232,6 @@ async def delete_job(request: Request, form: FormData) -> Response:
     return see_other(f"{PREFIX}/")
 
 
-<<<<<<< HEAD
 async def _job_of(request: Request) -> Job:
     """The job of the path's id; ``JobNotFound`` for an unknown one or one no id could be."""
     return await _job_by_id(runtime_of(request).services, request.path_params["job_id"])
@@ -243,13 +242,14 @@ async def _job_by_id(services: Services, job_id: str) -> Job:
     if not well_formed_id(job_id):
         raise JobNotFound()
     return await services.jobs.get(job_id)
-=======
+
+
 @action
 async def rename_speakers(request: Request, form: FormData) -> Response:
     """``POST /admin/jobs/{id}/speakers``: the names typed for each speaker, compare-and-set."""
     services = runtime_of(request).services
     try:
-        job = await services.jobs.get(request.path_params["job_id"])
+        job = await _job_of(request)
     except JobNotFound:
         return _no_such_job(request)
     session = session_of(request)
@@ -267,7 +267,6 @@ async def rename_speakers(request: Request, form: FormData) -> Response:
     log.info("admin.speakers_renamed", extra={"job_id": job.id, "count": len(new)})
     session.flash("Speakers renamed.")
     return see_other(job_url(job.id))
->>>>>>> d912479 (Admin rename test through the owner's client; the bench prints the median time ratio)
 
 
 def _no_such_job(request: Request) -> Response:

@@ -31,11 +31,7 @@ from transcriber_app.web.uploads import (
     received_digest,
     received_file,
 )
-<<<<<<< HEAD
-from transcriber_core import deletion, naming
-=======
-from transcriber_core import deletion, speakers
->>>>>>> 58f3345 (PATCH /api/jobs/{id}/speakers: rename speakers compare-and-set (ADR 23), 400 bad_speakers naming the problem; JSON bodies in the ENDPOINTS machinery; reference and configuration document the field, key, formats and route; fuzzing covers the rename)
+from transcriber_core import deletion, naming, speakers
 from transcriber_core.entities import Job, Origin, State
 from transcriber_core.errors import (
     CallbackRefused,
