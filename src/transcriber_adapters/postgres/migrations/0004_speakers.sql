@@ -1,4 +1,4 @@
--- 0004: speakers (SPEC §18, ADR 45), as SQLite's 0012.
+-- 0004: speakers (SPEC §18, ADR 45), as SQLite's 0013.
 -- speakers is JSON text, as SQLite keeps it.
 
 ALTER TABLE jobs ADD COLUMN speakers_wanted integer

@@ -1,4 +1,4 @@
--- 0012: speakers (SPEC §18, ADR 45).
+-- 0013: speakers (SPEC §18, ADR 45).
 -- speakers_wanted: NULL when speakers are not labelled, 0 to find out how
 -- many, else exactly that many (1 to 10). speakers: the voices the words are
 -- labelled with, JSON [{"id": "S1", "name": "Speaker 1"}, ...]; a word's
