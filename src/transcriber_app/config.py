@@ -245,6 +245,14 @@ class RetentionConfig:
 
 
 @attrs.frozen(kw_only=True)
+class OpenAIConfig:
+    """The OpenAI-compatible ``/v1`` routes (ADR 45)."""
+
+    #: How long an answer waits for its job before saying it is still running.
+    wait_seconds: float = 3600.0
+
+
+@attrs.frozen(kw_only=True)
 class WorkerConfig:
     """Where ``transcriber worker`` answers ``/health`` and ``/metrics`` (ADR 38)."""
 
@@ -279,6 +287,7 @@ class Config:
     workers: WorkersConfig = attrs.field(factory=WorkersConfig)
     retention: RetentionConfig = RetentionConfig()
     webhooks: WebhooksConfig = WebhooksConfig()
+    openai: OpenAIConfig = OpenAIConfig()
     worker: WorkerConfig = WorkerConfig()
     shutdown: ShutdownConfig = ShutdownConfig()
 
@@ -298,6 +307,7 @@ _SECTIONS: dict[str, type[Any]] = {
     "workers": attrs.resolve_types(WorkersConfig),
     "retention": attrs.resolve_types(RetentionConfig),
     "webhooks": attrs.resolve_types(WebhooksConfig),
+    "openai": attrs.resolve_types(OpenAIConfig),
     "worker": attrs.resolve_types(WorkerConfig),
     "shutdown": attrs.resolve_types(ShutdownConfig),
 }
@@ -536,10 +546,14 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
         raise ConfigError("[queue] lease_renewal_seconds: must be positive and below lease_seconds")
     _check_workers(config.workers)
     _check_retention(config.retention)
+    if not 0 < config.openai.wait_seconds <= _LONGEST_WAIT_SECONDS:  # NaN too
+        raise ConfigError("[openai] wait_seconds: must be positive and at most 86400")
     _check_webhooks(config.webhooks)
     _check_shutdown(config.shutdown)
 
 
+#: The longest an OpenAI-compatible answer may wait for its job (a day).
+_LONGEST_WAIT_SECONDS = 86400.0
 #: The longest retention a key may name, in days (a century).
 _LONGEST_DAYS = 36_500
 #: The sweep runs at least hourly (reference: Retention).

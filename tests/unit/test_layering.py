@@ -285,6 +285,7 @@ CORE_ROLES = {
     "transcriber_core/part_steps.py": {"FileRecords", "JobQueue", "Jobs"},
     "transcriber_core/retention.py": {"Removals"},
     "transcriber_core/steps.py": {"FileRecords", "Jobs"},
+    "transcriber_core/waiting.py": {"Jobs"},
     "transcriber_core/worker.py": {"JobQueue"},
 }
 

@@ -6,7 +6,8 @@ go straight to a staging file in the system temp dir — as zero-copy slices
 of the received chunks, written with ``os.writev`` in a thread a mebibyte
 at a time while the next mebibyte is received — so memory stays flat
 whatever the upload's size, and the file is written once. Other parts are
-read and dropped, within a small bound.
+text fields (``callback_url``, ``language``, ``prompt``, ``/v1``'s options):
+kept as text, within a small bound for all of them together.
 
 With ``digest`` (an upload that carries an Idempotency-Key) the file bytes
 are also fed to SHA-256 in the same writer thread, batch by batch, so the
@@ -30,7 +31,7 @@ import contextlib
 import hashlib
 import os
 import threading
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -52,7 +53,7 @@ if TYPE_CHECKING:
 #: Name of the form field that carries the recording.
 FILE_FIELD = b"file"
 #: Name of the optional form field with the URL to call when the job ends (ADR 35).
-CALLBACK_FIELD = b"callback_url"
+CALLBACK_FIELD = "callback_url"
 #: Bytes of a body that are not the recording: part headers, boundaries, other fields.
 ENVELOPE_BYTES = 64 * 1024
 #: Gathered file bytes written in one ``writev``: few thread hops, bounded memory.
@@ -78,8 +79,19 @@ class Received:
     size: int
     #: SHA-256 of the recording, hex; None unless it was asked for.
     digest: str | None = None
-    #: The form's ``callback_url`` as sent, unchecked; None without one.
-    callback_url: str | None = attrs.field(default=None, repr=False)
+    #: The form's other fields as sent, unchecked: name → values in order (UTF-8, bad bytes
+    #: replaced). May carry a callback URL's secret or a prompt's names: never logged.
+    fields: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict, repr=False)
+
+    def field(self, name: str) -> str | None:
+        """The first value of the text field ``name``; None when the form has none."""
+        values = self.fields.get(name)
+        return values[0] if values else None
+
+    @property
+    def callback_url(self) -> str | None:
+        """The form's ``callback_url`` as sent, unchecked; None without one."""
+        return self.field(CALLBACK_FIELD)
 
 
 def form_too_large(*, close: bool) -> ApiError:
@@ -165,9 +177,9 @@ class _FormSink:
         self.pending_bytes = 0
         self._envelope = 0
         self._in_file = False
-        self._in_callback = False
-        #: The ``callback_url`` field's bytes; None when the form has none.
-        self.callback: bytearray | None = None
+        #: The text fields so far: name → each value's bytes, in order.
+        self.texts: dict[str, list[bytearray]] = {}
+        self._text: bytearray | None = None
         self._field = bytearray()
         self._value = bytearray()
         self._disposition: bytes | None = None
@@ -193,7 +205,7 @@ class _FormSink:
     def _part_begin(self) -> None:
         self._disposition = None
         self._in_file = False
-        self._in_callback = False
+        self._text = None
 
     def _header_field(self, data: bytes, start: int, end: int) -> None:
         self._count_envelope(end - start)
@@ -211,11 +223,15 @@ class _FormSink:
 
     def _headers_finished(self) -> None:
         _, options = parse_options_header(self._disposition)
-        if options.get(b"name") == CALLBACK_FIELD and self.callback is None:
-            self.callback = bytearray()
-            self._in_callback = True
+        name = options.get(b"name")
+        if name is None:
             return
-        if options.get(b"name") != FILE_FIELD or self.found:
+        if name != FILE_FIELD:
+            self._text = bytearray()
+            key = name.decode("utf-8", errors="replace")
+            self.texts.setdefault(key, []).append(self._text)
+            return
+        if self.found:
             return
         self.found = True
         self._in_file = True
@@ -228,8 +244,8 @@ class _FormSink:
         length = end - start
         if not self._in_file:
             self._count_envelope(length)
-            if self._in_callback and self.callback is not None:
-                self.callback += data[start:end]
+            if self._text is not None:
+                self._text += data[start:end]
             return
         self.size += length
         if self.size > self.max_bytes:
@@ -239,7 +255,14 @@ class _FormSink:
 
     def _part_end(self) -> None:
         self._in_file = False
-        self._in_callback = False
+        self._text = None
+
+    def fields(self) -> dict[str, tuple[str, ...]]:
+        """The text fields, decoded."""
+        return {
+            name: tuple(value.decode("utf-8", errors="replace") for value in values)
+            for name, values in self.texts.items()
+        }
 
     def _end(self) -> None:
         self.ended = True
@@ -432,9 +455,7 @@ async def received_file(
                 extension=sink.extension,
                 size=sink.size,
                 digest=None if hasher is None else hasher.hexdigest(),
-                callback_url=None
-                if sink.callback is None
-                else sink.callback.decode("utf-8", errors="replace"),
+                fields=sink.fields(),
             )
     finally:
         await chunks.aclose()
