@@ -1,4 +1,4 @@
--- 0012: what the sender asked of the recognition (SPEC §18, §19).
+-- 0013: what the sender asked of the recognition (SPEC §18, §19).
 -- language_requested: an ISO 639-1 code, NULL for "auto" (and for every job
 -- made before this migration). prompt: text that primes the recognizer
 -- (Whisper's initial prompt), NULL for none. task: transcribe, or translate
