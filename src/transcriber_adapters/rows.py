@@ -36,6 +36,7 @@ from transcriber_core.entities import (
     State,
     Word,
 )
+from transcriber_core.languages import Task
 
 #: Columns of ``jobs`` in the order every statement selects or returns them.
 JOB_COLUMNS: tuple[LiteralString, ...] = (
@@ -52,6 +53,9 @@ JOB_COLUMNS: tuple[LiteralString, ...] = (
     "text",
     "words",
     "language",
+    "language_requested",
+    "prompt",
+    "task",
     "error",
     "attempts",
     "acquisition_id",
@@ -106,6 +110,7 @@ _LOCATIONS = {location.value: location for location in Location}
 _HTTP = Origin.http()
 _KINDS = {kind.value: kind for kind in DeliveryKind}
 _EVENTS = {event.value: event for event in Event}
+_TASKS = {task.value: task for task in Task}
 #: The JSON text of no words; most rows before recognition carry it.
 NO_WORDS = "[]"
 
@@ -222,6 +227,9 @@ class RowMapping:
             "text": job.text,
             "words": words_to_db(job.words),
             "language": job.language,
+            "language_requested": job.language_requested,
+            "prompt": job.prompt,
+            "task": job.task.value,
             "error": job.error,
             "attempts": job.attempts,
             "acquisition_id": job.acquisition_id,
@@ -255,6 +263,9 @@ class RowMapping:
             text,
             words,
             language,
+            language_requested,
+            prompt,
+            task,
             error,
             attempts,
             acquisition_id,
@@ -295,6 +306,9 @@ class RowMapping:
             text=text,
             words=self._words_from_db(words),
             language=language,
+            language_requested=language_requested,
+            prompt=prompt,
+            task=_TASKS[task],
             error=error,
             attempts=attempts,
             acquisition_id=acquisition_id,

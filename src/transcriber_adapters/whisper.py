@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
 import itertools
 import os
@@ -48,6 +49,7 @@ from transcriber_core.errors import (
     RecognitionFailed,
     RecognizerUnavailable,
 )
+from transcriber_core.languages import DEFAULT_REQUEST, Abilities, RecognitionRequest
 from transcriber_core.ports import (
     NO_LIMITS,
     CheckResult,
@@ -217,6 +219,37 @@ def _hub_reachable() -> bool:
         return False
 
 
+#: A converted model's vocabulary has at least this many entries when it is multilingual
+#: (CTranslate2's own test); an English-only one (tiny.en) has one fewer.
+MULTILINGUAL_VOCABULARY = 51865
+
+
+def model_abilities(model_dir: Path) -> Abilities:
+    """What the model in ``model_dir`` can be asked for, read from its files without loading it.
+
+    A multilingual model knows Whisper's languages (their ISO 639-1 codes),
+    translates and reads a prompt; an English-only one knows English only.
+    """
+    from faster_whisper.tokenizer import _LANGUAGE_CODES  # noqa: PLC0415 - optional extra
+
+    size = 0
+    if (model_dir / "vocabulary.json").is_file():
+        import json  # noqa: PLC0415
+
+        size = len(json.loads((model_dir / "vocabulary.json").read_text(encoding="utf-8")))
+    elif (model_dir / "vocabulary.txt").is_file():
+        with (model_dir / "vocabulary.txt").open(encoding="utf-8") as lines:
+            size = sum(1 for _ in lines)
+    if size >= MULTILINGUAL_VOCABULARY:
+        codes = frozenset(code for code in _LANGUAGE_CODES if len(code) == 2)
+        return Abilities(languages=codes, translate=True, prompt=True, name="this Whisper model")
+    return Abilities(
+        languages=frozenset({"en"}),
+        prompt=True,
+        name="this Whisper model (English-only)",
+    )
+
+
 #: Loaded models, one per settings, shared by every recognizer of the process.
 _MODELS: dict[tuple[Path, str, int, int], Any] = {}
 _MODELS_LOCK = threading.Lock()
@@ -381,6 +414,8 @@ class WhisperRecognizer:
         self.max_concurrent = max_concurrent
         self._block_seconds = block_seconds
         self._slots = asyncio.Semaphore(max_concurrent)
+        #: What the model can be asked for (SPEC §18).
+        self.abilities = model_abilities(settings.model_dir)
         #: Recordings being transcribed now; for tests and the bench.
         self.running = 0
 
@@ -389,14 +424,21 @@ class WhisperRecognizer:
         """No limit: recordings of any length are transcribed block by block."""
         return NO_LIMITS
 
-    async def start(self, audio: FileRecord, *, duration: float | None) -> Started:
-        """Transcribe ``audio`` now and return the outcome with the operation id."""
+    async def start(
+        self,
+        audio: FileRecord,
+        *,
+        duration: float | None,
+        request: RecognitionRequest = DEFAULT_REQUEST,
+    ) -> Started:
+        """Transcribe ``audio`` now as ``request`` asks; the outcome comes with the operation id."""
         operation_id = "whisper-" + secrets.token_urlsafe(16)
         async with self._slots:
             self.running += 1
             try:
                 async with self._files.working_copy(audio) as path:
-                    outcome = await _stoppable(self._transcribe, path, patience=STOP_PATIENCE)
+                    transcribe = functools.partial(self._transcribe, request=request)
+                    outcome = await _stoppable(transcribe, path, patience=STOP_PATIENCE)
             except FileNotFound:
                 raise MissingFile("the converted audio is missing from storage") from None
             finally:
@@ -414,10 +456,12 @@ class WhisperRecognizer:
         """Nothing to check: every operation ended in its ``start``; a job here is not ours."""
         return Rejected(reason="the local recognizer has no such operation to check")
 
-    def _transcribe(self, path: Path, stop: threading.Event) -> Recognized | Rejected:
+    def _transcribe(
+        self, path: Path, stop: threading.Event, *, request: RecognitionRequest = DEFAULT_REQUEST
+    ) -> Recognized | Rejected:
         """Decode and transcribe block by block; runs in a thread, stops when ``stop`` is set."""
         model = load_model(self.settings, workers=self.max_concurrent)
-        language = self.settings.language or None
+        language = request.language or self.settings.language or None
         texts: list[str] = []
         words: list[Word] = []
         try:
@@ -427,7 +471,7 @@ class WhisperRecognizer:
                     # block's come, not whenever: without it the peak grows with the
                     # number of blocks. A recording of one block needs no collection.
                     gc.collect()
-                heard = self._transcribe_block(model, samples, offset, language, stop)
+                heard = self._transcribe_block(model, samples, offset, language, request, stop)
                 del samples
                 if heard.text:
                     texts.append(heard.text)
@@ -440,12 +484,13 @@ class WhisperRecognizer:
             return Rejected(reason="no speech recognised")
         return Recognized(text=" ".join(texts), words=tuple(words), language=language)
 
-    def _transcribe_block(
+    def _transcribe_block(  # noqa: PLR0917 - one private call site
         self,
         model: Any,  # faster-whisper ships no types
         samples: Samples,
         offset: float,
         language: str | None,
+        request: RecognitionRequest,
         stop: threading.Event,
     ) -> Recognized:
         settings = self.settings
@@ -453,6 +498,8 @@ class WhisperRecognizer:
             segments, info = _engine(model, settings.batch_size).transcribe(
                 samples,
                 language=language,
+                task=request.task.value,
+                initial_prompt=request.prompt,
                 beam_size=settings.beam_size,
                 word_timestamps=True,
                 # Silence yields no segment instead of Whisper's invented "you".

@@ -36,6 +36,7 @@ from transcriber_core.errors import (
     RecognizerThrottled,
     RecognizerUnavailable,
 )
+from transcriber_core.languages import DEFAULT_REQUEST, Abilities, RecognitionRequest
 from transcriber_core.ports import (
     BudgetStore,
     CheckResult,
@@ -136,6 +137,38 @@ def _refuse_bad_status(status: int, action: str, retry_after: str | None = None)
     raise RecognitionFailed(
         f"the speech recognizer refused the request (HTTP {status} on {action})"
     )
+
+
+#: SpeechKit's language code of each ISO 639-1 code it recognises (SPEC §18).
+LANGUAGE_CODES: dict[str, str] = {
+    "de": "de-DE",
+    "en": "en-US",
+    "es": "es-ES",
+    "fi": "fi-FI",
+    "fr": "fr-FR",
+    "he": "he-IL",
+    "it": "it-IT",
+    "kk": "kk-KZ",
+    "nl": "nl-NL",
+    "pl": "pl-PL",
+    "pt": "pt-PT",
+    "ru": "ru-RU",
+    "sv": "sv-SE",
+    "tr": "tr-TR",
+    "uz": "uz-UZ",
+}
+#: What SpeechKit can be asked for: no translation, no prompt (API v2 and v1 take neither).
+ABILITIES = Abilities(languages=frozenset(LANGUAGE_CODES), name="SpeechKit")
+
+
+def speechkit_language(request: RecognitionRequest, default: str) -> str:
+    """SpeechKit's code for the language asked for; ``default`` (``[yandex] language``) for auto.
+
+    v2 and v1 detect no language, so ``auto`` is the configured one.
+    """
+    if request.language is None:
+        return default
+    return LANGUAGE_CODES.get(request.language, default)
 
 
 class YandexRecognizer:
@@ -243,12 +276,17 @@ class YandexRecognizer:
             raise RecognitionFailed("the audio was not copied to Object Storage for the recognizer")
         return self._audio_base + quote(audio.object_key, safe="/")
 
-    def request_body(self, audio: FileRecord) -> dict[str, Any]:
+    #: What it can be asked for: the languages of ``LANGUAGE_CODES``, no translation, no prompt.
+    abilities = ABILITIES
+
+    def request_body(
+        self, audio: FileRecord, request: RecognitionRequest = DEFAULT_REQUEST
+    ) -> dict[str, Any]:
         """The JSON of a start request; no channel count or sample rate, which OGG_OPUS forbids."""
         return {
             "config": {
                 "specification": {
-                    "languageCode": self._language,
+                    "languageCode": speechkit_language(request, self._language),
                     "model": self._model,
                     "audioEncoding": "OGG_OPUS",
                 }
@@ -256,21 +294,30 @@ class YandexRecognizer:
             "audio": {"uri": self.audio_uri(audio)},
         }
 
-    async def start(self, audio: FileRecord, *, duration: float | None) -> Started:
-        """Recognise local short audio at once (sync), or start an async operation on its copy."""
+    async def start(
+        self,
+        audio: FileRecord,
+        *,
+        duration: float | None,
+        request: RecognitionRequest = DEFAULT_REQUEST,
+    ) -> Started:
+        """Recognise local short audio at once (sync), or start an async operation on its copy.
+
+        The prompt is ignored: SpeechKit takes none.
+        """
         refusal = self.limits.refusal(seconds=duration, size=audio.size)
         if refusal is not None:
             raise RecognitionFailed(refusal)
         if self._reads(audio) and self.limits.takes_directly(seconds=duration, size=audio.size):
             try:
-                return await self._recognize_now(audio, duration)
+                return await self._recognize_now(audio, duration, request)
             except DirectRefused:
                 if not audio.object_key:
                     raise
                 # Already in the bucket SpeechKit reads (ADR 33): async at once, no copy.
         elif not audio.object_key:
             raise DirectRefused("the audio is too long or too large for synchronous recognition")
-        body = self.request_body(audio)
+        body = self.request_body(audio, request)
         await self._take(STARTS_BUDGET)
         answer = await self._request("start", "POST", self._stt_url, duration, json=body)
         operation_id = answer.get("id")
@@ -296,7 +343,9 @@ class YandexRecognizer:
         if session is not None:
             await session.close()
 
-    async def _recognize_now(self, audio: FileRecord, duration: float | None) -> Started:
+    async def _recognize_now(
+        self, audio: FileRecord, duration: float | None, request: RecognitionRequest
+    ) -> Started:
         """One v1 request with the audio's bytes; the outcome comes with ``Started``."""
         if self._files is None:  # pragma: no cover - limits.takes_directly is False then
             raise DirectRefused("synchronous recognition is off")
@@ -307,7 +356,8 @@ class YandexRecognizer:
         if len(data) > SYNC_MAX_BYTES:
             raise DirectRefused("the audio is too large for synchronous recognition")
         await self._take(SYNC_BUDGET)
-        params = {"lang": self._language, "topic": self._model, "format": "oggopus"}
+        lang = speechkit_language(request, self._language)
+        params = {"lang": lang, "topic": self._model, "format": "oggopus"}
         answer = await self._request(
             "sync", "POST", self._sync_url, duration, data=data, params=params
         )

@@ -255,6 +255,14 @@ class DiarizationConfig:
 
 
 @attrs.frozen(kw_only=True)
+class OpenAIConfig:
+    """The OpenAI-compatible ``/v1`` routes (ADR 46)."""
+
+    #: How long an answer waits for its job before saying it is still running.
+    wait_seconds: float = 3600.0
+
+
+@attrs.frozen(kw_only=True)
 class WorkerConfig:
     """Where ``transcriber worker`` answers ``/health`` and ``/metrics`` (ADR 38)."""
 
@@ -290,6 +298,7 @@ class Config:
     retention: RetentionConfig = RetentionConfig()
     webhooks: WebhooksConfig = WebhooksConfig()
     diarization: DiarizationConfig = DiarizationConfig()
+    openai: OpenAIConfig = OpenAIConfig()
     worker: WorkerConfig = WorkerConfig()
     shutdown: ShutdownConfig = ShutdownConfig()
 
@@ -310,6 +319,7 @@ _SECTIONS: dict[str, type[Any]] = {
     "retention": attrs.resolve_types(RetentionConfig),
     "webhooks": attrs.resolve_types(WebhooksConfig),
     "diarization": attrs.resolve_types(DiarizationConfig),
+    "openai": attrs.resolve_types(OpenAIConfig),
     "worker": attrs.resolve_types(WorkerConfig),
     "shutdown": attrs.resolve_types(ShutdownConfig),
 }
@@ -549,6 +559,8 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
     _check_workers(config.workers)
     _check_retention(config.retention)
     _check_diarization(config.diarization)
+    if not 0 < config.openai.wait_seconds <= _LONGEST_WAIT_SECONDS:  # NaN too
+        raise ConfigError("[openai] wait_seconds: must be positive and at most 86400")
     _check_webhooks(config.webhooks)
     _check_shutdown(config.shutdown)
 
@@ -561,6 +573,8 @@ def _check_diarization(diarization: DiarizationConfig) -> None:
         raise ConfigError(f"[diarization] default: {exc}") from None
 
 
+#: The longest an OpenAI-compatible answer may wait for its job (a day).
+_LONGEST_WAIT_SECONDS = 86400.0
 #: The longest retention a key may name, in days (a century).
 _LONGEST_DAYS = 36_500
 #: The sweep runs at least hourly (reference: Retention).

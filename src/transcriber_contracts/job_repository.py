@@ -53,6 +53,7 @@ from transcriber_core.entities import (
     Word,
 )
 from transcriber_core.errors import Conflict, FileNotFound, JobChanged, JobNotFound, LeaseLost
+from transcriber_core.languages import Task
 from transcriber_core.outbox import end_deliveries
 from transcriber_core.policy import QUEUE_POSITION_LIMIT
 from transcriber_core.ports import JobRepository, Removed
@@ -226,6 +227,9 @@ class JobRepositoryContract:
                 Word(text="мир", start=0.88, end=1.5),
             ),
             language="ru",
+            language_requested="uk",
+            prompt="Names: Ярослав, Dmitri.\nTerms: ASR",
+            task=Task.TRANSLATE,
             error="the recognizer did not answer",
             attempts=3,
             acquisition_id=new_id(),

@@ -10,6 +10,7 @@ import pytest
 
 from transcriber_core.entities import FileRecord
 from transcriber_core.errors import PermanentError, TransientError
+from transcriber_core.languages import RecognitionRequest
 from transcriber_core.ports import Pending, Recognized, Recognizer, Rejected, Started
 
 
@@ -176,3 +177,18 @@ class RecognizerContract:
         assert case.audio.id not in text
         if case.audio.object_key:
             assert case.audio.object_key not in text
+
+    async def test_abilities_name_iso_codes_and_a_request_is_taken(
+        self, case: RecognizerCase
+    ) -> None:
+        """Its languages are ISO 639-1 codes; a start with one of them and a prompt succeeds."""
+        abilities = case.recognizer.abilities
+        assert abilities.languages, "a recognizer knows at least one language"
+        assert all(re.fullmatch(r"[a-z]{2}", code) for code in abilities.languages)
+        assert "auto" not in abilities.languages
+        language = "en" if "en" in abilities.languages else min(abilities.languages)
+        said = "hello world" if self.hears_speech else "text"
+        case.driver.finish_next(said, pending_checks=0)
+        request = RecognitionRequest(language=language, prompt="Names: Dmitri")
+        started = await case.recognizer.start(case.audio, duration=1.0, request=request)
+        assert isinstance(await self.outcome(case, started), Recognized)

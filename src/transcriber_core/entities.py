@@ -7,6 +7,8 @@ from datetime import datetime
 
 import attrs
 
+from transcriber_core.languages import RecognitionRequest, Task
+
 
 class State(enum.StrEnum):
     """Where a job is in the pipeline; a closed set."""
@@ -146,6 +148,12 @@ class Job:
     speakers_wanted: int | None = None
     #: The voices the words are labelled with, in order of first word; names the owner may edit.
     speakers: tuple[Speaker, ...] = ()
+    #: The language the sender asked for (ISO 639-1); None: ``auto`` (SPEC §18).
+    language_requested: str | None = None
+    #: Text that primes the recognizer (Whisper's initial prompt); None: none. May name people.
+    prompt: str | None = attrs.field(default=None, repr=False)
+    #: Transcribe in the language spoken, or translate to English.
+    task: Task = Task.TRANSCRIBE
     #: Why the job failed, died or last retried, in our own words.
     error: str | None = None
     #: Acquires since the last step that finished without failure.
@@ -170,6 +178,13 @@ class Job:
     callback_url: str | None = attrs.field(default=None, repr=False)
     created: datetime
     updated: datetime
+
+    @property
+    def request(self) -> RecognitionRequest:
+        """What the sender asked of the recognition, as the recognizer is handed it."""
+        return RecognitionRequest(
+            language=self.language_requested, prompt=self.prompt, task=self.task
+        )
 
     def file_ids(self) -> tuple[str, ...]:
         """Ids of every file the job refers to, in pipeline order."""

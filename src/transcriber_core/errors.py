@@ -13,6 +13,7 @@ edge, so that the worker can classify a failure by type alone::
     ├── JobChanged                an owner's edit met a job changed since it was read
     ├── InvalidTransition
     ├── CallbackRefused           a callback URL or its address is refused for good (ADR 35)
+    ├── OptionRefused             a sender's language, prompt or task cannot be honoured
     └── StepError                 a step could not finish this attempt
         ├── ServiceCondition      the service cannot work now, not the job: it waits, no attempt
         │   ├── DiskFull                        (disk_full, this host)
@@ -108,6 +109,17 @@ class CallbackRefused(TranscriberError):  # noqa: N818
         super().__init__(message)
         #: Stable code for the HTTP answer: ``bad_callback_url`` or ``callback_address_refused``.
         self.code = code
+
+
+class OptionRefused(TranscriberError):  # noqa: N818
+    """This recognition option cannot be honoured."""
+
+    def __init__(self, message: str | None = None, *, code: str, field: str) -> None:
+        super().__init__(message)
+        #: Stable code for the HTTP answer: ``bad_language``, ``bad_prompt``, ``bad_task``...
+        self.code = code
+        #: The form field at fault.
+        self.field = field
 
 
 class StepError(TranscriberError):

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from transcriber_core.entities import Event, Job, Origin, State
 from transcriber_core.errors import DedupKeyReused
+from transcriber_core.languages import DEFAULT_REQUEST, RecognitionRequest
 from transcriber_core.outbox import deliver_next, deliveries_for
 from transcriber_core.policy import is_short
 from transcriber_core.services import Services
@@ -26,6 +27,7 @@ async def submit(
     owner: str | None = None,
     callback_url: str | None = None,
     speakers_wanted: int | None = None,
+    request: RecognitionRequest = DEFAULT_REQUEST,
 ) -> tuple[Job, bool]:
     """Move the recording at ``source`` into storage and enqueue a job for it.
 
@@ -36,6 +38,7 @@ async def submit(
     ``owner`` is the hash of the API token that sent it (ADR 36), kept with the job.
     ``callback_url``, already checked, is called when the job ends (ADR 35).
     ``speakers_wanted`` (``speakers.parse_wanted``) asks for speaker labels (ADR 45).
+    ``request`` (checked by ``languages.recognition_request``) goes to the recognizer.
     ``source`` is gone either way.
     """
     declared = None if services.probe is None else await services.probe.declared_duration(source)
@@ -52,6 +55,9 @@ async def submit(
         short=is_short(record.size, declared, services.settings),
         callback_url=callback_url,
         speakers_wanted=speakers_wanted,
+        language_requested=request.language,
+        prompt=request.prompt,
+        task=request.task,
         # The store stamps both with its own clock (queue order, ADR 30).
         created=now,
         updated=now,

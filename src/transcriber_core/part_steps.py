@@ -128,7 +128,7 @@ async def _start(job: Job, services: Services, path: Path, part: JobPart) -> tim
             )
         await services.file_records.put_file(record)
         part = await _save(services, job, attrs.evolve(part, storage_file_id=record.id))
-    started = await services.recognizer.start(record, duration=seconds)
+    started = await services.recognizer.start(record, duration=seconds, request=job.request)
     await _save(services, job, attrs.evolve(part, operation_id=started.operation_id))
     log.info("part.started", extra={"job_id": job.id, "part": part.index})
     return started.advised_delay
@@ -153,6 +153,8 @@ async def check_parts(job: Job, services: Services, parts: list[JobPart]) -> Job
                 done = await _save(services, job, attrs.evolve(part, text=text, words=words))
                 parts[part.index] = done
                 log.info("part.done", extra={"job_id": job.id, "part": part.index})
+                # A /v1 stream waiting on this job sends the part's text now.
+                services.wakeup.job_changed(job.id)
                 await remove_part_copy(services, job, part)
             case Rejected(reason=reason):
                 raise RecognitionFailed(f"part {part.index + 1} of {len(parts)}: {reason}")

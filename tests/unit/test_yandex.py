@@ -12,7 +12,13 @@ import pytest
 from tests.support.fake_speechkit import API_KEY, OTHER_CHANNEL_TEXT, FakeSpeechKit, chunk
 from transcriber_adapters.filesystem import FilesystemFileStore
 from transcriber_adapters.memory import MemoryBudgetStore
-from transcriber_adapters.yandex import YandexRecognizer, advised_delay, read_operation
+from transcriber_adapters.yandex import (
+    ABILITIES,
+    LANGUAGE_CODES,
+    YandexRecognizer,
+    advised_delay,
+    read_operation,
+)
 from transcriber_core.entities import FileRecord, Location, Word
 from transcriber_core.errors import (
     BudgetSpent,
@@ -26,6 +32,7 @@ from transcriber_core.errors import (
     TranscriberError,
     TransientError,
 )
+from transcriber_core.languages import RecognitionRequest
 from transcriber_core.ports import Pending, Recognized, Rejected
 
 BUCKET = "private-audio-bucket"
@@ -133,6 +140,25 @@ async def test_language_and_model_are_configurable(
     await make(language="en-US", model="deferred-general").start(AUDIO, duration=1.0)
     spec = fake.requests[0].body["config"]["specification"]
     assert (spec["languageCode"], spec["model"]) == ("en-US", "deferred-general")
+
+
+@pytest.mark.parametrize(
+    ("asked", "sent"), [(None, "en-US"), ("ru", "ru-RU"), ("kk", "kk-KZ"), ("pt", "pt-PT")]
+)
+async def test_the_language_asked_is_sent_as_speechkits_code(
+    make: MakeRecognizer, fake: FakeSpeechKit, asked: str | None, sent: str
+) -> None:
+    """A recording's language goes as SpeechKit's code; auto is the configured one (SPEC 18)."""
+    recognizer = make(language="en-US")
+    await recognizer.start(AUDIO, duration=1.0, request=RecognitionRequest(language=asked))
+    assert fake.requests[0].body["config"]["specification"]["languageCode"] == sent
+
+
+def test_speechkit_states_no_translation_and_its_languages() -> None:
+    """SpeechKit cannot translate; every ISO code it claims maps to one of its own codes."""
+    assert not ABILITIES.translate
+    assert set(ABILITIES.languages) == set(LANGUAGE_CODES)
+    assert all(code[:2] == iso for iso, code in LANGUAGE_CODES.items())
 
 
 async def test_api_key_header_on_every_call(

@@ -9,6 +9,7 @@ import attrs
 
 from transcriber_core.entities import FileRecord, Word
 from transcriber_core.errors import RecognitionFailed, RecognizerUnavailable, TranscriberError
+from transcriber_core.languages import DEFAULT_REQUEST, Abilities, RecognitionRequest, Task
 from transcriber_core.ports import (
     CheckResult,
     Pending,
@@ -18,6 +19,11 @@ from transcriber_core.ports import (
     Started,
 )
 from transcriber_core.subtitles import ends_sentence
+
+#: The languages the demo recognizer claims to know (ISO 639-1).
+MEMORY_LANGUAGES = frozenset({"de", "en", "es", "fr", "it", "kk", "pt", "ru", "tr", "uk"})
+#: What a translated text starts with: the demo's translation is deterministic, and visible.
+TRANSLATED_PREFIX = "In English: "
 
 
 @attrs.define
@@ -30,6 +36,8 @@ class _Operation:
     checks: int = 0
     #: Seconds of the audio it was started on, to time the words; None when unknown.
     duration: float | None = None
+    #: The language it says it heard.
+    language: str | None = None
 
 
 class MemoryRecognizer:
@@ -46,6 +54,11 @@ class MemoryRecognizer:
     It takes audio of any length unless ``max_seconds`` or ``max_bytes``
     say otherwise (its ``limits``); longer audio is refused at ``start``,
     naming the limit, as a real recognizer would (ADR 26).
+
+    It claims ``MEMORY_LANGUAGES``, reads prompts and translates (SPEC §18):
+    a translated text is its text behind ``TRANSLATED_PREFIX``; the language
+    it says it heard is the one asked for ("en" for a translation), else
+    none. ``requests`` records what each ``start`` was asked.
     """
 
     def __init__(
@@ -61,6 +74,12 @@ class MemoryRecognizer:
             raise ValueError("checks_before_done must not be negative")
         #: What one operation accepts.
         self.limits = RecognizerLimits(max_seconds=max_seconds, max_bytes=max_bytes)
+        #: What it can be asked for.
+        self.abilities = Abilities(
+            languages=MEMORY_LANGUAGES, translate=True, prompt=True, name="the memory recognizer"
+        )
+        #: The request of each ``start``, in order.
+        self.requests: list[RecognitionRequest] = []
         self.checks_before_done = checks_before_done
         self.text = text
         self.fail_with = fail_with
@@ -74,6 +93,7 @@ class MemoryRecognizer:
         """Forget every operation and pending failure."""
         self.operations.clear()
         self.started.clear()
+        self.requests.clear()
         self._start_failures.clear()
         self._check_failures.clear()
         self._scripts.clear()
@@ -94,7 +114,13 @@ class MemoryRecognizer:
         """Make the next started operation end rejected with ``reason``."""
         self._scripts.append(_Operation(pending_checks=pending_checks, reject=reason))
 
-    async def start(self, audio: FileRecord, *, duration: float | None) -> Started:
+    async def start(
+        self,
+        audio: FileRecord,
+        *,
+        duration: float | None,
+        request: RecognitionRequest = DEFAULT_REQUEST,
+    ) -> Started:
         """Start an operation on ``audio``; the first check may come at once."""
         if self._start_failures:
             raise self._start_failures.pop(0)
@@ -110,6 +136,11 @@ class MemoryRecognizer:
             text = self.text if self.text is not None else _describe(duration)
             operation = _Operation(pending_checks=self.checks_before_done, text=text)
         operation.duration = duration
+        operation.language = request.language
+        if request.task is Task.TRANSLATE and operation.text is not None:
+            operation.language = "en"
+            operation.text = TRANSLATED_PREFIX + operation.text
+        self.requests.append(request)
         self.operations[operation_id] = operation
         self.started.append(operation_id)
         return Started(operation_id=operation_id, advised_delay=timedelta(0))
@@ -128,7 +159,9 @@ class MemoryRecognizer:
         if operation.reject is not None:
             return Rejected(reason=operation.reject)
         text = operation.text or ""
-        return Recognized(text=text, words=_timed(text, operation.duration))
+        return Recognized(
+            text=text, words=_timed(text, operation.duration), language=operation.language
+        )
 
 
 #: The pause after a sentence, as long as this many letters take to say.

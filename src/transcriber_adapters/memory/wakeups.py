@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from transcriber_core.entities import State
 
-_Listener = tuple[asyncio.AbstractEventLoop, Callable[[State], None]]
+_Listener = tuple[asyncio.AbstractEventLoop, Callable[[State], None], Callable[[str], None] | None]
 
 
 class MemoryWakeupFeed:
@@ -24,6 +24,8 @@ class MemoryWakeupFeed:
         self._listeners: list[_Listener] = []
         #: Every published state, oldest first.
         self.published: list[State] = []
+        #: Every published job id, oldest first.
+        self.published_jobs: list[str] = []
 
     @property
     def listeners(self) -> int:
@@ -36,16 +38,34 @@ class MemoryWakeupFeed:
         with self._lock:
             self.published.append(state)
             listeners = list(self._listeners)
-        for loop, notify in listeners:
+        for loop, notify, _ in listeners:
             try:
                 loop.call_soon_threadsafe(notify, state)
             except RuntimeError:
                 # That listener's loop is closed: its process is gone.
                 continue
 
-    async def listen(self, notify: Callable[[State], None]) -> None:
-        """Call ``notify(state)`` for each published state until cancelled; never raises."""
-        listener = (asyncio.get_running_loop(), notify)
+    def publish_job(self, job_id: str) -> None:
+        """Tell every listener that the job ``job_id`` ended or advanced; from any thread."""
+        with self._lock:
+            self.published_jobs.append(job_id)
+            listeners = list(self._listeners)
+        for loop, _, job_changed in listeners:
+            if job_changed is None:
+                continue
+            try:
+                loop.call_soon_threadsafe(job_changed, job_id)
+            except RuntimeError:
+                continue
+
+    async def listen(
+        self,
+        notify: Callable[[State], None],
+        *,
+        job_changed: Callable[[str], None] | None = None,
+    ) -> None:
+        """Call ``notify(state)``, ``job_changed(id)`` for each one published, until cancelled."""
+        listener = (asyncio.get_running_loop(), notify, job_changed)
         with self._lock:
             self._listeners.append(listener)
         try:
@@ -58,3 +78,4 @@ class MemoryWakeupFeed:
         """Forget what was published; running listeners stay."""
         with self._lock:
             self.published.clear()
+            self.published_jobs.clear()

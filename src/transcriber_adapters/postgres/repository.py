@@ -169,6 +169,7 @@ class PostgresJobRepository(PostgresOutbox):
             if not rows:
                 raise LeaseLost()
             await self._wake(rows)
+            await self._ended(job)
             return
         # The move and its deliveries commit together or not at all (the transactional outbox).
         async with self._db.transaction() as conn:
@@ -178,6 +179,12 @@ class PostgresJobRepository(PostgresOutbox):
                 raise LeaseLost()
             await insert_deliveries(conn, delivery_params(job.id, deliveries, params["now"]))
         await self._wake(rows)
+        await self._ended(job)
+
+    async def _ended(self, job: Job) -> None:
+        """After the commit: tell the /v1 answers waiting anywhere that ``job`` ended (ADR 46)."""
+        if job.state.is_terminal:
+            await self.wakeups.job_changed(job.id)
 
     async def save_if_unchanged(self, job: Job, *, seen: Job) -> None:
         """Write ``job`` if the stored job still equals ``seen``; else raise ``JobChanged``."""
@@ -258,6 +265,8 @@ class PostgresJobRepository(PostgresOutbox):
                 raise LeaseLost()
             if parts:
                 await cursor.executemany(sql.PUT_PART_SQL, [sql.part_params(p) for p in parts])
+        if any(part.done for part in parts):
+            await self.wakeups.job_changed(job_id)
 
     async def delete_job(self, job_id: str) -> Removed:
         """Delete the job, its parts and their file records in one transaction; returns them."""

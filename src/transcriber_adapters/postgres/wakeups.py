@@ -30,6 +30,8 @@ from transcriber_core.policy import DEFAULT_SETTINGS, Settings, reconnect_pause
 
 #: The channel wake-ups travel on; its payload is a step state's value ("convert", ...).
 WAKEUP_CHANNEL = "transcriber_wakeup"
+#: The channel of jobs that ended or had a part recognised; its payload is the job id (ADR 46).
+JOB_CHANNEL = "transcriber_job"
 #: How the listening connection shows in ``pg_stat_activity``.
 APPLICATION_NAME = "transcriber-wakeups"
 #: Seconds one connection attempt may take.
@@ -55,8 +57,17 @@ class PostgresWakeupFeed:
         self._url = url
         self._settings = settings
 
-    async def listen(self, notify: Callable[[State], None]) -> None:
-        """Call ``notify(state)`` for each wake-up until cancelled; reconnects, never raises."""
+    async def listen(
+        self,
+        notify: Callable[[State], None],
+        *,
+        job_changed: Callable[[str], None] | None = None,
+    ) -> None:
+        """Call ``notify(state)`` for each wake-up until cancelled; reconnects, never raises.
+
+        With ``job_changed`` it listens to ``JOB_CHANNEL`` too, and calls
+        ``job_changed("")`` once listening again after a loss.
+        """
         failures = 0
         while True:
             await asyncio.sleep(reconnect_pause(failures, self._settings).total_seconds())
@@ -74,11 +85,15 @@ class PostgresWakeupFeed:
                 )
                 async with conn:
                     await conn.execute(f"LISTEN {WAKEUP_CHANNEL}")
+                    if job_changed is not None:
+                        await conn.execute(f"LISTEN {JOB_CHANNEL}")
                     listening = True
                     log.info("postgres.wakeups_listening")
                     for state in STEP_STATES:
                         notify(state)
-                    await self._relay(conn, notify)
+                    if job_changed is not None:
+                        job_changed("")
+                    await self._relay(conn, notify, job_changed)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - the feed outlives any failure; the poll covers
@@ -90,9 +105,18 @@ class PostgresWakeupFeed:
                     extra={"error": type(exc).__name__, "failures": failures},
                 )
 
-    async def _relay(self, conn: AsyncConnection[object], notify: Callable[[State], None]) -> None:
-        """Hand each notification's state to ``notify`` until the connection fails (it raises)."""
+    async def _relay(
+        self,
+        conn: AsyncConnection[object],
+        notify: Callable[[State], None],
+        job_changed: Callable[[str], None] | None,
+    ) -> None:
+        """Hand each notification to ``notify`` or ``job_changed`` until the connection fails."""
         async for message in conn.notifies():
+            if message.channel == JOB_CHANNEL:
+                if job_changed is not None and message.payload:
+                    job_changed(message.payload)
+                continue
             state = _STEP_STATES.get(message.payload)
             if state is not None:
                 notify(state)
@@ -106,6 +130,9 @@ def _notify_sql(state: State) -> LiteralString:
         f"SET LOCAL synchronous_commit = off; SELECT pg_notify('{WAKEUP_CHANNEL}', '{state.value}')"
     )
 
+
+#: Tells the listeners of ``JOB_CHANNEL`` that a job changed; parameter ``job_id``.
+_JOB_NOTIFY_SQL: LiteralString = f"SELECT pg_notify('{JOB_CHANNEL}', %(job_id)s)"
 
 #: The one wake-up statement of each step state (no parameters: the simple protocol).
 _NOTIFY_SQL: dict[State, LiteralString] = {state: _notify_sql(state) for state in STEP_STATES}
@@ -149,6 +176,18 @@ class WakeupSender:
         first = loop.create_future()
         self._sending[state] = asyncio.create_task(self._send_until_covered(state, first))
         await first
+
+    async def job_changed(self, job_id: str) -> None:
+        """Tell every listening process that ``job_id`` ended or advanced; call after the commit.
+
+        Not coalesced: a job ends once and has a few parts. Never raises for
+        the database: a waiter that misses it looks again at its poll.
+        """
+        try:
+            async with self._db.connection() as conn:
+                await conn.execute(_JOB_NOTIFY_SQL, {"job_id": job_id})
+        except Exception as exc:  # noqa: BLE001 - the write stands; the waiter's poll finds it
+            log.warning("postgres.job_notice_not_sent", extra={"error_type": type(exc).__name__})
 
     async def flush(self) -> None:
         """Wait until every wake-up asked for has been sent (or failed)."""

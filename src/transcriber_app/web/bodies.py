@@ -13,6 +13,7 @@ import attrs
 
 from transcriber_app.web.schemas import doc
 from transcriber_core.entities import Condition, Job, JobPart, Speaker, State
+from transcriber_core.languages import AUTO
 
 
 @attrs.frozen(kw_only=True)
@@ -40,6 +41,10 @@ class JobStatus:
     language: str | None = attrs.field(
         default=None, metadata=doc("the language the recognizer heard (ISO 639-1), when it says")
     )
+    language_requested: str = attrs.field(
+        metadata=doc("the language asked for at upload: auto or an ISO 639-1 code")
+    )
+    task: str = attrs.field(metadata=doc("transcribe, or translate (to English)"))
     parts_done: int | None = attrs.field(
         default=None, metadata=doc("parts recognised, for a recording split into parts")
     )
@@ -67,6 +72,8 @@ class JobStatus:
             error=job.error if job.state.is_terminal else None,
             duration=job.duration,
             language=job.language,
+            language_requested=job.language_requested or AUTO,
+            task=job.task.value,
             parts_done=sum(part.done for part in parts) if parts else None,
             parts_total=len(parts) if parts else None,
             queue_position=queue_position,

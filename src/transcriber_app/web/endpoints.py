@@ -54,8 +54,9 @@ class Answer:
 
     status: int
     description: str
-    #: Media type → the body: an attrs class (JSON), a literal schema, or None (text).
-    content: Mapping[str, type | Schema | None] = attrs.Factory(dict)
+    #: Media type → the body: an attrs class (JSON), a tuple of them (any of them),
+    #: a literal schema, or None (text).
+    content: Mapping[str, type | tuple[type, ...] | Schema | None] = attrs.Factory(dict)
     #: Response header name → what it says.
     headers: Mapping[str, str] = attrs.Factory(dict)
     #: The stable ``error`` codes of a JSON error answer.
@@ -120,6 +121,8 @@ class Endpoint:
     #: Needs a bearer token when ``[http] api_tokens`` is set (then 401 is one of its answers).
     secured: bool = False
     parameters: tuple[Param, ...] = ()
+    #: Its 401 while tokens are set, when not the API's own (``/v1`` answers in OpenAI's shape).
+    unauthorized: Answer | None = None
     #: Fields of a ``multipart/form-data`` body; none: the route takes no body.
     form: tuple[FormField, ...] = ()
     #: The schema of an ``application/json`` body, for a route that takes one instead.

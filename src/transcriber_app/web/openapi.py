@@ -79,7 +79,7 @@ def _operation(endpoint: Endpoint, schemas: Schemas, *, tokens: bool) -> dict[st
         }
     if endpoint.secured and tokens:
         operation["security"] = [{BEARER: []}]
-        answers.append(UNAUTHORIZED)
+        answers.append(endpoint.unauthorized or UNAUTHORIZED)
     operation["responses"] = {
         str(answer.status): _answer(answer, schemas)
         for answer in sorted(answers, key=lambda a: a.status)
@@ -127,6 +127,8 @@ def _answer(answer: Answer, schemas: Schemas) -> dict[str, Any]:
             schema: Schema = {"type": "string"}
         elif isinstance(body, dict):
             schema = body
+        elif isinstance(body, tuple):
+            schema = {"anyOf": [schemas.ref(one) for one in body]}
         else:
             schema = schemas.ref(body)
         if answer.codes:

@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from transcriber_app.web import probes
+from transcriber_app.web import openai_api, probes
 from transcriber_app.web.api.handlers import (
     INSUFFICIENT_STORAGE,
     SPEAKERS_FIELD,
@@ -37,6 +37,7 @@ from transcriber_app.web.endpoints import routes as endpoint_routes
 from transcriber_app.web.openapi import document as openapi_document
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.transcripts import TranscriptFormat
+from transcriber_core.languages import MAX_PROMPT_CHARS, Task
 from transcriber_core.speakers import MAX_NAME_CHARS
 from transcriber_core.subtitles import Transcript
 
@@ -48,8 +49,8 @@ async def openapi(request: Request) -> Response:
 
 @functools.cache
 def api_document(*, tokens: bool) -> dict[str, Any]:
-    """The OpenAPI document of ``ENDPOINTS``; ``tokens``: ``[http] api_tokens`` is set."""
-    return openapi_document(ENDPOINTS, tokens=tokens)
+    """The OpenAPI document of ``all_endpoints``; ``tokens``: ``[http] api_tokens`` is set."""
+    return openapi_document(all_endpoints(), tokens=tokens)
 
 
 #: A job's id in a path.
@@ -60,6 +61,30 @@ JOB_NOT_FOUND = error(
 )
 #: 503 of a route whose store or database did not answer.
 UNAVAILABLE = error(503, "unavailable", description="the database or store did not answer")
+
+#: The form fields of what a sender asks of the recognition (SPEC §18).
+RECOGNITION_FIELDS = (
+    FormField(
+        name="language",
+        description=(
+            "auto (the default) or an ISO 639-1 code the recognizer knows; "
+            "400 bad_language names the accepted values"
+        ),
+        schema={"type": "string", "maxLength": 16},
+    ),
+    FormField(
+        name="prompt",
+        description="text that primes Whisper (names, vocabulary); other recognizers ignore it",
+        schema={"type": "string", "maxLength": MAX_PROMPT_CHARS},
+    ),
+    FormField(
+        name="task",
+        description="transcribe (the default), or translate to English where the recognizer can",
+        schema={"type": "string", "enum": [str(task) for task in Task]},
+    ),
+)
+#: The codes of a refused recognition field.
+REQUEST_CODES = ("bad_language", "bad_prompt", "bad_task", "translation_unsupported")
 
 #: Every route of the API, declared once: Starlette mounts these and the document shows them.
 ENDPOINTS: tuple[Endpoint, ...] = (
@@ -101,6 +126,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
                 ),
                 schema={"type": "string", "pattern": "^(auto|off|[1-9]|10)$"},
             ),
+            *RECOGNITION_FIELDS,
         ),
         answers=(
             json_answer(
@@ -124,7 +150,11 @@ ENDPOINTS: tuple[Endpoint, ...] = (
                 "bad_callback_url",
                 "callback_address_refused",
                 "bad_speakers",
-                description="the form, the Idempotency-Key or the callback_url cannot be used",
+                *REQUEST_CODES,
+                description=(
+                    "the form, the Idempotency-Key, the callback_url, the language, the prompt,"
+                    " the task or the speakers cannot be used"
+                ),
             ),
             error(408, "upload_timeout", description="no byte for the inactivity timeout"),
             error(
@@ -254,6 +284,11 @@ ENDPOINTS: tuple[Endpoint, ...] = (
 )
 
 
+def all_endpoints() -> tuple[Endpoint, ...]:
+    """``ENDPOINTS`` and the OpenAI-compatible ``/v1`` routes (ADR 46)."""
+    return (*ENDPOINTS, *openai_api.ENDPOINTS)
+
+
 def routes() -> list[Route]:
-    """The API's routes, from ``ENDPOINTS``."""
-    return endpoint_routes(ENDPOINTS)
+    """The API's routes, from ``all_endpoints``."""
+    return endpoint_routes(all_endpoints())

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from starlette.exceptions import HTTPException
@@ -17,6 +18,7 @@ from transcriber_app.web.api.auth import dedup_key_of, require_token
 from transcriber_app.web.bodies import Accepted, JobStatus, SpeakerNames
 from transcriber_app.web.errors import ApiError, error_response
 from transcriber_app.web.metrics import Metrics
+from transcriber_app.web.openai_errors import OpenAIFault, openai_error_response
 from transcriber_app.web.probes import metrics_of
 from transcriber_app.web.schemas import to_json
 from transcriber_app.web.state import runtime_of
@@ -27,6 +29,7 @@ from transcriber_app.web.transcripts import (
 )
 from transcriber_app.web.uploads import (
     CLOSE,
+    Received,
     check_declared_length,
     received_digest,
     received_file,
@@ -39,9 +42,11 @@ from transcriber_core.errors import (
     DiskFull,
     JobChanged,
     JobNotFound,
+    OptionRefused,
     TranscriberError,
 )
 from transcriber_core.intake import check_replay, first_job, submit
+from transcriber_core.languages import RecognitionRequest, recognition_request
 from transcriber_core.policy import reachable_by
 from transcriber_core.speakers import BadSpeakers, parse_wanted
 
@@ -57,29 +62,15 @@ async def upload(request: Request) -> Response:
     runtime = runtime_of(request)
     metrics = metrics_of(request)
     services = runtime.services
-    settings = services.settings
     started = time.monotonic()
     try:
-        try:
-            caller = require_token(request)
-            dedup_key = dedup_key_of(request, caller)
-            check_declared_length(request.headers, settings.max_record_bytes)
-            refuse_when_short_of_space(runtime)
-        except ApiError as exc:
-            # The body is left unread: uvicorn must close, not swallow it for keep-alive.
-            exc.headers = {**(exc.headers or {}), **CLOSE}
-            raise
+        caller, dedup_key = refuse_before_body(request)
         first = await first_job(services, dedup_key)
         if first is not None:
             return await replay(request, first)
-        async with received_file(
-            request,
-            files=services.files,
-            max_bytes=settings.max_record_bytes,
-            inactivity=settings.upload_inactivity_timeout.total_seconds(),
-            digest=dedup_key is not None,
-        ) as received:
+        async with receiving(request, digest=dedup_key is not None) as received:
             size = received.size
+            request_ = requested(runtime, received.field)
             if received.callback_url is not None:
                 await check_callback(runtime, received.callback_url)
             speakers_wanted = wanted_speakers(runtime, received.field(SPEAKERS_FIELD))
@@ -93,6 +84,7 @@ async def upload(request: Request) -> Response:
                 owner=caller,
                 callback_url=received.callback_url,
                 speakers_wanted=speakers_wanted,
+                request=request_,
             )
     except ApiError as exc:
         metrics.uploads.labels(exc.code).inc()
@@ -123,6 +115,36 @@ async def upload(request: Request) -> Response:
         extra={"job_id": job.id, "outcome": outcome, "size": size, "seconds": round(seconds, 3)},
     )
     return accepted(job, replayed=not is_new)
+
+
+def refuse_before_body(request: Request) -> tuple[str | None, str | None]:
+    """The caller (token hash) and dedup key of an upload, or what refuses it before its body.
+
+    Token, Idempotency-Key, declared length, disk space; a refusal closes the
+    connection (``CLOSE``): the body is left unread, uvicorn must not swallow it.
+    """
+    runtime = runtime_of(request)
+    try:
+        caller = require_token(request)
+        dedup_key = dedup_key_of(request, caller)
+        check_declared_length(request.headers, runtime.services.settings.max_record_bytes)
+        refuse_when_short_of_space(runtime)
+    except ApiError as exc:
+        exc.headers = {**(exc.headers or {}), **CLOSE}
+        raise
+    return caller, dedup_key
+
+
+def receiving(request: Request, *, digest: bool) -> AbstractAsyncContextManager[Received]:
+    """``received_file`` with the service's limits: the recording, staged, inside the block."""
+    services = runtime_of(request).services
+    return received_file(
+        request,
+        files=services.files,
+        max_bytes=services.settings.max_record_bytes,
+        inactivity=services.settings.upload_inactivity_timeout.total_seconds(),
+        digest=digest,
+    )
 
 
 #: The stable code of a refusal for want of disk space (reference: Limits).
@@ -171,6 +193,23 @@ async def check_callback(runtime: Runtime, url: str) -> None:
     try:
         await sender.check(url)
     except CallbackRefused as exc:
+        raise ApiError(400, exc.code, exc.message) from None
+
+
+def requested(runtime: Runtime, field: Callable[[str], str | None]) -> RecognitionRequest:
+    """The form's ``language``, ``prompt`` and ``task``, checked against the recognizer (SPEC §18).
+
+    400 with the refusal's code (``bad_language`` naming the accepted values,
+    ``bad_prompt``, ``bad_task``, ``translation_unsupported``).
+    """
+    try:
+        return recognition_request(
+            runtime.services.recognizer.abilities,
+            language=field("language"),
+            prompt=field("prompt"),
+            task=field("task"),
+        )
+    except OptionRefused as exc:
         raise ApiError(400, exc.code, exc.message) from None
 
 
@@ -361,7 +400,10 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         raise exc
     code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
     # The 405's Allow header says which methods the path takes.
-    return error_response(ApiError(exc.status_code, code, str(exc.detail), dict(exc.headers or {})))
+    error = ApiError(exc.status_code, code, str(exc.detail), dict(exc.headers or {}))
+    if request.url.path.startswith("/v1/"):
+        return openai_error_response(OpenAIFault.of(error))
+    return error_response(error)
 
 
 def exception_handlers() -> Mapping[Any, Any]:

@@ -1,0 +1,741 @@
+"""The OpenAI-compatible API (SPEC §19, ADR 46): ``/v1/audio/transcriptions``, translations, models.
+
+A request is a job like any other: the upload is received and enqueued as
+``POST /api/audio`` does (same token, limits, Idempotency-Key, owner, lane),
+then the answer waits for the job's end (``transcriber_core.waiting``: woken
+by this process's worker or, on PostgreSQL, by another's ``NOTIFY``) up to
+``[openai] wait_seconds``, and renders it as OpenAI would. A client that
+goes away leaves the job running; its result stays in ``/api``. Every
+answer carries ``Transcriber-Job-Id`` once the job exists, and errors take
+OpenAI's shape (``web.openai_errors``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import json
+import logging
+import math
+from collections.abc import AsyncIterator, Callable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import attrs
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from transcriber_app.bootstrap import Runtime
+from transcriber_app.config import Config
+from transcriber_app.web.api.auth import require_token
+from transcriber_app.web.api.handlers import receiving, refuse_before_body
+from transcriber_app.web.endpoints import Answer, Endpoint, FormField, Param, json_answer
+from transcriber_app.web.errors import ApiError
+from transcriber_app.web.openai_errors import (
+    OpenAIError,
+    OpenAIFault,
+    openai_error_response,
+)
+from transcriber_app.web.probes import metrics_of
+from transcriber_app.web.schemas import doc, to_json
+from transcriber_app.web.state import runtime_of
+from transcriber_app.web.uploads import Received
+from transcriber_core import subtitles
+from transcriber_core.entities import Job, JobPart, Origin, State
+from transcriber_core.errors import (
+    DedupKeyReused,
+    DiskFull,
+    JobNotFound,
+    OptionRefused,
+    TranscriberError,
+)
+from transcriber_core.intake import check_replay, first_job, submit
+from transcriber_core.languages import (
+    MAX_PROMPT_CHARS,
+    RecognitionRequest,
+    Task,
+    check_language,
+    check_prompt,
+    check_task,
+)
+from transcriber_core.waiting import watch_job
+
+log = logging.getLogger("transcriber.openai")
+
+#: The header naming the job behind an answer: its result stays readable in ``/api``.
+JOB_HEADER = "Transcriber-Job-Id"
+#: The model id every OpenAI client knows; it means the configured recognizer.
+WHISPER_ALIAS = "whisper-1"
+#: A stream says it is alive this often while its job waits (proxies cut silent streams).
+KEEPALIVE_SECONDS = 15.0
+
+
+class ResponseFormat(enum.StrEnum):
+    """What ``response_format`` may ask for."""
+
+    JSON = "json"
+    TEXT = "text"
+    SRT = "srt"
+    VERBOSE_JSON = "verbose_json"
+    VTT = "vtt"
+    DIARIZED_JSON = "diarized_json"
+
+
+#: The granularities ``timestamp_granularities[]`` may name.
+GRANULARITIES = ("word", "segment")
+#: Media type of each plain answer.
+_PLAIN_TYPES = {
+    ResponseFormat.TEXT: "text/plain; charset=utf-8",
+    ResponseFormat.SRT: "application/x-subrip; charset=utf-8",
+    ResponseFormat.VTT: "text/vtt; charset=utf-8",
+}
+
+
+@attrs.frozen(kw_only=True)
+class Ask:
+    """A ``/v1`` audio request's fields, checked."""
+
+    request: RecognitionRequest
+    response_format: ResponseFormat = ResponseFormat.JSON
+    #: ``verbose_json`` carries words (asked with ``timestamp_granularities[]=word``).
+    words: bool = False
+    #: ``verbose_json`` carries segments (the default granularity, or asked).
+    segments: bool = True
+    stream: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class Usage:
+    """What the request used: seconds of audio, as OpenAI bills ``whisper-1``."""
+
+    type: Literal["duration"] = attrs.field(metadata=doc("always duration"))
+    seconds: int = attrs.field(metadata=doc("seconds of audio, rounded up"))
+
+
+@attrs.frozen(kw_only=True)
+class Transcription:
+    """The ``json`` answer."""
+
+    text: str
+    usage: Usage
+
+
+@attrs.frozen(kw_only=True)
+class TranscriptionSegment:
+    """A segment of ``verbose_json``: one of the service's cues (ADR 46 on the decoder's fields)."""
+
+    id: int
+    seek: int = attrs.field(metadata=doc("the segment's start in hundredths of a second"))
+    start: float
+    end: float
+    text: str
+    tokens: tuple[int, ...] = attrs.field(metadata=doc("always empty: tokens are not kept"))
+    temperature: float = attrs.field(metadata=doc("always 0"))
+    avg_logprob: float = attrs.field(metadata=doc("always 0: not kept"))
+    compression_ratio: float = attrs.field(metadata=doc("always 1: not kept"))
+    no_speech_prob: float = attrs.field(metadata=doc("always 0: not kept"))
+
+
+@attrs.frozen(kw_only=True)
+class TranscriptionVerbose:
+    """The ``verbose_json`` answer."""
+
+    task: Task
+    language: str = attrs.field(metadata=doc("ISO 639-1 code heard (or asked); empty: unknown"))
+    duration: float
+    text: str
+    usage: Usage
+    segments: tuple[TranscriptionSegment, ...] | None = None
+    #: ``{word, start, end}``: the same words as the ``/api`` transcript's JSON.
+    words: tuple[subtitles.TimedWord, ...] | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Model:
+    """A model ``model`` may name."""
+
+    id: str
+    object: Literal["model"]
+    created: int = attrs.field(metadata=doc("always 0: unknown"))
+    owned_by: str
+
+
+@attrs.frozen(kw_only=True)
+class ModelList:
+    """``GET /v1/models``."""
+
+    object: Literal["list"]
+    data: tuple[Model, ...]
+
+
+def model_ids(config: Config) -> tuple[str, ...]:
+    """The ids ``model`` may take: ``whisper-1`` and the configured recognizer's model."""
+    kind = config.recognizer.kind
+    if kind == "whisper":
+        own = "whisper-" + Path(config.whisper.model).name
+    elif kind == "yandex":
+        own = "speechkit-" + config.yandex.model
+    else:
+        own = kind
+    return tuple(dict.fromkeys((WHISPER_ALIAS, own)))
+
+
+def _refused(exc: OptionRefused, *, param: str | None = None) -> OpenAIFault:
+    return OpenAIFault(400, exc.code, exc.message, param=param or exc.field)
+
+
+def _one_of(value: str | None, allowed: tuple[str, ...], param: str) -> str | None:
+    if value is None or value in allowed:
+        return value
+    raise OpenAIFault(
+        400,
+        "invalid_value",
+        f"{param} must be one of: {', '.join(allowed)}",
+        param=param,
+    )
+
+
+def parse_ask(runtime: Runtime, fields: Mapping[str, tuple[str, ...]], *, task: Task) -> Ask:
+    """The request's fields as an ``Ask``; ``OpenAIFault`` (400) naming the first bad one."""
+
+    def field(name: str) -> str | None:
+        values = fields.get(name)
+        return values[0] if values else None
+
+    abilities = runtime.services.recognizer.abilities
+    model = field("model")
+    if not model:
+        raise OpenAIFault(400, "missing_model", "model is required", param="model")
+    known = model_ids(runtime.config)
+    if model not in known:
+        raise OpenAIFault(
+            400,
+            "model_not_found",
+            f"model must be one of: {', '.join(known)}",
+            param="model",
+        )
+    formats = tuple(
+        f.value for f in ResponseFormat if task is Task.TRANSCRIBE or f.value != "diarized_json"
+    )
+    chosen = ResponseFormat(_one_of(field("response_format"), formats, "response_format") or "json")
+    if chosen is ResponseFormat.DIARIZED_JSON:
+        raise OpenAIFault(
+            400,
+            "diarization_unavailable",
+            "diarized_json needs speaker labels, which this service does not make yet;"
+            " ask for json, verbose_json, text, srt or vtt",
+            param="response_format",
+        )
+    temperature = field("temperature")
+    if temperature is not None:
+        try:
+            value = float(temperature)
+        except ValueError:
+            value = math.nan
+        if not 0 <= value <= 1:
+            raise OpenAIFault(
+                400, "invalid_value", "temperature must be between 0 and 1", param="temperature"
+            )
+    granularities = (
+        *fields.get("timestamp_granularities[]", ()),
+        *fields.get("timestamp_granularities", ()),
+    )
+    for granularity in granularities:
+        _one_of(granularity, GRANULARITIES, "timestamp_granularities[]")
+    if granularities and chosen is not ResponseFormat.VERBOSE_JSON:
+        raise OpenAIFault(
+            400,
+            "invalid_value",
+            "timestamp_granularities[] needs response_format verbose_json",
+            param="timestamp_granularities[]",
+        )
+    stream = (_one_of((field("stream") or "false").lower(), ("true", "false"), "stream")) == "true"
+    if stream and chosen not in (ResponseFormat.JSON, ResponseFormat.TEXT):
+        raise OpenAIFault(
+            400,
+            "invalid_value",
+            "stream needs response_format json or text: the events carry text only",
+            param="stream",
+        )
+    try:
+        request = RecognitionRequest(
+            language=check_language(field("language"), abilities)
+            if task is Task.TRANSCRIBE
+            else None,
+            prompt=check_prompt(field("prompt")),
+            task=check_task(task.value, abilities),
+        )
+    except OptionRefused as exc:
+        raise _refused(exc, param="model" if exc.field == "task" else None) from None
+    return Ask(
+        request=request,
+        response_format=chosen,
+        words="word" in granularities,
+        segments="segment" in granularities or not granularities,
+        stream=stream,
+    )
+
+
+async def create_transcription(request: Request) -> Response:
+    """``POST /v1/audio/transcriptions``: the recording's transcript, once its job ends."""
+    return await _audio(request, Task.TRANSCRIBE)
+
+
+async def create_translation(request: Request) -> Response:
+    """``POST /v1/audio/translations``: the recording in English, once its job ends."""
+    return await _audio(request, Task.TRANSLATE)
+
+
+async def _audio(request: Request, task: Task) -> Response:
+    try:
+        job, ask = await _take(request, task)
+    except OpenAIFault as fault:
+        return openai_error_response(fault)
+    try:
+        return await _answer(request, runtime_of(request), job, ask)
+    except OpenAIFault as fault:
+        return openai_error_response(fault, job_id=job.id)
+
+
+async def _take(request: Request, task: Task) -> tuple[Job, Ask]:
+    """Receive the upload and enqueue its job (or find the first one of its Idempotency-Key)."""
+    runtime = runtime_of(request)
+    metrics = metrics_of(request)
+    try:
+        caller, dedup_key = refuse_before_body(request)
+        first = await first_job(runtime.services, dedup_key)
+        # A known key's first job is answered once this body proves the same file (ADR 21).
+        async with receiving(request, digest=dedup_key is not None) as received:
+            ask = parse_ask(runtime, received.fields, task=task)
+            job, is_new = await _job_of(
+                runtime, received, first, ask, dedup_key=dedup_key, caller=caller
+            )
+    except ApiError as exc:
+        metrics.uploads.labels(exc.code).inc()
+        raise OpenAIFault.of(exc) from None
+    except OpenAIFault as fault:
+        metrics.uploads.labels(fault.code).inc()
+        raise
+    except DedupKeyReused:
+        metrics.uploads.labels("idempotency_key_reused").inc()
+        raise OpenAIFault(
+            400,
+            "idempotency_key_reused",
+            "this Idempotency-Key was first used with a different file",
+            param="Idempotency-Key",
+        ) from None
+    except ClientDisconnect:
+        metrics.uploads.labels("disconnected").inc()
+        raise OpenAIFault(400, "client_disconnected", "the upload was not received whole") from None
+    except DiskFull:
+        metrics.uploads.labels("insufficient_storage").inc()
+        raise OpenAIFault(
+            503, "insufficient_storage", "the service is short of disk space; try again later"
+        ) from None
+    except TranscriberError as exc:
+        metrics.uploads.labels("unavailable").inc()
+        log.warning("openai.error", extra={"error_type": type(exc).__name__})
+        raise OpenAIFault(503, "unavailable", "the service cannot store recordings now") from None
+    outcome = "accepted" if is_new else "duplicate"
+    metrics.uploads.labels(outcome).inc()
+    log.info(
+        "openai.received",
+        extra={"job_id": job.id, "outcome": outcome, "task": task.value, "stream": ask.stream},
+    )
+    return job, ask
+
+
+async def _job_of(
+    runtime: Runtime,
+    received: Received,
+    first: Job | None,
+    ask: Ask,
+    *,
+    dedup_key: str | None,
+    caller: str | None,
+) -> tuple[Job, bool]:
+    if first is not None:
+        check_replay(first, received.digest)
+        return first, False
+    return await submit(
+        runtime.services,
+        received.path,
+        extension=received.extension,
+        origin=Origin.http(),
+        dedup_key=dedup_key,
+        digest=received.digest,
+        owner=caller,
+        request=ask.request,
+    )
+
+
+async def _answer(request: Request, runtime: Runtime, job: Job, ask: Ask) -> Response:
+    """Wait for the job's end and render it; a stream answers at once and follows the job."""
+    headers = {JOB_HEADER: job.id}
+    timeout = runtime.config.openai.wait_seconds
+    if ask.stream:
+        return StreamingResponse(
+            _events(runtime, job.id, within=timeout),
+            media_type="text/event-stream",
+            headers={**headers, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+    ended = await _wait_unless_gone(request, runtime, job.id, within=timeout)
+    if ended is None:
+        # Nobody reads this: the client went away; the job goes on (its result is in /api).
+        log.info("openai.client_gone", extra={"job_id": job.id})
+        return Response(status_code=499, headers=headers)
+    check_ended(ended, timeout)
+    response = await run_in_threadpool(render, ended, ask)
+    response.headers[JOB_HEADER] = job.id
+    return response
+
+
+async def _wait_unless_gone(
+    request: Request, runtime: Runtime, job_id: str, *, within: float
+) -> Job | None:
+    """The job at its end (or at the timeout); None as soon as the client disconnects."""
+    waiting = asyncio.ensure_future(_last(runtime, job_id, within=within))
+    leaving = asyncio.ensure_future(_disconnected(request))
+    try:
+        await asyncio.wait({waiting, leaving}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (waiting, leaving):
+            task.cancel()
+        await asyncio.gather(waiting, leaving, return_exceptions=True)
+    if waiting.cancelled():
+        return None
+    return waiting.result()
+
+
+async def _last(runtime: Runtime, job_id: str, *, within: float) -> Job:
+    last = None
+    try:
+        async for job in watch_job(runtime.services, job_id, within=within):
+            last = job
+    except JobNotFound:
+        raise OpenAIFault(404, "job_not_found", "the job was deleted before it ended") from None
+    except TranscriberError as exc:
+        log.warning("openai.wait_error", extra={"error_type": type(exc).__name__})
+        raise OpenAIFault(503, "unavailable", "the job database does not answer now") from None
+    assert last is not None  # noqa: S101 - watch_job yields at least once or raises
+    return last
+
+
+async def _disconnected(request: Request) -> None:
+    """Return when the client disconnects (the body is read: nothing else can arrive)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+def check_ended(job: Job, timeout: float) -> None:
+    """``OpenAIFault`` unless ``job`` is done: failed, dead, or still running at the timeout."""
+    if job.state is State.DONE:
+        return
+    if job.state is State.FAILED:
+        raise OpenAIFault(400, "recording_failed", job.error or "the recording failed")
+    if job.state is State.DEAD:
+        raise OpenAIFault(500, "recording_dead", job.error or "the service gave up on it")
+    raise OpenAIFault(
+        500,
+        "job_not_done",
+        f"the job is still running after {timeout:g} s; its result will be at /api/status/{job.id}",
+    )
+
+
+def usage_of(job: Job) -> Usage:
+    """Seconds of audio, rounded up, as OpenAI bills them."""
+    return Usage(type="duration", seconds=math.ceil(max(job.duration or 0.0, 0.0)))
+
+
+def render(job: Job, ask: Ask) -> Response:
+    """The done ``job`` as ``ask.response_format`` wants it."""
+    text = job.text or ""
+    wanted = ask.response_format
+    if wanted is ResponseFormat.JSON:
+        return JSONResponse(to_json(Transcription(text=text, usage=usage_of(job))))
+    if wanted is ResponseFormat.VERBOSE_JSON:
+        return JSONResponse(to_json(verbose(job, ask)))
+    if wanted is ResponseFormat.TEXT:
+        return Response(text, media_type=_PLAIN_TYPES[wanted])
+    cues = subtitles.cues(job.words, text=text, duration=job.duration)
+    body = subtitles.srt(cues) if wanted is ResponseFormat.SRT else subtitles.webvtt(cues)
+    return Response(body, media_type=_PLAIN_TYPES[wanted])
+
+
+def verbose(job: Job, ask: Ask) -> TranscriptionVerbose:
+    """The ``verbose_json`` document: segments are the cues, words only when asked."""
+    document = subtitles.transcript(job)
+    segments = None
+    if ask.segments:
+        segments = tuple(
+            TranscriptionSegment(
+                id=index,
+                seek=round(segment.start * 100),
+                start=segment.start,
+                end=segment.end,
+                text=segment.text,
+                tokens=(),
+                temperature=0.0,
+                avg_logprob=0.0,
+                compression_ratio=1.0,
+                no_speech_prob=0.0,
+            )
+            for index, segment in enumerate(document.segments)
+        )
+    words = document.words if ask.words else None
+    return TranscriptionVerbose(
+        task=job.task,
+        language=job.language or job.language_requested or "",
+        duration=job.duration or 0.0,
+        text=document.text,
+        usage=usage_of(job),
+        segments=segments,
+        words=words,
+    )
+
+
+def _event(data: Mapping[str, Any]) -> bytes:
+    return b"data: " + json.dumps(data, ensure_ascii=False).encode() + b"\n\n"
+
+
+def _delta(text: str) -> bytes:
+    return _event({"type": "transcript.text.delta", "delta": text, "logprobs": None})
+
+
+def _pieces(text: str, job: Job | JobPart) -> list[str]:
+    """``text`` cut at its cues, so a client sees it segment by segment; whole if they differ."""
+    duration = job.duration if isinstance(job, Job) else job.seconds
+    pieces = [cue.text for cue in subtitles.cues(job.words, text=text, duration=duration)]
+    joined = [piece if index == 0 else " " + piece for index, piece in enumerate(pieces)]
+    return joined if "".join(joined) == text else [text]
+
+
+async def _events(runtime: Runtime, job_id: str, *, within: float) -> AsyncIterator[bytes]:
+    """Server-Sent Events: deltas as parts end, the rest at the job's end, then ``done``.
+
+    A comment every ``KEEPALIVE_SECONDS`` while the job waits. A failure is
+    an ``error`` event in OpenAI's shape (the official client raises it).
+    """
+    services = runtime.services
+    sent = ""
+    parts_sent = 0
+    loop = asyncio.get_running_loop()
+    spoke = loop.time()
+    try:
+        async for job in watch_job(services, job_id, within=within, every=KEEPALIVE_SECONDS):
+            if job.state.is_terminal:
+                break
+            parts = await services.jobs.get_parts(job_id)
+            while parts_sent < len(parts) and parts[parts_sent].done:
+                part = parts[parts_sent]
+                piece = (" " if sent else "") + (part.text or "")
+                if piece.strip():
+                    yield _delta(piece)
+                    sent += piece
+                parts_sent += 1
+                spoke = loop.time()
+            if loop.time() - spoke >= KEEPALIVE_SECONDS:
+                yield b": keep-alive\n\n"
+                spoke = loop.time()
+        check_ended(job, within)
+    except JobNotFound:
+        yield _fault(OpenAIFault(404, "job_not_found", "the job was deleted before it ended"))
+        return
+    except OpenAIFault as fault:
+        yield _fault(fault)
+        return
+    except TranscriberError:
+        yield _fault(OpenAIFault(503, "unavailable", "the job database does not answer now"))
+        return
+    text = job.text or ""
+    if text.startswith(sent):
+        rest = text[len(sent) :]
+        pieces = _pieces(rest, job) if not sent else ([rest] if rest else [])
+        for piece in pieces:
+            if piece:
+                yield _delta(piece)
+    usage = to_json(usage_of(job))
+    yield _event({"type": "transcript.text.done", "text": text, "logprobs": None, "usage": usage})
+
+
+def _fault(fault: OpenAIFault) -> bytes:
+    body = {
+        "message": fault.message,
+        "type": "server_error",
+        "param": fault.param,
+        "code": fault.code,
+    }
+    return b"event: error\n" + _event({"error": body})
+
+
+async def list_models(request: Request) -> Response:
+    """``GET /v1/models``: ``whisper-1`` and the configured recognizer's model."""
+    try:
+        require_token(request)
+    except ApiError as exc:
+        return openai_error_response(OpenAIFault.of(exc))
+    ids = model_ids(runtime_of(request).config)
+    return JSONResponse(to_json(ModelList(object="list", data=tuple(_model(i) for i in ids))))
+
+
+async def retrieve_model(request: Request) -> Response:
+    """``GET /v1/models/{model}``: one of them; 404 ``model_not_found`` for any other id."""
+    try:
+        require_token(request)
+    except ApiError as exc:
+        return openai_error_response(OpenAIFault.of(exc))
+    wanted = request.path_params["model"]
+    if wanted not in model_ids(runtime_of(request).config):
+        return openai_error_response(
+            OpenAIFault(404, "model_not_found", "no model has this id", param="model")
+        )
+    return JSONResponse(to_json(_model(wanted)))
+
+
+def _model(model_id: str) -> Model:
+    return Model(id=model_id, object="model", created=0, owned_by="transcriber")
+
+
+def _fields(*, translate: bool) -> tuple[FormField, ...]:
+    formats = [f.value for f in ResponseFormat if not translate or f.value != "diarized_json"]
+    fields = [
+        FormField(
+            name="file",
+            description="the recording (audio or video); only its name's extension is kept",
+            schema={"type": "string", "format": "binary", "minLength": 1},
+            required=True,
+            content_type="application/octet-stream",
+        ),
+        FormField(
+            name="model",
+            description="an id of GET /v1/models; whisper-1 means the configured recognizer",
+            schema={"type": "string"},
+            required=True,
+        ),
+        FormField(
+            name="prompt",
+            description="text that primes Whisper (names, vocabulary); other recognizers ignore it",
+            schema={"type": "string", "maxLength": MAX_PROMPT_CHARS},
+        ),
+        FormField(
+            name="response_format",
+            description="json (the default), text, srt, verbose_json or vtt"
+            + ("" if translate else "; diarized_json answers 400 (no speaker labels yet)"),
+            schema={"type": "string", "enum": formats},
+        ),
+        FormField(
+            name="temperature",
+            description="0 to 1; accepted and not used (the recognizer's settings decide)",
+            schema={"type": "number", "minimum": 0, "maximum": 1},
+        ),
+    ]
+    if not translate:
+        fields += [
+            FormField(
+                name="language",
+                description="auto or an ISO 639-1 code the recognizer knows (as /api/audio)",
+                schema={"type": "string", "maxLength": 16},
+            ),
+            FormField(
+                name="timestamp_granularities[]",
+                description="word and/or segment; only with verbose_json (segment by default)",
+                schema={"type": "array", "items": {"type": "string", "enum": list(GRANULARITIES)}},
+            ),
+            FormField(
+                name="stream",
+                description="true: Server-Sent Events transcript.text.delta, then .done",
+                schema={"type": "string", "enum": ["true", "false"]},
+            ),
+        ]
+    return tuple(fields)
+
+
+def openai_error(status: int, description: str) -> Answer:
+    """An error answer of a ``/v1`` route, in OpenAI's shape."""
+    return Answer(
+        status=status,
+        description=description,
+        content={"application/json": OpenAIError},
+        headers={JOB_HEADER: "the job, when the error came after it was made"},
+    )
+
+
+#: The 401 of a ``/v1`` route while ``[http] api_tokens`` is set.
+UNAUTHORIZED = Answer(
+    status=401,
+    description="tokens are configured and none of them was offered",
+    content={"application/json": OpenAIError},
+    headers={"WWW-Authenticate": "Bearer"},
+)
+
+
+def _audio_endpoint(path: str, handler: Callable[[Request], Any], *, translate: bool) -> Endpoint:
+    what = "English text of" if translate else "the transcript of"
+    content: dict[str, type | tuple[type, ...] | dict[str, Any] | None] = {
+        "application/json": (Transcription, TranscriptionVerbose),
+        "text/plain": None,
+        "application/x-subrip": None,
+        "text/vtt": None,
+    }
+    if not translate:
+        content["text/event-stream"] = None
+    return Endpoint(
+        method="POST",
+        path=path,
+        handler=handler,
+        summary=f"OpenAI-compatible: {what} a recording, once its job ends",
+        secured=True,
+        unauthorized=UNAUTHORIZED,
+        parameters=(
+            Param(
+                name="Idempotency-Key",
+                where="header",
+                description="a retry with the same key and file waits for the first job",
+                schema={"type": "string", "pattern": "^[!-~]{1,255}$"},
+            ),
+        ),
+        form=_fields(translate=translate),
+        answers=(
+            Answer(
+                status=200,
+                description=f"{what} the recording, in the response_format asked for",
+                content=content,
+                headers={JOB_HEADER: "the job that did it; its result stays in /api"},
+            ),
+            openai_error(400, "a field cannot be used, or the recording failed"),
+            openai_error(404, "the job was deleted before it ended"),
+            openai_error(413, "the recording, or the form's other fields, passed their limit"),
+            openai_error(500, "the service gave up on the job, or it still runs at the timeout"),
+            openai_error(503, "the database or store did not answer, or the disk is full"),
+        ),
+    )
+
+
+#: The ``/v1`` routes, declared once (ADR 37); ``web.api`` mounts and documents them.
+ENDPOINTS: tuple[Endpoint, ...] = (
+    _audio_endpoint("/v1/audio/transcriptions", create_transcription, translate=False),
+    _audio_endpoint("/v1/audio/translations", create_translation, translate=True),
+    Endpoint(
+        method="GET",
+        path="/v1/models",
+        handler=list_models,
+        summary="OpenAI-compatible: the models the audio routes take",
+        secured=True,
+        unauthorized=UNAUTHORIZED,
+        answers=(json_answer(200, ModelList, "whisper-1 and the configured recognizer's model"),),
+    ),
+    Endpoint(
+        method="GET",
+        path="/v1/models/{model}",
+        handler=retrieve_model,
+        summary="OpenAI-compatible: one model",
+        secured=True,
+        unauthorized=UNAUTHORIZED,
+        parameters=(Param(name="model", where="path", description="a model id"),),
+        answers=(
+            json_answer(200, Model, "the model"),
+            openai_error(404, "no model has this id"),
+        ),
+    ),
+)
