@@ -89,7 +89,7 @@ HUB_PROBE_TIMEOUT = 5.0
 #: How long a cancelled recognition waits for its thread to stop before leaving it behind.
 STOP_PATIENCE = 2.0
 #: The install command named when the extra is missing.
-INSTALL_HINT = "pip install 'transcriber[whisper]'"
+INSTALL_HINT = "pip install 'selfhosted-transcriber[whisper]'"
 
 
 class WhisperSetupError(Exception):

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from transcriber_adapters.datadir import DataDirInUse
+from transcriber_app import DISTRIBUTION, version
 from transcriber_app.config import ConfigError, load_config
 from transcriber_app.extras import MissingExtra, require
 from transcriber_app.logs import configure_logging
@@ -18,6 +19,9 @@ from transcriber_app.logs import configure_logging
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse the command line and run it; the exit status."""
     parser = argparse.ArgumentParser(prog="transcriber", description="Voice and video to text.")
+    parser.add_argument(
+        "--version", action="version", version=f"transcriber {version()} ({DISTRIBUTION})"
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="run the HTTP API, admin panel, bot and workers")
     serve.add_argument("-c", "--config", type=Path, help="TOML config file (default: built in)")

@@ -88,7 +88,7 @@ class HttpConfig:
 class RecognizerConfig:
     """Which speech recognizer turns audio into text."""
 
-    #: "memory" (demo), "yandex" (SpeechKit) or "whisper" (local, ``transcriber[whisper]``).
+    #: "memory" (demo), "yandex" (SpeechKit) or "whisper" (local, the ``whisper`` extra).
     kind: str = "memory"
 
 

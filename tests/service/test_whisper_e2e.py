@@ -125,4 +125,4 @@ def test_missing_extra_names_what_to_install(tmp_path: Path) -> None:
     )
     assert code == 2, stderr
     assert "[recognizer] kind" in stderr
-    assert "pip install 'transcriber[whisper]'" in stderr
+    assert "pip install 'selfhosted-transcriber[whisper]'" in stderr
