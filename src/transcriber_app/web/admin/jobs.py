@@ -28,7 +28,7 @@ from transcriber_app.web.admin.rendering import (
 from transcriber_app.web.admin.security import action, form_text, page
 from transcriber_app.web.sessions import session_of
 from transcriber_app.web.state import runtime_of
-from transcriber_app.web.transcripts import TranscriptFormat
+from transcriber_app.web.transcripts import TranscriptFormat, no_transcript
 from transcriber_core import deletion, edits
 from transcriber_core.deletion import store_for
 from transcriber_core.entities import FileRecord, Job, State
@@ -138,6 +138,7 @@ async def job_detail(request: Request) -> Response:
         "files_go_at": files_go_at(job, services.settings),
         "job_goes_at": job_goes_at(job, services.settings),
         "transcript_formats": list(TranscriptFormat),
+        "no_transcript": no_transcript(job)[1],
         "file_url": file_url,
         "job_url": job_url,
     }
