@@ -144,11 +144,16 @@ class _TooLarge(Exception):  # noqa: N818 - a signal out of the parser's callbac
 
 
 class _FormTooLarge(Exception):  # noqa: N818 - a signal out of the parser's callbacks
-    """The form's other fields and part headers passed ``ENVELOPE_BYTES``."""
+    """One part header alone passed ``ENVELOPE_BYTES``: nothing more of the form is read."""
 
 
 class _FormSink:
     """python-multipart callbacks: the ``file`` part gathered for the disk, the rest counted.
+
+    Once the rest passes ``ENVELOPE_BYTES`` the form is ``overflowed``: it is
+    read on to its end, every byte dropped (the whole body within the
+    recording's bound), only to learn whether it has a ``file`` field at all —
+    a recording sent in another field is ``missing_file``, not a form too large.
 
     The parser hands out slices of the chunk it is given (or of its
     boundary constant); both are immutable ``bytes``, so a memoryview of
@@ -164,6 +169,9 @@ class _FormSink:
         self.pending: list[memoryview] = []
         self.pending_bytes = 0
         self._envelope = 0
+        #: The other fields passed ``ENVELOPE_BYTES``: what follows is only looked at.
+        self.overflowed = False
+        self._dropped = 0
         self._in_file = False
         self._in_callback = False
         #: The ``callback_url`` field's bytes; None when the form has none.
@@ -188,7 +196,13 @@ class _FormSink:
     def _count_envelope(self, length: int) -> None:
         self._envelope += length
         if self._envelope > ENVELOPE_BYTES:
-            raise _FormTooLarge
+            self.overflowed = True
+        if self.overflowed:
+            self._dropped += length
+            if self._dropped > self.max_bytes:
+                raise _TooLarge
+            if len(self._field) + len(self._value) > ENVELOPE_BYTES:
+                raise _FormTooLarge
 
     def _part_begin(self) -> None:
         self._disposition = None
@@ -218,7 +232,7 @@ class _FormSink:
         if options.get(b"name") != FILE_FIELD or self.found:
             return
         self.found = True
-        self._in_file = True
+        self._in_file = not self.overflowed
         filename = options.get(b"filename")
         # Browsers send the name as raw UTF-8; only its clean extension is kept.
         if filename is not None:
@@ -228,7 +242,7 @@ class _FormSink:
         length = end - start
         if not self._in_file:
             self._count_envelope(length)
-            if self._in_callback and self.callback is not None:
+            if self._in_callback and self.callback is not None and not self.overflowed:
                 self.callback += data[start:end]
             return
         self.size += length
@@ -398,7 +412,11 @@ async def _receive(
     if not sink.ended:
         raise ApiError(400, "bad_multipart", "the multipart body ended early")
     if not sink.found:
-        raise ApiError(400, "missing_file", 'the form has no field "file"')
+        raise ApiError(
+            400, "missing_file", 'the form has no field "file"; send the recording in it'
+        )
+    if sink.overflowed:
+        raise form_too_large(close=False)
     if sink.size == 0:
         raise ApiError(400, "empty_file", "the uploaded file is empty")
 
