@@ -8,6 +8,7 @@ the key, so a mistake stops startup instead of surfacing later.
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
 import os
 import re
@@ -330,12 +331,41 @@ def load_config(path: Path | None = None, env: Mapping[str, str] | None = None) 
 def _with_env(raw: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
     merged = {section: dict(values) for section, values in raw.items() if isinstance(values, dict)}
     merged.update({section: values for section, values in raw.items() if section not in merged})
+    known: set[str] = set()
     for section, cls in _SECTIONS.items():
         for field in attrs.fields(cls):
             name = f"{ENV_PREFIX}{section}_{field.name}".upper()
+            known.add(name)
             if name in env:
                 merged.setdefault(section, {})[field.name] = _EnvText(env[name], name)
+    _refuse_unknown_variables(env, known)
     return merged
+
+
+#: ``TRANSCRIBER_*`` variables that are not config keys: the test suite's own.
+ENV_RESERVED_PREFIX = f"{ENV_PREFIX}TEST_"
+
+
+def _refuse_unknown_variables(env: Mapping[str, str], known: set[str]) -> None:
+    """A ``TRANSCRIBER_*`` variable that names no key stops startup, like an unknown key.
+
+    A typo (``TRANSCRIBER_WHISPER_MODLE``) would otherwise be ignored while
+    the same typo in the file is refused; the message names the variable and
+    the closest key.
+    """
+    unknown = sorted(
+        name
+        for name in env
+        if name.upper().startswith(ENV_PREFIX)
+        and name.upper() not in known
+        and not name.upper().startswith(ENV_RESERVED_PREFIX)
+    )
+    if not unknown:
+        return
+    name = unknown[0]
+    close = difflib.get_close_matches(name.upper(), sorted(known), n=1)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    raise ConfigError(f"{name}: unknown environment variable (it names no config key){hint}")
 
 
 class _EnvText(str):

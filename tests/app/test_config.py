@@ -76,6 +76,16 @@ def test_values_from_the_file(tmp_path: Path) -> None:
     assert config.storage.data_dir == Path("/srv/x")
 
 
+def test_an_unknown_transcriber_variable_stops_loading_naming_it() -> None:
+    """A typo in a variable is refused like a typo in the file; the test suite's own are not."""
+    with pytest.raises(ConfigError, match=r"^TRANSCRIBER_HTTP_PROT: unknown environment variable"):
+        load_config(None, {"TRANSCRIBER_HTTP_PROT": "9000", "TRANSCRIBER_HTTP_PORT": "9001"})
+    with pytest.raises(ConfigError, match="TRANSCRIBER_NOSUCH_THING"):
+        load_config(None, {"TRANSCRIBER_NOSUCH_THING": "1"})
+    config = load_config(None, {"TRANSCRIBER_TEST_DATABASE_URL": "x", "TRANSCRIBERX": "y"})
+    assert config.http.port == 8080
+
+
 def test_env_overrides_the_file(tmp_path: Path) -> None:
     """TRANSCRIBER_SECTION_KEY wins over the file, converted to the key's type."""
     path = write(tmp_path, "[http]\nport = 9090\n")

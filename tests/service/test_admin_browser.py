@@ -43,7 +43,7 @@ CHROMIUM_ARGS = [
 #: How long the revived job may take to show done.
 DONE_WITHIN_MS = 30_000
 #: Set to a folder to keep screenshots of the pages the test passes through.
-SCREENSHOT_DIR = os.environ.get("TRANSCRIBER_SCREENSHOT_DIR")
+SCREENSHOT_DIR = os.environ.get("TRANSCRIBER_TEST_SCREENSHOT_DIR")
 
 
 def _unavailable(reason: str) -> NoReturn:

@@ -30,6 +30,13 @@ pytestmark = pytest.mark.slow
         ({}, {}, "[http\n", "not valid TOML"),
         ({"workers": {"convert": -1}}, {}, "", "[workers] convert: must not be negative"),
         ({}, {"TRANSCRIBER_WORKERS_EXPRESS_BYTES": "0"}, "", "[workers] express_bytes"),
+        (
+            {},
+            {"TRANSCRIBER_WHISPER_MODLE": "base"},
+            "",
+            "TRANSCRIBER_WHISPER_MODLE: unknown environment variable (it names no config key); "
+            "did you mean TRANSCRIBER_WHISPER_MODEL?",
+        ),
     ],
     ids=[
         "unknown-key",
@@ -41,6 +48,7 @@ pytestmark = pytest.mark.slow
         "toml",
         "negative-loops",
         "express-bytes",
+        "unknown-env",
     ],
 )
 def test_broken_config_exits_2_naming_the_key(
