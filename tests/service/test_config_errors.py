@@ -79,5 +79,9 @@ def test_taken_port_fails_before_anything_starts(tmp_path: Path) -> None:
         code, stderr = start_failing(tmp_path, config={"http": {"port": port}})
     assert code == 1
     assert "event=service.bind_failed" in stderr
+    assert (
+        f'note="port {port} on 127.0.0.1 is already in use by another program: stop it, '
+        'or set [http] port (TRANSCRIBER_HTTP_PORT) to a free port"'
+    ) in stderr
     assert "setup_link" not in stderr
     assert "Traceback" not in stderr
