@@ -212,6 +212,25 @@ async def test_setup_link_is_printed_once_and_never_once_the_owner_exists(tmp_pa
             assert (await client.get("/admin/")).status_code == 200
 
 
+async def test_the_root_leads_to_the_panel_whose_login_says_where_the_setup_link_is(
+    tmp_path: Path,
+) -> None:
+    """``GET /`` redirects to the panel; before setup its login page points at the log's link."""
+    with running_service(tmp_path) as service:
+        async with admin_client(service) as client:
+            root = await client.get("/")
+            assert root.status_code == 303
+            assert root.headers["location"] == "/admin/"
+            login = await client.get("/admin/login")
+            assert login.status_code == 200
+            assert "No owner account exists yet" in login.text
+            assert "event=admin.setup_link" in login.text
+            await create_owner(client, setup_link(service))
+        async with admin_client(service) as later:
+            login = await later.get("/admin/login")
+            assert "No owner account exists yet" not in login.text
+
+
 async def test_a_restart_without_owner_makes_a_new_link(tmp_path: Path) -> None:
     """An unused link dies with its process; the next start prints a different one."""
     with running_service(tmp_path / "first") as first:

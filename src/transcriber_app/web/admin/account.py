@@ -121,13 +121,24 @@ def _bad_setup_link(request: Request) -> Response:
 
 # -- login and logout -------------------------------------------------------------------
 
+#: What the login page says while no owner exists: where the setup link is.
+NO_OWNER_YET = (
+    "No owner account exists yet. Create it with the one-time setup link the service "
+    "printed when it started: the line with event=admin.setup_link in its log on stderr "
+    "(journalctl, docker logs or the terminal that runs it). The link works for 30 minutes; "
+    "restart the service for a new one."
+)
+
 
 async def login_page(request: Request) -> Response:
     """``GET /admin/login``: the password form, or the list for a logged-in owner."""
     if session_of(request).is_owner:
         return see_other(f"{PREFIX}/")
     target = _safe_next(request.query_params.get("next"))
-    return render(request, "login.html", {"next": target, "problem": None})
+    context = {"next": target, "problem": None}
+    if await runtime_of(request).owners.get_owner_hash() is None:
+        context["problem"] = NO_OWNER_YET
+    return render(request, "login.html", context)
 
 
 @form_post
@@ -143,7 +154,7 @@ async def login_submit(request: Request, form: FormData) -> Response:
         return _too_many(request, "login.html", {"next": target}, wait)
     password_hash = await runtime.owners.get_owner_hash()
     if password_hash is None:
-        problem = "No owner exists yet: open the setup link from the service's startup log."
+        problem = NO_OWNER_YET
         return render(request, "login.html", {"next": target, "problem": problem}, status_code=403)
     if not await verify_password(password_hash, form_text(form, "password")):
         log.warning("admin.login_failed", extra={"client": client})
