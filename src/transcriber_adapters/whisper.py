@@ -41,6 +41,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from transcriber_adapters.ffmpeg import wav_data
+from transcriber_adapters.whisper_models import cached, missing_files
 from transcriber_core.entities import FileRecord, Word
 from transcriber_core.errors import (
     FileNotFound,
@@ -64,8 +65,6 @@ if TYPE_CHECKING:
 
     Samples = npt.NDArray[np.float32]
 
-#: What a directory must hold to be a converted model faster-whisper loads without the hub.
-MODEL_FILES = ("model.bin", "config.json", "tokenizer.json")
 #: Whisper hears 16 kHz mono.
 SAMPLE_RATE = 16_000
 #: Audio handed to the model at once: memory is bounded by this, not by the recording
@@ -144,17 +143,22 @@ def require_engine() -> None:
         ) from None
 
 
-def resolve_model(model: str, *, offline: bool | None = None) -> Path:
+def resolve_model(model: str, *, offline: bool | None = None, cache: Path | None = None) -> Path:
     """The directory of ``model``: itself, or a known name's download; raises ``WhisperSetupError``.
 
-    A known name (``tiny``, ``base``, ``large-v3``...) is looked up in the
-    model cache first. When it is not there it is downloaded, unless the hub
-    is out of reach (``HF_HUB_OFFLINE``, or no answer): then the error says so
-    instead of letting the first recording hang on a download.
+    A name installed in ``cache`` (``transcriber models install``) is that
+    folder, whatever the name. A known name (``tiny``, ``base``,
+    ``large-v3``...) is then looked up in faster-whisper's hub cache. When
+    it is not there it is downloaded, unless the hub is out of reach
+    (``HF_HUB_OFFLINE``, or no answer): then the error says so instead of
+    letting the first recording hang on a download.
     """
     require_engine()
     from faster_whisper.utils import available_models, download_model  # noqa: PLC0415
 
+    installed = cached(cache, model) if cache is not None else None
+    if installed is not None:
+        return check_model_dir(installed)
     if model not in available_models():
         return check_model_dir(Path(model).expanduser())
     try:
@@ -163,7 +167,10 @@ def resolve_model(model: str, *, offline: bool | None = None) -> Path:
         pass  # not in the cache (huggingface_hub says so with OSError or ValueError subclasses)
     if offline is None:
         offline = _hub_offline()
-    where = "set [whisper] model to a directory holding a converted model"
+    where = (
+        "install it with `transcriber models install` (docs/whisper-models.md) "
+        "or set [whisper] model to a directory holding a converted model"
+    )
     if offline:
         raise WhisperSetupError(
             "model",
@@ -190,7 +197,7 @@ def check_model_dir(path: Path) -> Path:
         raise WhisperSetupError(
             "model", "no such directory, and not a model name faster-whisper knows"
         )
-    missing = [name for name in MODEL_FILES if not (path / name).is_file()]
+    missing = missing_files(path)
     if missing:
         raise WhisperSetupError(
             "model",

