@@ -110,7 +110,7 @@ class WhisperSettings:
     language: str = ""
     #: CTranslate2's weight type: "int8" is the fastest on a CPU.
     compute_type: str = "int8"
-    #: CPU threads of one recognition; 0 = every CPU of the machine.
+    #: CPU threads of one recognition; 0 = the CPUs shared among the recognitions at once.
     threads: int = 0
     #: Beam search width; 1 is greedy and faster, 5 is Whisper's own default.
     beam_size: int = 5
@@ -229,14 +229,29 @@ _MODELS: dict[tuple[Path, str, int, int], Any] = {}
 _MODELS_LOCK = threading.Lock()
 
 
-def cpu_threads(threads: int) -> int:
-    """The threads one recognition uses: ``threads``, or every CPU for 0."""
-    return threads if threads > 0 else (os.cpu_count() or 1)
+def cpu_threads(threads: int, at_once: int = 1) -> int:
+    """The threads one recognition uses: ``threads``, or for 0 its share of the CPUs.
+
+    The share is the CPUs divided among ``at_once`` recognitions, so that
+    recognitions x threads never oversubscribes the machine (ADR 42).
+    """
+    if threads > 0:
+        return threads
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, cpus // max(1, at_once))
 
 
 def load_model(settings: WhisperSettings, *, workers: int) -> Any:  # faster-whisper ships no types
     """The process's model for these settings, loaded on first use."""
-    key = (settings.model_dir, settings.compute_type, cpu_threads(settings.threads), workers)
+    key = (
+        settings.model_dir,
+        settings.compute_type,
+        cpu_threads(settings.threads, workers),
+        workers,
+    )
     with _MODELS_LOCK:
         model = _MODELS.get(key)
         if model is None:

@@ -25,7 +25,7 @@ from transcriber_adapters.sqlite import (
 )
 from transcriber_adapters.system import RandomIds, SystemClock, free_bytes, host_name
 from transcriber_app.conditions import DiskSpace
-from transcriber_app.config import Config, ConfigError
+from transcriber_app.config import Config, ConfigError, usable_cpus
 from transcriber_app.extras import require_for
 from transcriber_core.entities import Job, Location, State
 from transcriber_core.policy import DecodeLimits, Settings
@@ -534,7 +534,21 @@ async def _whisper(config: Config, files: FileStore) -> WhisperRecognizer:
     except whisper.WhisperSetupError as exc:
         section = "recognizer" if exc.key == "kind" else "whisper"
         raise ConfigError(f"[{section}] {exc.key}: {exc}") from None
-    log.info("whisper.model", extra={"compute_type": settings.compute_type})
+    at_once = max(1, config.workers.recognize)
+    threads, cpus = whisper.cpu_threads(settings.threads, at_once), usable_cpus()
+    log.info(
+        "whisper.model",
+        extra={"compute_type": settings.compute_type, "at_once": at_once, "threads": threads},
+    )
+    if at_once * threads > cpus:
+        log.warning(
+            "whisper.oversubscribed",
+            extra={
+                "note": f"[workers] recognize = {at_once} x [whisper] threads = {threads} "
+                f"is more than the {cpus} CPUs here: recognitions slow each other down "
+                "(ADR 42); lower one of them, or leave [whisper] threads = 0"
+            },
+        )
     return whisper.WhisperRecognizer(
         files,
         whisper.WhisperSettings(
@@ -545,6 +559,6 @@ async def _whisper(config: Config, files: FileStore) -> WhisperRecognizer:
             beam_size=settings.beam_size,
             batch_size=settings.batch_size,
         ),
-        # As many as this process runs recognize loops; each already uses every CPU.
-        max_concurrent=max(1, config.workers.recognize),
+        # As many as this process runs recognize loops, sharing the CPUs (ADR 42).
+        max_concurrent=at_once,
     )

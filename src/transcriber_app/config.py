@@ -140,7 +140,7 @@ class WhisperConfig:
     language: str = ""
     #: CTranslate2 weight type on the CPU.
     compute_type: str = "int8"
-    #: CPU threads of one recognition; 0 = every CPU.
+    #: CPU threads of one recognition; 0 = the CPUs divided by ``[workers] recognize`` (ADR 42).
     threads: int = 0
     #: Beam search width; 1 is greedy.
     beam_size: int = 5
@@ -194,13 +194,27 @@ class QueueConfig:
     condition_pause_seconds: float = 30.0
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 def default_convert_loops() -> int:
     """One convert loop per CPU this process may run on, plus the express lane's (SPEC §13)."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cpus = os.cpu_count() or 1
-    return cpus + 1
+    return usable_cpus() + 1
+
+
+#: CPUs one Whisper recognition gets by default: CTranslate2 gains little past four
+#: threads on one recording, and a lone long recording should use a small box whole.
+WHISPER_CPUS_PER_RECOGNITION = 4
+
+
+def default_whisper_recognitions(cpus: int) -> int:
+    """``[workers] recognize`` for Whisper when not set: one per 4 CPUs, at least one (ADR 42)."""
+    return max(1, cpus // WHISPER_CPUS_PER_RECOGNITION)
 
 
 @attrs.frozen(kw_only=True)
@@ -324,6 +338,10 @@ def load_config(path: Path | None = None, env: Mapping[str, str] | None = None) 
             raise ConfigError(f"[{section}] must be a table of keys")
         sections[section] = _section(section, _SECTIONS[section], values)
     config = Config(**sections)
+    if config.recognizer.kind == "whisper" and "recognize" not in raw.get("workers", {}):
+        # Four loops that each use every CPU oversubscribe a small box (ADR 42).
+        recognize = default_whisper_recognitions(usable_cpus())
+        config = attrs.evolve(config, workers=attrs.evolve(config.workers, recognize=recognize))
     _check(config)
     return config
 

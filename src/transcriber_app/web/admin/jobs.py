@@ -213,6 +213,29 @@ async def change_state(request: Request, form: FormData) -> Response:
     return see_other(job_url(job.id))
 
 
+@page
+async def confirm_delete(request: Request) -> Response:
+    """``GET /admin/jobs/{id}/delete``: what deleting the job removes, and the button that does.
+
+    The job page's Delete leads here; nothing is removed until this page's
+    form is posted (no script: the panel's CSP allows none, ADR 15).
+    """
+    services = runtime_of(request).services
+    try:
+        job = await services.repo.get(request.path_params["job_id"])
+    except JobNotFound:
+        return _no_such_job(request)
+    files = [row for row in await _file_rows(services, job) if row["record"] is not None]
+    context = {
+        "job": job,
+        "files": files,
+        "files_bytes": sum(row["record"].size for row in files),
+        "word_count": len(job.text.split()) if job.text else 0,
+        "job_url": job_url,
+    }
+    return render(request, "delete.html", context)
+
+
 @action
 async def delete_job(request: Request, form: FormData) -> Response:
     """``POST /admin/jobs/{id}/delete``: delete the job, its transcript and its files (ADR 36).

@@ -30,6 +30,7 @@ def mount() -> Mount:
         Route("/account/password", account.change_password, methods=["POST"]),
         Route("/jobs/{job_id}", jobs.job_detail, methods=["GET"]),
         Route("/jobs/{job_id}/state", jobs.change_state, methods=["POST"]),
+        Route("/jobs/{job_id}/delete", jobs.confirm_delete, methods=["GET"]),
         Route("/jobs/{job_id}/delete", jobs.delete_job, methods=["POST"]),
         Route("/jobs/{job_id}/transcript", files.transcript, methods=["GET"]),
         Route("/files/{file_id}", files.download, methods=["GET"]),
