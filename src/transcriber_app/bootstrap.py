@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -506,6 +507,33 @@ async def _recognizer(
     )
     closers.append(recognizer.close)
     return recognizer, copies
+
+
+@contextlib.asynccontextmanager
+async def owner_store(config: Config) -> AsyncIterator[OwnerStore]:
+    """The owner store alone, for a command beside a running service (``owner reset-password``).
+
+    Nothing else is built: no lock, no recognizer, no files. A database that
+    does not exist yet stops with a ``ConfigError`` saying so.
+    """
+    closers: list[Callable[[], Awaitable[None]]] = []
+    try:
+        if config.database.is_postgres:
+            stores = await _postgres_stores(config, settings_from(config), closers)
+            owners = stores.owners
+        else:
+            path = config.storage.data_dir / DATABASE_NAME
+            if not path.is_file():
+                raise ConfigError(
+                    f"[storage] data_dir: no database in {config.storage.data_dir}; "
+                    "start the service once first"
+                )
+            owners = await SqliteOwnerStore.open(path, clock=SystemClock())
+            closers.append(owners.close)
+        yield owners
+    finally:
+        for close in reversed(closers):
+            await close()
 
 
 def models_dir(config: Config) -> Path:

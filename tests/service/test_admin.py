@@ -9,7 +9,10 @@ second connection while it runs.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -229,6 +232,57 @@ async def test_the_root_leads_to_the_panel_whose_login_says_where_the_setup_link
         async with admin_client(service) as later:
             login = await later.get("/admin/login")
             assert "No owner account exists yet" not in login.text
+
+
+def reset_password(service: Service) -> subprocess.CompletedProcess[str]:
+    """``transcriber owner reset-password`` on the running service's config."""
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "transcriber_app",
+            "owner",
+            "-c",
+            str(service.config_path),
+            "reset-password",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+        env={k: v for k, v in os.environ.items() if not k.startswith("TRANSCRIBER_")},
+    )
+
+
+async def test_reset_password_prints_a_one_time_link_that_sets_a_new_one(tmp_path: Path) -> None:
+    """The command voids the password and sessions; its link sets a new one, once, and only it."""
+    with running_service(tmp_path) as service:
+        assert reset_password(service).returncode == 2  # no owner yet: the setup link is the way
+        async with admin_client(service) as old:
+            await create_owner(old, setup_link(service))
+            done = reset_password(service)
+            assert done.returncode == 0, done.stderr
+            [link] = [line for line in done.stdout.splitlines() if "/admin/reset?token=" in line]
+            token = httpx.URL(link).params["token"]
+            # Every session ended, the old password is void, and the secret is no password.
+            assert (await old.get("/admin/")).status_code == 303
+        async with admin_client(service) as anyone:
+            assert (await log_in(anyone)).status_code == 403
+            assert (await log_in(anyone, "\x00reset\x00" + token)).status_code == 403
+            assert link.startswith(f"{service.base_url}/admin/reset?token=")
+            page = await anyone.get(link)
+            assert page.status_code == 200
+            new = "a brand new password"
+            answer = await anyone.post(
+                "/admin/reset",
+                data={"csrf": csrf_of(page.text), "token": token, "password": new, "confirm": new},
+            )
+            assert answer.status_code == 303
+            assert (await anyone.get("/admin/")).status_code == 200
+            again = await anyone.get(f"/admin/reset?token={token}")
+            assert again.status_code == 403  # used: the hash is the new password's now
+        async with admin_client(service) as later:
+            assert (await log_in(later, new)).status_code == 303
 
 
 async def test_a_restart_without_owner_makes_a_new_link(tmp_path: Path) -> None:

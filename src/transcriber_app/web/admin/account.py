@@ -19,11 +19,13 @@ from starlette.responses import Response
 from transcriber_app.web.admin.rendering import PREFIX, message, render, see_other
 from transcriber_app.web.admin.security import action, form_post, form_text, page, refused
 from transcriber_app.web.auth import (
+    RESET_PREFIX,
     AdminState,
     claim_attempt,
     client_address,
     hash_password,
     password_problem,
+    reset_accepts,
     verify_password,
 )
 from transcriber_app.web.sessions import session_of
@@ -96,6 +98,53 @@ async def setup_submit(request: Request, form: FormData) -> Response:
     return see_other(f"{PREFIX}/")
 
 
+async def reset_page(request: Request) -> Response:
+    """``GET /admin/reset?token=…``: the new-password form, for ``owner reset-password``'s link."""
+    runtime = runtime_of(request)
+    token = request.query_params.get("token", "")
+    if not await reset_accepts(runtime.owners, token, runtime.services.clock.now()):
+        return _bad_reset_link(request)
+    return render(request, "reset.html", {"token": token, "problem": None})
+
+
+@form_post
+async def reset_submit(request: Request, form: FormData) -> Response:
+    """``POST /admin/reset``: the link's secret gives way to the new password; logged in."""
+    runtime = runtime_of(request)
+    now = runtime.services.clock.now()
+    token = form_text(form, "token")
+    # Each try costs a slow hash: the login back-off counts it like a password.
+    wait = await claim_attempt(runtime.owners, _client(request), now, _admin(request).access)
+    if wait is not None:
+        return _too_many(request, "reset.html", {"token": token}, wait)
+    if not await reset_accepts(runtime.owners, token, now):
+        return _bad_reset_link(request)
+    password, confirm = form_text(form, "password"), form_text(form, "confirm")
+    problem = password_problem(password, confirm)
+    if problem is not None:
+        return render(
+            request, "reset.html", {"token": token, "problem": problem}, status_code=400
+        )
+    if not await runtime.owners.change_password(await hash_password(password), now=now):
+        return _bad_reset_link(request)
+    await runtime.owners.clear_login_failures(_client(request))
+    log.info("admin.password_reset")
+    session = session_of(request)
+    await session.log_in()
+    session.flash("The password is set; you are logged in.")
+    return see_other(f"{PREFIX}/")
+
+
+def _bad_reset_link(request: Request) -> Response:
+    return message(
+        request,
+        "Reset link refused",
+        "This reset link is wrong, used or expired. Run `transcriber owner reset-password` "
+        "for a new one.",
+        status_code=403,
+    )
+
+
 def _setup_accepts(request: Request, token: str) -> bool:
     link = _admin(request).setup
     return link is not None and link.accepts(token, runtime_of(request).services.clock.now())
@@ -156,7 +205,9 @@ async def login_submit(request: Request, form: FormData) -> Response:
     if password_hash is None:
         problem = NO_OWNER_YET
         return render(request, "login.html", {"next": target, "problem": problem}, status_code=403)
-    if not await verify_password(password_hash, form_text(form, "password")):
+    typed = form_text(form, "password")
+    # A reset link's secret is no password: it opens only the reset page.
+    if typed.startswith(RESET_PREFIX) or not await verify_password(password_hash, typed):
         log.warning("admin.login_failed", extra={"client": client})
         return render(
             request,

@@ -23,6 +23,8 @@ def mount() -> Mount:
         Route("/", jobs.jobs_list, methods=["GET"]),
         Route("/setup", account.setup_page, methods=["GET"]),
         Route("/setup", account.setup_submit, methods=["POST"]),
+        Route("/reset", account.reset_page, methods=["GET"]),
+        Route("/reset", account.reset_submit, methods=["POST"]),
         Route("/login", account.login_page, methods=["GET"]),
         Route("/login", account.login_submit, methods=["POST"]),
         Route("/logout", account.logout, methods=["POST"]),
