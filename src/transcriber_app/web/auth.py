@@ -116,9 +116,7 @@ async def reset_accepts(owners: OwnerStore, token: str, now: datetime) -> bool:
     if not expires.isdigit() or not rest or now.timestamp() >= int(expires):
         return False
     password_hash = await owners.get_owner_hash()
-    return password_hash is not None and await verify_password(
-        password_hash, RESET_PREFIX + token
-    )
+    return password_hash is not None and await verify_password(password_hash, RESET_PREFIX + token)
 
 
 @attrs.frozen(kw_only=True)

@@ -122,9 +122,7 @@ async def reset_submit(request: Request, form: FormData) -> Response:
     password, confirm = form_text(form, "password"), form_text(form, "confirm")
     problem = password_problem(password, confirm)
     if problem is not None:
-        return render(
-            request, "reset.html", {"token": token, "problem": problem}, status_code=400
-        )
+        return render(request, "reset.html", {"token": token, "problem": problem}, status_code=400)
     if not await runtime.owners.change_password(await hash_password(password), now=now):
         return _bad_reset_link(request)
     await runtime.owners.clear_login_failures(_client(request))
