@@ -104,7 +104,7 @@ async def reset_page(request: Request) -> Response:
     token = request.query_params.get("token", "")
     if not await reset_accepts(runtime.owners, token, runtime.services.clock.now()):
         return _bad_reset_link(request)
-    return render(request, "reset.html", {"token": token, "problem": None})
+    return render(request, "setup.html", {"token": token, "problem": None, "reset": True})
 
 
 @form_post
@@ -116,13 +116,18 @@ async def reset_submit(request: Request, form: FormData) -> Response:
     # Each try costs a slow hash: the login back-off counts it like a password.
     wait = await claim_attempt(runtime.owners, _client(request), now, _admin(request).access)
     if wait is not None:
-        return _too_many(request, "reset.html", {"token": token}, wait)
+        return _too_many(request, "setup.html", {"token": token, "reset": True}, wait)
     if not await reset_accepts(runtime.owners, token, now):
         return _bad_reset_link(request)
     password, confirm = form_text(form, "password"), form_text(form, "confirm")
     problem = password_problem(password, confirm)
     if problem is not None:
-        return render(request, "reset.html", {"token": token, "problem": problem}, status_code=400)
+        return render(
+            request,
+            "setup.html",
+            {"token": token, "problem": problem, "reset": True},
+            status_code=400,
+        )
     if not await runtime.owners.change_password(await hash_password(password), now=now):
         return _bad_reset_link(request)
     await runtime.owners.clear_login_failures(_client(request))
