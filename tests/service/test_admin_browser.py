@@ -116,7 +116,7 @@ async def test_owner_sets_up_finds_downloads_and_revives_in_a_browser(
         await page.click("button[type=submit]")
         await page.wait_for_url("**/admin/")
         await _snapshot(page, "jobs")
-        assert await page.locator(f"a.id:text-is('{uploaded}')").count() == 1
+        assert await page.locator(f"a.id[title='{uploaded}']").count() == 1
 
         await _open_job(page, uploaded)
         await _snapshot(page, "job")

@@ -61,6 +61,7 @@ def run(*command: str | Path, cwd: Path, status: int = 0) -> subprocess.Complete
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)  # a venv, a wheel build and a pip install: a minute on a busy box
 def test_the_base_wheel_imports_the_library_and_serve_names_its_extra(tmp_path: Path) -> None:
     """The wheel without extras imports core, contracts and embedded adapters, and nothing more.
 

@@ -70,7 +70,7 @@ async def setup_page(request: Request) -> Response:
     token = request.query_params.get("token", "")
     if not _setup_accepts(request, token):
         return _bad_setup_link(request)
-    return render(request, "setup.html", {"token": token, "problem": None})
+    return render(request, "setup.html", {"token": token, "problem": None, "reset": False})
 
 
 @form_post
@@ -85,7 +85,7 @@ async def setup_submit(request: Request, form: FormData) -> Response:
     password, confirm = form_text(form, "password"), form_text(form, "confirm")
     problem = password_problem(password, confirm)
     if problem is not None:
-        context = {"token": token, "problem": problem}
+        context = {"token": token, "problem": problem, "reset": False}
         return render(request, "setup.html", context, status_code=400)
     password_hash = await hash_password(password)
     if not await runtime.owners.create_owner(password_hash, now=runtime.services.clock.now()):
@@ -113,10 +113,8 @@ async def reset_submit(request: Request, form: FormData) -> Response:
     runtime = runtime_of(request)
     now = runtime.services.clock.now()
     token = form_text(form, "token")
-    # Each try costs a slow hash: the login back-off counts it like a password.
-    wait = await claim_attempt(runtime.owners, _client(request), now, _admin(request).access)
-    if wait is not None:
-        return _too_many(request, "setup.html", {"token": token, "reset": True}, wait)
+    # No login back-off here: a token is checked for form and expiry before any hash,
+    # and the hashes at once are bounded (auth._hashing), as for the page above.
     if not await reset_accepts(runtime.owners, token, now):
         return _bad_reset_link(request)
     password, confirm = form_text(form, "password"), form_text(form, "confirm")
