@@ -222,7 +222,7 @@ async def confirm_delete(request: Request) -> Response:
     """
     services = runtime_of(request).services
     try:
-        job = await services.repo.get(request.path_params["job_id"])
+        job = await services.jobs.get(request.path_params["job_id"])
     except JobNotFound:
         return _no_such_job(request)
     files = [row for row in await _file_rows(services, job) if row["record"] is not None]
