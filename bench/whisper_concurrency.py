@@ -1,7 +1,7 @@
 """Whisper recognitions at once x threads each: which split of the CPUs serves a small box best.
 
 Prints its figures; docs/benchmarks.md ("Whisper: recognitions at once and
-threads", ADR 47) records them. Each setting runs in a fresh child process
+threads", ADR 49) records them. Each setting runs in a fresh child process
 through the service's own recognizer (``WhisperRecognizer`` with
 ``max_concurrent`` = ``[workers] recognize`` and ``threads`` =
 ``[whisper] threads``), the model loaded first, then:

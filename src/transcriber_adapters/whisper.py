@@ -233,7 +233,7 @@ def cpu_threads(threads: int, at_once: int = 1) -> int:
     """The threads one recognition uses: ``threads``, or for 0 its share of the CPUs.
 
     The share is the CPUs divided among ``at_once`` recognitions, so that
-    recognitions x threads never oversubscribes the machine (ADR 47).
+    recognitions x threads never oversubscribes the machine (ADR 49).
     """
     if threads > 0:
         return threads

@@ -10,7 +10,7 @@ final folder and renamed into place only once whole and checked, so a
 failed or interrupted install leaves nothing half-written.
 
 Standard library only: installing needs neither faster-whisper nor the
-network beyond pip's own index (ADR 46).
+network beyond pip's own index (ADR 48).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ The only place that knows which adapters exist.
 
 import importlib.metadata
 
-#: The name this project is published under on PyPI (ADR 45); ``transcriber`` there is
+#: The name this project is published under on PyPI (ADR 47); ``transcriber`` there is
 #: another project. Install lines and "extra missing" messages use it; the import
 #: packages and the ``transcriber`` command keep their names.
 DISTRIBUTION = "selfhosted-transcriber"

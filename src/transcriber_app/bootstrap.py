@@ -574,7 +574,7 @@ async def _whisper(config: Config, files: FileStore) -> WhisperRecognizer:
             extra={
                 "note": f"[workers] recognize = {at_once} x [whisper] threads = {threads} "
                 f"is more than the {cpus} CPUs here: recognitions slow each other down "
-                "(ADR 47); lower one of them, or leave [whisper] threads = 0"
+                "(ADR 49); lower one of them, or leave [whisper] threads = 0"
             },
         )
     return whisper.WhisperRecognizer(
@@ -587,6 +587,6 @@ async def _whisper(config: Config, files: FileStore) -> WhisperRecognizer:
             beam_size=settings.beam_size,
             batch_size=settings.batch_size,
         ),
-        # As many as this process runs recognize loops, sharing the CPUs (ADR 47).
+        # As many as this process runs recognize loops, sharing the CPUs (ADR 49).
         max_concurrent=at_once,
     )

@@ -98,7 +98,7 @@ def _owner(args: argparse.Namespace) -> int:
 
 
 def _models(args: argparse.Namespace) -> int:
-    """``transcriber models list`` and ``install``: the model cache the service reads (ADR 46)."""
+    """``transcriber models list`` and ``install``: the model cache the service reads (ADR 48)."""
     from transcriber_adapters import whisper_models  # noqa: PLC0415 - keep --help fast
     from transcriber_app.bootstrap import models_dir  # noqa: PLC0415
 

@@ -140,7 +140,7 @@ class WhisperConfig:
     language: str = ""
     #: CTranslate2 weight type on the CPU.
     compute_type: str = "int8"
-    #: CPU threads of one recognition; 0 = the CPUs divided by ``[workers] recognize`` (ADR 47).
+    #: CPU threads of one recognition; 0 = the CPUs divided by ``[workers] recognize`` (ADR 49).
     threads: int = 0
     #: Beam search width; 1 is greedy.
     beam_size: int = 5
@@ -213,7 +213,7 @@ WHISPER_CPUS_PER_RECOGNITION = 4
 
 
 def default_whisper_recognitions(cpus: int) -> int:
-    """``[workers] recognize`` for Whisper when not set: one per 4 CPUs, at least one (ADR 47)."""
+    """``[workers] recognize`` for Whisper when not set: one per 4 CPUs, at least one (ADR 49)."""
     return max(1, cpus // WHISPER_CPUS_PER_RECOGNITION)
 
 
@@ -339,7 +339,7 @@ def load_config(path: Path | None = None, env: Mapping[str, str] | None = None) 
         sections[section] = _section(section, _SECTIONS[section], values)
     config = Config(**sections)
     if config.recognizer.kind == "whisper" and "recognize" not in raw.get("workers", {}):
-        # Four loops that each use every CPU oversubscribe a small box (ADR 47).
+        # Four loops that each use every CPU oversubscribe a small box (ADR 49).
         recognize = default_whisper_recognitions(usable_cpus())
         config = attrs.evolve(config, workers=attrs.evolve(config.workers, recognize=recognize))
     _check(config)

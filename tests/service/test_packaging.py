@@ -79,7 +79,7 @@ def test_the_base_wheel_imports_the_library_and_serve_names_its_extra(tmp_path: 
     run(sys.executable, "-m", "venv", venv, cwd=tmp_path)
     dist = tmp_path / "dist"
     run(python, "-m", "pip", "wheel", "-q", "--no-deps", "-w", dist, project, cwd=tmp_path)
-    # Published as selfhosted-transcriber (ADR 45): "transcriber" on PyPI is another project.
+    # Published as selfhosted-transcriber (ADR 47): "transcriber" on PyPI is another project.
     [wheel] = dist.glob("selfhosted_transcriber-*.whl")
     # pytest is the runner the contract suites are written for: a library user brings it.
     constraints = ROOT / "constraints.txt"
