@@ -42,6 +42,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from transcriber_adapters.ffmpeg import wav_data
+from transcriber_adapters.whisper_models import cached, missing_files
 from transcriber_core.entities import FileRecord, Word
 from transcriber_core.errors import (
     FileNotFound,
@@ -66,8 +67,6 @@ if TYPE_CHECKING:
 
     Samples = npt.NDArray[np.float32]
 
-#: What a directory must hold to be a converted model faster-whisper loads without the hub.
-MODEL_FILES = ("model.bin", "config.json", "tokenizer.json")
 #: Whisper hears 16 kHz mono.
 SAMPLE_RATE = 16_000
 #: Audio handed to the model at once: memory is bounded by this, not by the recording
@@ -91,7 +90,7 @@ HUB_PROBE_TIMEOUT = 5.0
 #: How long a cancelled recognition waits for its thread to stop before leaving it behind.
 STOP_PATIENCE = 2.0
 #: The install command named when the extra is missing.
-INSTALL_HINT = "pip install 'transcriber[whisper]'"
+INSTALL_HINT = "pip install 'selfhosted-transcriber[whisper]'"
 
 
 class WhisperSetupError(Exception):
@@ -113,7 +112,7 @@ class WhisperSettings:
     language: str = ""
     #: CTranslate2's weight type: "int8" is the fastest on a CPU.
     compute_type: str = "int8"
-    #: CPU threads of one recognition; 0 = every CPU of the machine.
+    #: CPU threads of one recognition; 0 = the CPUs shared among the recognitions at once.
     threads: int = 0
     #: Beam search width; 1 is greedy and faster, 5 is Whisper's own default.
     beam_size: int = 5
@@ -146,17 +145,22 @@ def require_engine() -> None:
         ) from None
 
 
-def resolve_model(model: str, *, offline: bool | None = None) -> Path:
+def resolve_model(model: str, *, offline: bool | None = None, cache: Path | None = None) -> Path:
     """The directory of ``model``: itself, or a known name's download; raises ``WhisperSetupError``.
 
-    A known name (``tiny``, ``base``, ``large-v3``...) is looked up in the
-    model cache first. When it is not there it is downloaded, unless the hub
-    is out of reach (``HF_HUB_OFFLINE``, or no answer): then the error says so
-    instead of letting the first recording hang on a download.
+    A name installed in ``cache`` (``transcriber models install``) is that
+    folder, whatever the name. A known name (``tiny``, ``base``,
+    ``large-v3``...) is then looked up in faster-whisper's hub cache. When
+    it is not there it is downloaded, unless the hub is out of reach
+    (``HF_HUB_OFFLINE``, or no answer): then the error says so instead of
+    letting the first recording hang on a download.
     """
     require_engine()
     from faster_whisper.utils import available_models, download_model  # noqa: PLC0415
 
+    installed = cached(cache, model) if cache is not None else None
+    if installed is not None:
+        return check_model_dir(installed)
     if model not in available_models():
         return check_model_dir(Path(model).expanduser())
     try:
@@ -165,7 +169,10 @@ def resolve_model(model: str, *, offline: bool | None = None) -> Path:
         pass  # not in the cache (huggingface_hub says so with OSError or ValueError subclasses)
     if offline is None:
         offline = _hub_offline()
-    where = "set [whisper] model to a directory holding a converted model"
+    where = (
+        "install it with `transcriber models install` (docs/whisper-models.md) "
+        "or set [whisper] model to a directory holding a converted model"
+    )
     if offline:
         raise WhisperSetupError(
             "model",
@@ -192,7 +199,7 @@ def check_model_dir(path: Path) -> Path:
         raise WhisperSetupError(
             "model", "no such directory, and not a model name faster-whisper knows"
         )
-    missing = [name for name in MODEL_FILES if not (path / name).is_file()]
+    missing = missing_files(path)
     if missing:
         raise WhisperSetupError(
             "model",
@@ -255,14 +262,29 @@ _MODELS: dict[tuple[Path, str, int, int], Any] = {}
 _MODELS_LOCK = threading.Lock()
 
 
-def cpu_threads(threads: int) -> int:
-    """The threads one recognition uses: ``threads``, or every CPU for 0."""
-    return threads if threads > 0 else (os.cpu_count() or 1)
+def cpu_threads(threads: int, at_once: int = 1) -> int:
+    """The threads one recognition uses: ``threads``, or for 0 its share of the CPUs.
+
+    The share is the CPUs divided among ``at_once`` recognitions, so that
+    recognitions x threads never oversubscribes the machine (ADR 49).
+    """
+    if threads > 0:
+        return threads
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, cpus // max(1, at_once))
 
 
 def load_model(settings: WhisperSettings, *, workers: int) -> Any:  # faster-whisper ships no types
     """The process's model for these settings, loaded on first use."""
-    key = (settings.model_dir, settings.compute_type, cpu_threads(settings.threads), workers)
+    key = (
+        settings.model_dir,
+        settings.compute_type,
+        cpu_threads(settings.threads, workers),
+        workers,
+    )
     with _MODELS_LOCK:
         model = _MODELS.get(key)
         if model is None:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,7 +26,7 @@ from transcriber_adapters.sqlite import (
 )
 from transcriber_adapters.system import RandomIds, SystemClock, free_bytes, host_name
 from transcriber_app.conditions import DiskSpace
-from transcriber_app.config import Config, ConfigError
+from transcriber_app.config import Config, ConfigError, usable_cpus
 from transcriber_app.extras import is_installed, require_for
 from transcriber_core.entities import Job, Location, State
 from transcriber_core.policy import DecodeLimits, Settings
@@ -520,18 +521,74 @@ async def _recognizer(
     return recognizer, copies
 
 
+@contextlib.asynccontextmanager
+async def owner_store(config: Config) -> AsyncIterator[OwnerStore]:
+    """The owner store alone, for a command beside a running service (``owner reset-password``).
+
+    Nothing else is built: no lock, no recognizer, no files. A database that
+    does not exist yet stops with a ``ConfigError`` saying so.
+    """
+    closers: list[Callable[[], Awaitable[None]]] = []
+    try:
+        if config.database.is_postgres:
+            stores = await _postgres_stores(config, settings_from(config), closers)
+            owners = stores.owners
+        else:
+            path = config.storage.data_dir / DATABASE_NAME
+            if not path.is_file():
+                raise ConfigError(
+                    f"[storage] data_dir: no database in {config.storage.data_dir}; "
+                    "start the service once first"
+                )
+            owners = await SqliteOwnerStore.open(path, clock=SystemClock())
+            closers.append(owners.close)
+        yield owners
+    finally:
+        for close in reversed(closers):
+            await close()
+
+
+def models_dir(config: Config) -> Path:
+    """The model cache ``transcriber models`` installs into and ``[whisper] model`` names read."""
+    return Path(config.storage.data_dir) / "models"
+
+
 async def _whisper(config: Config, files: FileStore) -> WhisperRecognizer:
-    """Whisper on this machine (ADR 28): the model found on disk now, loaded at first use."""
+    """Whisper on this machine (ADR 28): the model found on disk now, loaded at first use.
+
+    A process that runs no recognize loop never loads it, so it does not
+    look for it either (an API-only ``serve``, a convert-only worker).
+    """
     from transcriber_adapters import whisper  # noqa: PLC0415 - an optional extra
 
     settings = config.whisper
+    model_dir = Path(settings.model)
     try:
-        # May download a known model name once (blocking I/O): off the event loop.
-        model_dir = await asyncio.to_thread(whisper.resolve_model, settings.model)
+        if config.workers.recognize > 0:
+            # May download a known model name once (blocking I/O): off the event loop.
+            model_dir = await asyncio.to_thread(
+                whisper.resolve_model, settings.model, cache=models_dir(config)
+            )
+        else:
+            whisper.require_engine()
     except whisper.WhisperSetupError as exc:
         section = "recognizer" if exc.key == "kind" else "whisper"
         raise ConfigError(f"[{section}] {exc.key}: {exc}") from None
-    log.info("whisper.model", extra={"compute_type": settings.compute_type})
+    at_once = max(1, config.workers.recognize)
+    threads, cpus = whisper.cpu_threads(settings.threads, at_once), usable_cpus()
+    log.info(
+        "whisper.model",
+        extra={"compute_type": settings.compute_type, "at_once": at_once, "threads": threads},
+    )
+    if at_once * threads > cpus:
+        log.warning(
+            "whisper.oversubscribed",
+            extra={
+                "note": f"[workers] recognize = {at_once} x [whisper] threads = {threads} "
+                f"is more than the {cpus} CPUs here: recognitions slow each other down "
+                "(ADR 49); lower one of them, or leave [whisper] threads = 0"
+            },
+        )
     return whisper.WhisperRecognizer(
         files,
         whisper.WhisperSettings(
@@ -542,6 +599,6 @@ async def _whisper(config: Config, files: FileStore) -> WhisperRecognizer:
             beam_size=settings.beam_size,
             batch_size=settings.batch_size,
         ),
-        # As many as this process runs recognize loops; each already uses every CPU.
-        max_concurrent=max(1, config.workers.recognize),
+        # As many as this process runs recognize loops, sharing the CPUs (ADR 49).
+        max_concurrent=at_once,
     )

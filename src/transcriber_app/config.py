@@ -8,6 +8,7 @@ the key, so a mistake stops startup instead of surfacing later.
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
 import os
 import re
@@ -90,7 +91,7 @@ class HttpConfig:
 class RecognizerConfig:
     """Which speech recognizer turns audio into text."""
 
-    #: "memory" (demo), "yandex" (SpeechKit) or "whisper" (local, ``transcriber[whisper]``).
+    #: "memory" (demo), "yandex" (SpeechKit) or "whisper" (local, the ``whisper`` extra).
     kind: str = "memory"
 
 
@@ -141,7 +142,7 @@ class WhisperConfig:
     language: str = ""
     #: CTranslate2 weight type on the CPU.
     compute_type: str = "int8"
-    #: CPU threads of one recognition; 0 = every CPU.
+    #: CPU threads of one recognition; 0 = the CPUs divided by ``[workers] recognize`` (ADR 49).
     threads: int = 0
     #: Beam search width; 1 is greedy.
     beam_size: int = 5
@@ -195,13 +196,27 @@ class QueueConfig:
     condition_pause_seconds: float = 30.0
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 def default_convert_loops() -> int:
     """One convert loop per CPU this process may run on, plus the express lane's (SPEC §13)."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cpus = os.cpu_count() or 1
-    return cpus + 1
+    return usable_cpus() + 1
+
+
+#: CPUs one Whisper recognition gets by default: CTranslate2 gains little past four
+#: threads on one recording, and a lone long recording should use a small box whole.
+WHISPER_CPUS_PER_RECOGNITION = 4
+
+
+def default_whisper_recognitions(cpus: int) -> int:
+    """``[workers] recognize`` for Whisper when not set: one per 4 CPUs, at least one (ADR 49)."""
+    return max(1, cpus // WHISPER_CPUS_PER_RECOGNITION)
 
 
 @attrs.frozen(kw_only=True)
@@ -345,6 +360,10 @@ def load_config(path: Path | None = None, env: Mapping[str, str] | None = None) 
             raise ConfigError(f"[{section}] must be a table of keys")
         sections[section] = _section(section, _SECTIONS[section], values)
     config = Config(**sections)
+    if config.recognizer.kind == "whisper" and "recognize" not in raw.get("workers", {}):
+        # Four loops that each use every CPU oversubscribe a small box (ADR 49).
+        recognize = default_whisper_recognitions(usable_cpus())
+        config = attrs.evolve(config, workers=attrs.evolve(config.workers, recognize=recognize))
     _check(config)
     return config
 
@@ -352,12 +371,41 @@ def load_config(path: Path | None = None, env: Mapping[str, str] | None = None) 
 def _with_env(raw: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
     merged = {section: dict(values) for section, values in raw.items() if isinstance(values, dict)}
     merged.update({section: values for section, values in raw.items() if section not in merged})
+    known: set[str] = set()
     for section, cls in _SECTIONS.items():
         for field in attrs.fields(cls):
             name = f"{ENV_PREFIX}{section}_{field.name}".upper()
+            known.add(name)
             if name in env:
                 merged.setdefault(section, {})[field.name] = _EnvText(env[name], name)
+    _refuse_unknown_variables(env, known)
     return merged
+
+
+#: ``TRANSCRIBER_*`` variables that are not config keys: the test suite's own.
+ENV_RESERVED_PREFIX = f"{ENV_PREFIX}TEST_"
+
+
+def _refuse_unknown_variables(env: Mapping[str, str], known: set[str]) -> None:
+    """A ``TRANSCRIBER_*`` variable that names no key stops startup, like an unknown key.
+
+    A typo (``TRANSCRIBER_WHISPER_MODLE``) would otherwise be ignored while
+    the same typo in the file is refused; the message names the variable and
+    the closest key.
+    """
+    unknown = sorted(
+        name
+        for name in env
+        if name.upper().startswith(ENV_PREFIX)
+        and name.upper() not in known
+        and not name.upper().startswith(ENV_RESERVED_PREFIX)
+    )
+    if not unknown:
+        return
+    name = unknown[0]
+    close = difflib.get_close_matches(name.upper(), sorted(known), n=1)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    raise ConfigError(f"{name}: unknown environment variable (it names no config key){hint}")
 
 
 class _EnvText(str):

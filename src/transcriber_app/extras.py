@@ -1,6 +1,6 @@
 """Which optional install ("extra") each feature needs, and the startup error when one is missing.
 
-``pip install transcriber`` is the core, the contract suites and the
+``pip install selfhosted-transcriber`` is the core, the contract suites and the
 embedded adapters (SQLite, local files, memory, ffmpeg). The rest comes
 with extras named for what they enable: ``server`` (``transcriber serve``:
 HTTP API and admin panel), ``s3`` (Object Storage), ``yandex`` (SpeechKit),
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib.util
 
+from transcriber_app import DISTRIBUTION
 from transcriber_app.config import Config
 
 #: Modules each extra installs; one of them missing means the extra is.
@@ -48,7 +49,7 @@ def is_installed(extra: str) -> bool:
 def require(feature: str, *extras: str) -> None:
     """Raise ``MissingExtra`` naming the install command when any of ``extras`` is missing."""
     if not all(is_installed(extra) for extra in extras):
-        raise MissingExtra(f"{feature} needs: pip install 'transcriber[{','.join(extras)}]'")
+        raise MissingExtra(f"{feature} needs: pip install '{DISTRIBUTION}[{','.join(extras)}]'")
 
 
 def require_for(config: Config) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import math
 import signal
@@ -90,6 +91,19 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _bind_failed_note(exc: OSError, host: str, port: int, section: str) -> str:
+    """The sentence of a failed bind: who holds the port, and the key that picks another."""
+    key = f"[{section}] port (TRANSCRIBER_{section.upper()}_PORT)"
+    if exc.errno == errno.EADDRINUSE:
+        return (
+            f"port {port} on {host} is already in use by another program: "
+            f"stop it, or set {key} to a free port"
+        )
+    if exc.errno == errno.EACCES:
+        return f"port {port} on {host} needs privileges this user lacks: set {key} above 1023"
+    return f"cannot listen on {host} port {port} ({exc.strerror}): check [{section}] host and port"
+
+
 async def serve(config: Config) -> int:
     """Run the whole service until SIGTERM or SIGINT; the exit status."""
     return await _build_and_run(config, intake=True)
@@ -125,7 +139,13 @@ async def _run(runtime: Runtime, metrics: Metrics, *, intake: bool) -> int:
     except OSError as exc:
         log.error(  # noqa: TRY400 - the errno says it all; a traceback would add nothing
             "service.bind_failed",
-            extra={"role": role, "host": host, "port": port, "errno": exc.errno},
+            extra={
+                "role": role,
+                "host": host,
+                "port": port,
+                "errno": exc.errno,
+                "note": _bind_failed_note(exc, host, port, "http" if intake else "worker"),
+            },
         )
         await runtime.close()
         return 1
@@ -154,7 +174,15 @@ async def _run(runtime: Runtime, metrics: Metrics, *, intake: bool) -> int:
     )
     await asyncio.wait({server_task, stopper}, return_when=asyncio.FIRST_COMPLETED)
     failed = server_task.done() and not stop.is_set()
-    log.info("service.stopping", extra={"grace_seconds": config.shutdown.grace_seconds})
+    grace, running = config.shutdown.grace_seconds, runtime.workers.running
+    log.info(
+        "service.stopping",
+        extra={
+            "grace_seconds": grace,
+            "running_steps": running,
+            "note": f"stopping: waiting up to {grace:g} s for {running} running steps",
+        },
+    )
     try:
         async with asyncio.timeout(config.shutdown.hard_seconds):
             await _shutdown(runtime, server, server_task)

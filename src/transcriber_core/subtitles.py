@@ -155,7 +155,7 @@ def cues(words: Sequence[Word], *, text: str, duration: float | None) -> tuple[C
         end = _cue_end(tokens, begin)
         found.append(_cue(tokens[begin:end]))
         begin = end
-    return tuple(_for_players(found))
+    return tuple(_for_players(found, duration))
 
 
 def srt(found: Sequence[Cue], names: Mapping[str, str] | None = None) -> str:
@@ -357,12 +357,25 @@ def _balanced(words: Sequence[str]) -> tuple[str, ...]:
     return min(splits, key=lambda pair: max(len(pair[0]), len(pair[1])))
 
 
-def _for_players(found: Sequence[Cue]) -> list[Cue]:
-    """Each cue shown ``MIN_CUE_SECONDS`` at least where the next allows; no overlaps."""
-    return [
-        attrs.evolve(cue, end=min(max(cue.end, round(cue.start + MIN_CUE_SECONDS, 3)), following))
-        for cue, following in zip(found, [c.start for c in found[1:]] + [math.inf], strict=True)
-    ]
+def _for_players(found: Sequence[Cue], duration: float | None) -> list[Cue]:
+    """Each cue shown ``MIN_CUE_SECONDS`` at least where the next allows; no overlaps.
+
+    None ends after the recording (a recognizer's last word may be timed past
+    it, and the minimum would stretch a last cue beyond it); one whose words
+    all start after it is shown in the recording's last millisecond.
+    """
+    last = duration if duration is not None and math.isfinite(duration) and duration > 0 else None
+    shown: list[Cue] = []
+    previous_end = 0.0
+    for cue, following in zip(found, [c.start for c in found[1:]] + [math.inf], strict=True):
+        start = cue.start
+        end = min(max(cue.end, round(start + MIN_CUE_SECONDS, 3)), following)
+        if last is not None:
+            end = min(end, round(last, 3))
+            start = min(start, max(previous_end, round(end - 0.001, 3)))
+        shown.append(attrs.evolve(cue, start=start, end=end))
+        previous_end = end
+    return shown
 
 
 def _untimed(text: str, duration: float | None) -> tuple[Cue, ...]:

@@ -393,6 +393,8 @@ class Workers:
             raise ValueError("the number of delivery loops must not be negative")
         self.deliveries = deliveries
         self._stopping = asyncio.Event()
+        #: Steps being processed now (a job held by one of this pool's loops).
+        self.running = 0
         self._tasks: list[asyncio.Task[None]] = []
         self._poller: asyncio.Task[None] | None = None
         self._sweeper: asyncio.Task[None] | None = None
@@ -503,6 +505,7 @@ class Workers:
             if lease is None:
                 await token.wait()
                 continue
+            self.running += 1
             try:
                 await process(services, lease, outages=self._outages)
             except Exception as exc:  # noqa: BLE001 - the job's lease expires and it is retried
@@ -514,6 +517,8 @@ class Workers:
                         "error_type": type(exc).__name__,
                     },
                 )
+            finally:
+                self.running -= 1
 
     async def _deliver(self, kind: DeliveryKind) -> None:
         """Send due deliveries of ``kind`` one at a time; wait for a wake-up when none is due."""

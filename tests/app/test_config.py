@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from transcriber_adapters import whisper
 from transcriber_app.config import Config, ConfigError, load_config
 
 
@@ -74,6 +75,16 @@ def test_values_from_the_file(tmp_path: Path) -> None:
     assert config.http.port == 9090
     assert config.http.api_tokens == ("t1", "t2")
     assert config.storage.data_dir == Path("/srv/x")
+
+
+def test_an_unknown_transcriber_variable_stops_loading_naming_it() -> None:
+    """A typo in a variable is refused like a typo in the file; the test suite's own are not."""
+    with pytest.raises(ConfigError, match=r"^TRANSCRIBER_HTTP_PROT: unknown environment variable"):
+        load_config(None, {"TRANSCRIBER_HTTP_PROT": "9000", "TRANSCRIBER_HTTP_PORT": "9001"})
+    with pytest.raises(ConfigError, match="TRANSCRIBER_NOSUCH_THING"):
+        load_config(None, {"TRANSCRIBER_NOSUCH_THING": "1"})
+    config = load_config(None, {"TRANSCRIBER_TEST_DATABASE_URL": "x", "TRANSCRIBERX": "y"})
+    assert config.http.port == 8080
 
 
 def test_env_overrides_the_file(tmp_path: Path) -> None:
@@ -283,6 +294,27 @@ def test_workers_keys_from_file_and_env(tmp_path: Path) -> None:
     workers = load_config(path, {"TRANSCRIBER_WORKERS_RECOGNIZE": "7"}).workers
     assert (workers.convert, workers.recognize, workers.check) == (0, 7, 3)
     assert (workers.express_bytes, workers.express_seconds) == (1000, 30.0)
+
+
+@pytest.mark.parametrize(("cpus", "at_once"), [(1, 1), (2, 1), (4, 1), (8, 2), (16, 4)])
+def test_whisper_recognitions_at_once_default_to_one_per_four_cpus(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cpus: int, at_once: int
+) -> None:
+    """Whisper without ``[workers] recognize``: one per 4 CPUs, so a small box runs one, whole."""
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(cpus)))
+    path = write(tmp_path, '[recognizer]\nkind = "whisper"\n')
+    assert load_config(path, {}).workers.recognize == at_once
+    assert whisper.cpu_threads(0, at_once) * at_once <= cpus
+    assert whisper.cpu_threads(0, at_once) == max(1, cpus // at_once)
+
+
+def test_a_set_recognize_count_and_other_recognizers_keep_their_loops(tmp_path: Path) -> None:
+    """The Whisper default never overrides a count the owner set, nor SpeechKit's four loops."""
+    path = write(tmp_path, '[recognizer]\nkind = "whisper"\n[workers]\nrecognize = 3\n')
+    assert load_config(path, {}).workers.recognize == 3
+    path = write(tmp_path, '[recognizer]\nkind = "whisper"\n')
+    assert load_config(path, {"TRANSCRIBER_WORKERS_RECOGNIZE": "2"}).workers.recognize == 2
+    assert load_config(None, {}).workers.recognize == 4
 
 
 def test_yandex_needs_a_bucket(tmp_path: Path) -> None:

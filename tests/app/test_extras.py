@@ -43,17 +43,17 @@ def test_every_extra_is_installed_in_the_test_environment() -> None:
                 s3=S3Config(bucket="b", access_key_id="id", secret_access_key="secret"),
             ),
             "aioboto3",
-            "[recognizer] kind = \"yandex\" needs: pip install 'transcriber[yandex,s3]'",
+            "[recognizer] kind = \"yandex\" needs: pip install 'selfhosted-transcriber[yandex,s3]'",
         ),
         (
             Config(telegram=TelegramConfig(token=TOKEN)),
             "aiogram",
-            "[telegram] token needs: pip install 'transcriber[telegram]'",
+            "[telegram] token needs: pip install 'selfhosted-transcriber[telegram]'",
         ),
         (
             Config(database=DatabaseConfig(url="postgresql://transcriber@db.example/jobs")),
             "psycopg",
-            "[database] url needs: pip install 'transcriber[postgres]'",
+            "[database] url needs: pip install 'selfhosted-transcriber[postgres]'",
         ),
     ],
 )
@@ -87,6 +87,6 @@ def test_serve_without_the_server_extra_exits_2_naming_it(
     config = tmp_path / "config.toml"
     config.write_text(f'[storage]\ndata_dir = "{tmp_path / "data"}"\n', encoding="utf-8")
     assert cli.main(["serve", "-c", str(config)]) == 2
-    message = "transcriber: transcriber serve needs: pip install 'transcriber[server]'"
+    message = "transcriber: transcriber serve needs: pip install 'selfhosted-transcriber[server]'"
     assert capsys.readouterr().err.strip() == message
     assert not (tmp_path / "data").exists()

@@ -214,6 +214,9 @@ def test_sigterm_lets_the_running_step_finish_and_exits_0(
         assert lines_with(logs, "step.end", job_id, "state=convert", "to=recognize")
         assert not lines_with(logs, "step.start", job_id, "state=recognize")
         assert lines_with(logs, "service.stopped")
+        # Ctrl-C or SIGTERM says what the wait is for, at once.
+        [stopping] = lines_with(logs, "event=service.stopping")
+        assert 'note="stopping: waiting up to 20 s for 1 running steps"' in stopping
         assert service.staging_files() == []
         [(state,)] = service.query("SELECT state FROM jobs WHERE id = ?", (job_id,))
         assert state == "recognize"

@@ -9,7 +9,10 @@ second connection while it runs.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -210,6 +213,82 @@ async def test_setup_link_is_printed_once_and_never_once_the_owner_exists(tmp_pa
             # The session key lives in the database: the login survived the restart.
             client.cookies.set("transcriber_admin", session or "", domain="127.0.0.1")
             assert (await client.get("/admin/")).status_code == 200
+
+
+async def test_the_root_leads_to_the_panel_whose_login_says_where_the_setup_link_is(
+    tmp_path: Path,
+) -> None:
+    """``GET /`` redirects to the panel; before setup its login page points at the log's link."""
+    with running_service(tmp_path) as service:
+        async with admin_client(service) as client:
+            root = await client.get("/")
+            assert root.status_code == 303
+            assert root.headers["location"] == "/admin/"
+            login = await client.get("/admin/login")
+            assert login.status_code == 200
+            assert "No owner account exists yet" in login.text
+            assert "event=admin.setup_link" in login.text
+            await create_owner(client, setup_link(service))
+        async with admin_client(service) as later:
+            login = await later.get("/admin/login")
+            assert "No owner account exists yet" not in login.text
+
+
+def reset_password(service: Service) -> subprocess.CompletedProcess[str]:
+    """``transcriber owner reset-password`` on the running service's config."""
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "transcriber_app",
+            "owner",
+            "-c",
+            str(service.config_path),
+            "reset-password",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+        env={k: v for k, v in os.environ.items() if not k.startswith("TRANSCRIBER_")},
+    )
+
+
+@pytest.mark.timeout(180)  # three runs of the command, each a Python start and a slow hash
+async def test_reset_password_prints_a_one_time_link_that_sets_a_new_one(tmp_path: Path) -> None:
+    """The command voids the password and sessions; its link sets a new one, once, and only it."""
+    with running_service(tmp_path) as service:
+        assert reset_password(service).returncode == 2  # no owner yet: the setup link is the way
+        async with admin_client(service) as old:
+            await create_owner(old, setup_link(service))
+            done = reset_password(service)
+            assert done.returncode == 0, done.stderr
+            [link] = [line for line in done.stdout.splitlines() if "/admin/reset?token=" in line]
+            token = httpx.URL(link).params["token"]
+            # Every session ended, the old password is void, and the secret is no password.
+            assert (await old.get("/admin/")).status_code == 303
+        async with admin_client(service) as anyone:
+            assert (await log_in(anyone)).status_code == 403  # the first failure: no back-off yet
+            assert link.startswith(f"{service.base_url}/admin/reset?token=")
+            page = await anyone.get(link)
+            assert page.status_code == 200
+            new = "a brand new password"
+            answer = await anyone.post(
+                "/admin/reset",
+                data={"csrf": csrf_of(page.text), "token": token, "password": new, "confirm": new},
+            )
+            assert answer.status_code == 303
+            assert (await anyone.get("/admin/")).status_code == 200
+            again = await anyone.get(f"/admin/reset?token={token}")
+            assert again.status_code == 403  # used: the hash is the new password's now
+        async with admin_client(service) as later:
+            assert (await log_in(later, new)).status_code == 303  # and the failures are cleared
+        # The link's secret is no password, even while it is what the hash stands for.
+        second = reset_password(service)
+        [link] = [line for line in second.stdout.splitlines() if "/admin/reset?token=" in line]
+        async with admin_client(service) as guesser:
+            secret = "\x00reset\x00" + httpx.URL(link).params["token"]
+            assert (await log_in(guesser, secret)).status_code == 403
 
 
 async def test_a_restart_without_owner_makes_a_new_link(tmp_path: Path) -> None:

@@ -43,7 +43,7 @@ CHROMIUM_ARGS = [
 #: How long the revived job may take to show done.
 DONE_WITHIN_MS = 30_000
 #: Set to a folder to keep screenshots of the pages the test passes through.
-SCREENSHOT_DIR = os.environ.get("TRANSCRIBER_SCREENSHOT_DIR")
+SCREENSHOT_DIR = os.environ.get("TRANSCRIBER_TEST_SCREENSHOT_DIR")
 
 
 def _unavailable(reason: str) -> NoReturn:
@@ -116,7 +116,7 @@ async def test_owner_sets_up_finds_downloads_and_revives_in_a_browser(
         await page.click("button[type=submit]")
         await page.wait_for_url("**/admin/")
         await _snapshot(page, "jobs")
-        assert await page.locator(f"a.id:text-is('{uploaded}')").count() == 1
+        assert await page.locator(f"a.id[title='{uploaded}']").count() == 1
 
         await _open_job(page, uploaded)
         await _snapshot(page, "job")

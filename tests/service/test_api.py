@@ -148,6 +148,33 @@ def test_empty_file_is_400(client: httpx.Client, service: Service) -> None:
     assert service.staging_files() == []
 
 
+@pytest.mark.parametrize("size", [10, 200 * 1024], ids=["small", "past-the-form-bound"])
+def test_a_recording_in_another_field_is_missing_file_whatever_its_size(
+    client: httpx.Client, service: Service, size: int
+) -> None:
+    """``-F audio=@...``: 400 ``missing_file`` naming the field, small or larger than the form."""
+    before = service.stored_names()
+    response = client.post("/api/audio", files={"audio": ("a.mp3", b"a" * size)})
+    assert_error(response, 400, "missing_file")
+    assert '"file"' in response.json()["message"]
+    assert service.stored_names() == before
+    assert service.staging_files() == []
+
+
+def test_a_large_field_after_the_file_is_still_form_too_large(
+    client: httpx.Client, service: Service, recording: bytes
+) -> None:
+    """The file came first, then more than the form's bound of other fields: 413, nothing kept."""
+    before = service.stored_names()
+    body = part("file", recording, filename="a.mp3") + part("note", b"n" * (128 * 1024))
+    response = client.post(
+        "/api/audio", content=body + closing(), headers={"Content-Type": CONTENT_TYPE}
+    )
+    assert_error(response, 413, "form_too_large")
+    assert service.stored_names() == before
+    assert service.staging_files() == []
+
+
 def test_not_multipart_is_415(client: httpx.Client) -> None:
     """A body that is not multipart/form-data is refused with a stable code."""
     assert_error(client.post("/api/audio", content=b"RIFF...."), 415, "not_multipart")

@@ -30,6 +30,13 @@ pytestmark = pytest.mark.slow
         ({}, {}, "[http\n", "not valid TOML"),
         ({"workers": {"convert": -1}}, {}, "", "[workers] convert: must not be negative"),
         ({}, {"TRANSCRIBER_WORKERS_EXPRESS_BYTES": "0"}, "", "[workers] express_bytes"),
+        (
+            {},
+            {"TRANSCRIBER_WHISPER_MODLE": "base"},
+            "",
+            "TRANSCRIBER_WHISPER_MODLE: unknown environment variable (it names no config key); "
+            "did you mean TRANSCRIBER_WHISPER_MODEL?",
+        ),
     ],
     ids=[
         "unknown-key",
@@ -41,6 +48,7 @@ pytestmark = pytest.mark.slow
         "toml",
         "negative-loops",
         "express-bytes",
+        "unknown-env",
     ],
 )
 def test_broken_config_exits_2_naming_the_key(
@@ -71,5 +79,9 @@ def test_taken_port_fails_before_anything_starts(tmp_path: Path) -> None:
         code, stderr = start_failing(tmp_path, config={"http": {"port": port}})
     assert code == 1
     assert "event=service.bind_failed" in stderr
+    assert (
+        f'note="port {port} on 127.0.0.1 is already in use by another program: stop it, '
+        'or set [http] port (TRANSCRIBER_HTTP_PORT) to a free port"'
+    ) in stderr
     assert "setup_link" not in stderr
     assert "Traceback" not in stderr

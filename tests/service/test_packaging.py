@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -60,10 +61,12 @@ def run(*command: str | Path, cwd: Path, status: int = 0) -> subprocess.Complete
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)  # a venv, a wheel build and a pip install: a minute on a busy box
 def test_the_base_wheel_imports_the_library_and_serve_names_its_extra(tmp_path: Path) -> None:
     """The wheel without extras imports core, contracts and embedded adapters, and nothing more.
 
-    Its ``transcriber serve`` exits 2 with the pip command that adds the server.
+    It installs under its own name, ``transcriber --version`` says which, and
+    its ``transcriber serve`` exits 2 with the pip command that adds the server.
     """
     project = tmp_path / "project"
     project.mkdir()
@@ -76,14 +79,18 @@ def test_the_base_wheel_imports_the_library_and_serve_names_its_extra(tmp_path: 
     run(sys.executable, "-m", "venv", venv, cwd=tmp_path)
     dist = tmp_path / "dist"
     run(python, "-m", "pip", "wheel", "-q", "--no-deps", "-w", dist, project, cwd=tmp_path)
-    [wheel] = dist.glob("transcriber-*.whl")
+    # Published as selfhosted-transcriber (ADR 47): "transcriber" on PyPI is another project.
+    [wheel] = dist.glob("selfhosted_transcriber-*.whl")
     # pytest is the runner the contract suites are written for: a library user brings it.
     constraints = ROOT / "constraints.txt"
     run(python, "-m", "pip", "install", "-q", "-c", constraints, wheel, "pytest", cwd=tmp_path)
     assert run(python, "-c", CHECK, cwd=tmp_path).stdout.strip() == "base-ok"
+    shown = run(venv / "bin" / "transcriber", "--version", cwd=tmp_path).stdout
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert shown.strip() == f"transcriber {project['version']} (selfhosted-transcriber)"
 
     config = tmp_path / "config.toml"
     config.write_text(f'[storage]\ndata_dir = "{tmp_path / "data"}"\n', encoding="utf-8")
     served = run(venv / "bin" / "transcriber", "serve", "-c", config, cwd=tmp_path, status=2)
-    assert "transcriber serve needs: pip install 'transcriber[server]'" in served.stderr
+    assert "transcriber serve needs: pip install 'selfhosted-transcriber[server]'" in served.stderr
     assert not (tmp_path / "data").exists()

@@ -8,6 +8,7 @@ recognizer times over a 20-second recording (ADR 34).
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Iterator
 
@@ -168,10 +169,14 @@ def test_an_unknown_job_is_404(client: httpx.Client) -> None:
     assert_error(fetch(client, "no-such-job", "srt"), 404, "job_not_found")
 
 
-def test_a_job_that_is_not_done_is_409(client: httpx.Client, failed_job: str) -> None:
-    """A job that ended failed has no transcript: 409 ``not_done`` in every format."""
+def test_a_failed_job_is_409_failed_with_its_reason(client: httpx.Client, failed_job: str) -> None:
+    """A job that ended failed has no transcript: 409 ``failed`` with the status's reason."""
+    reason = client.get(f"/api/status/{failed_job}").json()["error"]
+    assert reason
     for wanted in ("txt", "srt", "vtt", "json"):
-        assert_error(fetch(client, failed_job, wanted), 409, "not_done")
+        response = fetch(client, failed_job, wanted)
+        assert_error(response, 409, "failed")
+        assert response.json()["message"].endswith(f"has no transcript: {reason}")
 
 
 @pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer wrong"}], ids=["none", "wrong"])
@@ -210,13 +215,19 @@ async def test_the_admin_job_page_links_each_format_once_the_job_is_done(
 async def test_the_admin_page_of_an_unfinished_job_has_no_transcript_links(
     service: Service, failed_job: str
 ) -> None:
-    """A failed job's page links no transcript, and its transcript route answers 409."""
+    """A failed job's page links no transcript and says why; its transcript route answers 409."""
     async with owner_client(service) as owner:
+        reason = (await owner.get(f"/api/status/{failed_job}", headers=AUTH)).json()["error"]
         page = await owner.get(f"/admin/jobs/{failed_job}")
         assert page.status_code == 200
         assert "/transcript?format=" not in page.text
+        assert "No transcript yet" not in page.text
+        said = re.search(r'<p class="empty" id="no-transcript">([^<]*)</p>', page.text)
+        assert said is not None
+        assert html.unescape(said[1]) == f"The job failed and has no transcript: {reason}."
         direct = await owner.get(f"/admin/jobs/{failed_job}/transcript", params={"format": "srt"})
         assert direct.status_code == 409
+        assert direct.text.strip() == f"The job failed and has no transcript: {reason}."
 
 
 async def test_anonymous_admin_transcript_downloads_are_refused(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -26,9 +28,35 @@ def whisper(**keys: Any) -> dict[str, dict[str, Any]]:
 
 @pytest.mark.timeout(180)
 def test_upload_is_transcribed_on_this_machine(tmp_path: Path) -> None:
-    """An English recording uploaded over HTTP ends done with its words, timings and language."""
+    """An English recording uploaded over HTTP ends done with its words, timings and language.
+
+    The model is the README's offline path: ``transcriber models install
+    tiny.en <dir>`` into the data dir's cache, then ``[whisper] model = "tiny.en"``.
+    """
     clip = speak(SENTENCES[1], tmp_path / "clip.ogg")
-    with running_service(tmp_path / "run", config=whisper(), env=OFFLINE) as service:
+    data = tmp_path / "run" / "data"
+    config_file = tmp_path / "models.toml"
+    config_file.write_text(f'[storage]\ndata_dir = "{data}"\n', encoding="utf-8")
+    installed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "transcriber_app",
+            "models",
+            "-c",
+            str(config_file),
+            "install",
+            "tiny.en",
+            str(tiny_en_model()),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert installed.returncode == 0, installed.stderr
+    config = {"recognizer": {"kind": "whisper"}, "whisper": {"model": "tiny.en"}}
+    with running_service(tmp_path / "run", config=config, env=OFFLINE) as service:
         with service.client() as client:
             response = client.post(
                 "/api/audio", files={"file": ("note.ogg", clip.read_bytes(), "audio/ogg")}
@@ -46,6 +74,25 @@ def test_upload_is_transcribed_on_this_machine(tmp_path: Path) -> None:
     assert len(timings) >= 8
     assert language == "en"
     assert operation_id.startswith("whisper-")
+
+
+def test_a_process_that_recognizes_nothing_never_looks_for_the_model(tmp_path: Path) -> None:
+    """An API-only serve (no recognize loop) on Whisper starts without any model on disk."""
+    config = {
+        "recognizer": {"kind": "whisper"},
+        "whisper": {"model": str(tmp_path / "no-such-model")},
+        "workers": {"convert": 0, "recognize": 0, "check": 0},
+    }
+    with (
+        running_service(tmp_path / "run", config=config, env=OFFLINE) as service,
+        service.client() as client,
+    ):
+        assert client.get("/health").status_code == 200
+    code, stderr = start_failing(
+        tmp_path / "again", config={**config, "workers": {"recognize": 1}}, env=OFFLINE
+    )
+    assert code == 2
+    assert "[whisper] model" in stderr
 
 
 @pytest.mark.timeout(180)
@@ -125,4 +172,4 @@ def test_missing_extra_names_what_to_install(tmp_path: Path) -> None:
     )
     assert code == 2, stderr
     assert "[recognizer] kind" in stderr
-    assert "pip install 'transcriber[whisper]'" in stderr
+    assert "pip install 'selfhosted-transcriber[whisper]'" in stderr

@@ -14,7 +14,7 @@ from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src"
-#: Adapters that need an extra (``pip install 'transcriber[...]'``); the rest ship in the base.
+#: Adapters that need an extra (``pip install 'selfhosted-transcriber[...]'``); the rest: base.
 EXTRA_ADAPTERS = (
     "transcriber_adapters/s3.py",
     "transcriber_adapters/yandex.py",
@@ -84,7 +84,7 @@ def test_contracts_do_not_depend_on_our_adapters() -> None:
 
 
 def base_distributions() -> set[str]:
-    """The distributions ``pip install transcriber`` brings: pyproject's dependencies, no extra."""
+    """What ``pip install selfhosted-transcriber`` brings: pyproject's dependencies, no extra."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     return {canonicalize_name(Requirement(line).name) for line in project["dependencies"]}
 
@@ -119,7 +119,7 @@ def outside_the_base(modules: dict[str, set[str]], also: frozenset[str]) -> dict
 def test_the_library_imports_nothing_outside_the_base_install(
     package: str, also: frozenset[str]
 ) -> None:
-    """Core, contracts and embedded adapters need only what ``pip install transcriber`` brings."""
+    """Core, contracts and embedded adapters need only what the base install brings."""
     modules = {
         module: roots
         for module, roots in imported_roots(package).items()

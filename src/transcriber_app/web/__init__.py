@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.routing import BaseRoute
+from starlette.requests import Request
+from starlette.responses import RedirectResponse
+from starlette.routing import BaseRoute, Route
 
 from transcriber_app.bootstrap import Runtime
 from transcriber_app.web import admin as admin_panel
@@ -25,7 +27,11 @@ def create_app(
     proxies); without one, no setup link works and no proxy is trusted.
     """
     admin = admin or AdminState()
-    routes: list[BaseRoute] = [*api.routes(), admin_panel.mount()]
+    routes: list[BaseRoute] = [
+        Route("/", _home, methods=["GET"]),
+        *api.routes(),
+        admin_panel.mount(),
+    ]
     app = Starlette(
         routes=routes,
         exception_handlers=api.exception_handlers(),
@@ -36,6 +42,11 @@ def create_app(
     app.state.admin = admin
     app.state.metrics = metrics or Metrics()
     return app
+
+
+async def _home(request: Request) -> RedirectResponse:
+    """``GET /``: a person who opens the service's address lands on the admin panel."""
+    return RedirectResponse("/admin/", status_code=303)
 
 
 def create_probe_app(runtime: Runtime, metrics: Metrics) -> Starlette:

@@ -76,9 +76,47 @@ def password_problem(password: str, confirm: str) -> str | None:
         return f"The password must have at least {MIN_PASSWORD_LENGTH} characters."
     if len(password) > MAX_PASSWORD_LENGTH:
         return f"The password must have at most {MAX_PASSWORD_LENGTH} characters."
+    if "\x00" in password:
+        return "The password must not contain a NUL character."
     if not hmac.compare_digest(password.encode(), confirm.encode()):
         return "The two passwords differ."
     return None
+
+
+# -- password reset from the command line (transcriber owner reset-password) -------------
+
+#: Starts the secret a reset link stands for; no password a form takes begins with it.
+RESET_PREFIX = "\x00reset\x00"
+
+
+def reset_url(host: str, port: int, token: str) -> str:
+    """The reset page's address on the service's own listener."""
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/admin/reset?token={quote(token, safe='')}"
+
+
+async def start_reset(owners: OwnerStore, now: datetime) -> str | None:
+    """Replace the owner's password with a one-time link's secret; the link's token.
+
+    The stored hash becomes that of the link's secret, so the old password
+    stops working and every session ends at once (``change_password``); the
+    token carries its expiry, ``SETUP_LINK_LIFETIME`` from ``now``. None
+    when no owner exists (the startup setup link is the way then).
+    """
+    expires = int((now + SETUP_LINK_LIFETIME).timestamp())
+    token = f"{expires}.{secrets.token_urlsafe(32)}"
+    if not await owners.change_password(await hash_password(RESET_PREFIX + token), now=now):
+        return None
+    return token
+
+
+async def reset_accepts(owners: OwnerStore, token: str, now: datetime) -> bool:
+    """True for the token of the last reset, before it expires and before a new password."""
+    expires, _, rest = token.partition(".")
+    if not expires.isdigit() or not rest or now.timestamp() >= int(expires):
+        return False
+    password_hash = await owners.get_owner_hash()
+    return password_hash is not None and await verify_password(password_hash, RESET_PREFIX + token)
 
 
 @attrs.frozen(kw_only=True)

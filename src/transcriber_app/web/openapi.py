@@ -8,10 +8,10 @@ secured routes carry the bearer scheme and their 401.
 
 from __future__ import annotations
 
-import importlib.metadata
 from collections.abc import Iterable
 from typing import Any
 
+from transcriber_app import version
 from transcriber_app.web.endpoints import Answer, Endpoint, FormField, Param
 from transcriber_app.web.errors import Error
 from transcriber_app.web.schemas import Schema, Schemas
@@ -26,13 +26,6 @@ UNAUTHORIZED = Answer(
 )
 #: The name of the bearer scheme in ``components.securitySchemes``.
 BEARER = "bearer"
-
-
-def _version() -> str:
-    try:
-        return importlib.metadata.version("transcriber")
-    except importlib.metadata.PackageNotFoundError:  # run from a source tree, not installed
-        return "0+source"
 
 
 def document(endpoints: Iterable[Endpoint], *, tokens: bool) -> dict[str, Any]:
@@ -51,7 +44,7 @@ def document(endpoints: Iterable[Endpoint], *, tokens: bool) -> dict[str, Any]:
         "openapi": "3.1.0",
         "info": {
             "title": "transcriber",
-            "version": _version(),
+            "version": version(),
             "description": (
                 "Self-hosted voice-to-text: send a recording, poll its job, read the text. "
                 'Every error is JSON {"error": "<stable code>", "message": "<human text>"}.'

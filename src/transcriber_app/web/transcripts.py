@@ -18,7 +18,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from transcriber_core import subtitles
-from transcriber_core.entities import Job
+from transcriber_core.entities import Job, State
 
 
 class TranscriptFormat(enum.StrEnum):
@@ -99,3 +99,18 @@ def _without_speakers_unset(document: dict[str, Any]) -> dict[str, Any]:
             if item.get("speaker") is None:
                 item.pop("speaker", None)
     return document
+
+
+def no_transcript(job: Job) -> tuple[str, str]:
+    """The code and sentence of a 409 for a job that has no transcript to give, and why.
+
+    ``not_done`` while it is on its way; ``failed`` or ``dead`` when it ended
+    without one, with the reason the sender may read (the job's error, as
+    ``GET /api/status`` shows it in a terminal state).
+    """
+    if job.state is State.FAILED:
+        return "failed", f"the job failed and has no transcript: {job.error or 'no reason given'}"
+    if job.state is State.DEAD:
+        reason = job.error or "no reason given"
+        return "dead", f"the job gave up after its retries and has no transcript: {reason}"
+    return "not_done", "the job is not done yet; its transcript comes when it is"

@@ -156,11 +156,16 @@ class _TooLarge(Exception):  # noqa: N818 - a signal out of the parser's callbac
 
 
 class _FormTooLarge(Exception):  # noqa: N818 - a signal out of the parser's callbacks
-    """The form's other fields and part headers passed ``ENVELOPE_BYTES``."""
+    """One part header alone passed ``ENVELOPE_BYTES``: nothing more of the form is read."""
 
 
 class _FormSink:
     """python-multipart callbacks: the ``file`` part gathered for the disk, the rest counted.
+
+    Once the rest passes ``ENVELOPE_BYTES`` the form is ``overflowed``: it is
+    read on to its end, every byte dropped (the whole body within the
+    recording's bound), only to learn whether it has a ``file`` field at all —
+    a recording sent in another field is ``missing_file``, not a form too large.
 
     The parser hands out slices of the chunk it is given (or of its
     boundary constant); both are immutable ``bytes``, so a memoryview of
@@ -176,6 +181,9 @@ class _FormSink:
         self.pending: list[memoryview] = []
         self.pending_bytes = 0
         self._envelope = 0
+        #: The other fields passed ``ENVELOPE_BYTES``: what follows is only looked at.
+        self.overflowed = False
+        self._dropped = 0
         self._in_file = False
         #: The text fields so far: name → each value's bytes, in order.
         self.texts: dict[str, list[bytearray]] = {}
@@ -200,7 +208,13 @@ class _FormSink:
     def _count_envelope(self, length: int) -> None:
         self._envelope += length
         if self._envelope > ENVELOPE_BYTES:
-            raise _FormTooLarge
+            self.overflowed = True
+        if self.overflowed:
+            self._dropped += length
+            if self._dropped > self.max_bytes:
+                raise _TooLarge
+            if len(self._field) + len(self._value) > ENVELOPE_BYTES:
+                raise _FormTooLarge
 
     def _part_begin(self) -> None:
         self._disposition = None
@@ -234,7 +248,7 @@ class _FormSink:
         if self.found:
             return
         self.found = True
-        self._in_file = True
+        self._in_file = not self.overflowed
         filename = options.get(b"filename")
         # Browsers send the name as raw UTF-8; only its clean extension is kept.
         if filename is not None:
@@ -244,7 +258,7 @@ class _FormSink:
         length = end - start
         if not self._in_file:
             self._count_envelope(length)
-            if self._text is not None:
+            if self._text is not None and not self.overflowed:
                 self._text += data[start:end]
             return
         self.size += length
@@ -421,7 +435,11 @@ async def _receive(
     if not sink.ended:
         raise ApiError(400, "bad_multipart", "the multipart body ended early")
     if not sink.found:
-        raise ApiError(400, "missing_file", 'the form has no field "file"')
+        raise ApiError(
+            400, "missing_file", 'the form has no field "file"; send the recording in it'
+        )
+    if sink.overflowed:
+        raise form_too_large(close=False)
     if sink.size == 0:
         raise ApiError(400, "empty_file", "the uploaded file is empty")
 

@@ -19,11 +19,13 @@ from starlette.responses import Response
 from transcriber_app.web.admin.rendering import PREFIX, message, render, see_other
 from transcriber_app.web.admin.security import action, form_post, form_text, page, refused
 from transcriber_app.web.auth import (
+    RESET_PREFIX,
     AdminState,
     claim_attempt,
     client_address,
     hash_password,
     password_problem,
+    reset_accepts,
     verify_password,
 )
 from transcriber_app.web.sessions import session_of
@@ -68,7 +70,7 @@ async def setup_page(request: Request) -> Response:
     token = request.query_params.get("token", "")
     if not _setup_accepts(request, token):
         return _bad_setup_link(request)
-    return render(request, "setup.html", {"token": token, "problem": None})
+    return render(request, "setup.html", {"token": token, "problem": None, "reset": False})
 
 
 @form_post
@@ -83,7 +85,7 @@ async def setup_submit(request: Request, form: FormData) -> Response:
     password, confirm = form_text(form, "password"), form_text(form, "confirm")
     problem = password_problem(password, confirm)
     if problem is not None:
-        context = {"token": token, "problem": problem}
+        context = {"token": token, "problem": problem, "reset": False}
         return render(request, "setup.html", context, status_code=400)
     password_hash = await hash_password(password)
     if not await runtime.owners.create_owner(password_hash, now=runtime.services.clock.now()):
@@ -94,6 +96,54 @@ async def setup_submit(request: Request, form: FormData) -> Response:
     await session.log_in()
     session.flash("The owner account is ready; you are logged in.")
     return see_other(f"{PREFIX}/")
+
+
+async def reset_page(request: Request) -> Response:
+    """``GET /admin/reset?token=…``: the new-password form, for ``owner reset-password``'s link."""
+    runtime = runtime_of(request)
+    token = request.query_params.get("token", "")
+    if not await reset_accepts(runtime.owners, token, runtime.services.clock.now()):
+        return _bad_reset_link(request)
+    return render(request, "setup.html", {"token": token, "problem": None, "reset": True})
+
+
+@form_post
+async def reset_submit(request: Request, form: FormData) -> Response:
+    """``POST /admin/reset``: the link's secret gives way to the new password; logged in."""
+    runtime = runtime_of(request)
+    now = runtime.services.clock.now()
+    token = form_text(form, "token")
+    # No login back-off here: a token is checked for form and expiry before any hash,
+    # and the hashes at once are bounded (auth._hashing), as for the page above.
+    if not await reset_accepts(runtime.owners, token, now):
+        return _bad_reset_link(request)
+    password, confirm = form_text(form, "password"), form_text(form, "confirm")
+    problem = password_problem(password, confirm)
+    if problem is not None:
+        return render(
+            request,
+            "setup.html",
+            {"token": token, "problem": problem, "reset": True},
+            status_code=400,
+        )
+    if not await runtime.owners.change_password(await hash_password(password), now=now):
+        return _bad_reset_link(request)
+    await runtime.owners.clear_login_failures(_client(request))
+    log.info("admin.password_reset")
+    session = session_of(request)
+    await session.log_in()
+    session.flash("The password is set; you are logged in.")
+    return see_other(f"{PREFIX}/")
+
+
+def _bad_reset_link(request: Request) -> Response:
+    return message(
+        request,
+        "Reset link refused",
+        "This reset link is wrong, used or expired. Run `transcriber owner reset-password` "
+        "for a new one.",
+        status_code=403,
+    )
 
 
 def _setup_accepts(request: Request, token: str) -> bool:
@@ -121,13 +171,24 @@ def _bad_setup_link(request: Request) -> Response:
 
 # -- login and logout -------------------------------------------------------------------
 
+#: What the login page says while no owner exists: where the setup link is.
+NO_OWNER_YET = (
+    "No owner account exists yet. Create it with the one-time setup link the service "
+    "printed when it started: the line with event=admin.setup_link in its log on stderr "
+    "(journalctl, docker logs or the terminal that runs it). The link works for 30 minutes; "
+    "restart the service for a new one."
+)
+
 
 async def login_page(request: Request) -> Response:
     """``GET /admin/login``: the password form, or the list for a logged-in owner."""
     if session_of(request).is_owner:
         return see_other(f"{PREFIX}/")
     target = _safe_next(request.query_params.get("next"))
-    return render(request, "login.html", {"next": target, "problem": None})
+    context = {"next": target, "problem": None}
+    if await runtime_of(request).owners.get_owner_hash() is None:
+        context["problem"] = NO_OWNER_YET
+    return render(request, "login.html", context)
 
 
 @form_post
@@ -143,9 +204,11 @@ async def login_submit(request: Request, form: FormData) -> Response:
         return _too_many(request, "login.html", {"next": target}, wait)
     password_hash = await runtime.owners.get_owner_hash()
     if password_hash is None:
-        problem = "No owner exists yet: open the setup link from the service's startup log."
+        problem = NO_OWNER_YET
         return render(request, "login.html", {"next": target, "problem": problem}, status_code=403)
-    if not await verify_password(password_hash, form_text(form, "password")):
+    typed = form_text(form, "password")
+    # A reset link's secret is no password: it opens only the reset page.
+    if typed.startswith(RESET_PREFIX) or not await verify_password(password_hash, typed):
         log.warning("admin.login_failed", extra={"client": client})
         return render(
             request,

@@ -18,7 +18,12 @@ from starlette.responses import Response, StreamingResponse
 from transcriber_app.web.admin.rendering import plain
 from transcriber_app.web.admin.security import owner_only
 from transcriber_app.web.state import runtime_of
-from transcriber_app.web.transcripts import ALLOWED, transcript_format, transcript_response
+from transcriber_app.web.transcripts import (
+    ALLOWED,
+    no_transcript,
+    transcript_format,
+    transcript_response,
+)
 from transcriber_core.deletion import store_for
 from transcriber_core.entities import FileRecord, State
 from transcriber_core.errors import FileNotFound, JobNotFound, TranscriberError
@@ -85,7 +90,8 @@ async def transcript(request: Request) -> Response:
     except JobNotFound:
         return plain("No job has this id.", status_code=404)
     if job.state is not State.DONE:
-        return plain("The job is not done; its transcript comes when it is.", status_code=409)
+        _, sentence = no_transcript(job)
+        return plain(sentence[0].upper() + sentence[1:] + ".", status_code=409)
     log.info("admin.transcript", extra={"job_id": job.id, "format": wanted.value})
     return await transcript_response(job, wanted)
 

@@ -28,7 +28,7 @@ from transcriber_app.web.admin.rendering import (
 from transcriber_app.web.admin.security import action, form_text, page
 from transcriber_app.web.sessions import session_of
 from transcriber_app.web.state import runtime_of
-from transcriber_app.web.transcripts import TranscriptFormat
+from transcriber_app.web.transcripts import TranscriptFormat, no_transcript
 from transcriber_core import deletion, edits, speakers
 from transcriber_core.deletion import store_for
 from transcriber_core.entities import FileRecord, Job, State
@@ -138,6 +138,7 @@ async def job_detail(request: Request) -> Response:
         "files_go_at": files_go_at(job, services.settings),
         "job_goes_at": job_goes_at(job, services.settings),
         "transcript_formats": list(TranscriptFormat),
+        "no_transcript": no_transcript(job)[1],
         "file_url": file_url,
         "job_url": job_url,
     }
@@ -210,6 +211,29 @@ async def change_state(request: Request, form: FormData) -> Response:
     )
     session.flash(f"State changed from {job.state.value} to {to.value}.")
     return see_other(job_url(job.id))
+
+
+@page
+async def confirm_delete(request: Request) -> Response:
+    """``GET /admin/jobs/{id}/delete``: what deleting the job removes, and the button that does.
+
+    The job page's Delete leads here; nothing is removed until this page's
+    form is posted (no script: the panel's CSP allows none, ADR 15).
+    """
+    services = runtime_of(request).services
+    try:
+        job = await services.jobs.get(request.path_params["job_id"])
+    except JobNotFound:
+        return _no_such_job(request)
+    files = [row for row in await _file_rows(services, job) if row["record"] is not None]
+    context = {
+        "job": job,
+        "files": files,
+        "files_bytes": sum(row["record"].size for row in files),
+        "word_count": len(job.text.split()) if job.text else 0,
+        "job_url": job_url,
+    }
+    return render(request, "delete.html", context)
 
 
 @action

@@ -32,6 +32,30 @@ def format_time(moment: datetime | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{moment.microsecond // 1000:03d} UTC"
 
 
+def format_short_time(moment: datetime | None) -> str:
+    """``12-01 22:44`` (UTC) for a list's narrow column; the full time goes in its title."""
+    return "—" if moment is None else moment.strftime("%m-%d %H:%M")
+
+
+#: Characters of a job id the list shows; the whole id is the link's title and its target.
+SHORT_ID_CHARS = 8
+
+
+def short_id(job_id: str) -> str:
+    """The first ``SHORT_ID_CHARS`` characters of ``job_id`` and an ellipsis when cut."""
+    return job_id if len(job_id) <= SHORT_ID_CHARS else job_id[:SHORT_ID_CHARS] + "…"
+
+
+def format_length(seconds: float | None) -> str:
+    """A recording's length as ``m:ss`` or ``h:mm:ss``; ``—`` before it is measured."""
+    if seconds is None:
+        return "—"
+    whole = round(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
 def format_size(size: int) -> str:
     """Bytes with thousands separators and, from a KiB up, a rounded binary unit."""
     text = f"{size:,} bytes"
@@ -52,6 +76,9 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters["when"] = format_time
+    env.filters["short_when"] = format_short_time
+    env.filters["short_id"] = short_id
+    env.filters["length_of"] = format_length
     env.filters["size"] = format_size
     return env
 

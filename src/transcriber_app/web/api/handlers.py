@@ -24,6 +24,7 @@ from transcriber_app.web.schemas import to_json
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.transcripts import (
     ALLOWED,
+    no_transcript,
     transcript_format,
     transcript_response,
 )
@@ -378,14 +379,15 @@ async def transcript(request: Request) -> Response:
     """``GET /api/jobs/{id}/transcript?format=txt|srt|vtt|json``: a done job's transcript.
 
     400 ``bad_format`` naming the allowed values, 404 ``job_not_found``,
-    409 ``not_done`` before the job is done (ADR 34).
+    409 ``not_done`` before the job is done, ``failed`` or ``dead`` with the
+    reason when it ended without a transcript (ADR 34).
     """
     job = await reachable_job(request)
     wanted = transcript_format(request.query_params.get("format"))
     if wanted is None:
         raise ApiError(400, "bad_format", f"format must be one of: {ALLOWED}")
     if job.state is not State.DONE:
-        raise ApiError(409, "not_done", "the job is not done; its transcript comes when it is")
+        raise ApiError(409, *no_transcript(job))
     return await transcript_response(job, wanted)
 
 
