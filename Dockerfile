@@ -2,7 +2,7 @@
 #   docker build -t transcriber .
 #   docker run -p 8080:8080 -v transcriber-data:/data transcriber
 # Whisper too (CTranslate2, onnxruntime, PyAV):
-#   docker build --build-arg EXTRAS=all -t transcriber:whisper .
+#   docker build --build-arg EXTRAS=server,postgres,s3,yandex,telegram,whisper -t transcriber:whisper .
 # From a local base instead of python:3.11-slim (what CI does, scripts/image-test):
 #   podman build --format docker --build-arg BASE_IMAGE=localhost/... .
 ARG BASE_IMAGE=python:3.11-slim
