@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import os
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -14,6 +16,12 @@ from transcriber_app import DISTRIBUTION, version
 from transcriber_app.config import ConfigError, load_config
 from transcriber_app.extras import MissingExtra, require
 from transcriber_app.logs import configure_logging
+
+#: How long closing the event loop and the interpreter's exit may take once the service
+#: stopped: leftover tasks cancelled, executor threads joined, ``atexit``.
+EXIT_SECONDS = 5.0
+
+log = logging.getLogger("transcriber.server")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -136,11 +144,43 @@ def _run(command: str, config_path: Path | None) -> int:
     run = server.serve if command == "serve" else server.work
     # uvloop where it is installed (uvicorn[standard]), as ``uvicorn.run`` would
     # pick: it receives a large upload about 1.3x faster than the stock loop.
-    with asyncio.Runner(loop_factory=auto_loop_factory()) as runner:
+    runner = asyncio.Runner(loop_factory=auto_loop_factory())
+    try:
         code = runner.run(run(config))
+    except BaseException:
+        runner.close()
+        raise
+    _exit_within(EXIT_SECONDS, code)
+    runner.close()
     if config.recognizer.kind == "whisper":
         _leave_before_native_threads_abort(code)
     return code
+
+
+def _exit_within(seconds: float, code: int) -> None:
+    """End the process with ``code`` if it has not exited ``seconds`` from now.
+
+    After the service stopped, ``asyncio.Runner.close`` waits without a bound
+    for leftover tasks to end (psycopg_pool's workers swallow a cancellation
+    that meets them inside a maintenance task) and for the default
+    executor's threads, and the interpreter's exit joins every
+    ``concurrent.futures`` thread: one blocked on a socket to a database or
+    an S3 that went away would keep a stopped process alive for good, and
+    its supervisor waiting. Nothing is left to write by then.
+    """
+
+    def leave() -> None:
+        me = threading.current_thread()
+        left = sorted(thread.name for thread in threading.enumerate() if thread is not me)
+        log.error("service.exit_forced", extra={"exit_seconds": seconds, "threads": ",".join(left)})
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+    timer = threading.Timer(seconds, leave)
+    timer.name = "transcriber-exit"
+    timer.daemon = True
+    timer.start()
 
 
 def _leave_before_native_threads_abort(code: int) -> None:
