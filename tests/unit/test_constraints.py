@@ -9,6 +9,8 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from transcriber_app import DISTRIBUTION
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -31,7 +33,7 @@ def declared() -> list[Requirement]:
     for extra in project["optional-dependencies"].values():
         lines.extend(extra)
     requirements = [Requirement(line) for line in lines]
-    return [r for r in requirements if canonicalize_name(r.name) != "transcriber"]
+    return [r for r in requirements if canonicalize_name(r.name) != DISTRIBUTION]
 
 
 def test_every_requirement_is_pinned_inside_its_range() -> None:
@@ -49,5 +51,5 @@ def test_every_requirement_is_pinned_inside_its_range() -> None:
 
 def test_the_project_itself_is_not_pinned() -> None:
     """The pins never name the project, so installing it from source is never refused."""
-    assert "transcriber" not in pins()
+    assert DISTRIBUTION not in pins()
     assert len(pins()) > 20
