@@ -18,7 +18,7 @@ from datetime import timedelta
 
 import pytest
 
-from transcriber_contracts.job_repository import OpenAnother
+from transcriber_contracts.repository_support import OpenAnother
 from transcriber_core.clocks import ManualClock
 from transcriber_core.entities import Delivery, DeliveryKind, Event, Job, NewDelivery, Origin, State
 from transcriber_core.errors import LeaseLost

@@ -1,0 +1,85 @@
+"""The ``Listings`` role: jobs newest first and counts by state, for the admin pages.
+
+Subclass with the fixtures ``repo`` and ``another_repo`` (``job_repository``'s docstring).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from transcriber_contracts.repository_support import (
+    T0,
+    RepositorySuite,
+    make_job,
+    new_id,
+    stored,
+)
+from transcriber_core.clocks import ManualClock
+from transcriber_core.entities import (
+    State,
+)
+from transcriber_core.ports import JobRepository
+
+
+class ListingsContract(RepositorySuite):
+    """Subclass and provide the fixtures ``repo`` and ``another_repo``."""
+
+    # -- list_jobs and count_by_state ------------------------------------------
+
+    async def test_list_jobs_newest_first(self, clock: ManualClock, repo: JobRepository) -> None:
+        """The admin list shows the newest job first, ties broken by id descending."""
+        # Ids sort against creation (oldest "c-", newest "0-"): an order by id alone fails.
+        old = make_job(id=new_id("c-"), created=T0)
+        tie_a = make_job(id=new_id("a-"), created=T0 + timedelta(seconds=1))
+        tie_b = make_job(id=new_id("b-"), created=T0 + timedelta(seconds=1))
+        new = make_job(id=new_id("0-"), created=T0 + timedelta(seconds=2))
+        await stored(clock, repo, tie_a, old, new, tie_b)
+        listed = await repo.list_jobs()
+        assert [job.id for job in listed] == [new.id, tie_b.id, tie_a.id, old.id]
+
+    async def test_list_jobs_filters_by_state(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
+        """A state filter lists only that state's jobs, still newest first."""
+        dead_old = make_job(id=new_id("b-"), state=State.DEAD, created=T0)
+        dead_new = make_job(id=new_id("a-"), state=State.DEAD, created=T0 + timedelta(seconds=1))
+        await stored(clock, repo, dead_old, make_job(), dead_new)
+        listed = await repo.list_jobs(state=State.DEAD)
+        assert [job.id for job in listed] == [dead_new.id, dead_old.id]
+        assert await repo.list_jobs(state=State.FAILED) == []
+
+    async def test_list_jobs_pages_with_limit_and_offset(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
+        """Pages are contiguous and do not overlap."""
+        # Later jobs get ids that sort earlier, so only the created order passes.
+        jobs = [
+            make_job(id=new_id(f"{9 - n}-"), created=T0 + timedelta(seconds=n)) for n in range(5)
+        ]
+        await stored(clock, repo, *jobs)
+        newest_first = [job.id for job in reversed(jobs)]
+        first = await repo.list_jobs(limit=2)
+        second = await repo.list_jobs(limit=2, offset=2)
+        last = await repo.list_jobs(limit=2, offset=4)
+        assert [job.id for job in first + second + last] == newest_first
+        assert await repo.list_jobs(limit=2, offset=5) == []
+
+    async def test_count_by_state(self, clock: ManualClock, repo: JobRepository) -> None:
+        """Counts per state, leaving out states without jobs."""
+        await stored(
+            clock,
+            repo,
+            make_job(),
+            make_job(),
+            make_job(state=State.CHECK),
+            make_job(state=State.FAILED),
+        )
+        assert await repo.count_by_state() == {
+            State.CONVERT: 2,
+            State.CHECK: 1,
+            State.FAILED: 1,
+        }
+
+    async def test_count_by_state_of_an_empty_repository(self, repo: JobRepository) -> None:
+        """An empty repository counts nothing, not zeros."""
+        assert await repo.count_by_state() == {}
