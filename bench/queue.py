@@ -73,9 +73,8 @@ from transcriber_adapters.sqlite.schema import connect
 from transcriber_adapters.sqlite.statements import (
     ACQUIRE_SQL,
     INSERT_JOB_SQL,
+    ROWS,
     SAVE_IF_HELD_SQL,
-    job_from_row,
-    job_params,
 )
 from transcriber_adapters.sqlite.times import to_db
 from transcriber_adapters.system import RandomIds, SystemClock
@@ -141,7 +140,7 @@ def raw_throughput(path: Path, jobs: list[Job]) -> float:
     asyncio.run(_create_schema(path))
     conn = connect(path)
     conn.execute("BEGIN")
-    conn.executemany(INSERT_JOB_SQL, [job_params(job) for job in jobs])
+    conn.executemany(INSERT_JOB_SQL, [ROWS.job_params(job) for job in jobs])
     conn.execute("COMMIT")
     done = 0
     started = time.perf_counter()
@@ -159,8 +158,10 @@ def raw_throughput(path: Path, jobs: list[Job]) -> float:
         ).fetchone()
         if row is None:
             break
-        finished = transition(job_from_row(row), State.RECOGNIZE, now=CLOCK.now())
-        cursor = conn.execute(SAVE_IF_HELD_SQL, {**job_params(finished), "held_by": acquisition_id})
+        finished = transition(ROWS.job_from_row(row), State.RECOGNIZE, now=CLOCK.now())
+        cursor = conn.execute(
+            SAVE_IF_HELD_SQL, {**ROWS.job_params(finished), "held_by": acquisition_id}
+        )
         assert cursor.rowcount == 1
         done += 1
     elapsed = time.perf_counter() - started

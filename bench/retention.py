@@ -50,8 +50,7 @@ from transcriber_adapters.sqlite.schema import connect, migrate
 from transcriber_adapters.sqlite.statements import (
     INSERT_JOB_SQL,
     PUT_FILE_SQL,
-    file_params,
-    job_params,
+    ROWS,
 )
 from transcriber_adapters.system import RandomIds
 from transcriber_core.entities import FileRecord, Job, Location, Origin, State
@@ -83,7 +82,7 @@ def populate(data_dir: Path, count: int, *, with_bytes: bool = True) -> None:
             for record in (source, converted):
                 if with_bytes:
                     (files_dir / record.name).write_bytes(b"bytes")
-                files.append(file_params(record))
+                files.append(ROWS.file_params(record))
             job = Job(
                 id=f"j{n:08d}",
                 state=State.DONE,
@@ -95,7 +94,7 @@ def populate(data_dir: Path, count: int, *, with_bytes: bool = True) -> None:
                 created=ENDED,
                 updated=ENDED,
             )
-            jobs.append(job_params(job))
+            jobs.append(ROWS.job_params(job))
         conn.execute("BEGIN IMMEDIATE")
         conn.executemany(INSERT_JOB_SQL, jobs)
         conn.executemany(PUT_FILE_SQL, files)

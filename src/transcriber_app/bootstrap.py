@@ -21,6 +21,7 @@ from transcriber_adapters.memory import MemoryRecognizer
 from transcriber_adapters.sqlite import (
     SqliteBudgetStore,
     SqliteConditionStore,
+    SqliteDatabase,
     SqliteJobRepository,
     SqliteOwnerStore,
 )
@@ -322,16 +323,15 @@ class _Stores:
 async def _sqlite_stores(
     path: Path, clock: Clock, closers: list[Callable[[], Awaitable[None]]]
 ) -> _Stores:
-    """Every store on the SQLite file ``path``, each its own connection, judging by ``clock``."""
-    repo = await SqliteJobRepository.open(path, clock=clock)
-    closers.append(repo.close)
-    owners = await SqliteOwnerStore.open(path, clock=clock)
-    closers.append(owners.close)
-    conditions = await SqliteConditionStore.open(path, clock=clock)
-    closers.append(conditions.close)
-    budgets = await SqliteBudgetStore.open(path, clock=clock)
-    closers.append(budgets.close)
-    return _Stores(repo=repo, owners=owners, conditions=conditions, budgets=budgets)
+    """Every store on one connection to the SQLite file ``path``, judging by ``clock``."""
+    database = await SqliteDatabase.open(path, clock=clock)
+    closers.append(database.close)
+    return _Stores(
+        repo=SqliteJobRepository(database, clock=clock),
+        owners=SqliteOwnerStore(database, clock=clock),
+        conditions=SqliteConditionStore(database, clock=clock),
+        budgets=SqliteBudgetStore(database, clock=clock),
+    )
 
 
 async def _postgres_stores(

@@ -15,7 +15,6 @@ import pytest
 
 from tests.support import postgres as support
 from tests.support.postgres import PostgresServer, PrivateServer, scrubbed, with_database
-from transcriber_adapters.migrations import Migration
 from transcriber_adapters.postgres import (
     WAKEUP_CHANNEL,
     Database,
@@ -24,6 +23,7 @@ from transcriber_adapters.postgres import (
     shipped_migrations,
 )
 from transcriber_adapters.postgres.wakeups import APPLICATION_NAME
+from transcriber_adapters.sql.migrations import Migration
 from transcriber_adapters.sqlite import connect, migrate
 from transcriber_core.entities import STEP_STATES, State
 from transcriber_core.errors import RepositoryUnavailable

@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 
 import attrs
 
+from transcriber_adapters.checks import check_edit, check_page, check_parts
 from transcriber_adapters.memory.database import MemoryDatabase, database_for
 from transcriber_adapters.memory.outbox import MemoryOutbox
 from transcriber_core.entities import (
@@ -189,8 +190,7 @@ class MemoryJobRepository(MemoryOutbox):
 
     async def save_if_unchanged(self, job: Job, *, seen: Job) -> None:
         """Write ``job`` if the stored job still equals ``seen``; else raise ``JobChanged``."""
-        if job.id != seen.id:
-            raise ValueError("an edit must be compared with the same job as it was read")
+        check_edit(job, seen)
         with self._lock:
             self.calls.append("save_if_unchanged")
             stored = self._jobs.get(job.id)
@@ -238,8 +238,7 @@ class MemoryJobRepository(MemoryOutbox):
         self, *, state: State | None = None, limit: int = 50, offset: int = 0
     ) -> list[Job]:
         """Jobs newest first (``created``, then ``id``, descending), optionally in one state."""
-        if limit < 0 or offset < 0:
-            raise ValueError("limit and offset must not be negative")
+        check_page(limit, offset)
         with self._lock:
             self.calls.append("list_jobs")
             jobs = [job for job in self._jobs.values() if state is None or job.state == state]
@@ -263,8 +262,7 @@ class MemoryJobRepository(MemoryOutbox):
         self, job_id: str, parts: Sequence[JobPart], *, acquisition_id: str
     ) -> None:
         """Write each part if the job is leased by ``acquisition_id``; else ``LeaseLost``."""
-        if any(part.job_id != job_id for part in parts):
-            raise ValueError("every part must belong to the job it is saved for")
+        check_parts(job_id, parts)
         with self._lock:
             self.calls.append("save_parts_if_held")
             stored = self._jobs.get(job_id)

@@ -18,9 +18,9 @@ from typing import Any, LiteralString
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from transcriber_adapters.migrations import Migration
 from transcriber_adapters.postgres.errors import translated
 from transcriber_adapters.postgres.schema import migrate
+from transcriber_adapters.sql.migrations import Migration
 from transcriber_core.errors import DatabaseDown, RepositoryUnavailable
 
 #: Connections one process keeps at most: every step loop, /health and the admin pages

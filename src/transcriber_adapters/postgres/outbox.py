@@ -16,7 +16,8 @@ from psycopg import AsyncConnection
 
 from transcriber_adapters.postgres.clock import NOW_SQL, now_param
 from transcriber_adapters.postgres.connection import Database
-from transcriber_adapters.postgres.statements import delivery_from_row, delivery_kind_of
+from transcriber_adapters.postgres.statements import ROWS
+from transcriber_adapters.sql.outbox import DUE
 from transcriber_core.entities import Delivery, DeliveryKind
 from transcriber_core.errors import LeaseLost
 from transcriber_core.ports import Clock
@@ -57,8 +58,6 @@ ACQUIRE_DELIVERY_SQL = _acquire("")
 ACQUIRE_JOB_DELIVERY_SQL = _acquire(" AND d.job_id = %(job_id)s")
 #: The same for one kind (a notice loop, a webhook loop; ADR 44); also ``kind``.
 ACQUIRE_KIND_DELIVERY_SQL = _acquire(" AND d.kind = %(kind)s")
-#: The row ``DELIVERY_DUE_ROW`` adds to the ready states' answer; never a state's name.
-DUE = "outbox"
 
 #: Appended to ``READY_STATES_SQL``: one more row, ``DUE``, when a delivery is eligible, so
 #: the poller learns both in one query; parameters: ``now``, ``lease``.
@@ -117,7 +116,7 @@ class PostgresOutbox:
             statement = ACQUIRE_KIND_DELIVERY_SQL
             params["kind"] = kind.value
         row = await self._db.fetchone(statement, params)
-        return None if row is None else delivery_from_row(row)
+        return None if row is None else ROWS.delivery_from_row(row)
 
     async def retry_delivery(
         self, delivery: Delivery, *, acquisition_id: str, delay: timedelta, error: str
@@ -142,4 +141,4 @@ class PostgresOutbox:
     async def pending_deliveries(self) -> dict[DeliveryKind, int]:
         """How many deliveries of each kind wait or run."""
         rows = await self._db.fetchall(COUNT_DELIVERIES_SQL)
-        return {delivery_kind_of(kind): count for kind, count in rows}
+        return {ROWS.delivery_kind_of(kind): count for kind, count in rows}

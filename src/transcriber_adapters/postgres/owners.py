@@ -12,13 +12,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from transcriber_adapters.postgres.connection import Database
-from transcriber_adapters.postgres.statements import (
-    login_failures_from_row,
-    login_failures_params,
-    session_from_row,
-    session_params,
-)
-from transcriber_adapters.rows import SESSION_COLUMNS
+from transcriber_adapters.postgres.statements import ROWS
+from transcriber_adapters.sql.rows import SESSION_COLUMNS
 from transcriber_core.entities import LoginFailures, OwnerSession
 
 _SESSION_COLUMNS = ", ".join(SESSION_COLUMNS)
@@ -87,16 +82,16 @@ class PostgresOwnerStore:
 
     async def create_session(self, session: OwnerSession) -> None:
         """Insert the session; a stored ``id_hash`` raises ``Conflict``."""
-        await self._db.execute(_INSERT_SESSION, session_params(session))
+        await self._db.execute(_INSERT_SESSION, ROWS.session_params(session))
 
     async def get_session(self, id_hash: str) -> OwnerSession | None:
         """The session stored under ``id_hash``, expired or not; None when there is none."""
         row = await self._db.fetchone(_GET_SESSION, {"id_hash": id_hash})
-        return None if row is None else session_from_row(row)
+        return None if row is None else ROWS.session_from_row(row)
 
     async def save_session(self, session: OwnerSession) -> bool:
         """Update ``last_seen``, ``expires`` and ``flash`` of a stored session; False when gone."""
-        return await self._db.execute(_SAVE_SESSION, session_params(session)) == 1
+        return await self._db.execute(_SAVE_SESSION, ROWS.session_params(session)) == 1
 
     async def delete_session(self, id_hash: str) -> None:
         """End one session; nothing happens when it does not exist."""
@@ -109,13 +104,13 @@ class PostgresOwnerStore:
     async def get_login_failures(self, client: str) -> LoginFailures | None:
         """The failures counted for ``client``, or None."""
         row = await self._db.fetchone(_GET_LOGIN_FAILURES, {"client": client})
-        return None if row is None else login_failures_from_row(row)
+        return None if row is None else ROWS.login_failures_from_row(row)
 
     async def save_login_failures(
         self, failures: LoginFailures, *, previous: LoginFailures | None
     ) -> bool:
         """Compare-and-set in one statement: store ``failures`` if ``previous`` is still stored."""
-        params = login_failures_params(failures, previous=previous)
+        params = ROWS.login_failures_params(failures, previous=previous)
         statement = _INSERT_LOGIN_FAILURES if previous is None else _UPDATE_LOGIN_FAILURES
         return await self._db.execute(statement, params) == 1
 

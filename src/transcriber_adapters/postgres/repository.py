@@ -21,17 +21,19 @@ from typing import Any, LiteralString
 
 from psycopg import AsyncConnection
 
+from transcriber_adapters.checks import check_edit, check_page, check_parts
 from transcriber_adapters.postgres import statements as sql
 from transcriber_adapters.postgres.clock import now_param
 from transcriber_adapters.postgres.connection import Database
 from transcriber_adapters.postgres.outbox import (
     DELIVERY_DUE_ROW,
-    DUE,
     PostgresOutbox,
     insert_deliveries,
 )
 from transcriber_adapters.postgres.wakeups import WakeupSender
-from transcriber_adapters.rows import delivery_params
+from transcriber_adapters.sql.outbox import ready_of
+from transcriber_adapters.sql.removal import file_ids_of, job_ids_of
+from transcriber_adapters.sql.rows import delivery_params
 from transcriber_core.entities import FileRecord, Job, JobPart, NewDelivery, State
 from transcriber_core.errors import FileNotFound, JobChanged, JobNotFound, LeaseLost
 from transcriber_core.ports import Clock, Ready, Removed
@@ -83,8 +85,8 @@ class PostgresJobRepository(PostgresOutbox):
                 first = await cursor.fetchone()
                 if first is None:  # pragma: no cover - the conflicting row is committed
                     raise AssertionError("a dedup conflict without the first job")
-                return sql.job_from_row(first), False
-            stored = sql.job_from_row(row)
+                return sql.ROWS.job_from_row(first), False
+            stored = sql.ROWS.job_from_row(row)
             await insert_deliveries(conn, notices)
         if row[-1]:
             await self.wakeups.wake(stored.state)
@@ -99,12 +101,12 @@ class PostgresJobRepository(PostgresOutbox):
             row = await self._db.fetchone(sql.GET_OWNED_JOB_SQL, params)
         if row is None:
             raise JobNotFound()
-        return sql.job_from_row(row)
+        return sql.ROWS.job_from_row(row)
 
     async def find_by_dedup_key(self, dedup_key: str) -> Job | None:
         """The job that first used ``dedup_key``, or None."""
         row = await self._db.fetchone(sql.GET_JOB_BY_DEDUP_SQL, {"dedup_key": dedup_key})
-        return None if row is None else sql.job_from_row(row)
+        return None if row is None else sql.ROWS.job_from_row(row)
 
     async def acquire(
         self,
@@ -128,7 +130,7 @@ class PostgresJobRepository(PostgresOutbox):
             "now": now_param(self._clock),
         }
         row = await self._db.fetchone(statement, params)
-        return None if row is None else sql.job_from_row(row)
+        return None if row is None else sql.ROWS.job_from_row(row)
 
     async def queue_position(self, job_id: str, *, lease: timedelta) -> int | None:
         """Jobs waiting ahead of it in its step and lane, in one query; None when not waiting."""
@@ -159,7 +161,11 @@ class PostgresJobRepository(PostgresOutbox):
         that leaves the job ready wakes its step (``readying``); one with
         ``deliveries`` writes them in the same transaction.
         """
-        params = {**sql.job_params(job), "held_by": acquisition_id, "now": now_param(self._clock)}
+        params = {
+            **sql.ROWS.job_params(job),
+            "held_by": acquisition_id,
+            "now": now_param(self._clock),
+        }
         statement = sql.SAVE_IF_HELD_SQL
         if delay is not None:
             statement = sql.SAVE_IF_HELD_DELAYED_SQL
@@ -188,8 +194,7 @@ class PostgresJobRepository(PostgresOutbox):
 
     async def save_if_unchanged(self, job: Job, *, seen: Job) -> None:
         """Write ``job`` if the stored job still equals ``seen``; else raise ``JobChanged``."""
-        if job.id != seen.id:
-            raise ValueError("an edit must be compared with the same job as it was read")
+        check_edit(job, seen)
         # The row lock is held from the read to the write, so no acquire, renewal or
         # fenced save can commit in between. The whole job is compared as a record,
         # one rule for every field, as SQLite's does.
@@ -198,9 +203,9 @@ class PostgresJobRepository(PostgresOutbox):
             row = await cursor.fetchone()
             if row is None:
                 raise JobNotFound()
-            if sql.job_from_row(row) != seen:
+            if sql.ROWS.job_from_row(row) != seen:
                 raise JobChanged()
-            params = {**sql.job_params(job), "now": now_param(self._clock)}
+            params = {**sql.ROWS.job_params(job), "now": now_param(self._clock)}
             cursor = await conn.execute(sql.SAVE_SQL, params)
             rows = await cursor.fetchall()
         await self._wake(rows)
@@ -208,20 +213,18 @@ class PostgresJobRepository(PostgresOutbox):
     async def ready_states(self, *, lease: timedelta) -> Ready:
         """The step states that have at least one eligible job and whether a delivery is due."""
         params = {"lease": lease, "now": now_param(self._clock)}
-        rows = [row[0] for row in await self._db.fetchall(_READY_SQL, params)]
-        states = frozenset(sql.state_of(name) for name in rows if name != DUE)
-        return Ready(states=states, delivery_due=DUE in rows)
+        return ready_of(row[0] for row in await self._db.fetchall(_READY_SQL, params))
 
     async def put_file(self, record: FileRecord) -> None:
         """Insert the file record, or replace the one with the same id."""
-        await self._db.execute(sql.PUT_FILE_SQL, sql.file_params(record))
+        await self._db.execute(sql.PUT_FILE_SQL, sql.ROWS.file_params(record))
 
     async def get_file(self, file_id: str) -> FileRecord:
         """The file record with this id; raises ``FileNotFound``."""
         row = await self._db.fetchone(sql.GET_FILE_SQL, {"id": file_id})
         if row is None:
             raise FileNotFound()
-        return sql.file_from_row(row)
+        return sql.ROWS.file_from_row(row)
 
     async def delete_file(self, file_id: str) -> None:
         """Remove the file record; nothing happens when it does not exist."""
@@ -231,32 +234,30 @@ class PostgresJobRepository(PostgresOutbox):
         self, *, state: State | None = None, limit: int = 50, offset: int = 0
     ) -> list[Job]:
         """Jobs newest first (``created``, then ``id``, descending), optionally in one state."""
-        if limit < 0 or offset < 0:
-            raise ValueError("limit and offset must not be negative")
+        check_page(limit, offset)
         params: dict[str, Any] = {"limit": limit, "offset": offset}
         if state is None:
             rows = await self._db.fetchall(sql.LIST_JOBS_SQL, params)
         else:
             params["state"] = state.value
             rows = await self._db.fetchall(sql.LIST_JOBS_IN_STATE_SQL, params)
-        return [sql.job_from_row(row) for row in rows]
+        return [sql.ROWS.job_from_row(row) for row in rows]
 
     async def count_by_state(self) -> dict[State, int]:
         """How many jobs are in each state; states with none are left out."""
         rows = await self._db.fetchall(sql.COUNT_BY_STATE_SQL)
-        return {sql.state_of(state): count for state, count in rows}
+        return {sql.ROWS.state_of(state): count for state, count in rows}
 
     async def get_parts(self, job_id: str) -> list[JobPart]:
         """The parts of a split job by index; empty for a job recognised whole."""
         rows = await self._db.fetchall(sql.GET_PARTS_SQL, {"job_id": job_id})
-        return [sql.part_from_row(row) for row in rows]
+        return [sql.ROWS.part_from_row(row) for row in rows]
 
     async def save_parts_if_held(
         self, job_id: str, parts: Sequence[JobPart], *, acquisition_id: str
     ) -> None:
         """Write each part in one transaction if the job is leased by ``acquisition_id``."""
-        if any(part.job_id != job_id for part in parts):
-            raise ValueError("every part must belong to the job it is saved for")
+        check_parts(job_id, parts)
         async with self._db.transaction() as conn:
             # FOR SHARE holds the job from the lease test to the last part: no acquire
             # can take it over in between.
@@ -264,7 +265,7 @@ class PostgresJobRepository(PostgresOutbox):
             if await cursor.fetchone() is None:
                 raise LeaseLost()
             if parts:
-                await cursor.executemany(sql.PUT_PART_SQL, [sql.part_params(p) for p in parts])
+                await cursor.executemany(sql.PUT_PART_SQL, [sql.ROWS.part_params(p) for p in parts])
         if any(part.done for part in parts):
             await self.wakeups.job_changed(job_id)
 
@@ -312,20 +313,18 @@ class PostgresJobRepository(PostgresOutbox):
         """Wake the step of each committed ``readying`` row that is ready (state, ready)."""
         for state, ready in rows:
             if ready:
-                await self.wakeups.wake(sql.state_of(state))
+                await self.wakeups.wake(sql.ROWS.state_of(state))
 
 
 async def _remove(
     conn: AsyncConnection[Any], rows: list[tuple[Any, ...]], *, delete_jobs: bool
 ) -> Removed:
     """Delete the files of the locked jobs in ``rows`` (id and three file ids), and the jobs too."""
-    job_ids = [row[0] for row in rows]
-    file_ids = {file_id for row in rows for file_id in row[1:] if file_id is not None}
+    job_ids = job_ids_of(rows)
     cursor = await conn.execute(sql.PARTS_FILES_SQL, {"ids": job_ids})
-    for part_row in await cursor.fetchall():
-        file_ids.update(file_id for file_id in part_row if file_id is not None)
-    cursor = await conn.execute(sql.DELETE_FILES_SQL, {"ids": sorted(file_ids)})
-    files = tuple(sql.file_from_row(row) for row in await cursor.fetchall())
+    file_ids = file_ids_of(rows, await cursor.fetchall())
+    cursor = await conn.execute(sql.DELETE_FILES_SQL, {"ids": file_ids})
+    files = tuple(sql.ROWS.file_from_row(row) for row in await cursor.fetchall())
     if delete_jobs:
         await conn.execute(sql.DELETE_JOBS_SQL, {"ids": job_ids})
     else:

@@ -18,8 +18,7 @@ from typing import Any, Protocol
 
 from psycopg import AsyncConnection
 
-from transcriber_adapters.migrations import Migration, shipped
-from transcriber_core.errors import RepositoryUnavailable
+from transcriber_adapters.sql.migrations import Migration, pending, shipped
 
 
 class Transactions(Protocol):
@@ -49,24 +48,14 @@ async def migrate(
     database: Transactions, migrations: Sequence[Migration] | None = None
 ) -> list[int]:
     """Apply the migrations not yet applied, in one transaction under the lock; their versions."""
-    wanted = sorted(
-        shipped_migrations() if migrations is None else migrations, key=lambda m: m.version
-    )
+    wanted = shipped_migrations() if migrations is None else migrations
     async with database.transaction() as conn:
         await conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
         await conn.execute(_SCHEMA_MIGRATIONS)
         cursor = await conn.execute("SELECT version FROM schema_migrations")
-        applied = {row[0] for row in await cursor.fetchall()}
-        known = max((migration.version for migration in wanted), default=0)
-        if applied and max(applied) > known:
-            raise RepositoryUnavailable(
-                f"the database schema is at version {max(applied)}, newer than this"
-                f" transcriber knows (up to {known}): run the newer release"
-            )
+        applied = [row[0] for row in await cursor.fetchall()]
         done: list[int] = []
-        for migration in wanted:
-            if migration.version in applied:
-                continue
+        for migration in pending(wanted, applied):
             # A shipped file, not input: several statements run in one simple query.
             await conn.execute(migration.sql)  # type: ignore[arg-type,unused-ignore]
             await conn.execute(

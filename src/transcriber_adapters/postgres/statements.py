@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any, LiteralString
 
 from transcriber_adapters.postgres.clock import NOW_SQL
-from transcriber_adapters.rows import (
+from transcriber_adapters.sql.rows import (
     FILE_COLUMNS,
     JOB_COLUMNS,
     PART_COLUMNS,
@@ -279,25 +279,13 @@ DELETE_JOBS_SQL = "DELETE FROM jobs WHERE id = ANY(%(ids)s)"
 
 
 #: psycopg reads and writes ``timestamptz`` as aware datetimes and ``jsonb`` as a list.
-_ROWS = RowMapping(words_from_db=words_from_items)
-job_params = _ROWS.job_params
-job_from_row = _ROWS.job_from_row
-file_params = _ROWS.file_params
-file_from_row = _ROWS.file_from_row
-part_params = _ROWS.part_params
-part_from_row = _ROWS.part_from_row
-session_params = _ROWS.session_params
-session_from_row = _ROWS.session_from_row
-login_failures_params = _ROWS.login_failures_params
-login_failures_from_row = _ROWS.login_failures_from_row
-state_of = _ROWS.state_of
-delivery_from_row = _ROWS.delivery_from_row
-delivery_kind_of = _ROWS.delivery_kind_of
+#: Every row mapping of this dialect (``sql.rows``), for its stores to call.
+ROWS = RowMapping(words_from_db=words_from_items)
 
 
 def create_params(job: Job, files: Sequence[FileRecord]) -> dict[str, Any]:
     """The named parameters of ``INSERT_JOB_SQL``: the job's columns, one array per file column."""
-    params = job_params(job)
+    params = ROWS.job_params(job)
     for column in FILE_COLUMNS:
-        params[f"file_{column}"] = [file_params(record)[column] for record in files]
+        params[f"file_{column}"] = [ROWS.file_params(record)[column] for record in files]
     return params

@@ -6,21 +6,22 @@ repository runs, exposed so a benchmark can run them on a bare connection.
 
 from transcriber_adapters.sqlite.budgets import SqliteBudgetStore
 from transcriber_adapters.sqlite.conditions import SqliteConditionStore
+from transcriber_adapters.sqlite.connection import SqliteDatabase
 from transcriber_adapters.sqlite.owners import SqliteOwnerStore
 from transcriber_adapters.sqlite.repository import SqliteJobRepository
 from transcriber_adapters.sqlite.schema import connect, migrate, shipped_migrations
-from transcriber_adapters.sqlite.statements import (
-    ACQUIRE_SQL,
-    SAVE_IF_HELD_SQL,
-    job_params,
-)
+from transcriber_adapters.sqlite.statements import ACQUIRE_SQL, ROWS, SAVE_IF_HELD_SQL
 from transcriber_adapters.sqlite.times import from_db, to_db
+
+#: A job's named parameters as every SQLite statement binds them.
+job_params = ROWS.job_params
 
 __all__ = [
     "ACQUIRE_SQL",
     "SAVE_IF_HELD_SQL",
     "SqliteBudgetStore",
     "SqliteConditionStore",
+    "SqliteDatabase",
     "SqliteJobRepository",
     "SqliteOwnerStore",
     "connect",

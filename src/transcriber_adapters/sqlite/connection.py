@@ -1,6 +1,6 @@
-"""One SQLite connection in a thread of its own; ``SqliteStore``, the base of each SQLite adapter.
+"""``SqliteDatabase``: one SQLite connection in a thread of its own, shared by a process's stores.
 
-One thread owns a store's one connection; async methods hand it a plain
+One thread owns the one connection; async methods hand it a plain
 function and await the result, so the event loop never blocks on the
 database. A ``queue.SimpleQueue`` feeds the thread and
 ``loop.call_soon_threadsafe`` answers: cheaper per call than an executor's
@@ -36,16 +36,15 @@ from transcriber_core.ports import Clock
 T = TypeVar("T")
 
 
-class SqliteStore:
-    """A store on one SQLite file: opened and migrated by ``open``, ended by ``close``.
+class SqliteDatabase:
+    """One SQLite file and the one connection, in a thread of its own, its stores share.
 
-    The job repository, the owner store and the condition store each hold
-    their own connection to the same file (one port, one object); WAL and
-    ``busy_timeout`` serialise their writers.
+    Make one with ``await SqliteDatabase.open(path, clock=...)``, which also
+    brings the schema up to date, and hand it to each store, as PostgreSQL's
+    stores share one ``Database``: one process, one connection, one thread.
+    Other processes on the same file open their own; WAL and
+    ``busy_timeout`` serialise the writers.
     """
-
-    #: What the store is called in the error raised after ``close``.
-    _what = "the database"
 
     def __init__(
         self, path: str | os.PathLike[str], *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT
@@ -53,11 +52,9 @@ class SqliteStore:
         """Start the connection thread; use ``open``, which also migrates the schema."""
         self._thread = ConnectionThread(lambda: connect_private(path, busy_timeout))
         self._closed = False
-        #: The store's clock: every time it stamps or judges by (reference: queue rule 8).
-        self._clock: Clock = SystemClock()
         #: Versions of the migrations this ``open`` applied; empty when the schema was current.
         self.applied_migrations: tuple[int, ...] = ()
-        # A store dropped without close() still ends its thread.
+        # A database dropped without close() still ends its thread.
         self._finalizer = weakref.finalize(self, self._thread.stop_soon)
 
     @classmethod
@@ -70,20 +67,17 @@ class SqliteStore:
     ) -> Self:
         """Open (creating if needed) the database at ``path`` and apply pending migrations.
 
-        ``clock`` (default: the system's) is the store's own: the times it
-        stamps and judges leases, delays and ages by (ADR 30).
+        ``clock`` (default: the system's) stamps the migrations applied.
         """
-        store = cls(path, busy_timeout=busy_timeout)
-        if clock is not None:
-            store._clock = clock
-        now = store._clock.now()
+        database = cls(path, busy_timeout=busy_timeout)
+        now = (clock or SystemClock()).now()
         try:
-            applied = await store._call(_migrate, now)
+            applied = await database.call(_migrate, now)
         except BaseException:
-            await store.close()
+            await database.close()
             raise
-        store.applied_migrations = tuple(applied)
-        return store
+        database.applied_migrations = tuple(applied)
+        return database
 
     async def close(self) -> None:
         """Close the connection and end its thread; later calls raise ``RepositoryUnavailable``."""
@@ -93,10 +87,69 @@ class SqliteStore:
         self._finalizer.detach()
         await self._thread.stop()
 
+    def call(self, operation: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+        """Run ``operation(connection, *args)`` on the connection's thread; awaitable."""
+        if self._closed:
+            raise RepositoryUnavailable("the database is closed")
+        return self._thread.submit(operation, *args)
+
+
+class SqliteStore:
+    """A store on a shared ``SqliteDatabase``; the base of each SQLite adapter.
+
+    ``SqliteJobRepository(database, clock=...)`` and the owner, condition and
+    budget stores share the database the composition root opened (one
+    connection per process). ``open(path)`` makes a store with a database of
+    its own, which its ``close`` closes: for tests, benchmarks and library users.
+    """
+
+    #: What the store is called in the error raised after ``close``.
+    _what = "the database"
+
+    def __init__(self, database: SqliteDatabase, *, clock: Clock | None = None) -> None:
+        """Work on ``database``; ``clock`` (default: the system's) is the store's own (ADR 30)."""
+        self._db = database
+        #: The store's clock: every time it stamps or judges by (reference: queue rule 8).
+        self._clock: Clock = clock or SystemClock()
+        self._closed = False
+        #: True when ``open`` made the database, so ``close`` closes it too.
+        self._owns_database = False
+
+    @property
+    def applied_migrations(self) -> tuple[int, ...]:
+        """Versions of the migrations the database's ``open`` applied."""
+        return self._db.applied_migrations
+
+    @classmethod
+    async def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        clock: Clock | None = None,
+        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+    ) -> Self:
+        """A store on a database of its own at ``path``, migrated; ``close`` closes both.
+
+        ``clock`` (default: the system's) is the store's own: the times it
+        stamps and judges leases, delays and ages by (ADR 30).
+        """
+        database = await SqliteDatabase.open(path, clock=clock, busy_timeout=busy_timeout)
+        store = cls(database, clock=clock)
+        store._owns_database = True
+        return store
+
+    async def close(self) -> None:
+        """End this store; a database it opened itself is closed too. Later calls raise."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._owns_database:
+            await self._db.close()
+
     def _call(self, operation: Callable[..., T], *args: Any) -> asyncio.Future[T]:
         if self._closed:
             raise RepositoryUnavailable(f"{self._what} is closed")
-        return self._thread.submit(operation, *args)
+        return self._db.call(operation, *args)
 
 
 def _migrate(conn: sqlite3.Connection, now: datetime) -> list[int]:

@@ -13,9 +13,10 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from transcriber_adapters.rows import delivery_params
+from transcriber_adapters.sql.outbox import DUE
+from transcriber_adapters.sql.rows import delivery_params
 from transcriber_adapters.sqlite.connection import SqliteStore
-from transcriber_adapters.sqlite.statements import delivery_from_row, delivery_kind_of
+from transcriber_adapters.sqlite.statements import ROWS
 from transcriber_adapters.sqlite.times import to_db
 from transcriber_core.entities import Delivery, DeliveryKind, NewDelivery
 from transcriber_core.errors import LeaseLost
@@ -81,8 +82,6 @@ ACQUIRE_KIND_DELIVERY_SQL = (
     f") RETURNING {_DELIVERY_LIST}"
 )
 
-#: The row ``DELIVERY_DUE_ROW`` adds to the ready states' answer; never a state's name.
-DUE = "outbox"
 
 #: Appended to ``READY_STATES_SQL``: one more row, ``DUE``, when a delivery is eligible, so
 #: the poller learns both in one query; parameters: ``now``, ``cutoff``.
@@ -167,7 +166,7 @@ def _acquire_delivery(
 ) -> Delivery | None:
     # fetchall steps the statement to its end, which commits it (see _acquire).
     rows = conn.execute(sql, params).fetchall()
-    return delivery_from_row(rows[0]) if rows else None
+    return ROWS.delivery_from_row(rows[0]) if rows else None
 
 
 def _fenced(conn: sqlite3.Connection, sql: str, params: dict[str, Any]) -> None:
@@ -176,4 +175,6 @@ def _fenced(conn: sqlite3.Connection, sql: str, params: dict[str, Any]) -> None:
 
 
 def _pending_deliveries(conn: sqlite3.Connection) -> dict[DeliveryKind, int]:
-    return {delivery_kind_of(kind): count for kind, count in conn.execute(COUNT_DELIVERIES_SQL)}
+    return {
+        ROWS.delivery_kind_of(kind): count for kind, count in conn.execute(COUNT_DELIVERIES_SQL)
+    }

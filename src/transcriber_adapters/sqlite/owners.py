@@ -1,11 +1,11 @@
 """``SqliteOwnerStore``: the admin panel's owner, sessions and login back-off in the SQLite file.
 
-The same database file as the job repository, on its own connection and
-thread (``connection.SqliteStore``): one port, one object. WAL
-and ``busy_timeout`` let the two, and every other process on the file,
-share it. Sessions and failures live here rather than in one process's
-memory so that every process on the file sees a logout, a password change
-and a client's back-off at once (ADR 17).
+The same database as the job repository: the process's one
+``SqliteDatabase`` (one connection, one thread); WAL and ``busy_timeout``
+let every other process on the file share it. Sessions and failures live
+here rather than in one process's memory so that every process on the
+file sees a logout, a password change and a client's back-off at once
+(ADR 17).
 """
 
 from __future__ import annotations
@@ -29,12 +29,9 @@ from transcriber_adapters.sqlite.statements import (
     GET_SESSION_SQL,
     INSERT_LOGIN_FAILURES_SQL,
     INSERT_SESSION_SQL,
+    ROWS,
     SAVE_SESSION_SQL,
     UPDATE_LOGIN_FAILURES_SQL,
-    login_failures_from_row,
-    login_failures_params,
-    session_from_row,
-    session_params,
 )
 from transcriber_adapters.sqlite.times import to_db
 from transcriber_core.entities import LoginFailures, OwnerSession
@@ -61,7 +58,7 @@ class SqliteOwnerStore(SqliteStore):
 
     async def create_session(self, session: OwnerSession) -> None:
         """Insert the session; a stored ``id_hash`` raises ``Conflict``."""
-        await self._call(_execute, INSERT_SESSION_SQL, session_params(session))
+        await self._call(_execute, INSERT_SESSION_SQL, ROWS.session_params(session))
 
     async def get_session(self, id_hash: str) -> OwnerSession | None:
         """The session stored under ``id_hash``, expired or not; None when there is none."""
@@ -69,7 +66,7 @@ class SqliteOwnerStore(SqliteStore):
 
     async def save_session(self, session: OwnerSession) -> bool:
         """Update ``last_seen``, ``expires`` and ``flash`` of a stored session; False when gone."""
-        params = session_params(session)
+        params = ROWS.session_params(session)
         del params["csrf"], params["created"]
         return await self._call(_execute, SAVE_SESSION_SQL, params) == 1
 
@@ -89,7 +86,7 @@ class SqliteOwnerStore(SqliteStore):
         self, failures: LoginFailures, *, previous: LoginFailures | None
     ) -> bool:
         """Compare-and-set in one statement: store ``failures`` if ``previous`` is still stored."""
-        params = login_failures_params(failures, previous=previous)
+        params = ROWS.login_failures_params(failures, previous=previous)
         statement = INSERT_LOGIN_FAILURES_SQL if previous is None else UPDATE_LOGIN_FAILURES_SQL
         return await self._call(_execute, statement, params) == 1
 
@@ -132,9 +129,9 @@ def _change_password(conn: sqlite3.Connection, password_hash: str) -> bool:
 
 def _get_session(conn: sqlite3.Connection, id_hash: str) -> OwnerSession | None:
     rows = conn.execute(GET_SESSION_SQL, {"id_hash": id_hash}).fetchall()
-    return session_from_row(rows[0]) if rows else None
+    return ROWS.session_from_row(rows[0]) if rows else None
 
 
 def _get_login_failures(conn: sqlite3.Connection, client: str) -> LoginFailures | None:
     rows = conn.execute(GET_LOGIN_FAILURES_SQL, {"client": client}).fetchall()
-    return login_failures_from_row(rows[0]) if rows else None
+    return ROWS.login_failures_from_row(rows[0]) if rows else None

@@ -1,7 +1,8 @@
 """``SqliteJobRepository``: the job repository on the stdlib ``sqlite3`` module.
 
-Its one connection runs in a thread of its own (``connection.py``). Several
-repositories, in several threads or processes, may share one file: WAL and
+It runs on a ``SqliteDatabase`` (``connection.py``): one connection in a
+thread of its own, shared with the process's other SQLite stores. Several
+processes may share one file: WAL and
 ``busy_timeout`` serialise the writers, and every multi-statement write runs
 in ``BEGIN IMMEDIATE``.
 """
@@ -17,7 +18,10 @@ from typing import Any, TypeVar
 
 import attrs
 
-from transcriber_adapters.sqlite.outbox import DELIVERY_DUE_ROW, DUE, SqliteOutbox, write_deliveries
+from transcriber_adapters.checks import check_edit, check_page, check_parts
+from transcriber_adapters.sql.outbox import ready_of
+from transcriber_adapters.sql.removal import file_ids_of, job_ids_of
+from transcriber_adapters.sqlite.outbox import DELIVERY_DUE_ROW, SqliteOutbox, write_deliveries
 from transcriber_adapters.sqlite.schema import immediate, truncate_wal
 from transcriber_adapters.sqlite.statements import (
     ACQUIRE_SHORT_SQL,
@@ -47,16 +51,10 @@ from transcriber_adapters.sqlite.statements import (
     QUEUE_POSITION_SQL,
     READY_STATES_SQL,
     RENEW_SQL,
+    ROWS,
     SAVE_IF_HELD_SQL,
     SAVE_SQL,
     TAKE_SWEEP_SQL,
-    file_from_row,
-    file_params,
-    job_from_row,
-    job_params,
-    part_from_row,
-    part_params,
-    state_of,
 )
 from transcriber_adapters.sqlite.times import to_db
 from transcriber_core.entities import FileRecord, Job, JobPart, NewDelivery, State
@@ -75,8 +73,10 @@ T = TypeVar("T")
 class SqliteJobRepository(SqliteOutbox):
     """Jobs and file records in one SQLite file; the queue rules of docs/reference.md.
 
-    Make one with ``await SqliteJobRepository.open(path, clock=...)``, which
-    also brings the schema up to date, and ``await close()`` it when done.
+    Make one on the process's ``SqliteDatabase`` (``SqliteJobRepository(database,
+    clock=...)``), or with a database of its own with ``await
+    SqliteJobRepository.open(path, clock=...)``, which also brings the schema
+    up to date, and ``await close()`` it when done.
     Every time it stamps or judges by comes from that clock, read in the
     connection thread just before the statement (ADR 30).
 
@@ -152,8 +152,7 @@ class SqliteJobRepository(SqliteOutbox):
 
     async def save_if_unchanged(self, job: Job, *, seen: Job) -> None:
         """Write ``job`` if the stored job still equals ``seen``; else raise ``JobChanged``."""
-        if job.id != seen.id:
-            raise ValueError("an edit must be compared with the same job as it was read")
+        check_edit(job, seen)
         await self._call(_save_if_unchanged, job, seen)
 
     async def ready_states(self, *, lease: timedelta) -> Ready:
@@ -176,8 +175,7 @@ class SqliteJobRepository(SqliteOutbox):
         self, *, state: State | None = None, limit: int = 50, offset: int = 0
     ) -> list[Job]:
         """Jobs newest first (``created``, then ``id``, descending), optionally in one state."""
-        if limit < 0 or offset < 0:
-            raise ValueError("limit and offset must not be negative")
+        check_page(limit, offset)
         return await self._call(_list_jobs, state, limit, offset)
 
     async def count_by_state(self) -> dict[State, int]:
@@ -192,8 +190,7 @@ class SqliteJobRepository(SqliteOutbox):
         self, job_id: str, parts: Sequence[JobPart], *, acquisition_id: str
     ) -> None:
         """Write each part in one transaction if the job is leased by ``acquisition_id``."""
-        if any(part.job_id != job_id for part in parts):
-            raise ValueError("every part must belong to the job it is saved for")
+        check_parts(job_id, parts)
         await self._call(_save_parts_if_held, job_id, tuple(parts), acquisition_id)
 
     async def delete_job(self, job_id: str) -> Removed:
@@ -225,16 +222,16 @@ def _create(
     deliveries: tuple[NewDelivery, ...],
     clock: Clock,
 ) -> tuple[Job, bool]:
-    file_rows = [file_params(record) for record in files]
+    file_rows = [ROWS.file_params(record) for record in files]
     with immediate(conn):
         if job.dedup_key is not None:
             rows = conn.execute(GET_JOB_BY_DEDUP_SQL, {"dedup_key": job.dedup_key}).fetchall()
             if rows:
-                return job_from_row(rows[0]), False
+                return ROWS.job_from_row(rows[0]), False
         # Stamped under the write lock: queue order is the order of the commits.
         now = clock.now()
         job = attrs.evolve(job, created=now, updated=now)
-        conn.execute(INSERT_JOB_SQL, job_params(job))
+        conn.execute(INSERT_JOB_SQL, ROWS.job_params(job))
         conn.executemany(PUT_FILE_SQL, file_rows)
         write_deliveries(conn, job.id, deliveries, now)
     return job, True
@@ -242,7 +239,7 @@ def _create(
 
 def _find_by_dedup_key(conn: sqlite3.Connection, dedup_key: str) -> Job | None:
     row = conn.execute(GET_JOB_BY_DEDUP_SQL, {"dedup_key": dedup_key}).fetchone()
-    return None if row is None else job_from_row(row)
+    return None if row is None else ROWS.job_from_row(row)
 
 
 def _get(conn: sqlite3.Connection, job_id: str, owned_by: str | None = None) -> Job:
@@ -252,7 +249,7 @@ def _get(conn: sqlite3.Connection, job_id: str, owned_by: str | None = None) -> 
         rows = conn.execute(GET_OWNED_JOB_SQL, {"id": job_id, "owner": owned_by}).fetchall()
     if not rows:
         raise JobNotFound()
-    return job_from_row(rows[0])
+    return ROWS.job_from_row(rows[0])
 
 
 def _acquire(
@@ -262,7 +259,7 @@ def _acquire(
     # fetchall steps the statement to its end, which commits it: a half-read
     # RETURNING cursor would keep the write lock.
     rows = conn.execute(sql, params).fetchall()
-    return job_from_row(rows[0]) if rows else None
+    return ROWS.job_from_row(rows[0]) if rows else None
 
 
 def _queue_position(
@@ -287,7 +284,7 @@ def _save_if_held(
 ) -> None:
     if delay is not None:
         job = attrs.evolve(job, delay_time=clock.now() + delay)
-    params = job_params(job)
+    params = ROWS.job_params(job)
     params["held_by"] = acquisition_id
     if conn.execute(SAVE_IF_HELD_SQL, params).rowcount == 0:
         raise LeaseLost()
@@ -317,17 +314,15 @@ def _save_if_unchanged(conn: sqlite3.Connection, job: Job, seen: Job) -> None:
         rows = conn.execute(GET_JOB_SQL, {"id": job.id}).fetchall()
         if not rows:
             raise JobNotFound()
-        if job_from_row(rows[0]) != seen:
+        if ROWS.job_from_row(rows[0]) != seen:
             raise JobChanged()
-        conn.execute(SAVE_SQL, job_params(job))
+        conn.execute(SAVE_SQL, ROWS.job_params(job))
 
 
 def _ready_states(conn: sqlite3.Connection, clock: Clock, lease: timedelta) -> Ready:
     params = _times(clock, lease)
     params["cutoff"] = params["lease_cutoff"]
-    rows = [row[0] for row in conn.execute(READY_STATES_SQL + DELIVERY_DUE_ROW, params)]
-    states = frozenset(state_of(name) for name in rows if name != DUE)
-    return Ready(states=states, delivery_due=DUE in rows)
+    return ready_of(row[0] for row in conn.execute(READY_STATES_SQL + DELIVERY_DUE_ROW, params))
 
 
 def _times(clock: Clock, lease: timedelta) -> dict[str, int]:
@@ -337,14 +332,14 @@ def _times(clock: Clock, lease: timedelta) -> dict[str, int]:
 
 
 def _put_file(conn: sqlite3.Connection, record: FileRecord) -> None:
-    conn.execute(PUT_FILE_SQL, file_params(record))
+    conn.execute(PUT_FILE_SQL, ROWS.file_params(record))
 
 
 def _get_file(conn: sqlite3.Connection, file_id: str) -> FileRecord:
     rows = conn.execute(GET_FILE_SQL, {"id": file_id}).fetchall()
     if not rows:
         raise FileNotFound()
-    return file_from_row(rows[0])
+    return ROWS.file_from_row(rows[0])
 
 
 def _delete_file(conn: sqlite3.Connection, file_id: str) -> None:
@@ -357,11 +352,11 @@ def _list_jobs(conn: sqlite3.Connection, state: State | None, limit: int, offset
     else:
         params = {"state": state.value, "limit": limit, "offset": offset}
         cursor = conn.execute(LIST_JOBS_IN_STATE_SQL, params)
-    return [job_from_row(row) for row in cursor]
+    return [ROWS.job_from_row(row) for row in cursor]
 
 
 def _get_parts(conn: sqlite3.Connection, job_id: str) -> list[JobPart]:
-    return [part_from_row(row) for row in conn.execute(GET_PARTS_SQL, {"job_id": job_id})]
+    return [ROWS.part_from_row(row) for row in conn.execute(GET_PARTS_SQL, {"job_id": job_id})]
 
 
 def _save_parts_if_held(
@@ -372,11 +367,11 @@ def _save_parts_if_held(
     with immediate(conn):
         if conn.execute(JOB_HELD_SQL, {"id": job_id, "held_by": acquisition_id}).fetchone() is None:
             raise LeaseLost()
-        conn.executemany(PUT_PART_SQL, [part_params(part) for part in parts])
+        conn.executemany(PUT_PART_SQL, [ROWS.part_params(part) for part in parts])
 
 
 def _count_by_state(conn: sqlite3.Connection) -> dict[State, int]:
-    return {state_of(state): count for state, count in conn.execute(COUNT_BY_STATE_SQL)}
+    return {ROWS.state_of(state): count for state, count in conn.execute(COUNT_BY_STATE_SQL)}
 
 
 def _take_sweep(conn: sqlite3.Connection, name: str, clock: Clock, lease: timedelta) -> bool:
@@ -420,14 +415,12 @@ def _remove_ended(
 
 def _remove(conn: sqlite3.Connection, rows: list[Any], *, delete_jobs: bool) -> Removed:
     """Delete the files of the jobs in ``rows`` (id and its three file ids), and the jobs too."""
-    job_ids = [row[0] for row in rows]
+    job_ids = job_ids_of(rows)
     ids = json.dumps(job_ids)
-    file_ids = {file_id for row in rows for file_id in row[1:] if file_id is not None}
-    for part_row in conn.execute(PARTS_FILES_SQL, {"ids": ids}):
-        file_ids.update(file_id for file_id in part_row if file_id is not None)
+    file_ids = file_ids_of(rows, conn.execute(PARTS_FILES_SQL, {"ids": ids}))
     files = [
-        file_from_row(row)
-        for row in conn.execute(DELETE_FILES_SQL, {"ids": json.dumps(sorted(file_ids))})
+        ROWS.file_from_row(row)
+        for row in conn.execute(DELETE_FILES_SQL, {"ids": json.dumps(file_ids)})
     ]
     if delete_jobs:
         conn.execute(DELETE_PARTS_SQL, {"ids": ids})

@@ -22,9 +22,8 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 
-from transcriber_adapters.migrations import Migration, shipped
+from transcriber_adapters.sql.migrations import Migration, pending, shipped
 from transcriber_adapters.sqlite.times import to_db
-from transcriber_core.errors import RepositoryUnavailable
 
 #: How long a statement waits for another connection's write lock, in seconds.
 DEFAULT_BUSY_TIMEOUT = 5.0
@@ -93,19 +92,12 @@ def migrate(
     conn: sqlite3.Connection, *, now: datetime, migrations: Iterable[Migration] | None = None
 ) -> list[int]:
     """Apply the migrations not yet applied, all in one transaction; return their versions."""
-    wanted = sorted(
-        shipped_migrations() if migrations is None else migrations, key=lambda m: m.version
-    )
+    wanted = shipped_migrations() if migrations is None else migrations
     with immediate(conn):
         conn.execute(_SCHEMA_MIGRATIONS)
-        applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
-        known = {migration.version for migration in wanted}
-        if applied - known:
-            raise RepositoryUnavailable("the database was made by a newer version of transcriber")
+        applied = [row[0] for row in conn.execute("SELECT version FROM schema_migrations")]
         done: list[int] = []
-        for migration in wanted:
-            if migration.version in applied:
-                continue
+        for migration in pending(wanted, applied):
             for statement in split_statements(migration.sql):
                 conn.execute(statement)
             conn.execute(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from transcriber_adapters.rows import (
+from transcriber_adapters.sql.rows import (
     FILE_COLUMNS,
     JOB_COLUMNS,
     NO_WORDS,
@@ -291,17 +291,5 @@ def _words_from_text(value: str) -> tuple[Word, ...]:
     return words_from_items(json.loads(value))
 
 
-_ROWS = RowMapping(time_to_db=to_db, time_from_db=from_db, words_from_db=_words_from_text)
-job_params = _ROWS.job_params
-job_from_row = _ROWS.job_from_row
-file_params = _ROWS.file_params
-file_from_row = _ROWS.file_from_row
-part_params = _ROWS.part_params
-part_from_row = _ROWS.part_from_row
-session_params = _ROWS.session_params
-session_from_row = _ROWS.session_from_row
-login_failures_params = _ROWS.login_failures_params
-login_failures_from_row = _ROWS.login_failures_from_row
-state_of = _ROWS.state_of
-delivery_from_row = _ROWS.delivery_from_row
-delivery_kind_of = _ROWS.delivery_kind_of
+#: Every row mapping of this dialect (``sql.rows``), for its stores to call.
+ROWS = RowMapping(time_to_db=to_db, time_from_db=from_db, words_from_db=_words_from_text)
