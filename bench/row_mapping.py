@@ -47,7 +47,12 @@ def _load(name: str, path: Path) -> ModuleType:
 
 
 def _cases(sq: Any, pg: Any, job: Job) -> dict[str, Callable[[], object]]:
-    """The four calls to time, on the statements modules ``sq`` and ``pg``."""
+    """The four calls to time, on the statements modules ``sq`` and ``pg``.
+
+    A statements module exports its row mapping as ``ROWS``; an older
+    checkout (``--against``) exported the bound methods themselves.
+    """
+    sq, pg = getattr(sq, "ROWS", sq), getattr(pg, "ROWS", pg)
     sqlite_row = tuple(sq.job_params(job).values())
     pg_params = pg.job_params(job)
     pg_params["words"] = json.loads(pg_params["words"])  # psycopg reads jsonb as a list

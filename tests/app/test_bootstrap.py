@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 from pathlib import Path
 
@@ -160,3 +161,27 @@ async def test_a_second_serve_on_postgresql_with_local_files_is_refused(
         await worker.close()
     finally:
         await first.close()
+
+
+def sqlite_threads() -> set[threading.Thread]:
+    """The SQLite connection threads this process runs now."""
+    return {thread for thread in threading.enumerate() if thread.name == "transcriber-sqlite"}
+
+
+async def test_the_sqlite_stores_share_one_connection_thread(tmp_path: Path) -> None:
+    """Job, owner, condition and budget stores on SQLite run on one connection, as on PostgreSQL."""
+    before = sqlite_threads()
+    runtime = await build(Config(storage=StorageConfig(data_dir=tmp_path / "data")))
+    try:
+        [thread] = sqlite_threads() - before
+        # Each store works on it: a job, the owner, a condition and a budget token.
+        await runtime.services.jobs.create(make_job())
+        assert await runtime.owners.create_owner("hash", now=make_job().created)
+        assert runtime.services.conditions is not None
+        await runtime.services.conditions.report("disk_full", scope="here", message="m")
+        assert runtime.budgets is not None
+        assert await runtime.budgets.take("b", capacity=1, per=timedelta(seconds=1)) is None
+    finally:
+        await runtime.close()
+    thread.join(timeout=10)
+    assert not thread.is_alive(), "closing the runtime ends its connection thread"
