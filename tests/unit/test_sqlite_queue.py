@@ -363,7 +363,17 @@ async def test_jobs_from_before_the_lanes_are_long(db_path: Path) -> None:
     with raw(db_path) as conn:
         migrate(conn, now=T0, migrations=before)
         # Only the columns migration 0007 found: later ones did not exist yet.
-        later = {"short", "owner", "ended", "callback_url", "speakers_wanted", "speakers"}
+        later = {
+            "short",
+            "owner",
+            "ended",
+            "callback_url",
+            "speakers_wanted",
+            "speakers",
+            "language_requested",
+            "prompt",
+            "task",
+        }
         row = {c: v for c, v in job_params(make_job("old")).items() if c not in later}
         names, values = ", ".join(row), ", ".join(f":{c}" for c in row)
         conn.execute(f"INSERT INTO jobs ({names}) VALUES ({values})", row)
