@@ -69,6 +69,18 @@ def test_dialogue_gets_two_speakers(client: httpx.Client, dialogue_job: str) -> 
     assert {segment["speaker"] for segment in body["segments"]} == {"S1", "S2"}
 
 
+def test_status_shows_speakers_and_renames(client: httpx.Client, dialogue_job: str) -> None:
+    """``/api/status`` lists the job's speakers with their names, a rename included."""
+    before = client.get(f"/api/status/{dialogue_job}").json()["speakers"]
+    assert [speaker["id"] for speaker in before] == ["S1", "S2"]
+    client.patch(f"/api/jobs/{dialogue_job}/speakers", json={"S2": "Petra"})
+    try:
+        after = client.get(f"/api/status/{dialogue_job}").json()["speakers"]
+        assert after[1] == {"id": "S2", "name": "Petra"}
+    finally:  # the module's other tests read S2's own name
+        client.patch(f"/api/jobs/{dialogue_job}/speakers", json={"S2": before[1]["name"]})
+
+
 @pytest.mark.parametrize("value", ["0", "11", "many", "2.0"])
 def test_bad_speakers_refused(client: httpx.Client, value: str) -> None:
     """A ``speakers`` value other than auto, off or 1 to 10 is 400 bad_speakers, no job made."""

@@ -55,6 +55,10 @@ class JobStatus:
         default=None,
         metadata=doc("jobs waiting ahead of this one in its step and lane, while it waits"),
     )
+    speakers: tuple[Speaker, ...] = attrs.field(
+        default=(),
+        metadata=doc("the voices found, each with its id on words and its name; once labelled"),
+    )
 
     @classmethod
     def of(
@@ -77,6 +81,7 @@ class JobStatus:
             parts_done=sum(part.done for part in parts) if parts else None,
             parts_total=len(parts) if parts else None,
             queue_position=queue_position,
+            speakers=job.speakers,
         )
 
 
