@@ -78,6 +78,13 @@ def main() -> int:
     parser.add_argument("--storm", type=float, default=15.0, help="seconds of each SpeechKit storm")
     parser.add_argument("--disk", type=float, default=10.0, help="seconds the disk is full")
     parser.add_argument("--quiet-timeout", type=float, default=180.0)
+    parser.add_argument(
+        "--starts-per-hour",
+        type=int,
+        default=36000,
+        help="SpeechKit async starts per hour the service paces to (its real quota is 500,"
+        " which admits ~0.1 uploads/s; the fake has none)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the run's folder (logs)")
     args = parser.parse_args()
     # moto's server logs every request; the report is what this prints.
@@ -85,7 +92,10 @@ def main() -> int:
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 10**6)
     rounds = args.rounds or max(1, round(args.duration / 150))
     root = Path(tempfile.mkdtemp(prefix=f"chaos-{seed}-"))
-    print(f"chaos: seed {seed}, run folder {root}", flush=True)
+    print(
+        f"chaos: seed {seed}, SpeechKit quota {args.starts_per_hour} starts/h, run folder {root}",
+        flush=True,
+    )
     try:
         report = run(
             seed,
@@ -94,6 +104,7 @@ def main() -> int:
             rate=args.rate,
             rounds=rounds,
             quiet_timeout=args.quiet_timeout,
+            starts_per_hour=args.starts_per_hour,
             outage_seconds=args.outage,
             storm_seconds=args.storm,
             disk_seconds=args.disk,

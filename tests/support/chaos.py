@@ -444,10 +444,14 @@ class Upload:
 class Run:
     """A chaos run in ``root``: the deployment, the uploads, the schedule, the checks."""
 
-    def __init__(self, the_plan: Plan, root: Path, *, quiet_timeout: float) -> None:
+    def __init__(
+        self, the_plan: Plan, root: Path, *, quiet_timeout: float, starts_per_hour: int = 500
+    ) -> None:
         self.plan = the_plan
         self.root = root
         self.quiet_timeout = quiet_timeout
+        #: SpeechKit's async starts per hour the deployment paces itself to (checks: 5 per start).
+        self.starts_per_hour = starts_per_hour
         self.report = Report(plan=the_plan)
         self.uploads: list[Upload] = []
         self.processes: dict[str, Process] = {}
@@ -549,6 +553,8 @@ class Run:
                 "sync_max_seconds": 0,
                 # A 5 s recording goes in parts: each part is recognised on its own.
                 "max_seconds": 2,
+                "starts_per_hour": self.starts_per_hour,
+                "checks_per_hour": self.starts_per_hour * 5,
             },
             "s3": {
                 "endpoint_url": s3.moto.endpoint_url,
@@ -930,8 +936,15 @@ def run(
     rate: float = 0.5,
     rounds: int = 1,
     quiet_timeout: float = 90.0,
+    starts_per_hour: int = 500,
     **lengths: float,
 ) -> Report:
-    """One chaos run of ``seed`` in ``root`` (which it fills); the report."""
+    """One chaos run of ``seed`` in ``root`` (which it fills); the report.
+
+    ``starts_per_hour`` is the SpeechKit quota the deployment paces itself to:
+    SpeechKit's default (500) admits ~0.1 uploads per second, so a faster run
+    raises it, as an operator with a raised quota would.
+    """
     the_plan = plan(seed, duration=duration, rate=rate, rounds=rounds, **lengths)
-    return Run(the_plan, root, quiet_timeout=quiet_timeout).execute()
+    run = Run(the_plan, root, quiet_timeout=quiet_timeout, starts_per_hour=starts_per_hour)
+    return run.execute()
