@@ -55,6 +55,9 @@ class RecognitionRequest:
     #: Text that primes the recognizer (Whisper's initial prompt); None: none.
     prompt: str | None = None
     task: Task = Task.TRANSCRIBE
+    #: Speakers wanted, as ``Job.speakers_wanted``: None off, 0 auto, else the count (SPEC §18);
+    #: a recognizer that labels speakers itself (SpeechKit v3) is asked to when not None.
+    speakers: int | None = None
 
 
 #: A request that asks for nothing in particular.

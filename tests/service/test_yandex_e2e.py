@@ -16,15 +16,26 @@ from tests.support.service import TERMINAL_STATES, Service, running_service
 
 
 def yandex_config(
-    moto: MotoS3, bucket: str, fake: FakeSpeechKit, *, sync_max_seconds: float = 0
+    moto: MotoS3,
+    bucket: str,
+    fake: FakeSpeechKit,
+    *,
+    sync_max_seconds: float = 0,
+    async_api: str | None = "v2",
 ) -> dict[str, dict[str, Any]]:
-    """A config that points the service at the local peers only; async only unless told."""
+    """A config that points the service at the local peers only; async only unless told.
+
+    The tests written on v2 keep ``async_api = "v2"``; None leaves the default (v3).
+    """
+    chosen = {} if async_api is None else {"async_api": async_api}
     return {
         "recognizer": {"kind": "yandex"},
         "yandex": {
+            **chosen,
             "api_key": API_KEY,
             "stt_url": fake.stt_url,
             "operation_url": fake.operation_url,
+            "v3_url": fake.v3_url,
             "sync_url": fake.sync_url,
             "sync_max_seconds": sync_max_seconds,
         },
