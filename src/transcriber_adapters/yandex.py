@@ -167,7 +167,8 @@ LANGUAGE_CODES: dict[str, str] = {
     "tr": "tr-TR",
     "uz": "uz-UZ",
 }
-#: What SpeechKit can be asked for: no translation, no prompt (API v2 and v1 take neither).
+#: What SpeechKit can be asked for: no translation, no prompt (no API takes either); v3 labels
+#: speakers besides (``YandexRecognizer.abilities``).
 ABILITIES = Abilities(languages=frozenset(LANGUAGE_CODES), name="SpeechKit")
 
 
@@ -287,6 +288,8 @@ class YandexRecognizer:
         self._v3_url = v3_url.rstrip("/")
         #: The async API starts go to: "v3" or "v2".
         self.async_api = async_api
+        #: v3 labels speakers itself; v2 and v1 leave that to a diarizer.
+        self.abilities = attrs.evolve(ABILITIES, speakers=async_api == "v3")
         self._files = files
         self._language = language
         self._model = model
@@ -308,9 +311,6 @@ class YandexRecognizer:
         if not audio.object_key:
             raise RecognitionFailed("the audio was not copied to Object Storage for the recognizer")
         return self._audio_base + quote(audio.object_key, safe="/")
-
-    #: What it can be asked for: the languages of ``LANGUAGE_CODES``, no translation, no prompt.
-    abilities = ABILITIES
 
     def request_body(
         self, audio: FileRecord, request: RecognitionRequest = DEFAULT_REQUEST

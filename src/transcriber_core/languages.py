@@ -44,6 +44,8 @@ class Abilities:
     prompt: bool = False
     #: The recognizer's name, for refusals ("whisper cannot translate").
     name: str = "the recognizer"
+    #: It labels speakers itself (SpeechKit v3, ADR 54): speakers need no ``Diarizer`` then.
+    speakers: bool = False
 
 
 @attrs.frozen(kw_only=True)

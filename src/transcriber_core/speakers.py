@@ -165,6 +165,11 @@ async def rename_speakers(services: Services, seen: Job, new: Mapping[str, objec
     return renamed
 
 
+def labels_speakers(services: Services) -> bool:
+    """True when a job that wants speakers gets them: a diarizer, or a recognizer that labels."""
+    return services.diarizer is not None or services.recognizer.abilities.speakers
+
+
 def names(job: Job) -> dict[str, str]:
     """Each speaker's id with the name shown for it."""
     return {speaker.id: speaker.name for speaker in job.speakers}
