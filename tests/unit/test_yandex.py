@@ -806,3 +806,19 @@ def test_a_bad_async_api_is_refused() -> None:
     """Only "v3" and "v2" are async APIs."""
     with pytest.raises(ValueError, match="async_api"):
         YandexRecognizer(api_key=API_KEY, bucket=BUCKET, async_api="v1")
+
+
+async def test_v3_results_are_logged_as_a_check(
+    make: MakeRecognizer, fake: FakeSpeechKit, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A done v3 check logs the operation poll and the results read: two check requests."""
+    recognizer = make(async_api="v3")
+    caplog.set_level("INFO", logger="transcriber.yandex")
+    started = await recognizer.start(AUDIO, duration=30.0)
+    assert isinstance(await recognizer.check(started.operation_id), Recognized)
+    events = [
+        (r.api, r.outcome)  # type: ignore[attr-defined]
+        for r in caplog.records
+        if r.msg == "speechkit.request"
+    ]
+    assert events == [("start", "ok"), ("check", "ok"), ("check", "ok")]
