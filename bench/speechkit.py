@@ -54,6 +54,7 @@ def config(moto: MotoS3, bucket: str, fake: FakeSpeechKit, sync_max: float) -> d
             "api_key": API_KEY,
             "stt_url": fake.stt_url,
             "operation_url": fake.operation_url,
+            "v3_url": fake.v3_url,
             "sync_url": fake.sync_url,
             "sync_max_seconds": sync_max,
         },

@@ -1,8 +1,12 @@
-"""The recognizer on SpeechKit async recognition, API v2, via aiohttp (reference: Recognizers).
+"""The recognizer on SpeechKit async recognition, API v3 or v2 (reference: Recognizers).
 
-Short local audio goes to the synchronous API v1 and is done within
-``start`` (ADR 29); otherwise ``start`` posts the Object Storage URI of the
-audio and gets an operation and ``check`` polls it. Every kind of request
+Short local audio with no speakers wanted goes to the synchronous API v1
+and is done within ``start`` (ADR 29); otherwise ``start`` posts the Object
+Storage URI of the audio and gets an operation and ``check`` polls it. On
+API v3 (ADR 54, the default) a done operation's results are then read from
+``getRecognition``: a stream of JSON lines with speaker labels, the
+detected language and normalised text (``read_recognition``); API v2 keeps
+its ``chunks`` (``read_operation``). Every kind of request
 is paced by a budget shared through a ``BudgetStore`` (SpeechKit allows 500
 starts and 2,500 status checks an hour, 20 sync requests a second).
 ``api_errors`` and ``_refuse_bad_status`` are the one place where HTTP
@@ -14,15 +18,17 @@ the URI and the object key are never logged (reference: Privacy).
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import math
 import secrets
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 from urllib.parse import quote
 
 import aiohttp
+import attrs
 
 from transcriber_core.entities import FileRecord, Word
 from transcriber_core.errors import (
@@ -53,6 +59,10 @@ log = logging.getLogger("transcriber.yandex")
 DEFAULT_STT_URL = "https://transcribe.api.cloud.yandex.net/speech/stt/v2/longRunningRecognize"
 DEFAULT_OPERATION_URL = "https://operation.api.cloud.yandex.net/operations"
 DEFAULT_SYNC_URL = "https://stt.api.cloud.yandex.net/speech/v1/stt:recognize"
+#: API v3's base: ``/recognizeFileAsync`` starts, ``/getRecognition`` reads the results.
+DEFAULT_V3_URL = "https://stt.api.cloud.yandex.net/stt/v3"
+#: The async APIs ``[yandex] async_api`` may name; v3 is the default (ADR 54).
+ASYNC_APIS = ("v3", "v2")
 DEFAULT_STORAGE_URL = "https://storage.yandexcloud.net"
 #: SpeechKit's limit on status checks per hour per account.
 DEFAULT_CHECKS_PER_HOUR = 2_500
@@ -157,26 +167,42 @@ LANGUAGE_CODES: dict[str, str] = {
     "tr": "tr-TR",
     "uz": "uz-UZ",
 }
-#: What SpeechKit can be asked for: no translation, no prompt (API v2 and v1 take neither).
+#: What SpeechKit can be asked for: no translation, no prompt (no API takes either); v3 labels
+#: speakers besides (``YandexRecognizer.abilities``).
 ABILITIES = Abilities(languages=frozenset(LANGUAGE_CODES), name="SpeechKit")
 
 
 def speechkit_language(request: RecognitionRequest, default: str) -> str:
     """SpeechKit's code for the language asked for; ``default`` (``[yandex] language``) for auto.
 
-    v2 and v1 detect no language, so ``auto`` is the configured one.
+    v2 and v1 detect no language, so ``auto`` is the configured one; v3
+    detects it (``v3_request_body`` then restricts no language).
     """
     if request.language is None:
         return default
     return LANGUAGE_CODES.get(request.language, default)
 
 
-class YandexRecognizer:
-    """SpeechKit recognition of Ogg/Opus audio: v1 synchronous for short clips, v2 async otherwise.
+def iso_language(code: object) -> str | None:
+    """The ISO 639-1 code of a language SpeechKit names ("ru-RU" or "ru"); None if not one."""
+    if not isinstance(code, str):
+        return None
+    short = code.split("-", 1)[0].strip().lower()
+    return short if len(short) == 2 and short.isascii() and short.isalpha() else None
 
-    **Async (v2).** The audio is read by SpeechKit from
-    ``<storage_url>/<bucket>/<object_key>``, so it must be a record of the S3
-    store on the same bucket; ``check`` polls the operation.
+
+class YandexRecognizer:
+    """SpeechKit recognition of Ogg/Opus audio: v1 synchronous for short clips, v3 or v2 async.
+
+    **Async (v3 by default, or v2: ``async_api``).** The audio is read by
+    SpeechKit from ``<storage_url>/<bucket>/<object_key>``, so it must be a
+    record of the S3 store on the same bucket; ``check`` polls the
+    operation. On v3 (``v3_url``, ADR 54) the start asks for normalised
+    text, the job's language (none for ``auto``: SpeechKit detects it) and
+    speaker labels when the job wants speakers; a done operation's results
+    come from ``getRecognition``, whose speaker tags the words carry. An
+    operation that finished with v2 ``chunks`` (started before a switch to
+    v3) is still read as v2.
 
     **Sync (v1, ADR 29).** Audio that ``files`` (the service's file store)
     holds, of at most ``sync_max_seconds`` and 1 MB, is read from it and
@@ -186,7 +212,8 @@ class YandexRecognizer:
     copies nothing to Object Storage for it. A refusal as too long or too
     large (HTTP 400 or 413), or local audio past those limits, raises
     ``DirectRefused``: the pipeline copies the audio and starts it async.
-    Audio with an object key (``files`` on the bucket, ADR 33) is started
+    So does a request that wants speakers: v1 labels none and gives no word
+    timings to label. Audio with an object key (``files`` on the bucket, ADR 33) is started
     async at once instead. ``sync_max_seconds`` of 0, or no ``files``, turns
     the sync path off.
 
@@ -220,6 +247,8 @@ class YandexRecognizer:
         stt_url: str = DEFAULT_STT_URL,
         operation_url: str = DEFAULT_OPERATION_URL,
         sync_url: str = DEFAULT_SYNC_URL,
+        v3_url: str = DEFAULT_V3_URL,
+        async_api: str = "v3",
         sync_max_seconds: float = DEFAULT_SYNC_MAX_SECONDS,
         files: FileStore | None = None,
         language: str = "ru-RU",
@@ -241,6 +270,8 @@ class YandexRecognizer:
             raise ValueError("every SpeechKit budget must allow at least one request")
         if not bucket:
             raise ValueError("the Object Storage bucket must not be empty")
+        if async_api not in ASYNC_APIS:
+            raise ValueError('async_api must be "v3" or "v2"')
         self._sync = files is not None and sync_max_seconds > 0
         #: What one operation accepts, and what goes to the sync API with no copy.
         self.limits = RecognizerLimits(
@@ -254,6 +285,11 @@ class YandexRecognizer:
         self._stt_url = stt_url
         self._operation_url = operation_url.rstrip("/")
         self._sync_url = sync_url
+        self._v3_url = v3_url.rstrip("/")
+        #: The async API starts go to: "v3" or "v2".
+        self.async_api = async_api
+        #: v3 labels speakers itself; v2 and v1 leave that to a diarizer.
+        self.abilities = attrs.evolve(ABILITIES, speakers=async_api == "v3")
         self._files = files
         self._language = language
         self._model = model
@@ -276,13 +312,50 @@ class YandexRecognizer:
             raise RecognitionFailed("the audio was not copied to Object Storage for the recognizer")
         return self._audio_base + quote(audio.object_key, safe="/")
 
-    #: What it can be asked for: the languages of ``LANGUAGE_CODES``, no translation, no prompt.
-    abilities = ABILITIES
-
     def request_body(
         self, audio: FileRecord, request: RecognitionRequest = DEFAULT_REQUEST
     ) -> dict[str, Any]:
-        """The JSON of a start request; no channel count or sample rate, which OGG_OPUS forbids."""
+        """The JSON of a start request on the configured async API."""
+        if self.async_api == "v3":
+            return self.v3_request_body(audio, request)
+        return self.v2_request_body(audio, request)
+
+    def v3_request_body(
+        self, audio: FileRecord, request: RecognitionRequest = DEFAULT_REQUEST
+    ) -> dict[str, Any]:
+        """The JSON of a v3 ``recognizeFileAsync``: normalised text, language, speaker labels.
+
+        ``auto`` restricts no language, so SpeechKit detects it; speakers
+        wanted (any value but off) turn speaker labelling on.
+        """
+        model: dict[str, Any] = {
+            "model": self._model,
+            "audioFormat": {"containerAudio": {"containerAudioType": "OGG_OPUS"}},
+            "textNormalization": {
+                "textNormalization": "TEXT_NORMALIZATION_ENABLED",
+                "profanityFilter": False,
+                "literatureText": False,
+            },
+            "audioProcessingType": "FULL_DATA",
+        }
+        if request.language is not None:
+            model["languageRestriction"] = {
+                "restrictionType": "WHITELIST",
+                "languageCode": [speechkit_language(request, self._language)],
+            }
+        labeling = "SPEAKER_LABELING_DISABLED"
+        if request.speakers is not None:
+            labeling = "SPEAKER_LABELING_ENABLED"
+        return {
+            "uri": self.audio_uri(audio),
+            "recognitionModel": model,
+            "speakerLabeling": {"speakerLabeling": labeling},
+        }
+
+    def v2_request_body(
+        self, audio: FileRecord, request: RecognitionRequest = DEFAULT_REQUEST
+    ) -> dict[str, Any]:
+        """The JSON of a v2 start; no channel count or sample rate, which OGG_OPUS forbids."""
         return {
             "config": {
                 "specification": {
@@ -308,7 +381,10 @@ class YandexRecognizer:
         refusal = self.limits.refusal(seconds=duration, size=audio.size)
         if refusal is not None:
             raise RecognitionFailed(refusal)
-        if self._reads(audio) and self.limits.takes_directly(seconds=duration, size=audio.size):
+        direct = request.speakers is None and self.limits.takes_directly(
+            seconds=duration, size=audio.size
+        )
+        if self._reads(audio) and direct:
             try:
                 return await self._recognize_now(audio, duration, request)
             except DirectRefused:
@@ -316,10 +392,13 @@ class YandexRecognizer:
                     raise
                 # Already in the bucket SpeechKit reads (ADR 33): async at once, no copy.
         elif not audio.object_key:
+            if request.speakers is not None:
+                raise DirectRefused("synchronous recognition labels no speakers")
             raise DirectRefused("the audio is too long or too large for synchronous recognition")
         body = self.request_body(audio, request)
         await self._take(STARTS_BUDGET)
-        answer = await self._request("start", "POST", self._stt_url, duration, json=body)
+        url = f"{self._v3_url}/recognizeFileAsync" if self.async_api == "v3" else self._stt_url
+        answer = await self._request("start", "POST", url, duration, json=body)
         operation_id = answer.get("id")
         if not isinstance(operation_id, str) or not operation_id:
             raise RecognizerUnavailable("the speech recognizer started no operation")
@@ -335,7 +414,16 @@ class YandexRecognizer:
             _log_request("check", "paced", None)
             return Pending(retry_after=wait)
         url = f"{self._operation_url}/{quote(operation_id, safe='')}"
-        return read_operation(await self._request("check", "GET", url, None))
+        operation = await self._request("check", "GET", url, None)
+        if self.async_api == "v2" or not _v3_results_wanted(operation):
+            return read_operation(operation)
+        # Done on v3: the results are a second request, part of the same check (one token).
+        lines = await self._request_lines(
+            "check",
+            f"{self._v3_url}/getRecognition",
+            params={"operationId": operation_id},
+        )
+        return read_recognition(lines)
 
     async def close(self) -> None:
         """Close the HTTP session; a later call opens a new one."""
@@ -424,6 +512,25 @@ class YandexRecognizer:
         if not isinstance(answer, dict):
             raise RecognizerUnavailable(UNREADABLE)
         return answer
+
+    async def _request_lines(
+        self, action: str, url: str, *, params: Mapping[str, str]
+    ) -> list[dict[str, Any]]:
+        """A GET answered by a stream of JSON objects, one a line (v3 ``getRecognition``)."""
+        session = self._open_session()
+        outcome = "error"
+        try:
+            with api_errors():
+                async with session.get(
+                    url, params=params, headers={"Authorization": f"Api-Key {self._api_key}"}
+                ) as response:
+                    outcome = str(response.status)
+                    _refuse_bad_status(response.status, action, response.headers.get("Retry-After"))
+                    lines = [line async for line in _json_lines(response)]
+                    outcome = "ok"
+        finally:
+            _log_request(action, outcome, None)
+        return lines
 
     def _open_session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
@@ -540,3 +647,207 @@ def _seconds(value: object) -> float | None:
     except ValueError:
         return None
     return seconds if math.isfinite(seconds) else None
+
+
+async def _json_lines(response: aiohttp.ClientResponse) -> AsyncIterator[dict[str, Any]]:
+    """Each JSON object of a streamed answer: one a line, or one JSON array of them.
+
+    A line that is no JSON raises ``ValueError`` (``api_errors`` makes it
+    ``RecognizerUnavailable``); JSON that is no object is ``RecognizerUnavailable``.
+    """
+    body = (await response.read()).decode("utf-8")
+    if body.lstrip().startswith("["):
+        # A proxy or gateway may gather a stream into one array.
+        items = json.loads(body)
+    else:
+        items = [json.loads(line) for line in body.splitlines() if line.strip()]
+    if not isinstance(items, list):  # pragma: no cover - json of "[" is a list
+        raise RecognizerUnavailable(UNREADABLE)
+    for item in items:
+        if not isinstance(item, dict):
+            raise RecognizerUnavailable(UNREADABLE)
+        yield item
+
+
+def _v3_results_wanted(operation: Mapping[str, Any]) -> bool:
+    """True when a v3 operation is done with no error and no v2 ``chunks``: read its results."""
+    if not operation.get("done") or operation.get("error") is not None:
+        return False
+    response = operation.get("response")
+    return not (isinstance(response, dict) and "chunks" in response)
+
+
+@attrs.define
+class _Utterance:
+    """One final of a v3 stream, perhaps refined: its channel, text, words and languages."""
+
+    channel: str
+    start: float
+    text: str
+    words: list[Word]
+    languages: dict[str, float]
+
+
+def read_recognition(lines: Sequence[Mapping[str, Any]]) -> CheckResult:
+    """The transcript of a v3 ``getRecognition`` stream (ADR 54).
+
+    Each ``final`` is an utterance; a ``finalRefinement`` with the same
+    channel and ``finalIndex`` replaces its text (and words, when it has
+    them) with the normalised ones. Partials, keep-alives and analyses are
+    skipped. Utterances go in order of their start; each word carries its
+    utterance's ``channelTag`` as a speaker label (SpeechKit labels speakers
+    as channels), which the core numbers ``S1``… or drops when unwanted.
+    The language is the one most probable over the utterances, weighted by
+    their words. An ``error`` line rejects the recording.
+    """
+    finals: dict[tuple[str, str], _Utterance] = {}
+    refined: dict[tuple[str, str], Mapping[str, Any]] = {}
+    for line in lines:
+        error = line.get("error")
+        if error is not None:
+            return _rejected(error)
+        _take_result(line.get("result", line), finals, refined)
+    utterances = []
+    for key, final in finals.items():
+        utterance = final if key not in refined else _refine(final, refined[key])
+        if utterance.text:
+            utterances.append(utterance)
+    utterances.sort(key=lambda u: u.start)
+    if not utterances:
+        return Rejected(reason=NO_SPEECH)
+    heard: dict[str, float] = {}
+    for utterance in utterances:
+        for code, probability in utterance.languages.items():
+            weight = probability * max(len(utterance.words), 1)
+            heard[code] = heard.get(code, 0.0) + weight
+    return Recognized(
+        text=" ".join(u.text for u in utterances),
+        words=tuple(word for u in utterances for word in u.words),
+        language=max(heard, key=lambda code: heard[code]) if heard else None,
+    )
+
+
+def _take_result(
+    result: object,
+    finals: dict[tuple[str, str], _Utterance],
+    refined: dict[tuple[str, str], Mapping[str, Any]],
+) -> None:
+    """File one result of the stream: a final under its (channel, index), or its refinement."""
+    if not isinstance(result, dict):
+        raise RecognizerUnavailable(UNREADABLE)
+    if isinstance(result.get("final"), dict):
+        update = result["final"]
+        utterance = _utterance(_channel(result, update), update)
+        if utterance is not None:
+            finals[(utterance.channel, _cursor_index(result))] = utterance
+    elif isinstance(result.get("finalRefinement"), dict):
+        refinement = result["finalRefinement"]
+        update = refinement.get("normalizedText")
+        if isinstance(update, dict):
+            index = str(refinement.get("finalIndex", ""))
+            refined[(_channel(result, update), index)] = update
+
+
+def _rejected(error: object) -> Rejected:
+    """A v3 stream's ``error`` line as a refusal: only its code, its message may name the URI."""
+    code = error.get("code") if isinstance(error, dict) else None
+    shown = f" (code {code})" if isinstance(code, int) else ""
+    return Rejected(reason=f"the speech recognizer could not recognise the recording{shown}")
+
+
+def _cursor_index(result: Mapping[str, Any]) -> str:
+    """The ``audioCursors.finalIndex`` of a final (int64 as a string), "" when absent."""
+    cursors = result.get("audioCursors")
+    if not isinstance(cursors, dict):
+        return ""
+    return str(cursors.get("finalIndex", ""))
+
+
+def _channel(result: Mapping[str, Any], update: Mapping[str, Any]) -> str:
+    """The channel (speaker) tag of a result: the update's own, else the result's, else "0"."""
+    tag = update.get("channelTag", result.get("channelTag", "0"))
+    return str(tag)
+
+
+def _best_alternative(update: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    alternatives = update.get("alternatives")
+    if not isinstance(alternatives, list) or not alternatives:
+        return None
+    best = alternatives[0]
+    return best if isinstance(best, dict) else None
+
+
+def _utterance(channel: str, update: Mapping[str, Any]) -> _Utterance | None:
+    """The utterance of a final's best alternative; None when it has none."""
+    best = _best_alternative(update)
+    if best is None:
+        return None
+    text = best.get("text")
+    words = list(_v3_words(best.get("words"), channel))
+    start = _milliseconds(best.get("startTimeMs"))
+    if start is None:
+        start = words[0].start if words else 0.0
+    return _Utterance(
+        channel=channel,
+        start=start,
+        text=text.strip() if isinstance(text, str) else "",
+        words=words,
+        languages=dict(_languages(best.get("languages"))),
+    )
+
+
+def _refine(utterance: _Utterance, update: Mapping[str, Any]) -> _Utterance:
+    """``utterance`` with the normalised text (and words, when given) of its refinement."""
+    best = _best_alternative(update)
+    if best is None:
+        return utterance
+    text = best.get("text")
+    if isinstance(text, str) and text.strip():
+        utterance.text = text.strip()
+    words = list(_v3_words(best.get("words"), utterance.channel))
+    if words:
+        utterance.words = words
+    languages = dict(_languages(best.get("languages")))
+    if languages:
+        utterance.languages = languages
+    return utterance
+
+
+def _v3_words(items: object, channel: str) -> Iterator[Word]:
+    """The timed words of a v3 alternative (int64 milliseconds as strings), labelled ``channel``."""
+    if not isinstance(items, list):
+        return
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("text"), str):
+            continue
+        start, end = _milliseconds(item.get("startTimeMs")), _milliseconds(item.get("endTimeMs"))
+        if start is None or end is None or not 0 <= start <= end:
+            continue
+        yield Word(text=item["text"], start=start, end=end, speaker=channel)
+
+
+def _languages(items: object) -> Iterator[tuple[str, float]]:
+    """(ISO 639-1 code, probability) of a v3 ``languages`` list; unreadable entries left out."""
+    if not isinstance(items, list):
+        return
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        code = iso_language(item.get("languageCode"))
+        try:
+            probability = float(item.get("probability", 0))
+        except (TypeError, ValueError):
+            continue
+        if code is not None and math.isfinite(probability) and probability > 0:
+            yield code, probability
+
+
+def _milliseconds(value: object) -> float | None:
+    """Seconds from an int64 of milliseconds, which JSON carries as a string ("1380")."""
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        return None
+    try:
+        milliseconds = int(value)
+    except ValueError:
+        return None
+    return milliseconds / 1000

@@ -503,6 +503,8 @@ async def _recognizer(
         api_key=yandex.api_key,
         bucket=config.s3.bucket,
         storage_url=config.s3.endpoint_url,
+        async_api=yandex.async_api,
+        v3_url=yandex.v3_url,
         stt_url=yandex.stt_url,
         operation_url=yandex.operation_url,
         language=yandex.language,

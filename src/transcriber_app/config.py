@@ -111,9 +111,14 @@ class MemoryConfig:
 
 @attrs.frozen(kw_only=True)
 class YandexConfig:
-    """Yandex SpeechKit: async recognition (API v2) and, for short clips, sync (API v1; ADR 29)."""
+    """Yandex SpeechKit: async recognition (API v3 or v2), short clips sync (API v1; ADR 29)."""
 
     api_key: str = attrs.field(default="", repr=False)
+    #: The async API: "v3" (speaker labels, language detection; ADR 54) or "v2".
+    async_api: str = "v3"
+    #: API v3's base URL: ``/recognizeFileAsync`` and ``/getRecognition`` under it.
+    v3_url: str = "https://stt.api.cloud.yandex.net/stt/v3"
+    #: API v2's start endpoint, used when ``async_api`` is "v2".
     stt_url: str = "https://transcribe.api.cloud.yandex.net/speech/stt/v2/longRunningRecognize"
     operation_url: str = "https://operation.api.cloud.yandex.net/operations"
     language: str = "ru-RU"
@@ -546,6 +551,21 @@ def _check_webhooks(webhooks: WebhooksConfig) -> None:
         raise ConfigError("[webhooks] timeout_seconds: must be positive and at most 600")
 
 
+def _check_yandex(yandex: YandexConfig) -> None:
+    """SpeechKit's keys: the async API named, limits within SpeechKit's own."""
+    if yandex.async_api not in ("v3", "v2"):
+        raise ConfigError('[yandex] async_api: expected "v3" or "v2"')
+    if not 0 < yandex.max_seconds <= 14400:
+        raise ConfigError("[yandex] max_seconds: must be positive and at most 14400 (4 hours)")
+    _check_positive(
+        ("[yandex] checks_per_hour", yandex.checks_per_hour),
+        ("[yandex] starts_per_hour", yandex.starts_per_hour),
+        ("[yandex] sync_per_second", yandex.sync_per_second),
+    )
+    if not 0 <= yandex.sync_max_seconds <= 30:  # NaN too
+        raise ConfigError("[yandex] sync_max_seconds: must be between 0 (never) and 30")
+
+
 def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads best
     """Cross-checks: values that parse but cannot work."""
     if config.storage.max_record_bytes <= 0:
@@ -586,15 +606,7 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
         raise ConfigError("[memory] checks_before_done: must not be negative")
     if not config.memory.max_seconds >= 0:  # NaN too
         raise ConfigError("[memory] max_seconds: must not be negative (0: no limit)")
-    if not 0 < config.yandex.max_seconds <= 14400:
-        raise ConfigError("[yandex] max_seconds: must be positive and at most 14400 (4 hours)")
-    _check_positive(
-        ("[yandex] checks_per_hour", config.yandex.checks_per_hour),
-        ("[yandex] starts_per_hour", config.yandex.starts_per_hour),
-        ("[yandex] sync_per_second", config.yandex.sync_per_second),
-    )
-    if not 0 <= config.yandex.sync_max_seconds <= 30:  # NaN too
-        raise ConfigError("[yandex] sync_max_seconds: must be between 0 (never) and 30")
+    _check_yandex(config.yandex)
     queue = config.queue
     if queue.max_attempts < 1:
         raise ConfigError("[queue] max_attempts: must be at least 1")

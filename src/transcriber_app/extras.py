@@ -64,5 +64,7 @@ def require_for(config: Config) -> None:
         require("[telegram] token", "telegram")
     if config.database.is_postgres:
         require("[database] url", "postgres")
-    if config.diarization.default != "off":
+    # SpeechKit v3 labels speakers itself (ADR 54): a default of speakers needs no diarizer then.
+    labelling_recognizer = config.recognizer.kind == "yandex" and config.yandex.async_api == "v3"
+    if config.diarization.default != "off" and not labelling_recognizer:
         require(f'[diarization] default = "{config.diarization.default}"', "diarization")

@@ -183,7 +183,10 @@ class Job:
     def request(self) -> RecognitionRequest:
         """What the sender asked of the recognition, as the recognizer is handed it."""
         return RecognitionRequest(
-            language=self.language_requested, prompt=self.prompt, task=self.task
+            language=self.language_requested,
+            prompt=self.prompt,
+            task=self.task,
+            speakers=self.speakers_wanted,
         )
 
     def file_ids(self) -> tuple[str, ...]:

@@ -44,6 +44,8 @@ class Abilities:
     prompt: bool = False
     #: The recognizer's name, for refusals ("whisper cannot translate").
     name: str = "the recognizer"
+    #: It labels speakers itself (SpeechKit v3, ADR 54): speakers need no ``Diarizer`` then.
+    speakers: bool = False
 
 
 @attrs.frozen(kw_only=True)
@@ -55,6 +57,9 @@ class RecognitionRequest:
     #: Text that primes the recognizer (Whisper's initial prompt); None: none.
     prompt: str | None = None
     task: Task = Task.TRANSCRIBE
+    #: Speakers wanted, as ``Job.speakers_wanted``: None off, 0 auto, else the count (SPEC §18);
+    #: a recognizer that labels speakers itself (SpeechKit v3) is asked to when not None.
+    speakers: int | None = None
 
 
 #: A request that asks for nothing in particular.

@@ -85,6 +85,23 @@ def label_words(
     return tuple(labelled), speakers
 
 
+def number_speakers(words: Sequence[Word]) -> tuple[tuple[Word, ...], tuple[Speaker, ...]]:
+    """``words`` with a recognizer's own speaker labels renumbered ``S1``… by first word.
+
+    A word without a label keeps none; the speakers are those of the labelled words.
+    """
+    ids: dict[str, str] = {}
+    numbered = []
+    for word in words:
+        if word.speaker is None:
+            numbered.append(word)
+            continue
+        speaker_id = ids.setdefault(word.speaker, f"S{len(ids) + 1}")
+        numbered.append(attrs.evolve(word, speaker=speaker_id))
+    speakers = tuple(Speaker(id=i, name=default_name(i)) for i in ids.values())
+    return tuple(numbered), speakers
+
+
 def _best_label(
     word: Word, turns: Sequence[Turn], starts: Sequence[float], reach: Sequence[float]
 ) -> str:
@@ -148,6 +165,11 @@ async def rename_speakers(services: Services, seen: Job, new: Mapping[str, objec
     return renamed
 
 
+def labels_speakers(services: Services) -> bool:
+    """True when a job that wants speakers gets them: a diarizer, or a recognizer that labels."""
+    return services.diarizer is not None or services.recognizer.abilities.speakers
+
+
 def names(job: Job) -> dict[str, str]:
     """Each speaker's id with the name shown for it."""
     return {speaker.id: speaker.name for speaker in job.speakers}
@@ -159,10 +181,17 @@ async def diarize(
     """The job's ``words`` labelled with speakers, when the job asked and a diarizer is set.
 
     Runs in the step that ends the recognition, on the converted audio,
-    before the job is stored done; the diarizer honours cancellation. A job
+    before the job is stored done; the diarizer honours cancellation. Words
+    the recognizer labelled itself keep its labels, numbered ``S1``… A job
     without word timings, or that asked for none, keeps its words unlabelled.
     """
-    if job.speakers_wanted is None or services.diarizer is None or not words:
+    if job.speakers_wanted is None:
+        # A recognizer may label speakers unasked (SpeechKit v3 tags every result): not wanted.
+        return tuple(w if w.speaker is None else attrs.evolve(w, speaker=None) for w in words), ()
+    if any(word.speaker is not None for word in words):
+        # The recognizer told the speakers itself (SpeechKit v3, ADR 54): no diarizer needed.
+        return number_speakers(words)
+    if services.diarizer is None or not words:
         return words, ()
     if job.converted_file_id is None:
         raise MissingFile("the job has no converted audio to tell the speakers in")

@@ -220,6 +220,8 @@ def test_secrets_are_not_in_repr() -> None:
         ("[yandex]\nsync_per_second = -1\n", {}, r"\[yandex\] sync_per_second: must be"),
         ("[yandex]\nsync_max_seconds = 31\n", {}, r"\[yandex\] sync_max_seconds: must be"),
         ("[yandex]\nsync_max_seconds = nan\n", {}, r"\[yandex\] sync_max_seconds: must be"),
+        ('[yandex]\nasync_api = "v4"\n', {}, r'\[yandex\] async_api: expected "v3" or "v2"'),
+        ("[yandex]\nasync_api = 3\n", {}, r"\[yandex\] async_api: expected"),
         ("[retention]\nrecordings_days = 0\n", {}, r"\[retention\] recordings_days: must be"),
         ("[retention]\nrecordings_days = 1.5\n", {}, r"\[retention\] recordings_days: expected"),
         (
@@ -394,6 +396,16 @@ def test_speechkit_sync_and_budget_keys(tmp_path: Path) -> None:
     assert config.yandex.sync_url == "http://127.0.0.1:9/v1"
     assert config.yandex.sync_max_seconds == 0
     assert (config.yandex.starts_per_hour, config.yandex.sync_per_second) == (50, 2)
+
+
+def test_speechkit_async_api_defaults_to_v3_and_v2_can_be_chosen(tmp_path: Path) -> None:
+    """[yandex] async_api is "v3" with its base URL unless set; "v2" keeps the v2 path (ADR 54)."""
+    defaults = load_config(write(tmp_path, ""))
+    assert defaults.yandex.async_api == "v3"
+    assert defaults.yandex.v3_url == "https://stt.api.cloud.yandex.net/stt/v3"
+    text = '[yandex]\nasync_api = "v2"\nv3_url = "http://127.0.0.1:9/stt/v3"\n'
+    config = load_config(write(tmp_path, text))
+    assert (config.yandex.async_api, config.yandex.v3_url) == ("v2", "http://127.0.0.1:9/stt/v3")
 
 
 def test_database_url_empty_is_sqlite_and_postgresql_is_taken(tmp_path: Path) -> None:

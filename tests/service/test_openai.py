@@ -15,12 +15,15 @@ import threading
 import time
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from openai.types.audio import TranscriptionDiarized
 
 import openai
+from tests.support.dialogue import conversation
 from tests.support.service import Service, running_service
 
 TOKEN = "openai-token-b3BlbmFp"
@@ -179,14 +182,26 @@ def test_a_bad_language_is_a_400_naming_the_accepted_values(
     assert body["type"] == "invalid_request_error"
 
 
-def test_diarized_json_says_why_it_is_refused(client: openai.OpenAI, recording: bytes) -> None:
-    """diarized_json is a 400 that says speaker labels are not made yet."""
-    with pytest.raises(openai.BadRequestError) as refused:
-        client.audio.transcriptions.create(
-            model="whisper-1", file=("a.mp3", recording), response_format="diarized_json"
-        )
-    assert refused.value.code == "diarization_unavailable"
-    assert "speaker" in refused.value.message
+def test_diarized_json_names_the_speaker_of_each_segment(
+    client: openai.OpenAI, tmp_path: Path
+) -> None:
+    """diarized_json runs the job with speakers auto (the offline diarizer is installed here)."""
+    made = conversation(tmp_path / "talk.ogg", voices=2, turns=2)
+    answer = client.audio.transcriptions.create(
+        model="whisper-1",
+        file=("talk.ogg", made.audio.read_bytes()),
+        response_format="diarized_json",
+    )
+    assert isinstance(answer, TranscriptionDiarized)
+    assert answer.task == "transcribe"
+    assert answer.text == TEXT
+    assert answer.segments
+    assert all(segment.type == "transcript.text.segment" for segment in answer.segments)
+    assert {segment.speaker for segment in answer.segments} <= {
+        f"Speaker {n}" for n in range(1, 11)
+    }
+    assert answer.segments[0].speaker == "Speaker 1"
+    assert " ".join(segment.text for segment in answer.segments) == TEXT
 
 
 def test_an_unknown_model_is_refused(client: openai.OpenAI, recording: bytes) -> None:

@@ -16,15 +16,26 @@ from tests.support.service import TERMINAL_STATES, Service, running_service
 
 
 def yandex_config(
-    moto: MotoS3, bucket: str, fake: FakeSpeechKit, *, sync_max_seconds: float = 0
+    moto: MotoS3,
+    bucket: str,
+    fake: FakeSpeechKit,
+    *,
+    sync_max_seconds: float = 0,
+    async_api: str | None = "v2",
 ) -> dict[str, dict[str, Any]]:
-    """A config that points the service at the local peers only; async only unless told."""
+    """A config that points the service at the local peers only; async only unless told.
+
+    The tests written on v2 keep ``async_api = "v2"``; None leaves the default (v3).
+    """
+    chosen = {} if async_api is None else {"async_api": async_api}
     return {
         "recognizer": {"kind": "yandex"},
         "yandex": {
+            **chosen,
             "api_key": API_KEY,
             "stt_url": fake.stt_url,
             "operation_url": fake.operation_url,
+            "v3_url": fake.v3_url,
             "sync_url": fake.sync_url,
             "sync_max_seconds": sync_max_seconds,
         },
@@ -221,3 +232,74 @@ async def test_delete_of_a_job_waiting_on_a_throttled_start_empties_the_bucket(
                 assert (await client.delete(f"/api/jobs/{job_id}")).status_code == 204
             assert moto_s3.keys(bucket) == []
             assert service.query("SELECT count(*) FROM files") == [(0,)]
+
+
+async def upload_with(service: Service, data: bytes, name: str, **fields: str) -> str:
+    """Upload with form fields (``speakers``, ``language``); the job's id."""
+    async with httpx.AsyncClient(base_url=service.base_url, timeout=10) as client:
+        response = await client.post(
+            "/api/audio", files={"file": (name, data, "audio/mpeg")}, data=fields
+        )
+    assert response.status_code == 202, response.text
+    job_id: str = response.json()["job_id"]
+    return job_id
+
+
+async def test_v3_labels_speakers_detects_the_language_and_normalises(
+    tmp_path: Path, moto_s3: MotoS3, recording: bytes
+) -> None:
+    """On the default (v3), speakers=auto and language=auto come back from SpeechKit itself."""
+    bucket = moto_s3.new_bucket()
+    turns = [("0", "Добрый день, Диана."), ("1", "Встреча в 10 часов?"), ("0", "Да.")]
+    async with FakeSpeechKit(storage_url=moto_s3.endpoint_url) as fake:
+        fake.finish_next_dialogue(turns, pending_checks=1)
+        config = yandex_config(moto_s3, bucket, fake, async_api=None)
+        with running_service(
+            tmp_path, config=config, env={"AWS_EC2_METADATA_DISABLED": "true"}
+        ) as service:
+            job_id = await upload_with(service, recording, "call.mp3", speakers="auto")
+            body = await finished(service, job_id)
+            async with httpx.AsyncClient(base_url=service.base_url, timeout=5) as client:
+                document = (await client.get(f"/api/jobs/{job_id}/transcript?format=json")).json()
+                srt = (await client.get(f"/api/jobs/{job_id}/transcript?format=srt")).text
+    assert body["state"] == "done", body
+    # The normalised text (digits, punctuation), not the raw lowercase final.
+    assert body["text"] == "Добрый день, Диана. Встреча в 10 часов? Да."
+    assert body["language"] == "ru"
+    assert body["language_requested"] == "auto"
+    assert [s["id"] for s in body["speakers"]] == ["S1", "S2"]
+    assert [w["speaker"] for w in document["words"]] == ["S1"] * 3 + ["S2"] * 4 + ["S1"]
+    assert {s["speaker"] for s in document["segments"]} == {"S1", "S2"}
+    assert "Speaker 2:" in srt
+    (start,) = fake.requests_to("/stt/v3/recognizeFileAsync")
+    model = start.body["recognitionModel"]
+    assert "languageRestriction" not in model
+    assert start.body["speakerLabeling"] == {"speakerLabeling": "SPEAKER_LABELING_ENABLED"}
+    assert fake.requests_to("/speech") == []
+    assert moto_s3.keys(bucket) == []
+
+
+async def test_v3_short_clip_with_speakers_skips_the_sync_api(
+    tmp_path: Path, moto_s3: MotoS3
+) -> None:
+    """A 10 s clip asking for 2 speakers goes v3 async (v1 has none), in the language asked."""
+    clip = tone(tmp_path / "note.mp3", 10).read_bytes()
+    bucket = moto_s3.new_bucket()
+    async with FakeSpeechKit(storage_url=moto_s3.endpoint_url) as fake:
+        fake.finish_next_dialogue([("0", "Hello."), ("1", "Hi there.")], language="en-US")
+        config = yandex_config(moto_s3, bucket, fake, sync_max_seconds=30, async_api=None)
+        with running_service(
+            tmp_path, config=config, env={"AWS_EC2_METADATA_DISABLED": "true"}
+        ) as service:
+            job_id = await upload_with(service, clip, "note.mp3", speakers="2", language="en")
+            body = await finished(service, job_id)
+    assert body["state"] == "done", body
+    assert body["text"] == "Hello. Hi there."
+    assert [s["name"] for s in body["speakers"]] == ["Speaker 1", "Speaker 2"]
+    assert fake.requests_to("/speech/v1") == []
+    (start,) = fake.requests_to("/stt/v3/recognizeFileAsync")
+    assert start.body["recognitionModel"]["languageRestriction"] == {
+        "restrictionType": "WHITELIST",
+        "languageCode": ["en-US"],
+    }
+    assert moto_s3.keys(bucket) == []

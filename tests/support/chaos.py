@@ -549,6 +549,7 @@ class Run:
                 "api_key": API_KEY,
                 "stt_url": speechkit.stt_url,
                 "operation_url": speechkit.operation_url,
+                "v3_url": speechkit.v3_url,
                 "sync_url": speechkit.sync_url,
                 "sync_max_seconds": 0,
                 # A 5 s recording goes in parts: each part is recognised on its own.

@@ -1,7 +1,15 @@
-"""A fake Yandex SpeechKit on 127.0.0.1, over real HTTP: v2 async and v1 sync, documented JSON.
+"""A fake Yandex SpeechKit on 127.0.0.1, over real HTTP: v3 and v2 async, v1 sync, documented JSON.
 
-It serves the three endpoints the recognizer uses (v1 ``stt:recognize``:
-query parameters, the raw Ogg/Opus body, ``{"result"}``, 400 past 1 MB), checks the Api-Key header
+It serves the endpoints the recognizer uses (v1 ``stt:recognize``:
+query parameters, the raw Ogg/Opus body, ``{"result"}``, 400 past 1 MB;
+v2 ``longRunningRecognize``; v3 ``recognizeFileAsync`` and
+``getRecognition``, whose answer is a stream of JSON lines, each a
+``{"result"}`` — a ``statusCode`` keep-alive, then per utterance a
+``partial``, a ``final`` with the raw lowercase text, an ``eouUpdate`` and
+a ``finalRefinement`` with the normalised text — int64 fields as strings,
+the speaker as ``channelTag`` when speaker labelling was asked, and the
+language probabilities when no language was restricted; both async APIs
+share the operations endpoint), checks the Api-Key header
 and the request body as strictly as the real service (``audioChannelCount``
 or ``sampleRateHertz`` with OGG_OPUS is a 400), and is scripted per next
 operation: text after some pending polls, an error, no chunks, or a failing
@@ -39,6 +47,13 @@ SYNC_PATH = "/speech/v1/stt:recognize"
 #: The largest body the sync API takes.
 SYNC_MAX_BYTES = 1024 * 1024
 OPERATIONS_PATH = "/operations"
+V3_PATH = "/stt/v3"
+V3_START_PATH = V3_PATH + "/recognizeFileAsync"
+V3_RESULTS_PATH = V3_PATH + "/getRecognition"
+#: Milliseconds each word of a v3 utterance lasts in the fake's timings.
+WORD_MS = 500
+#: The language a scripted v3 operation is heard in unless told otherwise.
+HEARD_LANGUAGE = "ru-RU"
 #: What the channel-2 chunk of every scripted transcript says; it must never reach a result.
 OTHER_CHANNEL_TEXT = "эхо второго канала"
 
@@ -46,6 +61,27 @@ _DOCUMENTED_KEYS = frozenset(
     {"languageCode", "model", "audioEncoding", "profanityFilter", "literature_text"}
 )
 _LPCM_ONLY_KEYS = frozenset({"audioChannelCount", "sampleRateHertz"})
+_V3_KEYS = frozenset(
+    {
+        "content",
+        "uri",
+        "recognitionModel",
+        "recognitionClassifier",
+        "speechAnalysis",
+        "speakerLabeling",
+        "summarization",
+    }
+)
+_V3_MODEL_KEYS = frozenset(
+    {"model", "audioFormat", "textNormalization", "languageRestriction", "audioProcessingType"}
+)
+_V3_NORMALIZATION = frozenset(
+    {"TEXT_NORMALIZATION_UNSPECIFIED", "TEXT_NORMALIZATION_ENABLED", "TEXT_NORMALIZATION_DISABLED"}
+)
+_V3_LABELING = frozenset(
+    {"SPEAKER_LABELING_UNSPECIFIED", "SPEAKER_LABELING_ENABLED", "SPEAKER_LABELING_DISABLED"}
+)
+_V3_CONTAINERS = frozenset({"WAV", "OGG_OPUS", "MP3"})
 
 
 @attrs.frozen(kw_only=True)
@@ -75,17 +111,105 @@ class _Operation:
     checks: int = 0
     #: When (fake's monotonic seconds) the operation may be done at the soonest.
     ready_at: float = 0.0
+    #: v3: who says what, in order ((speaker tag, text)); None: channel 1's chunks, one voice.
+    turns: list[tuple[str, str]] | None = None
+    #: v3: the language SpeechKit hears when none is restricted.
+    language: str = HEARD_LANGUAGE
+    #: The API it was started on: "v2" or "v3".
+    api: str = "v2"
+    #: v3: the start asked for speaker labels.
+    labeling: bool = False
+    #: v3: the languages the start allowed (WHITELIST); None: detect.
+    restricted: list[str] | None = None
 
     def text(self) -> str:
         """What the sync API says for this script: channel 1's texts joined, or empty."""
+        return " ".join(text for _, text in self.utterances())
+
+    def utterances(self) -> list[tuple[str, str]]:
+        """(speaker tag, text) of each utterance: the turns, else channel 1's chunks as "0"."""
+        if self.turns is not None:
+            return list(self.turns)
         if self.response is None:
-            return ""
-        texts = [
-            c["alternatives"][0]["text"]
+            return []
+        return [
+            ("0", c["alternatives"][0]["text"])
             for c in self.response.get("chunks") or []
             if c.get("channelTag") == "1"
         ]
-        return " ".join(texts)
+
+    def v3_lines(self) -> list[dict[str, Any]]:
+        """The ``getRecognition`` stream of this script, as SpeechKit v3 documents it."""
+        lines = [_v3_result("0", statusCode={"codeType": "WORKING", "message": ""})]
+        at = 0
+        for index, (speaker, text) in enumerate(self.utterances()):
+            tag = speaker if self.labeling else "0"
+            raw = _raw(text)
+            cursors = {"finalIndex": str(index), "finalTimeMs": str(at)}
+            first = raw.split()[:1]
+            partial = {
+                "alternatives": [_v3_alternative(" ".join(first), at, [])],
+                "channelTag": tag,
+            }
+            lines.append(_v3_result(tag, partial=partial))
+            languages = self._languages()
+            final = {"alternatives": [_v3_alternative(raw, at, languages)], "channelTag": tag}
+            lines.append(_v3_result(tag, final=final, audioCursors=cursors))
+            end = at + WORD_MS * len(raw.split())
+            lines.append(_v3_result(tag, eouUpdate={"timeMs": str(end)}))
+            refined = {"alternatives": [_v3_alternative(text, at, languages)], "channelTag": tag}
+            refinement = {"finalIndex": str(index), "normalizedText": refined}
+            lines.append(_v3_result(tag, finalRefinement=refinement))
+            at = end + WORD_MS
+        return lines
+
+    def _languages(self) -> list[dict[str, str]]:
+        """The alternative's language estimates: the restricted one, else the heard one first."""
+        if self.restricted:
+            return [{"languageCode": self.restricted[0], "probability": "1"}]
+        other = "en-US" if self.language != "en-US" else "ru-RU"
+        return [
+            {"languageCode": self.language, "probability": "0.93"},
+            {"languageCode": other, "probability": "0.07"},
+        ]
+
+
+def _raw(text: str) -> str:
+    """A final's text before normalisation: lowercase, no punctuation."""
+    kept = "".join(c for c in text.lower() if c.isalnum() or c.isspace())
+    return " ".join(kept.split())
+
+
+def _v3_alternative(text: str, at: int, languages: list[dict[str, str]]) -> dict[str, Any]:
+    """An Alternative of ``text`` from ``at`` ms: its words ``WORD_MS`` each, int64 as strings."""
+    words = [
+        {
+            "text": word,
+            "startTimeMs": str(at + WORD_MS * i),
+            "endTimeMs": str(at + WORD_MS * i + WORD_MS - 100),
+        }
+        for i, word in enumerate(text.split())
+    ]
+    return {
+        "words": words,
+        "text": text,
+        "startTimeMs": str(at),
+        "endTimeMs": str(at + WORD_MS * len(words)),
+        "confidence": "0",
+        "languages": languages,
+    }
+
+
+def _v3_result(channel: str, **event: Any) -> dict[str, Any]:
+    """One line of a v3 stream: the session, the cursors, one event and the channel tag."""
+    result: dict[str, Any] = {
+        "sessionUuid": {"uuid": "fake-session", "userRequestId": ""},
+        "audioCursors": {"receivedDataMs": "0", "finalIndex": "0"},
+        "responseWallTimeMs": "1",
+        "channelTag": channel,
+    }
+    result.update(event)
+    return {"result": result}
 
 
 def _duration(seconds: float) -> str:
@@ -158,6 +282,7 @@ class FakeSpeechKit:
         self._scripts: list[_Operation] = []
         self._start_statuses: list[tuple[int, str | None]] = []
         self._check_faults: list[int | str] = []
+        self._result_statuses: list[int | bytes] = []
         self._release = asyncio.Event()
         #: While set, every start, sync call and check gets this status (a 5xx outage, a 429
         #: storm); set from any thread.
@@ -172,6 +297,8 @@ class FakeSpeechKit:
         app.router.add_post(STT_PATH, self._start)
         app.router.add_post(SYNC_PATH, self._sync)
         app.router.add_get(OPERATIONS_PATH + "/{operation_id}", self._check)
+        app.router.add_post(V3_START_PATH, self._start)
+        app.router.add_get(V3_RESULTS_PATH, self._results)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1)
         await self._runner.setup()
         sock = socket.socket()
@@ -195,6 +322,11 @@ class FakeSpeechKit:
     def stt_url(self) -> str:
         """The start endpoint, to give the recognizer as ``stt_url``."""
         return self.base_url + STT_PATH
+
+    @property
+    def v3_url(self) -> str:
+        """API v3's base, to give the recognizer as ``v3_url``."""
+        return self.base_url + V3_PATH
 
     @property
     def sync_url(self) -> str:
@@ -226,6 +358,26 @@ class FakeSpeechKit:
         }
         self._scripts.append(_Operation(pending_checks=pending_checks, response=response))
 
+    def finish_next_dialogue(
+        self,
+        turns: list[tuple[str, str]],
+        *,
+        language: str = HEARD_LANGUAGE,
+        pending_checks: int = 0,
+    ) -> None:
+        """The next operation ends with ``turns`` ((speaker tag, text)), heard in ``language``.
+
+        On v3 each turn is an utterance tagged with its speaker when labelling
+        was asked; on v2 (and v1) the turns are one voice's text.
+        """
+        text = " ".join(t for _, t in turns)
+        response = {"@type": "LongRunningRecognitionResponse", "chunks": transcript_chunks(text)}
+        self._scripts.append(
+            _Operation(
+                pending_checks=pending_checks, response=response, turns=turns, language=language
+            )
+        )
+
     def reject_next(self, reason: str, *, code: int = 3, pending_checks: int = 0) -> None:
         """The next operation ends ``done`` with an ``error`` whose message names the audio."""
         error = {"code": code, "message": f"{reason}: cannot read the audio", "details": []}
@@ -248,6 +400,14 @@ class FakeSpeechKit:
     def status_next_sync(self, status: int) -> None:
         """The next sync request is answered with this HTTP status (a 400 that is no size issue)."""
         self._sync_statuses.append(status)
+
+    def status_next_results(self, status: int) -> None:
+        """The next v3 ``getRecognition`` is answered with this HTTP status."""
+        self._result_statuses.append(status)
+
+    def raw_results_next(self, body: bytes) -> None:
+        """The next v3 ``getRecognition`` is answered 200 with exactly these bytes."""
+        self._result_statuses.append(body)
 
     def status_next_check(self, status: int) -> None:
         """The next check is answered with this HTTP status."""
@@ -369,6 +529,7 @@ class FakeSpeechKit:
         stormed = self._stormed()
         if stormed is not None:
             return stormed
+        # v2 and v3 starts count against one quota: the account's async recognitions.
         throttled = self._over_quota(STT_PATH, self.starts_per_window)
         if throttled is not None:
             return throttled
@@ -379,7 +540,8 @@ class FakeSpeechKit:
             if retry_after is not None:
                 answer.headers["Retry-After"] = retry_after
             return answer
-        problem = self._body_problem(body)
+        v3 = request.path == V3_START_PATH
+        problem = self._v3_body_problem(body) if v3 else self._body_problem(body)
         if problem is not None:
             return _error(400, 3, problem)
         operation_id = "e03" + secrets.token_hex(8)
@@ -387,6 +549,14 @@ class FakeSpeechKit:
         if script is None:
             self.finish_next("fake transcript")
             script = self._scripts.pop(0)
+        if v3:
+            model = body["recognitionModel"]
+            script.api = "v3"
+            labeling = (body.get("speakerLabeling") or {}).get("speakerLabeling")
+            script.labeling = labeling == "SPEAKER_LABELING_ENABLED"
+            restriction = model.get("languageRestriction")
+            if restriction and restriction.get("restrictionType") == "WHITELIST":
+                script.restricted = list(restriction.get("languageCode") or [])
         script.ready_at = time.monotonic() + self.operation_seconds
         self.operations[operation_id] = script
         self.started[_uri_of(body)] += 1
@@ -420,6 +590,81 @@ class FakeSpeechKit:
             return f"audio {audio['uri']} is not in Yandex Object Storage"
         return None
 
+    def _v3_body_problem(self, body: Any) -> str | None:  # noqa: PLR0911, PLR0912 - one return per refusal
+        """What a strict SpeechKit v3 would refuse in a ``recognizeFileAsync`` body, or None."""
+        if not isinstance(body, dict):
+            return "the body must be an object"
+        if set(body) - _V3_KEYS:
+            return f"unknown fields: {sorted(set(body) - _V3_KEYS)}"
+        if ("uri" in body) == ("content" in body):
+            return "exactly one of uri and content"
+        uri = body.get("uri")
+        if not isinstance(uri, str) or not uri.startswith(self.storage_url + "/"):
+            return f"audio {uri} is not in Yandex Object Storage"
+        model = body.get("recognitionModel")
+        if not isinstance(model, dict) or set(model) - _V3_MODEL_KEYS:
+            return "recognitionModel holds unknown fields"
+        audio_format = model.get("audioFormat")
+        if not isinstance(audio_format, dict) or len(audio_format) != 1:
+            return "audioFormat must hold one of rawAudio and containerAudio"
+        container = audio_format.get("containerAudio")
+        if container is not None:
+            if set(container) != {"containerAudioType"}:
+                return "containerAudio holds exactly containerAudioType"
+            if container["containerAudioType"] not in _V3_CONTAINERS:
+                return "unknown containerAudioType"
+        else:
+            raw = audio_format.get("rawAudio") or {}
+            # int64 fields are strings in v3's JSON.
+            if not all(
+                isinstance(raw.get(k), str) for k in ("sampleRateHertz", "audioChannelCount")
+            ):
+                return "rawAudio needs sampleRateHertz and audioChannelCount as int64 strings"
+        normalization = model.get("textNormalization")
+        if normalization is not None and normalization.get("textNormalization") not in (
+            _V3_NORMALIZATION
+        ):
+            return "unknown textNormalization"
+        restriction = model.get("languageRestriction")
+        if restriction is not None:
+            if restriction.get("restrictionType") not in ("WHITELIST", "BLACKLIST"):
+                return "unknown restrictionType"
+            codes = restriction.get("languageCode")
+            if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
+                return "languageCode must be a list of strings"
+        labeling = body.get("speakerLabeling")
+        if labeling is not None and (
+            set(labeling) != {"speakerLabeling"} or labeling["speakerLabeling"] not in _V3_LABELING
+        ):
+            return "speakerLabeling holds exactly a known speakerLabeling"
+        return None
+
+    async def _results(self, request: web.Request) -> web.StreamResponse:
+        """v3 ``getRecognition``: the done operation's results, one JSON object a line."""
+        await self._record(request)
+        if not self._authorized(request):
+            return _error(401, 16, "The token is invalid")
+        stormed = self._stormed()
+        if stormed is not None:
+            return stormed
+        if self._result_statuses:
+            fault = self._result_statuses.pop(0)
+            if isinstance(fault, bytes):
+                return web.Response(body=fault, content_type="application/json")
+            return _error(fault, 8, "cannot read the results")
+        operation_id = request.query.get("operationId", "")
+        operation = self.operations.get(operation_id)
+        if operation is None or operation.api != "v3" or not self._done(operation):
+            return _error(404, 5, f"Operation {operation_id} has no results")
+        body = "\n".join(json.dumps(line, ensure_ascii=False) for line in operation.v3_lines())
+        return web.Response(text=body + "\n", content_type="application/json")
+
+    def _done(self, operation: _Operation) -> bool:
+        """The operation is past its pending polls and its latency."""
+        return (
+            operation.checks > operation.pending_checks and time.monotonic() >= operation.ready_at
+        )
+
     async def _check(self, request: web.Request) -> web.StreamResponse:
         await self._record(request)
         operation_id = request.match_info["operation_id"]
@@ -439,7 +684,12 @@ class FakeSpeechKit:
         answer = _operation_json(operation_id, done=True)
         if operation.error is not None:
             answer["error"] = operation.error
-        if operation.response is not None:
+        elif operation.api == "v3":
+            # v3's results are read from getRecognition; the operation carries none.
+            answer["response"] = {
+                "@type": "type.googleapis.com/speechkit.stt.v3.RecognizeFileResponse"
+            }
+        elif operation.response is not None:
             answer["response"] = operation.response
         return web.json_response(answer)
 
@@ -479,6 +729,8 @@ def _v1_error(status: int, code: str, message: str) -> web.Response:
 
 
 def _uri_of(body: Any) -> str:
+    if isinstance(body, dict) and isinstance(body.get("uri"), str):
+        return body["uri"]
     try:
         return str(body["audio"]["uri"])
     except (KeyError, TypeError):

@@ -15,7 +15,14 @@ from transcriber_app.web.transcripts import TranscriptFormat, render
 from transcriber_core import subtitles
 from transcriber_core.entities import AUTO_SPEAKERS, Job, Origin, Speaker, State, Turn, Word
 from transcriber_core.ports import JobRepository
-from transcriber_core.speakers import BadSpeakers, label_words, parse_wanted, rename, wanted_text
+from transcriber_core.speakers import (
+    BadSpeakers,
+    label_words,
+    number_speakers,
+    parse_wanted,
+    rename,
+    wanted_text,
+)
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -63,6 +70,19 @@ def test_word_in_a_gap_takes_the_nearest_turn() -> None:
     turns = [Turn(speaker="x", start=0.0, end=1.0), Turn(speaker="y", start=3.0, end=4.0)]
     labelled, _ = label_words([_word("near-x", 1.1, 1.3), _word("near-y", 2.6, 2.9)], turns)
     assert [w.speaker for w in labelled] == ["S1", "S2"]
+
+
+def test_a_recognizers_own_labels_are_numbered_by_first_word() -> None:
+    """Labels a recognizer gave (SpeechKit's channel tags) become S1, S2… in speaking order."""
+    words = [
+        Word(text="a", start=0.0, end=0.5, speaker="1"),
+        Word(text="b", start=0.5, end=1.0, speaker="0"),
+        Word(text="c", start=1.0, end=1.5, speaker=None),
+        Word(text="d", start=1.5, end=2.0, speaker="1"),
+    ]
+    labelled, speakers = number_speakers(words)
+    assert [w.speaker for w in labelled] == ["S1", "S2", None, "S1"]
+    assert speakers == (Speaker(id="S1", name="Speaker 1"), Speaker(id="S2", name="Speaker 2"))
 
 
 def test_no_turns_leave_words_unlabelled() -> None:

@@ -20,8 +20,9 @@ import pytest
 from tests.support.fake_speechkit import API_KEY, FakeSpeechKit
 from tests.support.world import World, make_world
 from transcriber_adapters.memory import MemoryBudgetStore, MemoryFileStore
+from transcriber_adapters.memory.diarizer import MemoryDiarizer
 from transcriber_adapters.yandex import YandexRecognizer
-from transcriber_core.entities import FileRecord, Location, State
+from transcriber_core.entities import AUTO_SPEAKERS, FileRecord, Location, State, Turn
 from transcriber_core.policy import Settings
 from transcriber_core.worker import acquire_next, process
 
@@ -88,11 +89,14 @@ def _speechkit_world(
     else:
         world = make_world(tmp_path, recognizer_files=bucket, clock=clock)  # type: ignore[arg-type]
     options.setdefault("budgets", MemoryBudgetStore(world.clock))
+    # The path tests below were written on v2 and keep it; the v3 tests ask for v3 (ADR 54).
+    options.setdefault("async_api", "v2")
     recognizer = YandexRecognizer(
         api_key=API_KEY,
         bucket="b",
         stt_url=fake.stt_url,
         operation_url=fake.operation_url,
+        v3_url=fake.v3_url,
         sync_url=fake.sync_url,
         files=world.files,
         **options,  # type: ignore[arg-type]
@@ -245,6 +249,86 @@ async def test_a_job_waiting_for_the_start_budget_is_not_copied_again(
         assert (await world.run_to_end(job_id)).state is State.DONE
     assert len([call for call in bucket.calls if call.method == "put"]) == 2
     assert len(fake.requests_to("/speech/stt/v2")) == 2
+
+
+DIALOGUE = [("0", "Добрый день, Диана."), ("1", "Здравствуйте!"), ("0", "До встречи.")]
+
+
+async def test_v3_short_clip_with_speakers_takes_the_async_path(
+    speechkit_world: MakeWorld, fake: FakeSpeechKit
+) -> None:
+    """A 10 s clip that wants speakers skips v1 (no speakers there): v3 labels them, no diarizer."""
+    world, bucket = speechkit_world(async_api="v3")
+    twin = MemoryDiarizer([Turn(speaker="x", start=0.0, end=100.0)])
+    world.services = attrs.evolve(world.services, diarizer=twin)
+    world.converter.duration = 10.0
+    fake.finish_next_dialogue(DIALOGUE)
+    job = await world.submit(clip(10), speakers_wanted=AUTO_SPEAKERS)
+    done = await world.run_to_end(job.id)
+    assert done.state is State.DONE
+    assert done.text == "Добрый день, Диана. Здравствуйте! До встречи."
+    assert [s.id for s in done.speakers] == ["S1", "S2"]
+    assert [w.speaker for w in done.words] == ["S1"] * 3 + ["S2"] + ["S1"] * 2
+    assert done.language == "ru"
+    paths = [r.path for r in fake.requests]
+    assert "/speech/v1/stt:recognize" not in paths
+    assert paths[0] == "/stt/v3/recognizeFileAsync"
+    assert fake.requests[0].body["speakerLabeling"] == {
+        "speakerLabeling": "SPEAKER_LABELING_ENABLED"
+    }
+    assert "/stt/v3/getRecognition" in paths
+    assert twin.calls == []
+    assert any(call.method == "put" for call in bucket.calls)
+    assert bucket.names() == []
+
+
+async def test_v3_short_clip_without_speakers_still_goes_sync(
+    speechkit_world: MakeWorld, fake: FakeSpeechKit
+) -> None:
+    """Speakers off: a short clip keeps the v1 sync path on a v3 deployment."""
+    world, _ = speechkit_world(async_api="v3")
+    world.converter.duration = 10.0
+    fake.finish_next("короткая заметка")
+    job = await world.submit(clip(10))
+    done = await world.run_to_end(job.id)
+    assert done.state is State.DONE
+    assert [r.path for r in fake.requests] == ["/speech/v1/stt:recognize"]
+
+
+async def test_v3_auto_language_and_no_speakers_asked(
+    speechkit_world: MakeWorld, fake: FakeSpeechKit
+) -> None:
+    """A long clip on auto is detected (English here); unasked speakers leave no labels."""
+    world, _ = speechkit_world(async_api="v3")
+    world.converter.duration = 120.0
+    fake.finish_next_dialogue([("0", "Good morning."), ("1", "Morning!")], language="en-US")
+    job = await world.submit(clip(120))
+    done = await world.run_to_end(job.id)
+    assert done.state is State.DONE
+    assert done.language == "en"
+    assert done.text == "Good morning. Morning!"
+    assert done.speakers == ()
+    assert all(w.speaker is None for w in done.words)
+    assert "languageRestriction" not in fake.requests[0].body["recognitionModel"]
+
+
+async def test_v2_short_clip_with_speakers_goes_async_for_the_diarizer(
+    speechkit_world: MakeWorld, fake: FakeSpeechKit
+) -> None:
+    """On v2 a short clip that wants speakers is async too: its word timings feed the diarizer."""
+    world, _ = speechkit_world(async_api="v2")
+    twin = MemoryDiarizer(
+        [Turn(speaker="a", start=0.0, end=1.2), Turn(speaker="b", start=1.2, end=9)]
+    )
+    world.services = attrs.evolve(world.services, diarizer=twin)
+    world.converter.duration = 10.0
+    fake.finish_next("раз два три четыре")
+    job = await world.submit(clip(10), speakers_wanted=2)
+    done = await world.run_to_end(job.id)
+    assert done.state is State.DONE
+    assert fake.requests[0].path == "/speech/stt/v2/longRunningRecognize"
+    assert len(twin.calls) == 1
+    assert [s.id for s in done.speakers] == ["S1", "S2"]
 
 
 class FastClock:

@@ -18,6 +18,7 @@ from transcriber_adapters.yandex import (
     YandexRecognizer,
     advised_delay,
     read_operation,
+    read_recognition,
 )
 from transcriber_core.entities import FileRecord, Location, Word
 from transcriber_core.errors import (
@@ -84,6 +85,9 @@ async def make(fake: FakeSpeechKit) -> AsyncIterator[MakeRecognizer]:
             "bucket": BUCKET,
             "stt_url": fake.stt_url,
             "operation_url": fake.operation_url,
+            "v3_url": fake.v3_url,
+            # The tests of v2's shapes as they were; the v3 tests below ask for v3.
+            "async_api": "v2",
         }
         clock = options.pop("clock", None)
         if clock is not None and "budgets" not in options:
@@ -629,3 +633,192 @@ async def test_every_request_is_logged_for_metrics(
         if r.msg == "speechkit.request"
     ]
     assert events == [("sync", "ok", 4.5), ("start", "ok", 90.0), ("check", "ok", None)]
+
+
+# API v3 (ADR 54): recognizeFileAsync, the operation, getRecognition's stream of JSON lines.
+
+DIALOGUE = [("0", "Добрый день, Диана."), ("1", "Здравствуйте, встреча в 10 часов?"), ("0", "Да.")]
+
+
+async def _v3_done(recognizer: YandexRecognizer, request: RecognitionRequest) -> Recognized:
+    """Start ``AUDIO`` on v3 and check until done; the outcome must be a transcript."""
+    started = await recognizer.start(AUDIO, duration=12.0, request=request)
+    result = await recognizer.check(started.operation_id)
+    assert isinstance(result, Recognized), result
+    return result
+
+
+async def test_v3_start_sends_the_documented_body(
+    make: MakeRecognizer, fake: FakeSpeechKit
+) -> None:
+    """v3's start names the URI, OGG_OPUS in a container, normalisation, the language, labelling."""
+    recognizer = make(async_api="v3", model="general")
+    request = RecognitionRequest(language="kk", speakers=0)
+    await recognizer.start(AUDIO, duration=12.0, request=request)
+    (sent,) = fake.requests
+    assert (sent.method, sent.path) == ("POST", "/stt/v3/recognizeFileAsync")
+    assert sent.headers["Authorization"] == f"Api-Key {API_KEY}"
+    assert sent.body == {
+        "uri": AUDIO_URI,
+        "recognitionModel": {
+            "model": "general",
+            "audioFormat": {"containerAudio": {"containerAudioType": "OGG_OPUS"}},
+            "textNormalization": {
+                "textNormalization": "TEXT_NORMALIZATION_ENABLED",
+                "profanityFilter": False,
+                "literatureText": False,
+            },
+            "audioProcessingType": "FULL_DATA",
+            "languageRestriction": {"restrictionType": "WHITELIST", "languageCode": ["kk-KZ"]},
+        },
+        "speakerLabeling": {"speakerLabeling": "SPEAKER_LABELING_ENABLED"},
+    }
+
+
+async def test_v3_auto_restricts_no_language_and_off_labels_nobody(
+    make: MakeRecognizer, fake: FakeSpeechKit
+) -> None:
+    """``auto`` sends no languageRestriction (SpeechKit detects it); speakers off: no labelling."""
+    await make(async_api="v3").start(AUDIO, duration=3.0, request=RecognitionRequest())
+    body = fake.requests[0].body
+    assert "languageRestriction" not in body["recognitionModel"]
+    assert body["speakerLabeling"] == {"speakerLabeling": "SPEAKER_LABELING_DISABLED"}
+
+
+async def test_v3_results_carry_speakers_normalised_text_and_timings(
+    make: MakeRecognizer, fake: FakeSpeechKit
+) -> None:
+    """Finals refined to normalised text, in order, words timed from int64 strings, by speaker."""
+    fake.finish_next_dialogue(DIALOGUE, pending_checks=1)
+    recognizer = make(async_api="v3")
+    started = await recognizer.start(
+        AUDIO, duration=12.0, request=RecognitionRequest(language="ru", speakers=0)
+    )
+    assert await recognizer.check(started.operation_id) == Pending()
+    result = await recognizer.check(started.operation_id)
+    assert isinstance(result, Recognized)
+    assert result.text == "Добрый день, Диана. Здравствуйте, встреча в 10 часов? Да."
+    assert [w.text for w in result.words][:3] == ["Добрый", "день,", "Диана."]
+    assert [w.speaker for w in result.words] == ["0"] * 3 + ["1"] * 5 + ["0"]
+    assert (result.words[0].start, result.words[0].end) == (0.0, 0.4)
+    assert result.words[3].start == 2.0
+    assert result.language == "ru"
+    (results,) = fake.requests_to("/stt/v3/getRecognition")
+    assert results.query == {"operationId": started.operation_id}
+
+
+async def test_v3_auto_yields_the_detected_language(
+    make: MakeRecognizer, fake: FakeSpeechKit
+) -> None:
+    """With no language asked, the job is told the language SpeechKit heard (ISO 639-1)."""
+    fake.finish_next_dialogue([("0", "Good morning, Diane.")], language="en-US")
+    result = await _v3_done(make(async_api="v3"), RecognitionRequest())
+    assert result.language == "en"
+    assert result.text == "Good morning, Diane."
+
+
+async def test_v3_without_labelling_is_one_voice(make: MakeRecognizer, fake: FakeSpeechKit) -> None:
+    """Speakers off: SpeechKit tags every result channel 0, one label the core then drops."""
+    fake.finish_next_dialogue(DIALOGUE)
+    result = await _v3_done(make(async_api="v3"), RecognitionRequest(language="ru"))
+    assert {w.speaker for w in result.words} == {"0"}
+
+
+def test_v3_no_speech_and_error_lines_are_rejected() -> None:
+    """A stream with no final is no speech; an ``error`` line rejects, naming only its code."""
+    assert read_recognition([{"result": {"statusCode": {"codeType": "WORKING"}}}]) == Rejected(
+        reason="no speech recognised"
+    )
+    rejected = read_recognition(
+        [{"error": {"code": 3, "message": f"cannot read {AUDIO_URI}", "details": []}}]
+    )
+    assert isinstance(rejected, Rejected)
+    assert rejected.reason == "the speech recognizer could not recognise the recording (code 3)"
+
+
+def test_v3_unrefined_finals_keep_their_text_and_unreadable_words_are_left_out() -> None:
+    """A final without refinement keeps its own text; words with no readable times are dropped."""
+    words = [
+        {"text": "раз", "startTimeMs": "100", "endTimeMs": "400"},
+        {"text": "два", "startTimeMs": "x", "endTimeMs": "900"},
+        {"text": "три", "startTimeMs": "900", "endTimeMs": "800"},
+        {"startTimeMs": "1000", "endTimeMs": "1200"},
+    ]
+    final = {"alternatives": [{"text": "раз два три", "words": words}], "channelTag": "0"}
+    result = read_recognition([{"result": {"final": final, "audioCursors": {"finalIndex": "0"}}}])
+    assert result == Recognized(
+        text="раз два три", words=(Word(text="раз", start=0.1, end=0.4, speaker="0"),)
+    )
+
+
+@pytest.mark.parametrize("answer", [b"not json\n", b"[1, 2]", b'{"result": 1}\n'])
+async def test_v3_unreadable_results_are_transient(
+    make: MakeRecognizer, fake: FakeSpeechKit, answer: bytes
+) -> None:
+    """A results answer that is no stream of JSON objects is RecognizerUnavailable, in our words."""
+    recognizer = make(async_api="v3")
+    started = await recognizer.start(AUDIO, duration=3.0)
+    fake.raw_results_next(answer)
+    with pytest.raises(RecognizerUnavailable) as caught:
+        await recognizer.check(started.operation_id)
+    _assert_secret_free(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("status", "error"),
+    [(503, TransientError), (429, RecognizerThrottled), (401, RecognizerCredentialsRejected)],
+)
+async def test_v3_results_statuses_are_classified(
+    make: MakeRecognizer, fake: FakeSpeechKit, status: int, error: type[Exception]
+) -> None:
+    """getRecognition's failures are classed as every other SpeechKit answer is."""
+    recognizer = make(async_api="v3")
+    started = await recognizer.start(AUDIO, duration=3.0)
+    fake.status_next_results(status)
+    with pytest.raises(error):
+        await recognizer.check(started.operation_id)
+
+
+async def test_v3_reads_an_operation_v2_finished_with_chunks(
+    make: MakeRecognizer, fake: FakeSpeechKit
+) -> None:
+    """A v2 operation still running when the service moved to v3 is read from its chunks."""
+    fake.finish_next("старая операция")
+    started = await make(async_api="v2").start(AUDIO, duration=3.0)
+    result = await make(async_api="v3").check(started.operation_id)
+    assert isinstance(result, Recognized)
+    assert result.text == "старая операция"
+    assert fake.requests_to("/stt/v3") == []
+
+
+async def test_speakers_wanted_skip_the_sync_api(
+    make: MakeRecognizer, fake: FakeSpeechKit, local_audio: tuple[FilesystemFileStore, FileRecord]
+) -> None:
+    """A short local clip that wants speakers is handed back for async: v1 labels nobody."""
+    store, record = local_audio
+    recognizer = make(async_api="v3", sync_url=fake.sync_url, files=store)
+    with pytest.raises(DirectRefused):
+        await recognizer.start(record, duration=5.0, request=RecognitionRequest(speakers=2))
+    assert fake.requests == []
+
+
+def test_a_bad_async_api_is_refused() -> None:
+    """Only "v3" and "v2" are async APIs."""
+    with pytest.raises(ValueError, match="async_api"):
+        YandexRecognizer(api_key=API_KEY, bucket=BUCKET, async_api="v1")
+
+
+async def test_v3_results_are_logged_as_a_check(
+    make: MakeRecognizer, fake: FakeSpeechKit, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A done v3 check logs the operation poll and the results read: two check requests."""
+    recognizer = make(async_api="v3")
+    caplog.set_level("INFO", logger="transcriber.yandex")
+    started = await recognizer.start(AUDIO, duration=30.0)
+    assert isinstance(await recognizer.check(started.operation_id), Recognized)
+    events = [
+        (r.api, r.outcome)  # type: ignore[attr-defined]
+        for r in caplog.records
+        if r.msg == "speechkit.request"
+    ]
+    assert events == [("start", "ok"), ("check", "ok"), ("check", "ok")]

@@ -42,7 +42,7 @@ from transcriber_app.web.schemas import doc, to_json
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.uploads import Received
 from transcriber_core import subtitles
-from transcriber_core.entities import Job, JobPart, Origin, State
+from transcriber_core.entities import AUTO_SPEAKERS, Job, JobPart, Origin, State
 from transcriber_core.errors import (
     DedupKeyReused,
     DiskFull,
@@ -59,6 +59,7 @@ from transcriber_core.languages import (
     check_prompt,
     check_task,
 )
+from transcriber_core.speakers import BadSpeakers, labels_speakers, names, parse_wanted
 from transcriber_core.waiting import watch_job
 
 log = logging.getLogger("transcriber.openai")
@@ -103,6 +104,9 @@ class Ask:
     #: ``verbose_json`` carries segments (the default granularity, or asked).
     segments: bool = True
     stream: bool = False
+    #: Speakers the job wants (``Job.speakers_wanted``): auto for ``diarized_json``, else the
+    #: ``[diarization] default`` when speakers can be labelled, else None (off).
+    speakers: int | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -149,6 +153,36 @@ class TranscriptionVerbose:
     segments: tuple[TranscriptionSegment, ...] | None = None
     #: ``{word, start, end}``: the same words as the ``/api`` transcript's JSON.
     words: tuple[subtitles.TimedWord, ...] | None = None
+
+
+@attrs.frozen(kw_only=True)
+class TranscriptionDiarizedSegment:
+    """A segment of ``diarized_json``: one of the service's cues, which never mixes two speakers."""
+
+    type: Literal["transcript.text.segment"] = attrs.field(
+        metadata=doc("always transcript.text.segment")
+    )
+    id: str = attrs.field(metadata=doc("the segment's id within this answer: seg_0, seg_1…"))
+    start: float
+    end: float
+    text: str
+    speaker: str = attrs.field(
+        metadata=doc(
+            "the speaker's name (Speaker 1…, or the name given with PATCH /api/jobs/{id}/speakers);"
+            " empty for a segment no speaker was told in"
+        )
+    )
+
+
+@attrs.frozen(kw_only=True)
+class TranscriptionDiarized:
+    """The ``diarized_json`` answer: the text and its segments, each with its speaker."""
+
+    task: Literal["transcribe"] = attrs.field(metadata=doc("always transcribe"))
+    duration: float
+    text: str
+    segments: tuple[TranscriptionDiarizedSegment, ...]
+    usage: Usage
 
 
 @attrs.frozen(kw_only=True)
@@ -219,11 +253,12 @@ def parse_ask(runtime: Runtime, fields: Mapping[str, tuple[str, ...]], *, task: 
         f.value for f in ResponseFormat if task is Task.TRANSCRIBE or f.value != "diarized_json"
     )
     chosen = ResponseFormat(_one_of(field("response_format"), formats, "response_format") or "json")
-    if chosen is ResponseFormat.DIARIZED_JSON:
+    can_label = labels_speakers(runtime.services)
+    if chosen is ResponseFormat.DIARIZED_JSON and not can_label:
         raise OpenAIFault(
             400,
             "diarization_unavailable",
-            "diarized_json needs speaker labels, which this service does not make yet;"
+            "diarized_json needs speaker labels, and this service has no diarizer configured;"
             " ask for json, verbose_json, text, srt or vtt",
             param="response_format",
         )
@@ -274,7 +309,27 @@ def parse_ask(runtime: Runtime, fields: Mapping[str, tuple[str, ...]], *, task: 
         words="word" in granularities,
         segments="segment" in granularities or not granularities,
         stream=stream,
+        speakers=_speakers_of(runtime, chosen, can_label=can_label, task=task),
     )
+
+
+def _speakers_of(
+    runtime: Runtime, chosen: ResponseFormat, *, can_label: bool, task: Task
+) -> int | None:
+    """The speakers a ``/v1`` job wants: auto for diarized_json, else ``[diarization] default``.
+
+    Without a diarizer (or a recognizer that labels them) none are asked
+    for; the default is not refused here as ``/api/audio`` refuses it, since
+    OpenAI's clients never send ``speakers``.
+    """
+    if chosen is ResponseFormat.DIARIZED_JSON:
+        return AUTO_SPEAKERS
+    if not can_label or task is Task.TRANSLATE:
+        return None
+    try:
+        return parse_wanted(runtime.config.diarization.default)
+    except BadSpeakers:  # pragma: no cover - the config check refuses a bad default at startup
+        return None
 
 
 async def create_transcription(request: Request) -> Response:
@@ -367,6 +422,7 @@ async def _job_of(
         digest=received.digest,
         owner=caller,
         request=ask.request,
+        speakers_wanted=ask.speakers,
     )
 
 
@@ -456,11 +512,43 @@ def render(job: Job, ask: Ask) -> Response:
         return JSONResponse(to_json(Transcription(text=text, usage=usage_of(job))))
     if wanted is ResponseFormat.VERBOSE_JSON:
         return JSONResponse(to_json(verbose(job, ask)))
+    if wanted is ResponseFormat.DIARIZED_JSON:
+        return JSONResponse(to_json(diarized(job)))
     if wanted is ResponseFormat.TEXT:
         return Response(text, media_type=_PLAIN_TYPES[wanted])
     cues = subtitles.cues(job.words, text=text, duration=job.duration)
-    body = subtitles.srt(cues) if wanted is ResponseFormat.SRT else subtitles.webvtt(cues)
+    # With speakers, the names before a cue (SRT) or its voice span (VTT), renames included.
+    shown = names(job)
+    body = (
+        subtitles.srt(cues, shown)
+        if wanted is ResponseFormat.SRT
+        else subtitles.webvtt(cues, shown)
+    )
     return Response(body, media_type=_PLAIN_TYPES[wanted])
+
+
+def diarized(job: Job) -> TranscriptionDiarized:
+    """The ``diarized_json`` document: the cues as segments, each with its speaker's name."""
+    document = subtitles.transcript(job)
+    shown = names(job)
+    segments = tuple(
+        TranscriptionDiarizedSegment(
+            type="transcript.text.segment",
+            id=f"seg_{index}",
+            start=segment.start,
+            end=segment.end,
+            text=segment.text,
+            speaker="" if segment.speaker is None else shown.get(segment.speaker, segment.speaker),
+        )
+        for index, segment in enumerate(document.segments)
+    )
+    return TranscriptionDiarized(
+        task="transcribe",
+        duration=job.duration or 0.0,
+        text=document.text,
+        segments=segments,
+        usage=usage_of(job),
+    )
 
 
 def verbose(job: Job, ask: Ask) -> TranscriptionVerbose:
@@ -621,7 +709,12 @@ def _fields(*, translate: bool) -> tuple[FormField, ...]:
         FormField(
             name="response_format",
             description="json (the default), text, srt, verbose_json or vtt"
-            + ("" if translate else "; diarized_json answers 400 (no speaker labels yet)"),
+            + (
+                ""
+                if translate
+                else "; diarized_json: segments with their speaker (400 diarization_unavailable"
+                " when no diarizer is configured)"
+            ),
             schema={"type": "string", "enum": formats},
         ),
         FormField(
@@ -673,7 +766,9 @@ UNAUTHORIZED = Answer(
 def _audio_endpoint(path: str, handler: Callable[[Request], Any], *, translate: bool) -> Endpoint:
     what = "English text of" if translate else "the transcript of"
     content: dict[str, type | tuple[type, ...] | dict[str, Any] | None] = {
-        "application/json": (Transcription, TranscriptionVerbose),
+        "application/json": (Transcription, TranscriptionVerbose)
+        if translate
+        else (Transcription, TranscriptionVerbose, TranscriptionDiarized),
         "text/plain": None,
         "application/x-subrip": None,
         "text/vtt": None,

@@ -171,7 +171,7 @@ def wanted_speakers(runtime: Runtime, value: str | None) -> int | None:
         wanted = parse_wanted(runtime.config.diarization.default if value is None else value)
     except BadSpeakers as exc:
         raise ApiError(400, "bad_speakers", str(exc)) from None
-    if wanted is not None and runtime.services.diarizer is None:
+    if wanted is not None and not speakers.labels_speakers(runtime.services):
         raise ApiError(400, "bad_speakers", "this service labels no speakers; send speakers=off")
     return wanted
 
