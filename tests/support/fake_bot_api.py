@@ -100,6 +100,8 @@ class FakeBotApi:
         #: Method names called, in order (lower case).
         self.calls: list[str] = []
         self._updates: list[dict[str, Any]] = []
+        #: Every update pushed, by id, so a test can have one delivered again.
+        self.pushed: dict[int, dict[str, Any]] = {}
         self._failures: dict[str, list[Failure]] = {}
         self._changed = asyncio.Condition()
         self._ids = itertools.count(1)
@@ -182,10 +184,29 @@ class FakeBotApi:
             "from": sender,
             **content,
         }
-        async with self._changed:
-            self._updates.append({"update_id": next(self._ids), "message": message})
-            self._changed.notify_all()
+        await self.push_update({"update_id": next(self._ids), "message": message})
         return message_id
+
+    async def push_update(self, update: dict[str, Any]) -> int:
+        """Queue a whole update (its ``update_id`` included); return that id."""
+        self.pushed[update["update_id"]] = update
+        async with self._changed:
+            self._updates.append(update)
+            self._changed.notify_all()
+        return int(update["update_id"])
+
+    async def redeliver(self, message_id: int) -> None:
+        """Hand the update that carried ``message_id`` out again, as Telegram may."""
+        update = next(u for u in self.pushed.values() if _message_id(u) == message_id)
+        async with self._changed:
+            if update not in self._updates:
+                self._updates.append(update)
+                self._updates.sort(key=lambda u: u["update_id"])
+            self._changed.notify_all()
+
+    def pending_updates(self) -> list[int]:
+        """Ids of the updates not confirmed yet (at or above the last offset asked)."""
+        return [update["update_id"] for update in self._updates]
 
     async def push_text(self, chat_id: int, text: str) -> int:
         """A text message (a command when it starts with a slash)."""
@@ -396,6 +417,11 @@ async def close_bot(bot: Bot) -> None:
 
 def _utf16_units(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
+
+
+def _message_id(update: dict[str, Any]) -> int | None:
+    message = update.get("message")
+    return None if message is None else int(message["message_id"])
 
 
 def _int_or_none(value: Any) -> int | None:

@@ -9,7 +9,8 @@ from aiogram import Bot
 from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.telegram import TelegramAPIServer
 from aiogram.exceptions import TelegramUnauthorizedError
-from aiogram.types import LinkPreviewOptions, Message, ReplyParameters, User
+from aiogram.methods import GetUpdates
+from aiogram.types import LinkPreviewOptions, Message, ReplyParameters, Update, User
 from aiogram.utils.token import TokenValidationError, validate_token
 
 from transcriber_adapters.telegram.errors import TokenRejected, telegram_errors
@@ -76,3 +77,18 @@ async def send_reply(bot: Bot, chat_id: int, message_id: int, text: str) -> Mess
 def reply_to(message_id: int) -> ReplyParameters:
     """Reply parameters that still deliver when the message replied to was deleted."""
     return ReplyParameters(message_id=message_id, allow_sending_without_reply=True)
+
+
+async def get_updates(
+    bot: Bot, *, offset: int | None, wait_seconds: int, allowed_updates: list[str] | None = None
+) -> list[Update]:
+    """The updates from ``offset`` on, waiting up to ``wait_seconds`` for one; confirms those below.
+
+    Telegram forgets every update below ``offset`` when it is asked: the
+    caller moves it only past updates whose intake has committed (ADR 53).
+    """
+    method = GetUpdates(offset=offset, timeout=wait_seconds, allowed_updates=allowed_updates)
+    # The HTTP request must outlive the long poll it carries.
+    request_timeout = int(bot.session.timeout + wait_seconds) if bot.session.timeout else None
+    with telegram_errors():
+        return await bot(method, request_timeout=request_timeout)

@@ -10,7 +10,6 @@ size, never the sender or the file name (reference: Privacy).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable, Collection, Mapping
 
@@ -43,8 +42,6 @@ from transcriber_core.services import Services
 
 log = logging.getLogger("transcriber.bot")
 
-#: How long an interrupted download may spend asking its sender to resend.
-_LAST_WORD_SECONDS = 3.0
 #: How long a recording that met an outage (S3 or the database down) is tried again
 #: before the sender is asked to send it again; the first pause, doubling up to the last.
 _OUTAGE_SECONDS = 60.0
@@ -94,12 +91,9 @@ class BotIntake:
         try:
             job, is_new = await self._accept_patiently(bot, message, recording, extra)
         except asyncio.CancelledError:
-            # Shutdown cut the download off. aiogram has already confirmed the
-            # update to Telegram, so it will not come again: ask for it again.
+            # Shutdown cut the download off. The update is not confirmed to
+            # Telegram (ADR 53): the next poller reads it again and takes it.
             log.info("bot.interrupted", extra=extra)
-            with contextlib.suppress(Exception):
-                async with asyncio.timeout(_LAST_WORD_SECONDS):
-                    await self._reply(bot, message, UNAVAILABLE_TEXT)
             raise
         except FileTooLarge:
             await self._too_large(bot, message, extra)
@@ -113,14 +107,23 @@ class BotIntake:
             await self._reply(bot, message, UNAVAILABLE_TEXT)
             return
         if not is_new:
-            await self._reply(bot, message, duplicate_text(job))
+            await self._answer_again(bot, message, job)
+
+    async def _answer_again(self, bot: Bot, message: Message, job: Job) -> None:
+        """A recording this chat sent before: told so, unless this is the same message again."""
+        if job.origin == Origin.telegram(message.chat.id, message.message_id):
+            # The same update again (a restart before its offset was confirmed, or
+            # Telegram redelivering a webhook): it was taken, and it is told already.
+            log.info("bot.redelivered", extra={"job_id": job.id})
+            return
+        await self._reply(bot, message, duplicate_text(job))
 
     async def _accept_patiently(
         self, bot: Bot, message: Message, recording: Recording, extra: Mapping[str, object]
     ) -> tuple[Job, bool]:
         """``_accept``, again while a dependency is down, for up to ``_OUTAGE_SECONDS`` (ADR 43).
 
-        Telegram has confirmed the update: a recording turned away here is
+        A recording turned away here is answered, its update confirmed, and
         only sent again if its sender does it, so a short outage is waited
         out (downloading the file again) rather than told.
         """
