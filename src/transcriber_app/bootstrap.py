@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
@@ -20,6 +22,7 @@ from transcriber_adapters.media_header import HeaderProbe
 from transcriber_adapters.memory import MemoryRecognizer
 from transcriber_adapters.sqlite import (
     SqliteBudgetStore,
+    SqliteChatStore,
     SqliteConditionStore,
     SqliteDatabase,
     SqliteJobRepository,
@@ -33,6 +36,7 @@ from transcriber_core.entities import Job, Location, State
 from transcriber_core.policy import DecodeLimits, Settings
 from transcriber_core.ports import (
     BudgetStore,
+    ChatStore,
     Clock,
     ConditionStore,
     Converter,
@@ -235,7 +239,7 @@ async def build(
         workers=Workers(services, concurrency_from(config), deliveries=config.workers.deliver),
         owners=stores.owners,
         space=space,
-        bot=_polling(config, services, bot, space=space) if intake else None,
+        bot=_polling(config, services, bot, space=space, chats=stores.chats) if intake else None,
         budgets=stores.budgets,
         closers=closers,
     )
@@ -290,7 +294,7 @@ def _notifier(bot: Bot | None) -> Notifier:
 
 
 def _polling(
-    config: Config, services: Services, bot: Bot | None, *, space: DiskSpace
+    config: Config, services: Services, bot: Bot | None, *, space: DiskSpace, chats: ChatStore
 ) -> BotPolling | None:
     """The Telegram intake of ``serve``; None without a bot."""
     if bot is None:
@@ -305,7 +309,13 @@ def _polling(
         allowed_chat_ids=telegram.allowed_chat_ids,
         short_of_space=space.is_short,
     )
-    return BotPolling(bot, dispatcher)
+    if not _shares_nothing_locally(config):
+        # The data dir's intake lock already lets one serve run: it polls, no lease needed,
+        # and a restart after a crash polls at once.
+        return BotPolling(bot, dispatcher)
+    # Unique to this process: the lease tells pollers apart, never trusts a name twice.
+    holder = f"{services.host}:{os.getpid()}:{secrets.token_hex(4)}"
+    return BotPolling(bot, dispatcher, chats=chats, holder=holder)
 
 
 @attrs.frozen(kw_only=True)
@@ -316,6 +326,8 @@ class _Stores:
     owners: OwnerStore
     conditions: ConditionStore
     budgets: BudgetStore
+    #: The Telegram poller's lease and each chat's settings (ADR 53).
+    chats: ChatStore
     #: Other processes' wake-ups: the database's LISTEN feed, or None on SQLite.
     wakeup_feed: WakeupFeed | None = None
 
@@ -331,6 +343,7 @@ async def _sqlite_stores(
         owners=SqliteOwnerStore(database, clock=clock),
         conditions=SqliteConditionStore(database, clock=clock),
         budgets=SqliteBudgetStore(database, clock=clock),
+        chats=SqliteChatStore(database, clock=clock),
     )
 
 
@@ -352,6 +365,7 @@ async def _postgres_stores(
         owners=postgres.PostgresOwnerStore(database),
         conditions=postgres.PostgresConditionStore(database),
         budgets=postgres.PostgresBudgetStore(database),
+        chats=postgres.PostgresChatStore(database),
         wakeup_feed=postgres.PostgresWakeupFeed(url, settings=settings),
     )
 

@@ -10,6 +10,10 @@ recording being downloaded when the process is killed was lost. Here the
 offset moves only past updates whose intake has finished, a job committed or
 the update answered (ADR 53); a restart reads the rest again, and the intake
 knows a recording it already took by its chat and message.
+
+With a ``ChatStore`` (every service has one: the job database), only the
+process holding the polling lease polls; the others wait and take over
+within ``lease`` of the holder's death (ADR 53).
 """
 
 from __future__ import annotations
@@ -23,7 +27,9 @@ from aiogram import Bot, Dispatcher
 from aiogram.types import Update
 
 from transcriber_adapters.telegram import TelegramUnavailable, get_me, get_updates
+from transcriber_core.entities import PollLease
 from transcriber_core.errors import TranscriberError
+from transcriber_core.ports import ChatStore
 
 log = logging.getLogger("transcriber.bot")
 
@@ -33,6 +39,9 @@ _GET_ME_TIMEOUT = timedelta(seconds=10)
 _MAX_RETRY_DELAY = 60.0
 #: How long the confirming getUpdates at a clean stop may take.
 _CONFIRM_SECONDS = 3.0
+#: How long the polling lease lasts unrenewed: a dead holder is replaced within it
+#: and one renewal period (SPEC §21: within a minute).
+POLL_LEASE = timedelta(seconds=30)
 
 
 class Offsets:
@@ -89,6 +98,9 @@ class BotPolling:
         concurrency: int = 8,
         retry_delay: float = 1.0,
         busy_pause: float = 1.0,
+        chats: ChatStore | None = None,
+        holder: str = "",
+        lease: timedelta = POLL_LEASE,
     ) -> None:
         self.bot = bot
         self.dispatcher = dispatcher
@@ -101,6 +113,16 @@ class BotPolling:
         #: While the oldest update is still being handled, getUpdates answers at once with
         #: it: the pause between such polls, which bounds how late a new update is seen.
         self.busy_pause = busy_pause
+        #: Where the polling lease is kept; None: this process polls alone.
+        self.chats = chats
+        #: This process's name in the lease: unique to the process.
+        self.holder = holder
+        #: How long the lease lasts unrenewed; renewed every third of it.
+        self.lease = lease
+        #: The lease while this process holds it.
+        self.held: PollLease | None = None
+        #: Set while ``held``: what a test or a probe awaits.
+        self.holding = asyncio.Event()
         self.offsets = Offsets()
         self._confirmed: int | None = None
         self._task: asyncio.Task[None] | None = None
@@ -143,9 +165,21 @@ class BotPolling:
             for handling in pending:
                 handling.cancel()
             await asyncio.gather(*inflight, return_exceptions=True)
-        if self._polling.is_set():
+        if self._polling.is_set() and (self.chats is None or self.held is not None):
             await self._confirm()
+        await self._release()
         log.info("bot.stopped")
+
+    async def _release(self) -> None:
+        """Give the lease up, so another process polls without waiting for it to run out."""
+        held, self.held = self.held, None
+        self.holding.clear()
+        if held is None or self.chats is None:
+            return
+        try:
+            await self.chats.release_poll_lease(held)
+        except TranscriberError as exc:
+            log.warning("bot.poll_lease_failed", extra={"error_type": type(exc).__name__})
 
     async def close(self) -> None:
         """Close the bot's HTTP session; after the workers drained, as the notifier uses it."""
@@ -156,10 +190,71 @@ class BotPolling:
             return
         self._polling.set()
         try:
-            await self._poll()
+            if self.chats is None:
+                await self._poll()
+            else:
+                await self._poll_while_held(self.chats)
         except Exception as exc:
             log.exception("bot.polling_failed", extra={"error_type": type(exc).__name__})
             raise
+
+    async def _poll_while_held(self, chats: ChatStore) -> None:
+        """Take the polling lease, poll while it holds, and start over when it is lost."""
+        while not self._stopping.is_set():
+            held = await self._take_lease(chats)
+            if held is None:
+                return
+            self.held = held
+            self.holding.set()
+            log.info("bot.poll_lease_taken", extra={"fence": held.fence})
+            polling = asyncio.create_task(self._poll(), name="transcriber-bot-poll")
+            keeping = asyncio.create_task(self._keep_lease(chats, held))
+            try:
+                done, _ = await asyncio.wait(
+                    {polling, keeping}, return_when=asyncio.FIRST_COMPLETED
+                )
+            finally:
+                for task in (polling, keeping):
+                    task.cancel()
+                await asyncio.gather(polling, keeping, return_exceptions=True)
+            error = polling.exception() if polling in done else None
+            if error is not None:
+                raise error
+            if keeping in done:
+                self.held = None
+                self.holding.clear()
+                log.warning("bot.poll_lease_lost", extra={"fence": held.fence})
+
+    async def _take_lease(self, chats: ChatStore) -> PollLease | None:
+        """Wait until this process holds the lease; None when told to stop first."""
+        period = self.lease.total_seconds() / 3
+        while not self._stopping.is_set():
+            try:
+                held = await chats.take_poll_lease(self.holder, lease=self.lease)
+            except TranscriberError as exc:
+                log.warning("bot.poll_lease_failed", extra={"error_type": type(exc).__name__})
+            else:
+                if held is not None:
+                    return held
+            await self._pause(period)
+        return None
+
+    async def _keep_lease(self, chats: ChatStore, held: PollLease) -> None:
+        """Renew every third of the lease; returns when it is lost (taken, or not renewable)."""
+        period = self.lease.total_seconds() / 3
+        loop = asyncio.get_running_loop()
+        renewed = loop.time()
+        while True:
+            await asyncio.sleep(period)
+            try:
+                if not await chats.renew_poll_lease(held, lease=self.lease):
+                    return
+                renewed = loop.time()
+            except TranscriberError as exc:
+                log.warning("bot.poll_lease_failed", extra={"error_type": type(exc).__name__})
+                # Unrenewed, it runs out for the others at its end: stop polling before.
+                if loop.time() - renewed + period >= self.lease.total_seconds():
+                    return
 
     async def _poll(self) -> None:
         """Read updates and hand them out, moving the offset only past finished ones."""
