@@ -59,7 +59,7 @@ if TYPE_CHECKING:
 
     from transcriber_adapters.s3 import S3FileStore
     from transcriber_adapters.whisper import WhisperRecognizer
-    from transcriber_app.bot import BotPolling
+    from transcriber_app.bot import BotPolling, BotWebhook
 
 log = logging.getLogger("transcriber.app")
 
@@ -94,8 +94,9 @@ class Runtime:
     owners: OwnerStore
     #: The data dir's free space, which uploads and ``/health`` look at.
     space: DiskSpace
-    #: The Telegram intake; None when no token is configured, and in a worker (notices only).
-    bot: BotPolling | None = None
+    #: The Telegram intake (polling, or webhook mode's ``POST /telegram/webhook``); None when
+    #: no token is configured, and in a worker (notices only).
+    bot: BotPolling | BotWebhook | None = None
     #: Request budgets shared through the database (ADR 29), for ``/metrics``.
     budgets: BudgetStore | None = None
     _closers: list[Callable[[], Awaitable[None]]] = attrs.field(factory=list)
@@ -295,12 +296,12 @@ def _notifier(bot: Bot | None) -> Notifier:
 
 def _polling(
     config: Config, services: Services, bot: Bot | None, *, space: DiskSpace, chats: ChatStore
-) -> BotPolling | None:
-    """The Telegram intake of ``serve``; None without a bot."""
+) -> BotPolling | BotWebhook | None:
+    """The Telegram intake of ``serve`` in the configured mode; None without a bot."""
     if bot is None:
         return None
     from transcriber_adapters.telegram import download_limit  # noqa: PLC0415 - see _bot
-    from transcriber_app.bot import BotPolling, make_dispatcher  # noqa: PLC0415
+    from transcriber_app.bot import BotPolling, BotWebhook, make_dispatcher  # noqa: PLC0415
 
     telegram = config.telegram
     dispatcher = make_dispatcher(
@@ -309,6 +310,8 @@ def _polling(
         allowed_chat_ids=telegram.allowed_chat_ids,
         short_of_space=space.is_short,
     )
+    if telegram.mode == "webhook":
+        return BotWebhook(bot, dispatcher, url=telegram.webhook_url, secret=telegram.webhook_secret)
     if not _shares_nothing_locally(config):
         # The data dir's intake lock already lets one serve run: it polls, no lease needed,
         # and a restart after a crash polls at once.

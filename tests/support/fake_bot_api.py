@@ -2,7 +2,7 @@
 
 It serves the few methods the bot uses (getMe, getUpdates with long polling
 and offsets, getFile, file downloads, sendMessage, sendDocument,
-deleteWebhook), lets a test push user messages carrying files it holds, and
+setWebhook, deleteWebhook), lets a test push user messages carrying files it holds, and
 records what the bot sent to each chat. Like Telegram, it refuses (400) a
 blank message, a text over 4,096 UTF-16 code units and a caption over 1,024.
 ``wait_sent`` awaits the n-th message in a chat, so tests never sleep.
@@ -100,6 +100,8 @@ class FakeBotApi:
         #: Method names called, in order (lower case).
         self.calls: list[str] = []
         self._updates: list[dict[str, Any]] = []
+        #: What the last setWebhook asked for: url, secret_token, allowed_updates.
+        self.webhook: dict[str, Any] | None = None
         #: Every update pushed, by id, so a test can have one delivered again.
         self.pushed: dict[int, dict[str, Any]] = {}
         self._failures: dict[str, list[Failure]] = {}
@@ -287,6 +289,7 @@ class FakeBotApi:
             "sendmessage": self._send_message,
             "senddocument": self._send_document,
             "deletewebhook": self._delete_webhook,
+            "setwebhook": self._set_webhook,
         }.get(method)
         if handler is None:
             return _error(404, "Not Found: method not found")
@@ -296,7 +299,21 @@ class FakeBotApi:
         return _ok(BOT_USER)
 
     async def _delete_webhook(self, form: Any) -> web.Response:
+        self.webhook = None
         return _ok(True)
+
+    async def _set_webhook(self, form: Any) -> web.Response:
+        allowed = form.get("allowed_updates")
+        self.webhook = {
+            "url": form.get("url"),
+            "secret_token": form.get("secret_token"),
+            "allowed_updates": None if allowed is None else json.loads(allowed),
+        }
+        return _ok(True)
+
+    def update_of(self, chat_id: int, message_id: int) -> dict[str, Any]:
+        """The update that carried ``message_id`` (for posting it to a webhook instead)."""
+        return next(u for u in self.pushed.values() if _message_id(u) == message_id)
 
     async def _get_updates(self, form: Any) -> web.Response:
         offset = int(form.get("offset", 0))

@@ -6,14 +6,17 @@ an entry point and lives in the app (``transcriber_app.bot``).
 """
 
 from transcriber_adapters.telegram.client import (
+    ALLOWED_UPDATES,
     CLOUD_DOWNLOAD_LIMIT,
     LOCAL_DOWNLOAD_LIMIT,
     download_limit,
     get_me,
     get_updates,
     make_bot,
+    parse_update,
     reply_to,
     send_reply,
+    set_webhook,
 )
 from transcriber_adapters.telegram.errors import (
     FileTooLarge,
@@ -27,6 +30,7 @@ from transcriber_adapters.telegram.messages import Recording, recording_of
 from transcriber_adapters.telegram.notifier import MESSAGE_LIMIT, TelegramNotifier, split_text
 
 __all__ = [
+    "ALLOWED_UPDATES",
     "CLOUD_DOWNLOAD_LIMIT",
     "LOCAL_DOWNLOAD_LIMIT",
     "MESSAGE_LIMIT",
@@ -41,9 +45,11 @@ __all__ = [
     "get_me",
     "get_updates",
     "make_bot",
+    "parse_update",
     "recording_of",
     "reply_to",
     "send_reply",
+    "set_webhook",
     "split_text",
     "telegram_errors",
 ]

@@ -12,6 +12,7 @@ from aiogram.exceptions import TelegramUnauthorizedError
 from aiogram.methods import GetUpdates
 from aiogram.types import LinkPreviewOptions, Message, ReplyParameters, Update, User
 from aiogram.utils.token import TokenValidationError, validate_token
+from pydantic import ValidationError
 
 from transcriber_adapters.telegram.errors import TokenRejected, telegram_errors
 
@@ -87,8 +88,28 @@ async def get_updates(
     Telegram forgets every update below ``offset`` when it is asked: the
     caller moves it only past updates whose intake has committed (ADR 53).
     """
-    method = GetUpdates(offset=offset, timeout=wait_seconds, allowed_updates=allowed_updates)
+    method = GetUpdates(
+        offset=offset, timeout=wait_seconds, allowed_updates=allowed_updates or ALLOWED_UPDATES
+    )
     # The HTTP request must outlive the long poll it carries.
     request_timeout = int(bot.session.timeout + wait_seconds) if bot.session.timeout else None
     with telegram_errors():
         return await bot(method, request_timeout=request_timeout)
+
+
+#: The updates the bot handles; Telegram sends no others.
+ALLOWED_UPDATES = ["message", "callback_query"]
+
+
+async def set_webhook(bot: Bot, url: str, *, secret: str) -> None:
+    """Have Telegram post updates to ``url`` with ``secret`` in each request's header."""
+    with telegram_errors():
+        await bot.set_webhook(url, secret_token=secret, allowed_updates=ALLOWED_UPDATES)
+
+
+def parse_update(bot: Bot, data: object) -> Update:
+    """An update posted to the webhook, bound to ``bot``; ``ValueError`` when it is not one."""
+    try:
+        return Update.model_validate(data, context={"bot": bot})
+    except ValidationError:
+        raise ValueError("not a Telegram update") from None
