@@ -306,6 +306,7 @@ def _polling(
     telegram = config.telegram
     dispatcher = make_dispatcher(
         services,
+        chats=chats,
         max_file_bytes=download_limit(telegram.api_base),
         allowed_chat_ids=telegram.allowed_chat_ids,
         short_of_space=space.is_short,

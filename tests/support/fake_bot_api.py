@@ -2,7 +2,8 @@
 
 It serves the few methods the bot uses (getMe, getUpdates with long polling
 and offsets, getFile, file downloads, sendMessage, sendDocument,
-setWebhook, deleteWebhook), lets a test push user messages carrying files it holds, and
+setWebhook, deleteWebhook, getChatMember), private chats and supergroups
+(a negative chat id), lets a test push user messages carrying files it holds, and
 records what the bot sent to each chat. Like Telegram, it refuses (400) a
 blank message, a text over 4,096 UTF-16 code units and a caption over 1,024.
 ``wait_sent`` awaits the n-th message in a chat, so tests never sleep.
@@ -30,6 +31,8 @@ BOT_USER = {"id": 123456789, "is_bot": True, "first_name": "Transcriber", "usern
 SENDER_FIRST_NAME = "Секретный"
 SENDER_LAST_NAME = "Отправитель"
 SENDER_USERNAME = "secret_sender_login"
+#: A group's title: as private as a sender's name.
+GROUP_TITLE = "Секретная группа"
 #: Longest wait for something the bot should do at once; a hang fails instead of blocking.
 WAIT_SECONDS = 5
 #: What the cloud Bot API lets a bot download (reference: Telegram bot).
@@ -100,6 +103,10 @@ class FakeBotApi:
         #: Method names called, in order (lower case).
         self.calls: list[str] = []
         self._updates: list[dict[str, Any]] = []
+        #: Every message pushed, by chat and message id (a reply quotes the one it answers).
+        self.messages: dict[tuple[int, int], dict[str, Any]] = {}
+        #: Per chat, the users getChatMember calls administrators.
+        self.admins: dict[int, set[int]] = {}
         #: What the last setWebhook asked for: url, secret_token, allowed_updates.
         self.webhook: dict[str, Any] | None = None
         #: Every update pushed, by id, so a test can have one delivered again.
@@ -162,23 +169,41 @@ class FakeBotApi:
         self.files[fake.file_id] = fake
         return fake
 
-    async def push(self, chat_id: int, **content: Any) -> int:
-        """Queue a message from the secret sender in ``chat_id``; return its message id."""
+    async def push(
+        self,
+        chat_id: int,
+        *,
+        user_id: int | None = None,
+        language_code: str | None = None,
+        **content: Any,
+    ) -> int:
+        """Queue a message from the secret sender in ``chat_id``; return its message id.
+
+        A negative ``chat_id`` is a supergroup (its title a secret too) and
+        ``user_id`` the member who speaks (default: the chat's own id, as in a
+        private chat). ``language_code`` is the sender's Telegram language.
+        """
         message_id = next(self._ids)
-        sender = {
-            "id": chat_id,
+        sender: dict[str, Any] = {
+            "id": chat_id if user_id is None else user_id,
             "is_bot": False,
             "first_name": SENDER_FIRST_NAME,
             "last_name": SENDER_LAST_NAME,
             "username": SENDER_USERNAME,
         }
-        chat = {
-            "id": chat_id,
-            "type": "private",
-            "first_name": SENDER_FIRST_NAME,
-            "last_name": SENDER_LAST_NAME,
-            "username": SENDER_USERNAME,
-        }
+        if language_code is not None:
+            sender["language_code"] = language_code
+        chat: dict[str, Any]
+        if chat_id < 0:
+            chat = {"id": chat_id, "type": "supergroup", "title": GROUP_TITLE}
+        else:
+            chat = {
+                "id": chat_id,
+                "type": "private",
+                "first_name": SENDER_FIRST_NAME,
+                "last_name": SENDER_LAST_NAME,
+                "username": SENDER_USERNAME,
+            }
         message = {
             "message_id": message_id,
             "date": 1767225600,
@@ -186,6 +211,7 @@ class FakeBotApi:
             "from": sender,
             **content,
         }
+        self.messages[chat_id, message_id] = message
         await self.push_update({"update_id": next(self._ids), "message": message})
         return message_id
 
@@ -210,13 +236,17 @@ class FakeBotApi:
         """Ids of the updates not confirmed yet (at or above the last offset asked)."""
         return [update["update_id"] for update in self._updates]
 
-    async def push_text(self, chat_id: int, text: str) -> int:
-        """A text message (a command when it starts with a slash)."""
+    async def push_text(
+        self, chat_id: int, text: str, *, reply_to: int | None = None, **sender: Any
+    ) -> int:
+        """A text message (a command when it starts with a slash), maybe answering ``reply_to``."""
         content: dict[str, Any] = {"text": text}
         if text.startswith("/"):
             length = len(text.split(maxsplit=1)[0])
             content["entities"] = [{"type": "bot_command", "offset": 0, "length": length}]
-        return await self.push(chat_id, **content)
+        if reply_to is not None:
+            content["reply_to_message"] = self.messages[chat_id, reply_to]
+        return await self.push(chat_id, **sender, **content)
 
     async def push_media(
         self,
@@ -227,6 +257,8 @@ class FakeBotApi:
         file_name: str | None = None,
         mime_type: str | None = None,
         sized: bool = True,
+        caption: str | None = None,
+        **sender: Any,
     ) -> int:
         """A message with one file of ``kind``: voice, audio, video, video_note or document.
 
@@ -245,7 +277,8 @@ class FakeBotApi:
             media["file_name"] = file_name
         if mime_type is not None:
             media["mime_type"] = mime_type
-        return await self.push(chat_id, **{kind: media})
+        extra: dict[str, Any] = {} if caption is None else {"caption": caption}
+        return await self.push(chat_id, **sender, **extra, **{kind: media})
 
     def fail_next(
         self, method: str, status: int, description: str, *, retry_after: int | None = None
@@ -290,6 +323,7 @@ class FakeBotApi:
             "senddocument": self._send_document,
             "deletewebhook": self._delete_webhook,
             "setwebhook": self._set_webhook,
+            "getchatmember": self._get_chat_member,
         }.get(method)
         if handler is None:
             return _error(404, "Not Found: method not found")
@@ -301,6 +335,29 @@ class FakeBotApi:
     async def _delete_webhook(self, form: Any) -> web.Response:
         self.webhook = None
         return _ok(True)
+
+    async def _get_chat_member(self, form: Any) -> web.Response:
+        chat_id, user_id = int(form["chat_id"]), int(form["user_id"])
+        status = "administrator" if user_id in self.admins.get(chat_id, set()) else "member"
+        user = {"id": user_id, "is_bot": False, "first_name": SENDER_FIRST_NAME}
+        member: dict[str, Any] = {"status": status, "user": user}
+        if status == "administrator":
+            member.update(
+                can_be_edited=False,
+                is_anonymous=False,
+                can_manage_chat=True,
+                can_delete_messages=True,
+                can_manage_video_chats=True,
+                can_restrict_members=True,
+                can_promote_members=False,
+                can_change_info=True,
+                can_invite_users=True,
+                can_post_stories=False,
+                can_edit_stories=False,
+                can_delete_stories=False,
+                can_send_welcome_messages=False,
+            )
+        return _ok(member)
 
     async def _set_webhook(self, form: Any) -> web.Response:
         allowed = form.get("allowed_updates")

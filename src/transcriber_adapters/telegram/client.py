@@ -8,6 +8,7 @@ from datetime import timedelta
 from aiogram import Bot
 from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.telegram import TelegramAPIServer
+from aiogram.enums import ChatMemberStatus
 from aiogram.exceptions import TelegramUnauthorizedError
 from aiogram.methods import GetUpdates
 from aiogram.types import LinkPreviewOptions, Message, ReplyParameters, Update, User
@@ -113,3 +114,14 @@ def parse_update(bot: Bot, data: object) -> Update:
         return Update.model_validate(data, context={"bot": bot})
     except ValidationError:
         raise ValueError("not a Telegram update") from None
+
+
+#: The chat member statuses that may change a group's settings.
+_ADMIN_STATUSES = (ChatMemberStatus.CREATOR, ChatMemberStatus.ADMINISTRATOR)
+
+
+async def is_chat_admin(bot: Bot, chat_id: int, user_id: int) -> bool:
+    """True when ``user_id`` is the creator or an administrator of ``chat_id`` (getChatMember)."""
+    with telegram_errors():
+        member = await bot.get_chat_member(chat_id, user_id)
+    return member.status in _ADMIN_STATUSES
