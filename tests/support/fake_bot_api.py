@@ -2,7 +2,8 @@
 
 It serves the few methods the bot uses (getMe, getUpdates with long polling
 and offsets, getFile, file downloads, sendMessage, sendDocument,
-setWebhook, deleteWebhook, getChatMember), private chats and supergroups
+setWebhook, deleteWebhook, getChatMember, answerCallbackQuery, inline
+keyboards and button presses), private chats and supergroups
 (a negative chat id), lets a test push user messages carrying files it holds, and
 records what the bot sent to each chat. Like Telegram, it refuses (400) a
 blank message, a text over 4,096 UTF-16 code units and a caption over 1,024.
@@ -70,6 +71,8 @@ class Sent:
     #: For documents: the file name and bytes uploaded.
     filename: str | None = None
     document: bytes | None = None
+    #: The inline keyboard sent with it: rows of (text, callback_data).
+    buttons: tuple[tuple[tuple[str, str], ...], ...] = ()
 
     @property
     def body(self) -> str:
@@ -107,6 +110,8 @@ class FakeBotApi:
         self.messages: dict[tuple[int, int], dict[str, Any]] = {}
         #: Per chat, the users getChatMember calls administrators.
         self.admins: dict[int, set[int]] = {}
+        #: answerCallbackQuery calls: (callback query id, text or None).
+        self.answered: list[tuple[str, str | None]] = []
         #: What the last setWebhook asked for: url, secret_token, allowed_updates.
         self.webhook: dict[str, Any] | None = None
         #: Every update pushed, by id, so a test can have one delivered again.
@@ -324,6 +329,7 @@ class FakeBotApi:
             "deletewebhook": self._delete_webhook,
             "setwebhook": self._set_webhook,
             "getchatmember": self._get_chat_member,
+            "answercallbackquery": self._answer_callback_query,
         }.get(method)
         if handler is None:
             return _error(404, "Not Found: method not found")
@@ -335,6 +341,43 @@ class FakeBotApi:
     async def _delete_webhook(self, form: Any) -> web.Response:
         self.webhook = None
         return _ok(True)
+
+    async def _answer_callback_query(self, form: Any) -> web.Response:
+        text = form.get("text")
+        async with self._changed:
+            self.answered.append(
+                (str(form["callback_query_id"]), None if text is None else str(text))
+            )
+            self._changed.notify_all()
+        return _ok(True)
+
+    async def press(self, sent: Sent, data: str, *, user_id: int | None = None) -> str:
+        """A user presses the button with ``data`` under the bot's ``sent``; the query id."""
+        query_id = f"query-{next(self._ids)}"
+        message: dict[str, Any] = {
+            "message_id": sent.message_id,
+            "date": 1767225600,
+            "chat": {"id": sent.chat_id, "type": "supergroup" if sent.chat_id < 0 else "private"},
+            "from": BOT_USER,
+            "text": sent.text or "",
+        }
+        user = {"id": sent.chat_id if user_id is None else user_id, "is_bot": False}
+        user["first_name"] = SENDER_FIRST_NAME
+        query = {
+            "id": query_id,
+            "from": user,
+            "message": message,
+            "chat_instance": "chat-instance",
+            "data": data,
+        }
+        await self.push_update({"update_id": next(self._ids), "callback_query": query})
+        return query_id
+
+    async def wait_answered(self, query_id: str) -> str | None:
+        """Wait (bounded) for the bot's answerCallbackQuery to ``query_id``; its text."""
+        async with asyncio.timeout(WAIT_SECONDS), self._changed:
+            await self._changed.wait_for(lambda: any(q == query_id for q, _ in self.answered))
+        return next(text for q, text in self.answered if q == query_id)
 
     async def _get_chat_member(self, form: Any) -> web.Response:
         chat_id, user_id = int(form["chat_id"]), int(form["user_id"])
@@ -463,6 +506,7 @@ class FakeBotApi:
             allow_sending_without_reply=bool(reply.get("allow_sending_without_reply")),
             filename=filename,
             document=document,
+            buttons=_buttons(form.get("reply_markup")),
         )
         async with self._changed:
             self.sent.append(sent)
@@ -491,6 +535,15 @@ async def close_bot(bot: Bot) -> None:
 
 def _utf16_units(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
+
+
+def _buttons(markup: Any) -> tuple[tuple[tuple[str, str], ...], ...]:
+    if markup is None:
+        return ()
+    rows = json.loads(str(markup)).get("inline_keyboard", [])
+    return tuple(
+        tuple((button["text"], button.get("callback_data", "")) for button in row) for row in rows
+    )
 
 
 def _message_id(update: dict[str, Any]) -> int | None:

@@ -38,7 +38,7 @@ from transcriber_adapters.telegram import (
     make_bot,
     recording_of,
 )
-from transcriber_adapters.telegram.notifier import ACCEPTED_TEXT, DOCUMENT_NAME
+from transcriber_adapters.telegram.notifier import ACCEPTED_TEXT
 from transcriber_app.bot import BotPolling, make_dispatcher
 from transcriber_app.bot.polling import Offsets
 from transcriber_app.bot.texts import (
@@ -187,7 +187,8 @@ async def test_long_transcript_arrives_as_a_text_document(start: Start) -> None:
     message_id = await running.send("voice")
     _, document = await running.api.wait_sent(CHAT, 2)
     assert document.method == "senddocument"
-    assert document.filename == DOCUMENT_NAME
+    [job] = await running.jobs()
+    assert document.filename == f"transcript-{job.created:%Y-%m-%d}-{job.id[:8]}.txt"
     assert document.reply_to == message_id
     assert document.body == long_text
 

@@ -19,6 +19,7 @@ from tests.support.fake_bot_api import (
     Sent,
     close_bot,
 )
+from tests.support.subtitles import parsed_srt, parsed_vtt
 from tests.support.world import World, make_world
 from transcriber_adapters.memory import MemoryChatStore
 from transcriber_adapters.telegram import TelegramNotifier, make_bot
@@ -26,6 +27,7 @@ from transcriber_adapters.telegram.notifier import ACCEPTED_TEXT
 from transcriber_app.bot import BotPolling, make_dispatcher
 from transcriber_app.bot.texts import ENGLISH, RUSSIAN, TEXTS, texts_for
 from transcriber_core.entities import ChatMode, ChatSettings, Job
+from transcriber_core.services import Services
 from transcriber_core.worker import Workers
 
 PRIVATE = 7001
@@ -42,14 +44,16 @@ class Chats:
     api: FakeBotApi
     world: World
     chats: MemoryChatStore
+    services: Services
+    polling: BotPolling
 
     async def jobs(self) -> list[Job]:
         """Every job, newest first."""
         return await self.world.repo.list_jobs()
 
-    async def voice(self, chat_id: int, **options: object) -> int:
-        """Push a voice note with a new file in ``chat_id``; its message id."""
-        file = self.api.add_file(b"voice bytes")
+    async def voice(self, chat_id: int, data: bytes = b"voice bytes", **options: object) -> int:
+        """Push a voice note with a new file of ``data`` in ``chat_id``; its message id."""
+        file = self.api.add_file(data)
         return await self.api.push_media(chat_id, "voice", file, **options)  # type: ignore[arg-type]
 
     async def said(self, chat_id: int, count: int) -> list[Sent]:
@@ -75,7 +79,7 @@ async def chats(tmp_path: Path) -> AsyncIterator[Chats]:
         polling = BotPolling(bot, make_dispatcher(services, chats=store), polling_timeout=10)
         await polling.start()
         stack.push_async_callback(polling.stop, 1)
-        yield Chats(api=api, world=world, chats=store)
+        yield Chats(api=api, world=world, chats=store, services=services, polling=polling)
 
 
 async def test_language_is_kept_per_chat_shown_and_asked_of_the_recognizer(chats: Chats) -> None:
@@ -243,3 +247,78 @@ async def test_no_group_title_or_sender_name_reaches_the_logs(
     assert "bot.settings_changed" in logged
     for secret in (GROUP_TITLE, SENDER_FIRST_NAME, SENDER_USERNAME):
         assert secret not in logged
+
+
+def _long_text() -> str:
+    """About 30,000 characters of speech in sentences: eight messages' worth."""
+    sentence = "Это длинная расшифровка записи, и она идёт дальше. "
+    return (sentence * 600)[:30_000].strip()
+
+
+async def test_a_long_transcript_is_one_dated_document_with_srt_and_vtt_behind_its_buttons(
+    chats: Chats,
+) -> None:
+    """30,000 characters: one .txt named by date and id, its opening as the caption, buttons."""
+    text = _long_text()
+    chats.world.recognizer.text = text
+    chats.world.converter.duration = 1800.0  # spoken over half an hour: real cue lengths
+    recording = await chats.voice(PRIVATE, b"v" * 200_000)
+    _, document = await chats.said(PRIVATE, 2)
+    [job] = await chats.jobs()
+    assert job.error is None, job.error
+    assert document.method == "senddocument"
+    assert document.filename == f"transcript-{job.created:%Y-%m-%d}-{job.id[:8]}.txt"
+    assert document.reply_to == recording
+    assert document.body == text
+    assert document.text is not None
+    assert text.startswith(document.text.removesuffix("…"))
+    assert 0 < len(document.text) <= 301
+    [[srt_button, vtt_button]] = document.buttons
+    assert (srt_button[0], vtt_button[0]) == ("SRT", "VTT")
+    srt_query = await chats.api.press(document, srt_button[1])
+    assert await chats.api.wait_answered(srt_query) is None
+    srt_file = (await chats.said(PRIVATE, 3))[2]
+    assert srt_file.filename == f"transcript-{job.created:%Y-%m-%d}-{job.id[:8]}.srt"
+    assert srt_file.reply_to == document.message_id
+    cues = parsed_srt(srt_file.body, timed=bool(job.words))
+    assert " ".join(" ".join(lines) for _, _, lines in cues).split() == text.split()
+    vtt_query = await chats.api.press(document, vtt_button[1])
+    await chats.api.wait_answered(vtt_query)
+    vtt_file = (await chats.said(PRIVATE, 4))[3]
+    assert vtt_file.body.startswith("WEBVTT")
+    assert parsed_vtt(vtt_file.body, timed=bool(job.words))
+
+
+async def test_buttons_work_on_another_process_after_a_restart(chats: Chats) -> None:
+    """A button under a short transcript is answered by a new poller: the job is in the DB."""
+    await chats.voice(PRIVATE)
+    _, transcript = await chats.said(PRIVATE, 2)
+    assert transcript.text == TRANSCRIPT
+    [[_, (_, vtt_data)]] = transcript.buttons
+    await chats.polling.stop(1)
+    bot = make_bot(TOKEN, chats.api.url)
+    successor = BotPolling(bot, make_dispatcher(chats.services, chats=chats.chats))
+    await successor.start()
+    try:
+        query = await chats.api.press(transcript, vtt_data)
+        assert await chats.api.wait_answered(query) is None
+        vtt_file = (await chats.said(PRIVATE, 3))[2]
+    finally:
+        await successor.stop(1)
+        await close_bot(bot)
+    assert vtt_file.body.startswith("WEBVTT")
+    assert TRANSCRIPT.split(maxsplit=1)[0] in vtt_file.body
+
+
+async def test_a_button_for_another_chats_job_sends_nothing(chats: Chats) -> None:
+    """Button data naming a job of another chat (or none) is answered "gone", no file sent."""
+    await chats.voice(PRIVATE)
+    _, transcript = await chats.said(PRIVATE, 2)
+    [[(_, srt_data), _]] = transcript.buttons
+    elsewhere = attrs.evolve(transcript, chat_id=PRIVATE + 1)
+    query = await chats.api.press(elsewhere, srt_data)
+    assert await chats.api.wait_answered(query) == ENGLISH.transcript_gone
+    unknown = await chats.api.press(transcript, "tx:srt:no-such-job")
+    assert await chats.api.wait_answered(unknown) == ENGLISH.transcript_gone
+    assert chats.api.sent_to(PRIVATE + 1) == []
+    assert len(chats.api.sent_to(PRIVATE)) == 2

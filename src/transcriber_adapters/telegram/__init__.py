@@ -5,6 +5,14 @@ which recording a message carries). What the bot does with a recording is
 an entry point and lives in the app (``transcriber_app.bot``).
 """
 
+from transcriber_adapters.telegram.buttons import (
+    FORMATS,
+    answer_button,
+    document_name,
+    send_document,
+    transcript_button,
+    transcript_buttons,
+)
 from transcriber_adapters.telegram.client import (
     ALLOWED_UPDATES,
     CLOUD_DOWNLOAD_LIMIT,
@@ -33,6 +41,7 @@ from transcriber_adapters.telegram.notifier import MESSAGE_LIMIT, TelegramNotifi
 __all__ = [
     "ALLOWED_UPDATES",
     "CLOUD_DOWNLOAD_LIMIT",
+    "FORMATS",
     "LOCAL_DOWNLOAD_LIMIT",
     "MESSAGE_LIMIT",
     "FileTooLarge",
@@ -41,6 +50,8 @@ __all__ = [
     "TelegramRefused",
     "TelegramUnavailable",
     "TokenRejected",
+    "answer_button",
+    "document_name",
     "download_file",
     "download_limit",
     "get_me",
@@ -50,8 +61,11 @@ __all__ = [
     "parse_update",
     "recording_of",
     "reply_to",
+    "send_document",
     "send_reply",
     "set_webhook",
     "split_text",
     "telegram_errors",
+    "transcript_button",
+    "transcript_buttons",
 ]

@@ -11,7 +11,14 @@ from aiogram.client.telegram import TelegramAPIServer
 from aiogram.enums import ChatMemberStatus
 from aiogram.exceptions import TelegramUnauthorizedError
 from aiogram.methods import GetUpdates
-from aiogram.types import LinkPreviewOptions, Message, ReplyParameters, Update, User
+from aiogram.types import (
+    InlineKeyboardMarkup,
+    LinkPreviewOptions,
+    Message,
+    ReplyParameters,
+    Update,
+    User,
+)
 from aiogram.utils.token import TokenValidationError, validate_token
 from pydantic import ValidationError
 
@@ -60,7 +67,14 @@ def download_limit(api_base: str) -> int:
     return LOCAL_DOWNLOAD_LIMIT if api_base else CLOUD_DOWNLOAD_LIMIT
 
 
-async def send_reply(bot: Bot, chat_id: int, message_id: int, text: str) -> Message:
+async def send_reply(
+    bot: Bot,
+    chat_id: int,
+    message_id: int,
+    text: str,
+    *,
+    buttons: InlineKeyboardMarkup | None = None,
+) -> Message:
     """Send ``text`` as plain text replying to a message, even if that message is gone.
 
     No parse mode and no link preview, whatever the bot's defaults: a
@@ -73,6 +87,7 @@ async def send_reply(bot: Bot, chat_id: int, message_id: int, text: str) -> Mess
             parse_mode=None,
             link_preview_options=LinkPreviewOptions(is_disabled=True),
             reply_parameters=reply_to(message_id),
+            reply_markup=buttons,
         )
 
 

@@ -8,7 +8,8 @@ language (``/language``). In a group or supergroup (SPEC §21) the chat's
 one answered with ``/transcribe`` or one whose caption mentions the bot;
 only the group's administrators change its settings (``getChatMember``,
 remembered for a minute). A group hears nothing else from the bot: no help
-text for ordinary talk. Replies are in Russian or English (``texts``).
+text for ordinary talk. Replies are in Russian or English (``texts``). The SRT and VTT buttons
+under a transcript (``callback_query``) are answered from the job database.
 Log lines name the kind of file, its extension and size, never the sender
 or the file name (reference: Privacy).
 """
@@ -17,11 +18,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
 from collections.abc import Callable, Collection, Mapping
 
 from aiogram import Bot, Dispatcher, Router
 from aiogram.filters import Command, CommandObject
-from aiogram.types import Message
+from aiogram.types import CallbackQuery, Message
 
 from transcriber_adapters.memory import MemoryChatStore
 from transcriber_adapters.telegram import (
@@ -30,10 +32,14 @@ from transcriber_adapters.telegram import (
     Recording,
     TelegramRefused,
     TelegramUnavailable,
+    answer_button,
+    document_name,
     download_file,
     is_chat_admin,
     recording_of,
+    send_document,
     send_reply,
+    transcript_button,
 )
 from transcriber_app.bot.texts import (
     Texts,
@@ -43,8 +49,14 @@ from transcriber_app.bot.texts import (
     texts_for,
     too_large_text,
 )
-from transcriber_core.entities import ChatMode, ChatSettings, Job, Origin
-from transcriber_core.errors import OptionRefused, ServiceCondition, TranscriberError
+from transcriber_core import subtitles
+from transcriber_core.entities import ChatMode, ChatSettings, Job, Origin, State
+from transcriber_core.errors import (
+    JobNotFound,
+    OptionRefused,
+    ServiceCondition,
+    TranscriberError,
+)
 from transcriber_core.intake import first_job, submit
 from transcriber_core.languages import DEFAULT_REQUEST, RecognitionRequest, check_language
 from transcriber_core.ports import ChatStore
@@ -86,6 +98,10 @@ class BotIntake:
         self.allowed_chat_ids = frozenset(allowed_chat_ids)
         #: (chat, user) -> (is admin, until when on the loop's clock).
         self._admins: dict[tuple[int, int], tuple[bool, float]] = {}
+        #: One settings change at a time per chat in this process (read, check, write).
+        self._changing: weakref.WeakValueDictionary[int, asyncio.Lock] = (
+            weakref.WeakValueDictionary()
+        )
 
     def allows(self, chat_id: int) -> bool:
         """True when recordings from ``chat_id`` are taken."""
@@ -272,8 +288,18 @@ class BotIntake:
         texts = await self.texts(message, settings)
         await self._reply(bot, message, settings_text(settings, texts))
 
+    def _change_lock(self, chat_id: int) -> asyncio.Lock:
+        lock = self._changing.get(chat_id)
+        if lock is None:
+            lock = self._changing[chat_id] = asyncio.Lock()
+        return lock
+
     async def set_language(self, bot: Bot, message: Message, value: str | None) -> None:
         """``/language <code|auto>``: the chat's recordings' language, checked as HTTP's is."""
+        async with self._change_lock(message.chat.id):
+            await self._set_language(bot, message, value)
+
+    async def _set_language(self, bot: Bot, message: Message, value: str | None) -> None:
         settings = await self.settings_of(message.chat.id)
         texts = await self.texts(message, settings)
         languages = self.services.recognizer.abilities.languages
@@ -301,6 +327,10 @@ class BotIntake:
 
     async def set_mode(self, bot: Bot, message: Message, value: str | None) -> None:
         """``/mode auto|command``: what a group has transcribed; its administrators only."""
+        async with self._change_lock(message.chat.id):
+            await self._set_mode(bot, message, value)
+
+    async def _set_mode(self, bot: Bot, message: Message, value: str | None) -> None:
         settings = await self.settings_of(message.chat.id)
         texts = await self.texts(message, settings)
         if not is_group(message):
@@ -362,11 +392,64 @@ class BotIntake:
         self._admins[chat_id, user_id] = (admin, loop.time() + ADMIN_CACHE_SECONDS)
         return admin
 
+    async def send_format(self, bot: Bot, query: CallbackQuery, fmt: str, job_id: str) -> None:
+        """A transcript button: the job's transcript as ``fmt`` (srt, vtt), replying to it.
+
+        Read from the job database, so it works on any API process and after
+        any restart; a job that is gone, or is not this chat's, is refused.
+        """
+        message = query.message
+        if message is None:
+            await self._answer(bot, query)
+            return
+        chat_id = message.chat.id
+        settings = await self.settings_of(chat_id)
+        texts = texts_for(settings, query.from_user.language_code)
+        if not self.allows(chat_id):
+            await self._answer(bot, query, texts.refused)
+            return
+        try:
+            job = await self.services.jobs.get(job_id)
+        except JobNotFound:
+            job = None
+        except TranscriberError as exc:
+            log.warning("bot.button_failed", extra={"error_type": type(exc).__name__})
+            await self._answer(bot, query, texts.unavailable)
+            return
+        if job is None or job.state is not State.DONE or job.origin.chat_id != chat_id:
+            await self._answer(bot, query, texts.transcript_gone)
+            return
+        body = await asyncio.to_thread(subtitle_file, job, fmt)
+        log.info("bot.transcript_button", extra={"job_id": job.id, "format": fmt})
+        try:
+            await send_document(
+                bot, chat_id, message.message_id, filename=document_name(job, fmt), body=body
+            )
+        except TranscriberError as exc:
+            log.warning("bot.reply_failed", extra={"error_type": type(exc).__name__})
+            await self._answer(bot, query, texts.unavailable)
+            return
+        await self._answer(bot, query)
+
+    async def _answer(self, bot: Bot, query: CallbackQuery, text: str | None = None) -> None:
+        try:
+            await answer_button(bot, query.id, text)
+        except TranscriberError as exc:
+            log.warning("bot.reply_failed", extra={"error_type": type(exc).__name__})
+
     async def _reply(self, bot: Bot, message: Message, text: str) -> None:
         try:
             await send_reply(bot, message.chat.id, message.message_id, text)
         except TranscriberError as exc:
             log.warning("bot.reply_failed", extra={"error_type": type(exc).__name__})
+
+
+def subtitle_file(job: Job, fmt: str) -> bytes:
+    """The done ``job``'s transcript as SRT or WebVTT, with its speakers' names, UTF-8."""
+    names = {speaker.id: speaker.name for speaker in job.speakers}
+    found = subtitles.cues(job.words, text=job.text or "", duration=job.duration)
+    text = subtitles.srt(found, names) if fmt == "srt" else subtitles.webvtt(found, names)
+    return text.encode("utf-8")
 
 
 def is_group(message: Message) -> bool:
@@ -395,6 +478,7 @@ def make_router() -> Router:
     router.message.register(_transcribe, Command("transcribe"))
     router.message.register(_receive, _carries_recording)
     router.message.register(_help, _is_private)
+    router.callback_query.register(_button, _is_transcript_button)
     return router
 
 
@@ -472,6 +556,15 @@ async def _mode(message: Message, bot: Bot, intake: BotIntake, command: CommandO
 
 async def _settings(message: Message, bot: Bot, intake: BotIntake) -> None:
     await intake.show_settings(bot, message)
+
+
+def _is_transcript_button(query: CallbackQuery) -> dict[str, str] | bool:
+    asked = transcript_button(query.data)
+    return False if asked is None else {"fmt": asked[0], "job_id": asked[1]}
+
+
+async def _button(query: CallbackQuery, bot: Bot, intake: BotIntake, fmt: str, job_id: str) -> None:
+    await intake.send_format(bot, query, fmt, job_id)
 
 
 async def _help(message: Message, bot: Bot, intake: BotIntake) -> None:

@@ -41,6 +41,8 @@ class Texts:
     not_admin: str
     #: ``/transcribe`` that does not answer a recording.
     transcribe_usage: str
+    #: A transcript button whose job is gone (deleted, swept) or was never this chat's.
+    transcript_gone: str
     auto: str
     modes: dict[ChatMode, str]
 
@@ -91,6 +93,7 @@ ENGLISH = Texts(
     mode_private="In a private chat I transcribe every recording; /mode is for groups.",
     not_admin="Only this group's administrators can change its settings.",
     transcribe_usage="Answer a voice message or a recording with /transcribe.",
+    transcript_gone="This transcript is no longer kept.",
     auto="auto (detected)",
     modes={ChatMode.AUTO: "auto (every recording)", ChatMode.COMMAND: "command (when asked)"},
 )
@@ -137,6 +140,7 @@ RUSSIAN = Texts(
     mode_private="В личном чате я расшифровываю все записи; /mode — для групп.",
     not_admin="Менять настройки группы могут только её администраторы.",
     transcribe_usage="Ответьте командой /transcribe на голосовое сообщение или запись.",
+    transcript_gone="Эта расшифровка больше не хранится.",
     auto="auto (определяется сам)",
     modes={ChatMode.AUTO: "auto (все записи)", ChatMode.COMMAND: "command (по просьбе)"},
 )
