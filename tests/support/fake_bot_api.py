@@ -302,9 +302,11 @@ class FakeBotApi:
         """Texts and document contents delivered to ``chat_id``: the notifier contract's Inbox."""
         return [sent.body for sent in self.sent_to(chat_id)]
 
-    async def wait_sent(self, chat_id: int, count: int) -> list[Sent]:
-        """Wait (bounded) until the bot has sent ``count`` messages to ``chat_id``; return all."""
-        async with asyncio.timeout(WAIT_SECONDS), self._changed:
+    async def wait_sent(
+        self, chat_id: int, count: int, *, within: float = WAIT_SECONDS
+    ) -> list[Sent]:
+        """Wait (at most ``within`` s) until the bot sent ``count`` messages to ``chat_id``; all."""
+        async with asyncio.timeout(within), self._changed:
             await self._changed.wait_for(lambda: len(self.sent_to(chat_id)) >= count)
             return self.sent_to(chat_id)
 
