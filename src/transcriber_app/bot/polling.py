@@ -40,8 +40,9 @@ _MAX_RETRY_DELAY = 60.0
 #: How long the confirming getUpdates at a clean stop may take.
 _CONFIRM_SECONDS = 3.0
 #: How long the polling lease lasts unrenewed: a dead holder is replaced within it
-#: and one renewal period (SPEC §21: within a minute).
-POLL_LEASE = timedelta(seconds=30)
+#: and one renewal period (SPEC §21: within a minute; a restarted single serve waits
+#: out its dead predecessor's lease, so short).
+POLL_LEASE = timedelta(seconds=15)
 
 
 class Offsets:
