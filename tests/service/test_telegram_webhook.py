@@ -44,6 +44,9 @@ async def test_webhook_is_set_and_checks_the_secret_and_takes_each_update_once(
                 missing = await post(client, update)
                 wrong = await post(client, update, **{HEADER: "not-the-secret"})
                 assert api.calls.count("getfile") == 0  # nothing was processed
+                garbage = await client.post(
+                    "/telegram/webhook", content=b"not json", headers={HEADER: SECRET}
+                )
                 right = await post(client, update, **{HEADER: SECRET})
                 again = await post(client, update, **{HEADER: SECRET})
                 ack, transcript = (await api.wait_sent(CHAT, 2))[:2]
@@ -52,6 +55,7 @@ async def test_webhook_is_set_and_checks_the_secret_and_takes_each_update_once(
     for refused in (missing, wrong):
         assert refused.status_code == 401
         assert refused.json()["error"] == "bad_webhook_secret"
+    assert (garbage.status_code, garbage.json()["error"]) == (400, "bad_update")
     assert (right.status_code, again.status_code) == (200, 200)
     assert (ack.reply_to, transcript.reply_to) == (message_id, message_id)
     assert jobs == [(message_id,)]

@@ -357,7 +357,6 @@ class BotIntake:
         log.info(
             "bot.settings_changed",
             extra={
-                "chat_id": settings.chat_id,
                 "language": settings.language or "auto",
                 "mode": settings.mode.value,
             },

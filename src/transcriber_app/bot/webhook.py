@@ -74,7 +74,11 @@ class BotWebhook:
         await asyncio.wait({task})
         if task.cancelled():
             raise Stopping
-        task.result()
+        error = task.exception()
+        if error is not None:
+            # Answered 200 all the same: a failing update must not come back forever.
+            # No traceback: it may quote the update, names and all (reference: Privacy).
+            log.error("bot.update_failed", extra={"error_type": type(error).__name__})
 
     async def stop(self, grace: float) -> None:
         """Take no more updates; let those being handled finish for ``grace`` s, then cancel.
