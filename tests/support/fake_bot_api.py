@@ -418,6 +418,9 @@ class FakeBotApi:
         return next(u for u in self.pushed.values() if _message_id(u) == message_id)
 
     async def _get_updates(self, form: Any) -> web.Response:
+        if self.webhook is not None:
+            # As Telegram: no getUpdates while a webhook is set.
+            return _error(409, "Conflict: can't use getUpdates method while webhook is active")
         offset = int(form.get("offset", 0))
         timeout = float(form.get("timeout", 0))
         async with self._changed:

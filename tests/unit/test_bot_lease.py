@@ -113,3 +113,21 @@ async def test_a_clean_stop_hands_the_lease_over_at_once(
     assert holder.held is None
     async with asyncio.timeout(LEASE.total_seconds() / 2):  # before the lease could run out
         await other.holding.wait()
+
+
+async def test_polling_takes_back_a_webhook_left_by_webhook_mode(tmp_path: Path) -> None:
+    """A webhook set earlier (getUpdates would be 409) is deleted at start, and updates flow."""
+    async with FakeBotApi() as api:
+        api.webhook = {"url": "https://old.example/telegram/webhook"}
+        bot = make_bot(TOKEN, api.url)
+        polling = BotPolling(bot, make_dispatcher(make_world(tmp_path).services), polling_timeout=1)
+        await polling.start()
+        try:
+            await api.push_text(CHAT, "/help")
+            [reply] = await api.wait_sent(CHAT, 1)
+        finally:
+            await polling.stop(1)
+            await close_bot(bot)
+    assert reply.text == HELP_TEXT
+    assert api.webhook is None
+    assert "getupdates" in api.calls

@@ -140,3 +140,12 @@ async def is_chat_admin(bot: Bot, chat_id: int, user_id: int) -> bool:
     with telegram_errors():
         member = await bot.get_chat_member(chat_id, user_id)
     return member.status in _ADMIN_STATUSES
+
+
+async def delete_webhook(bot: Bot) -> None:
+    """Take back a webhook an earlier webhook-mode start set: getUpdates refuses (409) while one is.
+
+    Updates Telegram holds stay pending, for the next getUpdates.
+    """
+    with telegram_errors():
+        await bot.delete_webhook(drop_pending_updates=False)

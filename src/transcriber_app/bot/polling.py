@@ -26,7 +26,12 @@ from datetime import timedelta
 from aiogram import Bot, Dispatcher
 from aiogram.types import Update
 
-from transcriber_adapters.telegram import TelegramUnavailable, get_me, get_updates
+from transcriber_adapters.telegram import (
+    TelegramUnavailable,
+    delete_webhook,
+    get_me,
+    get_updates,
+)
 from transcriber_core.entities import PollLease
 from transcriber_core.errors import TranscriberError
 from transcriber_core.ports import ChatStore
@@ -340,11 +345,16 @@ class BotPolling:
                 await self._stopping.wait()
 
     async def _reach_telegram(self) -> bool:
-        """Ask getMe until it answers; False when told to stop."""
+        """Ask getMe until it answers, and take back any webhook; False when told to stop.
+
+        A webhook left by an earlier start in webhook mode would make every
+        getUpdates a 409 (ADR 53).
+        """
         delay = self.retry_delay
         while not self._stopping.is_set():
             try:
                 await get_me(self.bot, answer_within=_GET_ME_TIMEOUT)
+                await delete_webhook(self.bot)
             except TranscriberError as exc:
                 log.warning(
                     "bot.unreachable",
