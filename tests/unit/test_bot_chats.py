@@ -322,3 +322,21 @@ async def test_a_button_for_another_chats_job_sends_nothing(chats: Chats) -> Non
     assert await chats.api.wait_answered(unknown) == ENGLISH.transcript_gone
     assert chats.api.sent_to(PRIVATE + 1) == []
     assert len(chats.api.sent_to(PRIVATE)) == 2
+
+
+async def test_an_unanswered_admin_check_refuses_the_change(chats: Chats) -> None:
+    """getChatMember failing (Telegram 500): the change is refused, never allowed by default."""
+    chats.api.fail_next("getChatMember", 500, "Internal Server Error")
+    await chats.api.push_text(GROUP, "/mode command", user_id=ADMIN)
+    [refused] = await chats.said(GROUP, 1)
+    assert refused.text == ENGLISH.not_admin
+    assert chats.chats.saves == []
+
+
+async def test_an_anonymous_admin_posting_as_the_group_may_change_it(chats: Chats) -> None:
+    """A message sent as the group itself (an anonymous administrator) changes its mode."""
+    anonymous = {"id": GROUP, "type": "supergroup", "title": GROUP_TITLE}
+    await chats.api.push_text(GROUP, "/mode command", user_id=1087968824, sender_chat=anonymous)
+    [done] = await chats.said(GROUP, 1)
+    assert done.text == ENGLISH.mode_set[ChatMode.COMMAND]
+    assert "getchatmember" not in chats.api.calls
