@@ -99,13 +99,28 @@ class ChatStoreContract:
         """An unknown chat detects the language and transcribes every recording."""
         assert await chats.chat_settings(CHAT) == ChatSettings(chat_id=CHAT)
 
-    async def test_settings_saved_read_back_and_replace(self, chats: ChatStore) -> None:
-        """Saved settings come back for that chat alone; a second save replaces the first."""
-        await chats.save_chat_settings(ChatSettings(chat_id=CHAT, language="ru"))
-        await chats.save_chat_settings(
-            ChatSettings(chat_id=CHAT, language=None, mode=ChatMode.COMMAND)
+    async def test_each_setting_is_kept_and_read_back_alone(self, chats: ChatStore) -> None:
+        """Language and mode are kept one at a time, each leaving the other, for that chat alone."""
+        assert await chats.set_chat_language(CHAT, "ru") == ChatSettings(
+            chat_id=CHAT, language="ru"
+        )
+        both = ChatSettings(chat_id=CHAT, language="ru", mode=ChatMode.COMMAND)
+        assert await chats.set_chat_mode(CHAT, ChatMode.COMMAND) == both
+        assert await chats.chat_settings(CHAT) == both
+        cleared = await chats.set_chat_language(CHAT, None)
+        assert cleared == ChatSettings(chat_id=CHAT, mode=ChatMode.COMMAND)
+        assert await chats.chat_settings(CHAT + 1) == ChatSettings(chat_id=CHAT + 1)
+
+    async def test_a_new_chats_mode_keeps_the_default_language(self, chats: ChatStore) -> None:
+        """Setting only the mode of an unknown chat leaves its language at auto."""
+        settings = await chats.set_chat_mode(CHAT, ChatMode.COMMAND)
+        assert settings == ChatSettings(chat_id=CHAT, mode=ChatMode.COMMAND)
+
+    async def test_two_settings_changed_at_once_are_both_kept(self, chats: ChatStore) -> None:
+        """Two processes changing the language and the mode at once: neither change is lost."""
+        await asyncio.gather(
+            chats.set_chat_language(CHAT, "en"), chats.set_chat_mode(CHAT, ChatMode.COMMAND)
         )
         assert await chats.chat_settings(CHAT) == ChatSettings(
-            chat_id=CHAT, language=None, mode=ChatMode.COMMAND
+            chat_id=CHAT, language="en", mode=ChatMode.COMMAND
         )
-        assert await chats.chat_settings(CHAT + 1) == ChatSettings(chat_id=CHAT + 1)

@@ -16,6 +16,7 @@ from typing import Protocol
 import attrs
 
 from transcriber_core.entities import (
+    ChatMode,
     ChatSettings,
     Condition,
     Delivery,
@@ -457,8 +458,16 @@ class ChatStore(Protocol):
         """The chat's settings; the defaults (``auto`` language and mode) for a chat never set."""
         ...
 
-    async def save_chat_settings(self, settings: ChatSettings) -> None:
-        """Keep ``settings`` for its chat, replacing what was there."""
+    async def set_chat_language(self, chat_id: int, language: str | None) -> ChatSettings:
+        """Keep the chat's language (None: ``auto``), its mode untouched; the settings now.
+
+        One statement per setting: two processes changing two settings of
+        one chat at once both keep theirs.
+        """
+        ...
+
+    async def set_chat_mode(self, chat_id: int, mode: ChatMode) -> ChatSettings:
+        """Keep the chat's mode, its language untouched; the settings now."""
         ...
 
 

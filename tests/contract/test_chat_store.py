@@ -13,7 +13,6 @@ from transcriber_adapters.postgres import Database, PostgresChatStore
 from transcriber_adapters.sqlite import SqliteChatStore
 from transcriber_contracts.chat_store import CHAT, LEASE, ChatStoreContract
 from transcriber_core.clocks import ManualClock
-from transcriber_core.entities import ChatSettings
 
 
 class TestMemoryChatStore(ChatStoreContract):
@@ -48,7 +47,7 @@ async def test_sqlite_settings_and_lease_are_shared_by_every_process(tmp_path: P
     one = await SqliteChatStore.open(path)
     other = await SqliteChatStore.open(path)
     try:
-        await one.save_chat_settings(ChatSettings(chat_id=CHAT, language="en"))
+        await one.set_chat_language(CHAT, "en")
         assert (await other.chat_settings(CHAT)).language == "en"
         assert await one.take_poll_lease("one", lease=LEASE) is not None
         assert await other.take_poll_lease("other", lease=LEASE) is None

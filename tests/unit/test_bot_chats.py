@@ -112,7 +112,7 @@ async def test_language_the_recognizer_lacks_is_refused_with_the_accepted_values
 
 async def test_language_auto_goes_back_to_detection(chats: Chats) -> None:
     """/language auto clears the chat's language; /language alone says what it is."""
-    await chats.chats.save_chat_settings(ChatSettings(chat_id=PRIVATE, language="en"))
+    await chats.chats.set_chat_language(PRIVATE, "en")
     await chats.api.push_text(PRIVATE, "/language auto")
     await chats.api.push_text(PRIVATE, "/language")
     _, current = await chats.said(PRIVATE, 2)
@@ -198,7 +198,7 @@ async def test_in_command_mode_a_recording_mentioning_the_bot_is_transcribed(
     chats: Chats,
 ) -> None:
     """A voice note whose caption mentions @the_bot is taken without /transcribe."""
-    await chats.chats.save_chat_settings(ChatSettings(chat_id=GROUP, mode=ChatMode.COMMAND))
+    await chats.chats.set_chat_mode(GROUP, ChatMode.COMMAND)
     await chats.voice(GROUP, user_id=MEMBER)  # not addressed: nothing
     mentioned = await chats.voice(GROUP, user_id=MEMBER, caption="@test_bot what is said here?")
     ack, transcript = await chats.said(GROUP, 2)

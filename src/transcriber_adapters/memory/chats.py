@@ -5,8 +5,10 @@ from __future__ import annotations
 import threading
 from datetime import datetime, timedelta
 
+import attrs
+
 from transcriber_adapters.system import SystemClock
-from transcriber_core.entities import ChatSettings, PollLease
+from transcriber_core.entities import ChatMode, ChatSettings, PollLease
 from transcriber_core.ports import Clock
 
 
@@ -19,7 +21,7 @@ class MemoryChatStore:
         self._lease: tuple[PollLease, datetime] | None = None
         self._fence = 0
         self._chats: dict[int, ChatSettings] = {}
-        #: Every ``save_chat_settings``, oldest first.
+        #: The settings after each change, oldest first.
         self.saves: list[ChatSettings] = []
 
     def reset(self) -> None:
@@ -60,8 +62,19 @@ class MemoryChatStore:
         with self._lock:
             return self._chats.get(chat_id, ChatSettings(chat_id=chat_id))
 
-    async def save_chat_settings(self, settings: ChatSettings) -> None:
-        """Keep ``settings`` for its chat."""
+    async def set_chat_language(self, chat_id: int, language: str | None) -> ChatSettings:
+        """Keep the chat's language, its mode untouched; the settings now."""
         with self._lock:
-            self._chats[settings.chat_id] = settings
-            self.saves.append(settings)
+            known = self._chats.get(chat_id, ChatSettings(chat_id=chat_id))
+            return self._keep(attrs.evolve(known, language=language))
+
+    async def set_chat_mode(self, chat_id: int, mode: ChatMode) -> ChatSettings:
+        """Keep the chat's mode, its language untouched; the settings now."""
+        with self._lock:
+            known = self._chats.get(chat_id, ChatSettings(chat_id=chat_id))
+            return self._keep(attrs.evolve(known, mode=mode))
+
+    def _keep(self, settings: ChatSettings) -> ChatSettings:
+        self._chats[settings.chat_id] = settings
+        self.saves.append(settings)
+        return settings

@@ -8,6 +8,7 @@ the holder's lease ran out (ADR 53).
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import LiteralString
 
 from transcriber_adapters.postgres.clock import NOW_SQL, now_param
 from transcriber_adapters.postgres.connection import Database
@@ -34,11 +35,18 @@ _RELEASE = (
     " WHERE name = 'poller' AND holder = %(holder)s AND fence = %(fence)s"
 )
 _GET = "SELECT language, mode FROM telegram_chats WHERE chat_id = %(chat_id)s"
-_SAVE = (
+#: Set one setting, inserting the chat with the defaults for the other; the row after.
+_SET_LANGUAGE = (
     "INSERT INTO telegram_chats (chat_id, language, mode, updated)"
-    f" VALUES (%(chat_id)s, %(language)s, %(mode)s, {NOW_SQL})"
+    f" VALUES (%(chat_id)s, %(value)s, 'auto', {NOW_SQL})"
     " ON CONFLICT (chat_id) DO UPDATE SET language = excluded.language,"
-    " mode = excluded.mode, updated = excluded.updated"
+    " updated = excluded.updated RETURNING language, mode"
+)
+_SET_MODE = (
+    "INSERT INTO telegram_chats (chat_id, language, mode, updated)"
+    f" VALUES (%(chat_id)s, NULL, %(value)s, {NOW_SQL})"
+    " ON CONFLICT (chat_id) DO UPDATE SET mode = excluded.mode,"
+    " updated = excluded.updated RETURNING language, mode"
 )
 
 
@@ -79,12 +87,18 @@ class PostgresChatStore:
         language, mode = row
         return ChatSettings(chat_id=chat_id, language=language, mode=ChatMode(mode))
 
-    async def save_chat_settings(self, settings: ChatSettings) -> None:
-        """Keep ``settings`` for its chat."""
-        params = {
-            "chat_id": settings.chat_id,
-            "language": settings.language,
-            "mode": settings.mode.value,
-            "now": now_param(self._clock),
-        }
-        await self._db.execute(_SAVE, params)
+    async def set_chat_language(self, chat_id: int, language: str | None) -> ChatSettings:
+        """Keep the chat's language, its mode untouched; the settings now."""
+        return await self._set(_SET_LANGUAGE, chat_id, language)
+
+    async def set_chat_mode(self, chat_id: int, mode: ChatMode) -> ChatSettings:
+        """Keep the chat's mode, its language untouched; the settings now."""
+        return await self._set(_SET_MODE, chat_id, mode.value)
+
+    async def _set(self, sql: LiteralString, chat_id: int, value: str | None) -> ChatSettings:
+        params = {"chat_id": chat_id, "value": value, "now": now_param(self._clock)}
+        row = await self._db.fetchone(sql, params)
+        if row is None:  # an upsert always returns its row
+            raise AssertionError("the settings upsert returned no row")
+        language, mode = row
+        return ChatSettings(chat_id=chat_id, language=language, mode=ChatMode(mode))

@@ -33,10 +33,16 @@ _RELEASE_SQL = (
     " WHERE name = 'poller' AND holder = :holder AND fence = :fence"
 )
 _GET_SQL = "SELECT language, mode FROM telegram_chats WHERE chat_id = ?"
-_SAVE_SQL = (
-    "INSERT INTO telegram_chats (chat_id, language, mode, updated) VALUES (?, ?, ?, ?)"
+#: Set one setting, inserting the chat with the defaults for the other; the row after.
+_SET_LANGUAGE_SQL = (
+    "INSERT INTO telegram_chats (chat_id, language, mode, updated) VALUES (?, ?, 'auto', ?)"
     " ON CONFLICT (chat_id) DO UPDATE SET language = excluded.language,"
-    " mode = excluded.mode, updated = excluded.updated"
+    " updated = excluded.updated RETURNING language, mode"
+)
+_SET_MODE_SQL = (
+    "INSERT INTO telegram_chats (chat_id, language, mode, updated) VALUES (?, NULL, ?, ?)"
+    " ON CONFLICT (chat_id) DO UPDATE SET mode = excluded.mode,"
+    " updated = excluded.updated RETURNING language, mode"
 )
 
 
@@ -61,9 +67,13 @@ class SqliteChatStore(SqliteStore):
         """The chat's settings, or the defaults."""
         return await self._call(_get, chat_id)
 
-    async def save_chat_settings(self, settings: ChatSettings) -> None:
-        """Keep ``settings`` for its chat."""
-        await self._call(_save, settings, self._clock)
+    async def set_chat_language(self, chat_id: int, language: str | None) -> ChatSettings:
+        """Keep the chat's language, its mode untouched; the settings now."""
+        return await self._call(_set, _SET_LANGUAGE_SQL, chat_id, language, self._clock)
+
+    async def set_chat_mode(self, chat_id: int, mode: ChatMode) -> ChatSettings:
+        """Keep the chat's mode, its language untouched; the settings now."""
+        return await self._call(_set, _SET_MODE_SQL, chat_id, mode.value, self._clock)
 
 
 def _take(
@@ -93,6 +103,8 @@ def _get(conn: sqlite3.Connection, chat_id: int) -> ChatSettings:
     return ChatSettings(chat_id=chat_id, language=language, mode=ChatMode(mode))
 
 
-def _save(conn: sqlite3.Connection, settings: ChatSettings, clock: Clock) -> None:
-    values = (settings.chat_id, settings.language, settings.mode.value, to_db(clock.now()))
-    conn.execute(_SAVE_SQL, values)
+def _set(
+    conn: sqlite3.Connection, sql: str, chat_id: int, value: str | None, clock: Clock
+) -> ChatSettings:
+    language, mode = conn.execute(sql, (chat_id, value, to_db(clock.now()))).fetchone()
+    return ChatSettings(chat_id=chat_id, language=language, mode=ChatMode(mode))

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 
 from aiogram import Bot, Dispatcher, Router
 from aiogram.filters import Command, CommandObject
@@ -317,8 +317,10 @@ class BotIntake:
         except OptionRefused:
             await self._reply(bot, message, texts.language_refused.format(accepted=accepted))
             return
-        changed = ChatSettings(chat_id=settings.chat_id, language=language, mode=settings.mode)
-        if not await self._save(bot, message, changed, texts):
+        changed = await self._save(
+            bot, message, texts, self.chats.set_chat_language(settings.chat_id, language)
+        )
+        if changed is None:
             return
         # Answered in the language just chosen, when the bot speaks it.
         texts = await self.texts(message, changed)
@@ -343,17 +345,22 @@ class BotIntake:
             return
         if not await self._may_change(bot, message, texts):
             return
-        changed = ChatSettings(chat_id=settings.chat_id, language=settings.language, mode=mode)
-        if await self._save(bot, message, changed, texts):
+        changed = await self._save(
+            bot, message, texts, self.chats.set_chat_mode(settings.chat_id, mode)
+        )
+        if changed is not None:
             await self._reply(bot, message, texts.mode_set[mode])
 
-    async def _save(self, bot: Bot, message: Message, settings: ChatSettings, texts: Texts) -> bool:
+    async def _save(
+        self, bot: Bot, message: Message, texts: Texts, change: Awaitable[ChatSettings]
+    ) -> ChatSettings | None:
+        """Await the store's ``change``; the settings after it, or None (the sender told why)."""
         try:
-            await self.chats.save_chat_settings(settings)
+            settings = await change
         except TranscriberError as exc:
             log.warning("bot.settings_unavailable", extra={"error_type": type(exc).__name__})
             await self._reply(bot, message, texts.unavailable)
-            return False
+            return None
         log.info(
             "bot.settings_changed",
             extra={
@@ -361,7 +368,7 @@ class BotIntake:
                 "mode": settings.mode.value,
             },
         )
-        return True
+        return settings
 
     async def _may_change(self, bot: Bot, message: Message, texts: Texts) -> bool:
         """True when the sender may change this chat's settings; else they are told so."""
