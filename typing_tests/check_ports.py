@@ -10,6 +10,7 @@ from transcriber_adapters.media_header import HeaderProbe
 from transcriber_adapters.memory import (
     ManualClock,
     MemoryBudgetStore,
+    MemoryChatStore,
     MemoryConditionStore,
     MemoryConverter,
     MemoryFileStore,
@@ -22,6 +23,7 @@ from transcriber_adapters.memory import (
 from transcriber_adapters.postgres import (
     Database,
     PostgresBudgetStore,
+    PostgresChatStore,
     PostgresConditionStore,
     PostgresJobRepository,
     PostgresOwnerStore,
@@ -30,6 +32,7 @@ from transcriber_adapters.postgres import (
 from transcriber_adapters.s3 import S3FileStore
 from transcriber_adapters.sqlite import (
     SqliteBudgetStore,
+    SqliteChatStore,
     SqliteConditionStore,
     SqliteJobRepository,
     SqliteOwnerStore,
@@ -41,6 +44,7 @@ from transcriber_adapters.whisper import WhisperRecognizer, WhisperSettings
 from transcriber_adapters.yandex import YandexRecognizer
 from transcriber_core.ports import (
     BudgetStore,
+    ChatStore,
     Clock,
     ConditionStore,
     Converter,
@@ -71,6 +75,7 @@ def check(
     yandex: YandexRecognizer,
     sqlite_conditions: SqliteConditionStore,
     sqlite_budgets: SqliteBudgetStore,
+    sqlite_chats: SqliteChatStore,
     postgres: Database,
 ) -> None:
     """Never called: mypy reads the assignments."""
@@ -103,6 +108,7 @@ def check(
     budgets: list[BudgetStore] = [MemoryBudgetStore(), sqlite_budgets, postgres_budgets]
     feeds: list[WakeupFeed] = [MemoryWakeupFeed(), PostgresWakeupFeed("postgresql:///never-used")]
     senders: list[WebhookSender] = [AiohttpWebhookSender(secret=root.name, clock=SystemClock())]
-    del senders, feeds, budgets, probes, conditions, owners, repos, stores, converters
+    chats: list[ChatStore] = [MemoryChatStore(), sqlite_chats, PostgresChatStore(postgres)]
+    del chats, senders, feeds, budgets, probes, conditions, owners, repos, stores, converters
     del recognizers, notifiers, clocks, ids
     del queues, jobs, records, outboxes, removals, listings

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
@@ -20,6 +22,7 @@ from transcriber_adapters.media_header import HeaderProbe
 from transcriber_adapters.memory import MemoryRecognizer
 from transcriber_adapters.sqlite import (
     SqliteBudgetStore,
+    SqliteChatStore,
     SqliteConditionStore,
     SqliteDatabase,
     SqliteJobRepository,
@@ -33,6 +36,7 @@ from transcriber_core.entities import Job, Location, State
 from transcriber_core.policy import DecodeLimits, Settings
 from transcriber_core.ports import (
     BudgetStore,
+    ChatStore,
     Clock,
     ConditionStore,
     Converter,
@@ -55,7 +59,7 @@ if TYPE_CHECKING:
 
     from transcriber_adapters.s3 import S3FileStore
     from transcriber_adapters.whisper import WhisperRecognizer
-    from transcriber_app.bot import BotPolling
+    from transcriber_app.bot import BotPolling, BotWebhook
 
 log = logging.getLogger("transcriber.app")
 
@@ -90,8 +94,9 @@ class Runtime:
     owners: OwnerStore
     #: The data dir's free space, which uploads and ``/health`` look at.
     space: DiskSpace
-    #: The Telegram intake; None when no token is configured, and in a worker (notices only).
-    bot: BotPolling | None = None
+    #: The Telegram intake (polling, or webhook mode's ``POST /telegram/webhook``); None when
+    #: no token is configured, and in a worker (notices only).
+    bot: BotPolling | BotWebhook | None = None
     #: Request budgets shared through the database (ADR 29), for ``/metrics``.
     budgets: BudgetStore | None = None
     _closers: list[Callable[[], Awaitable[None]]] = attrs.field(factory=list)
@@ -235,7 +240,7 @@ async def build(
         workers=Workers(services, concurrency_from(config), deliveries=config.workers.deliver),
         owners=stores.owners,
         space=space,
-        bot=_polling(config, services, bot, space=space) if intake else None,
+        bot=_polling(config, services, bot, space=space, chats=stores.chats) if intake else None,
         budgets=stores.budgets,
         closers=closers,
     )
@@ -290,22 +295,31 @@ def _notifier(bot: Bot | None) -> Notifier:
 
 
 def _polling(
-    config: Config, services: Services, bot: Bot | None, *, space: DiskSpace
-) -> BotPolling | None:
-    """The Telegram intake of ``serve``; None without a bot."""
+    config: Config, services: Services, bot: Bot | None, *, space: DiskSpace, chats: ChatStore
+) -> BotPolling | BotWebhook | None:
+    """The Telegram intake of ``serve`` in the configured mode; None without a bot."""
     if bot is None:
         return None
     from transcriber_adapters.telegram import download_limit  # noqa: PLC0415 - see _bot
-    from transcriber_app.bot import BotPolling, make_dispatcher  # noqa: PLC0415
+    from transcriber_app.bot import BotPolling, BotWebhook, make_dispatcher  # noqa: PLC0415
 
     telegram = config.telegram
     dispatcher = make_dispatcher(
         services,
+        chats=chats,
         max_file_bytes=download_limit(telegram.api_base),
         allowed_chat_ids=telegram.allowed_chat_ids,
         short_of_space=space.is_short,
     )
-    return BotPolling(bot, dispatcher)
+    if telegram.mode == "webhook":
+        return BotWebhook(bot, dispatcher, url=telegram.webhook_url, secret=telegram.webhook_secret)
+    if not _shares_nothing_locally(config):
+        # The data dir's intake lock already lets one serve run: it polls, no lease needed,
+        # and a restart after a crash polls at once.
+        return BotPolling(bot, dispatcher)
+    # Unique to this process: the lease tells pollers apart, never trusts a name twice.
+    holder = f"{services.host}:{os.getpid()}:{secrets.token_hex(4)}"
+    return BotPolling(bot, dispatcher, chats=chats, holder=holder)
 
 
 @attrs.frozen(kw_only=True)
@@ -316,6 +330,8 @@ class _Stores:
     owners: OwnerStore
     conditions: ConditionStore
     budgets: BudgetStore
+    #: The Telegram poller's lease and each chat's settings (ADR 53).
+    chats: ChatStore
     #: Other processes' wake-ups: the database's LISTEN feed, or None on SQLite.
     wakeup_feed: WakeupFeed | None = None
 
@@ -331,6 +347,7 @@ async def _sqlite_stores(
         owners=SqliteOwnerStore(database, clock=clock),
         conditions=SqliteConditionStore(database, clock=clock),
         budgets=SqliteBudgetStore(database, clock=clock),
+        chats=SqliteChatStore(database, clock=clock),
     )
 
 
@@ -352,6 +369,7 @@ async def _postgres_stores(
         owners=postgres.PostgresOwnerStore(database),
         conditions=postgres.PostgresConditionStore(database),
         budgets=postgres.PostgresBudgetStore(database),
+        chats=postgres.PostgresChatStore(database),
         wakeup_feed=postgres.PostgresWakeupFeed(url, settings=settings),
     )
 

@@ -183,6 +183,13 @@ class TelegramConfig:
     api_base: str = ""
     #: Non-empty: only these chats may send recordings.
     allowed_chat_ids: tuple[int, ...] = ()
+    #: How updates arrive: "polling" (getUpdates; one API process at a time polls) or
+    #: "webhook" (Telegram posts them to ``/telegram/webhook`` of any API process).
+    mode: str = "polling"
+    #: Webhook mode: the public HTTPS URL of ``/telegram/webhook`` that ``setWebhook`` names.
+    webhook_url: str = ""
+    #: Webhook mode: what Telegram sends in ``X-Telegram-Bot-Api-Secret-Token``.
+    webhook_secret: str = attrs.field(default="", repr=False)
 
 
 @attrs.frozen(kw_only=True)
@@ -622,7 +629,31 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
     if not 0 < config.openai.wait_seconds <= _LONGEST_WAIT_SECONDS:  # NaN too
         raise ConfigError("[openai] wait_seconds: must be positive and at most 86400")
     _check_webhooks(config.webhooks)
+    _check_telegram(config.telegram)
     _check_shutdown(config.shutdown)
+
+
+#: What Telegram allows in a webhook's secret token.
+_WEBHOOK_SECRET = re.compile(r"[A-Za-z0-9_-]{1,256}")
+
+
+def _check_telegram(telegram: TelegramConfig) -> None:
+    if telegram.mode not in {"polling", "webhook"}:
+        raise ConfigError('[telegram] mode: expected "polling" or "webhook"')
+    if telegram.mode != "webhook":
+        return
+    parsed = urlsplit(telegram.webhook_url)
+    if parsed.scheme not in {"https", "http"} or not parsed.hostname:
+        raise ConfigError(
+            "[telegram] webhook_url: webhook mode needs the public URL of /telegram/webhook"
+            " (https://...)"
+        )
+    if not _WEBHOOK_SECRET.fullmatch(telegram.webhook_secret):
+        # Never the value: it is a secret.
+        raise ConfigError(
+            "[telegram] webhook_secret: webhook mode needs 1-256 characters of A-Z, a-z,"
+            " 0-9, _ and -"
+        )
 
 
 def _check_diarization(diarization: DiarizationConfig) -> None:

@@ -355,3 +355,32 @@ class Condition:
     since: datetime
     #: When a worker last ran into it; it no longer holds once this is too old.
     seen: datetime
+
+
+class ChatMode(enum.StrEnum):
+    """What a Telegram chat has transcribed (SPEC §21)."""
+
+    #: Every recording a member sends.
+    AUTO = "auto"
+    #: Only a recording someone answers with ``/transcribe``, or one that mentions the bot.
+    COMMAND = "command"
+
+
+@attrs.frozen(kw_only=True)
+class ChatSettings:
+    """One Telegram chat's choices, kept in the job database so every process sees them."""
+
+    chat_id: int
+    #: An ISO 639-1 code the recognizer takes; None: the recognizer detects it ("auto").
+    language: str | None = None
+    mode: ChatMode = ChatMode.AUTO
+
+
+@attrs.frozen(kw_only=True)
+class PollLease:
+    """The right to poll Telegram for updates, held by one process at a time (ADR 53)."""
+
+    #: Who holds it: a name unique to the process.
+    holder: str
+    #: Grows at each change of holder: a renewal with an older fence fails.
+    fence: int

@@ -16,6 +16,8 @@ from typing import Protocol
 import attrs
 
 from transcriber_core.entities import (
+    ChatMode,
+    ChatSettings,
     Condition,
     Delivery,
     DeliveryKind,
@@ -26,6 +28,7 @@ from transcriber_core.entities import (
     LoginFailures,
     NewDelivery,
     OwnerSession,
+    PollLease,
     State,
     Turn,
     Word,
@@ -429,6 +432,42 @@ class ConditionStore(Protocol):
 
     async def current(self, *, scopes: frozenset[str], within: timedelta) -> list[Condition]:
         """Conditions in ``scopes`` seen less than ``within`` ago (store's clock), by code."""
+        ...
+
+
+class ChatStore(Protocol):
+    """What the Telegram intake keeps in the job database, seen by every process (ADR 53)."""
+
+    async def take_poll_lease(self, holder: str, *, lease: timedelta) -> PollLease | None:
+        """Hold the one polling lease for ``lease`` from now (store's clock); None while held.
+
+        Free means never taken, released, or expired; of processes asking at
+        once one gets it. Each taking moves the fence on.
+        """
+        ...
+
+    async def renew_poll_lease(self, held: PollLease, *, lease: timedelta) -> bool:
+        """Hold ``held`` ``lease`` longer from now; False when someone else took it since."""
+        ...
+
+    async def release_poll_lease(self, held: PollLease) -> None:
+        """Let the lease go at once, if ``held`` still holds it: another poller may take it."""
+        ...
+
+    async def chat_settings(self, chat_id: int) -> ChatSettings:
+        """The chat's settings; the defaults (``auto`` language and mode) for a chat never set."""
+        ...
+
+    async def set_chat_language(self, chat_id: int, language: str | None) -> ChatSettings:
+        """Keep the chat's language (None: ``auto``), its mode untouched; the settings now.
+
+        One statement per setting: two processes changing two settings of
+        one chat at once both keep theirs.
+        """
+        ...
+
+    async def set_chat_mode(self, chat_id: int, mode: ChatMode) -> ChatSettings:
+        """Keep the chat's mode, its language untouched; the settings now."""
         ...
 
 

@@ -448,3 +448,39 @@ def test_database_url_is_not_in_repr() -> None:
     """The url may carry a password: the config's repr leaves it out."""
     config = load_config(None, {"TRANSCRIBER_DATABASE_URL": "postgresql://u:s3cret-pw@h/db"})
     assert "s3cret" not in repr(config)
+
+
+def test_telegram_mode_defaults_to_polling_and_takes_webhook_keys(tmp_path: Path) -> None:
+    """[telegram] mode is polling by default; webhook mode reads its URL and secret."""
+    assert load_config(write(tmp_path, ""), {}).telegram.mode == "polling"
+    text = (
+        '[telegram]\nmode = "webhook"\nwebhook_url = "https://bot.example.org/telegram/webhook"\n'
+        'webhook_secret = "s3cret_-token"\n'
+    )
+    telegram = load_config(write(tmp_path, text), {}).telegram
+    assert (telegram.mode, telegram.webhook_secret) == ("webhook", "s3cret_-token")
+    assert "s3cret" not in repr(telegram)
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ('mode = "push"', "[telegram] mode"),
+        ('mode = "webhook"\nwebhook_secret = "abc"', "[telegram] webhook_url"),
+        (
+            'mode = "webhook"\nwebhook_url = "ftp://x"\nwebhook_secret = "abc"',
+            "[telegram] webhook_url",
+        ),
+        ('mode = "webhook"\nwebhook_url = "https://x.example"', "[telegram] webhook_secret"),
+        (
+            'mode = "webhook"\nwebhook_url = "https://x.example"\nwebhook_secret = "not secret!"',
+            "[telegram] webhook_secret",
+        ),
+    ],
+)
+def test_telegram_mode_errors_name_the_key(tmp_path: Path, text: str, key: str) -> None:
+    """A wrong mode, a webhook without a URL or with a bad secret names the key, never the value."""
+    with pytest.raises(ConfigError) as info:
+        load_config(write(tmp_path, f"[telegram]\n{text}\n"), {})
+    assert str(info.value).startswith(key)
+    assert "not secret" not in str(info.value)

@@ -63,3 +63,27 @@ async def test_service_without_token_runs_no_bot(tmp_path: Path) -> None:
         async with service_beside(tmp_path, {"telegram": {"api_base": api.url}}) as service:
             assert await asyncio.to_thread(service.stop) == 0
         assert api.calls == []
+
+
+async def test_recording_being_received_when_serve_is_killed_is_taken_after_restart(
+    tmp_path: Path, recording: bytes
+) -> None:
+    """SIGKILL mid-download leaves the update unconfirmed: the restarted serve makes one job."""
+    async with FakeBotApi() as api:
+        config = {"telegram": {"token": TOKEN, "api_base": api.url}}
+        api.hold_downloads = asyncio.Event()
+        async with service_beside(tmp_path, config) as service:
+            voice = api.add_file(recording)
+            message_id = await api.push_media(CHAT, "voice", voice)
+            async with asyncio.timeout(20):
+                await api.download_started.wait()
+            await asyncio.to_thread(service.kill)
+        assert api.sent == []
+        api.hold_downloads.set()
+        api.hold_downloads = None
+        async with service_beside(tmp_path, config) as service:
+            ack, transcript = (await api.wait_sent(CHAT, 2))[:2]
+            jobs = service.query("SELECT state, origin_chat_id, origin_message_id FROM jobs")
+    assert ack.reply_to == message_id
+    assert transcript.reply_to == message_id
+    assert jobs == [("done", CHAT, message_id)]

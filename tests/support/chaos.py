@@ -63,10 +63,6 @@ DISK_BYTES = 48 * 1024 * 1024
 START_TIMEOUT = 300.0
 #: What the transcript of every recognition says (the fake's default).
 TRANSCRIPT = "fake transcript"
-#: A Telegram recording sent this long before serve is killed may be lost with it: aiogram
-#: confirms an update when it fetches it, before the recording is stored (a known limit,
-#: ADR 43). Such recordings are counted apart, not as a broken invariant.
-IN_FLIGHT_SECONDS = 90.0
 #: Every fault kind a schedule draws.
 KINDS = (
     "kill_worker",
@@ -771,27 +767,15 @@ class Run:
             result.append((fault, recovered))
         return result
 
-    def lost_in_flight(self, messages: set[int | None]) -> set[int | None]:
-        """Of these Telegram messages, those sent shortly before serve was killed."""
-        sent = {u.message_id: u.sent_at for u in self.uploads if u.channel == "telegram"}
-        return {
-            message
-            for message in messages
-            if any(0 <= kill - sent[message] <= IN_FLIGHT_SECONDS for kill in self.serve_kills)
-        }
-
     def _wait_quiet(self, url: str) -> None:
         """Poll until every job ended and every delivery went, or the deadline passed.
 
-        A Telegram recording that may have been lost with a killed serve is
-        not waited for once serve has been back for a while (20 s).
+        Every Telegram recording is waited for: one being received when serve
+        was killed is taken again by the next serve (ADR 53).
         """
         deadline = time.monotonic() + self.quiet_timeout
-        telegram = {u.message_id for u in self.uploads if u.channel == "telegram"}
-        maybe_lost = len(self.lost_in_flight(telegram))
         while time.monotonic() < deadline:
-            settled = self._now() - self.serve_back > 20
-            expected = len(self.uploads) - (maybe_lost if settled else 0)
+            expected = len(self.uploads)
             with contextlib.suppress(psycopg.Error):
                 with psycopg.connect(url, autocommit=True, connect_timeout=2) as conn:
                     jobs, running = conn.execute(
@@ -831,24 +815,16 @@ class Run:
         http_ids = {u.job_id for u in self.uploads if u.channel == "http" and u.job_id}
         messages = {u.message_id for u in self.uploads if u.channel == "telegram"}
         by_message = Counter(message for _, _, kind, message, _ in jobs if kind == "telegram")
-        lost = self.lost_in_flight(messages - set(by_message))
-        if lost:
-            self.report.notes.append(
-                f"{len(lost)} Telegram recordings sent in the {IN_FLIGHT_SECONDS:g} s before a"
-                " kill of serve were lost with it (known limit: updates are confirmed when"
-                " fetched; ADR 43)"
-            )
-        messages -= lost
         accepted = len(http_ids) + len(messages)
         checks.append(
             Invariant(
                 "every upload accepted and every job done",
-                accepted == len(self.uploads) - len(lost)
+                accepted == len(self.uploads)
                 and states == Counter({"done": accepted})
                 and {job_id for job_id, _, kind, _, _ in jobs if kind == "http"} == http_ids
                 and set(by_message) == messages
                 and all(count == 1 for count in by_message.values()),
-                f"{accepted}/{len(self.uploads) - len(lost)} accepted, jobs {dict(states)},"
+                f"{accepted}/{len(self.uploads)} accepted, jobs {dict(states)},"
                 f" {len(http_ids)} over HTTP, {len(by_message)} by Telegram"
                 f" (retried uploads: {sum(1 for u in self.uploads if u.tries > 1)})",
             )

@@ -2,7 +2,9 @@
 
 It serves the few methods the bot uses (getMe, getUpdates with long polling
 and offsets, getFile, file downloads, sendMessage, sendDocument,
-deleteWebhook), lets a test push user messages carrying files it holds, and
+setWebhook, deleteWebhook, getChatMember, answerCallbackQuery, inline
+keyboards and button presses), private chats and supergroups
+(a negative chat id), lets a test push user messages carrying files it holds, and
 records what the bot sent to each chat. Like Telegram, it refuses (400) a
 blank message, a text over 4,096 UTF-16 code units and a caption over 1,024.
 ``wait_sent`` awaits the n-th message in a chat, so tests never sleep.
@@ -30,6 +32,8 @@ BOT_USER = {"id": 123456789, "is_bot": True, "first_name": "Transcriber", "usern
 SENDER_FIRST_NAME = "Секретный"
 SENDER_LAST_NAME = "Отправитель"
 SENDER_USERNAME = "secret_sender_login"
+#: A group's title: as private as a sender's name.
+GROUP_TITLE = "Секретная группа"
 #: Longest wait for something the bot should do at once; a hang fails instead of blocking.
 WAIT_SECONDS = 5
 #: What the cloud Bot API lets a bot download (reference: Telegram bot).
@@ -67,6 +71,8 @@ class Sent:
     #: For documents: the file name and bytes uploaded.
     filename: str | None = None
     document: bytes | None = None
+    #: The inline keyboard sent with it: rows of (text, callback_data).
+    buttons: tuple[tuple[tuple[str, str], ...], ...] = ()
 
     @property
     def body(self) -> str:
@@ -100,6 +106,16 @@ class FakeBotApi:
         #: Method names called, in order (lower case).
         self.calls: list[str] = []
         self._updates: list[dict[str, Any]] = []
+        #: Every message pushed, by chat and message id (a reply quotes the one it answers).
+        self.messages: dict[tuple[int, int], dict[str, Any]] = {}
+        #: Per chat, the users getChatMember calls administrators.
+        self.admins: dict[int, set[int]] = {}
+        #: answerCallbackQuery calls: (callback query id, text or None).
+        self.answered: list[tuple[str, str | None]] = []
+        #: What the last setWebhook asked for: url, secret_token, allowed_updates.
+        self.webhook: dict[str, Any] | None = None
+        #: Every update pushed, by id, so a test can have one delivered again.
+        self.pushed: dict[int, dict[str, Any]] = {}
         self._failures: dict[str, list[Failure]] = {}
         self._changed = asyncio.Condition()
         self._ids = itertools.count(1)
@@ -158,23 +174,41 @@ class FakeBotApi:
         self.files[fake.file_id] = fake
         return fake
 
-    async def push(self, chat_id: int, **content: Any) -> int:
-        """Queue a message from the secret sender in ``chat_id``; return its message id."""
+    async def push(
+        self,
+        chat_id: int,
+        *,
+        user_id: int | None = None,
+        language_code: str | None = None,
+        **content: Any,
+    ) -> int:
+        """Queue a message from the secret sender in ``chat_id``; return its message id.
+
+        A negative ``chat_id`` is a supergroup (its title a secret too) and
+        ``user_id`` the member who speaks (default: the chat's own id, as in a
+        private chat). ``language_code`` is the sender's Telegram language.
+        """
         message_id = next(self._ids)
-        sender = {
-            "id": chat_id,
+        sender: dict[str, Any] = {
+            "id": chat_id if user_id is None else user_id,
             "is_bot": False,
             "first_name": SENDER_FIRST_NAME,
             "last_name": SENDER_LAST_NAME,
             "username": SENDER_USERNAME,
         }
-        chat = {
-            "id": chat_id,
-            "type": "private",
-            "first_name": SENDER_FIRST_NAME,
-            "last_name": SENDER_LAST_NAME,
-            "username": SENDER_USERNAME,
-        }
+        if language_code is not None:
+            sender["language_code"] = language_code
+        chat: dict[str, Any]
+        if chat_id < 0:
+            chat = {"id": chat_id, "type": "supergroup", "title": GROUP_TITLE}
+        else:
+            chat = {
+                "id": chat_id,
+                "type": "private",
+                "first_name": SENDER_FIRST_NAME,
+                "last_name": SENDER_LAST_NAME,
+                "username": SENDER_USERNAME,
+            }
         message = {
             "message_id": message_id,
             "date": 1767225600,
@@ -182,18 +216,42 @@ class FakeBotApi:
             "from": sender,
             **content,
         }
-        async with self._changed:
-            self._updates.append({"update_id": next(self._ids), "message": message})
-            self._changed.notify_all()
+        self.messages[chat_id, message_id] = message
+        await self.push_update({"update_id": next(self._ids), "message": message})
         return message_id
 
-    async def push_text(self, chat_id: int, text: str) -> int:
-        """A text message (a command when it starts with a slash)."""
+    async def push_update(self, update: dict[str, Any]) -> int:
+        """Queue a whole update (its ``update_id`` included); return that id."""
+        self.pushed[update["update_id"]] = update
+        async with self._changed:
+            self._updates.append(update)
+            self._changed.notify_all()
+        return int(update["update_id"])
+
+    async def redeliver(self, message_id: int) -> None:
+        """Hand the update that carried ``message_id`` out again, as Telegram may."""
+        update = next(u for u in self.pushed.values() if _message_id(u) == message_id)
+        async with self._changed:
+            if update not in self._updates:
+                self._updates.append(update)
+                self._updates.sort(key=lambda u: u["update_id"])
+            self._changed.notify_all()
+
+    def pending_updates(self) -> list[int]:
+        """Ids of the updates not confirmed yet (at or above the last offset asked)."""
+        return [update["update_id"] for update in self._updates]
+
+    async def push_text(
+        self, chat_id: int, text: str, *, reply_to: int | None = None, **sender: Any
+    ) -> int:
+        """A text message (a command when it starts with a slash), maybe answering ``reply_to``."""
         content: dict[str, Any] = {"text": text}
         if text.startswith("/"):
             length = len(text.split(maxsplit=1)[0])
             content["entities"] = [{"type": "bot_command", "offset": 0, "length": length}]
-        return await self.push(chat_id, **content)
+        if reply_to is not None:
+            content["reply_to_message"] = self.messages[chat_id, reply_to]
+        return await self.push(chat_id, **sender, **content)
 
     async def push_media(
         self,
@@ -204,6 +262,8 @@ class FakeBotApi:
         file_name: str | None = None,
         mime_type: str | None = None,
         sized: bool = True,
+        caption: str | None = None,
+        **sender: Any,
     ) -> int:
         """A message with one file of ``kind``: voice, audio, video, video_note or document.
 
@@ -222,7 +282,8 @@ class FakeBotApi:
             media["file_name"] = file_name
         if mime_type is not None:
             media["mime_type"] = mime_type
-        return await self.push(chat_id, **{kind: media})
+        extra: dict[str, Any] = {} if caption is None else {"caption": caption}
+        return await self.push(chat_id, **sender, **extra, **{kind: media})
 
     def fail_next(
         self, method: str, status: int, description: str, *, retry_after: int | None = None
@@ -241,9 +302,11 @@ class FakeBotApi:
         """Texts and document contents delivered to ``chat_id``: the notifier contract's Inbox."""
         return [sent.body for sent in self.sent_to(chat_id)]
 
-    async def wait_sent(self, chat_id: int, count: int) -> list[Sent]:
-        """Wait (bounded) until the bot has sent ``count`` messages to ``chat_id``; return all."""
-        async with asyncio.timeout(WAIT_SECONDS), self._changed:
+    async def wait_sent(
+        self, chat_id: int, count: int, *, within: float = WAIT_SECONDS
+    ) -> list[Sent]:
+        """Wait (at most ``within`` s) until the bot sent ``count`` messages to ``chat_id``; all."""
+        async with asyncio.timeout(within), self._changed:
             await self._changed.wait_for(lambda: len(self.sent_to(chat_id)) >= count)
             return self.sent_to(chat_id)
 
@@ -266,6 +329,9 @@ class FakeBotApi:
             "sendmessage": self._send_message,
             "senddocument": self._send_document,
             "deletewebhook": self._delete_webhook,
+            "setwebhook": self._set_webhook,
+            "getchatmember": self._get_chat_member,
+            "answercallbackquery": self._answer_callback_query,
         }.get(method)
         if handler is None:
             return _error(404, "Not Found: method not found")
@@ -275,9 +341,86 @@ class FakeBotApi:
         return _ok(BOT_USER)
 
     async def _delete_webhook(self, form: Any) -> web.Response:
+        self.webhook = None
         return _ok(True)
 
+    async def _answer_callback_query(self, form: Any) -> web.Response:
+        text = form.get("text")
+        async with self._changed:
+            self.answered.append(
+                (str(form["callback_query_id"]), None if text is None else str(text))
+            )
+            self._changed.notify_all()
+        return _ok(True)
+
+    async def press(self, sent: Sent, data: str, *, user_id: int | None = None) -> str:
+        """A user presses the button with ``data`` under the bot's ``sent``; the query id."""
+        query_id = f"query-{next(self._ids)}"
+        message: dict[str, Any] = {
+            "message_id": sent.message_id,
+            "date": 1767225600,
+            "chat": {"id": sent.chat_id, "type": "supergroup" if sent.chat_id < 0 else "private"},
+            "from": BOT_USER,
+            "text": sent.text or "",
+        }
+        user = {"id": sent.chat_id if user_id is None else user_id, "is_bot": False}
+        user["first_name"] = SENDER_FIRST_NAME
+        query = {
+            "id": query_id,
+            "from": user,
+            "message": message,
+            "chat_instance": "chat-instance",
+            "data": data,
+        }
+        await self.push_update({"update_id": next(self._ids), "callback_query": query})
+        return query_id
+
+    async def wait_answered(self, query_id: str) -> str | None:
+        """Wait (bounded) for the bot's answerCallbackQuery to ``query_id``; its text."""
+        async with asyncio.timeout(WAIT_SECONDS), self._changed:
+            await self._changed.wait_for(lambda: any(q == query_id for q, _ in self.answered))
+        return next(text for q, text in self.answered if q == query_id)
+
+    async def _get_chat_member(self, form: Any) -> web.Response:
+        chat_id, user_id = int(form["chat_id"]), int(form["user_id"])
+        status = "administrator" if user_id in self.admins.get(chat_id, set()) else "member"
+        user = {"id": user_id, "is_bot": False, "first_name": SENDER_FIRST_NAME}
+        member: dict[str, Any] = {"status": status, "user": user}
+        if status == "administrator":
+            member.update(
+                can_be_edited=False,
+                is_anonymous=False,
+                can_manage_chat=True,
+                can_delete_messages=True,
+                can_manage_video_chats=True,
+                can_restrict_members=True,
+                can_promote_members=False,
+                can_change_info=True,
+                can_invite_users=True,
+                can_post_stories=False,
+                can_edit_stories=False,
+                can_delete_stories=False,
+                can_send_welcome_messages=False,
+            )
+        return _ok(member)
+
+    async def _set_webhook(self, form: Any) -> web.Response:
+        allowed = form.get("allowed_updates")
+        self.webhook = {
+            "url": form.get("url"),
+            "secret_token": form.get("secret_token"),
+            "allowed_updates": None if allowed is None else json.loads(allowed),
+        }
+        return _ok(True)
+
+    def update_of(self, chat_id: int, message_id: int) -> dict[str, Any]:
+        """The update that carried ``message_id`` (for posting it to a webhook instead)."""
+        return next(u for u in self.pushed.values() if _message_id(u) == message_id)
+
     async def _get_updates(self, form: Any) -> web.Response:
+        if self.webhook is not None:
+            # As Telegram: no getUpdates while a webhook is set.
+            return _error(409, "Conflict: can't use getUpdates method while webhook is active")
         offset = int(form.get("offset", 0))
         timeout = float(form.get("timeout", 0))
         async with self._changed:
@@ -368,6 +511,7 @@ class FakeBotApi:
             allow_sending_without_reply=bool(reply.get("allow_sending_without_reply")),
             filename=filename,
             document=document,
+            buttons=_buttons(form.get("reply_markup")),
         )
         async with self._changed:
             self.sent.append(sent)
@@ -396,6 +540,20 @@ async def close_bot(bot: Bot) -> None:
 
 def _utf16_units(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
+
+
+def _buttons(markup: Any) -> tuple[tuple[tuple[str, str], ...], ...]:
+    if markup is None:
+        return ()
+    rows = json.loads(str(markup)).get("inline_keyboard", [])
+    return tuple(
+        tuple((button["text"], button.get("callback_data", "")) for button in row) for row in rows
+    )
+
+
+def _message_id(update: dict[str, Any]) -> int | None:
+    message = update.get("message")
+    return None if message is None else int(message["message_id"])
 
 
 def _int_or_none(value: Any) -> int | None:

@@ -38,8 +38,9 @@ from transcriber_adapters.telegram import (
     make_bot,
     recording_of,
 )
-from transcriber_adapters.telegram.notifier import ACCEPTED_TEXT, DOCUMENT_NAME
+from transcriber_adapters.telegram.notifier import ACCEPTED_TEXT
 from transcriber_app.bot import BotPolling, make_dispatcher
+from transcriber_app.bot.polling import Offsets
 from transcriber_app.bot.texts import (
     DOWNLOAD_FAILED_TEXT,
     DUPLICATE_IN_PROGRESS_TEXT,
@@ -186,7 +187,8 @@ async def test_long_transcript_arrives_as_a_text_document(start: Start) -> None:
     message_id = await running.send("voice")
     _, document = await running.api.wait_sent(CHAT, 2)
     assert document.method == "senddocument"
-    assert document.filename == DOCUMENT_NAME
+    [job] = await running.jobs()
+    assert document.filename == f"transcript-{job.created:%Y-%m-%d}-{job.id[:8]}.txt"
     assert document.reply_to == message_id
     assert document.body == long_text
 
@@ -392,20 +394,88 @@ async def test_stalled_download_is_abandoned_after_the_inactivity_timeout(
 async def test_stop_cancels_a_download_after_the_grace_and_leaves_nothing(
     start: Start, temp_dir: Path
 ) -> None:
-    """Stopping mid-download waits the grace, cancels, leaves nothing, and asks for a resend."""
+    """Stopping mid-download waits the grace, cancels, leaves nothing, confirms nothing."""
     running = await start()
     running.api.hold_downloads = asyncio.Event()
-    message_id = await running.send("voice", b"y" * 100_000)
+    await running.send("voice", b"y" * 100_000)
     async with asyncio.timeout(5):
         await running.api.download_started.wait()
     async with asyncio.timeout(5):
         await running.polling.stop(grace=0.05)
     assert await running.jobs() == []
     assert running.staging_files() == []
-    [asked] = running.api.sent
-    assert asked.text == UNAVAILABLE_TEXT
-    assert asked.reply_to == message_id
+    assert running.api.sent == []
+    assert len(running.api.pending_updates()) == 1  # Telegram still holds it
     running.api.hold_downloads.set()
+
+
+async def test_an_update_cut_off_mid_intake_is_taken_by_the_next_poller(start: Start) -> None:
+    """A poller dies mid-download: its update stays unconfirmed, the next one makes one job."""
+    running = await start()
+    running.api.hold_downloads = asyncio.Event()
+    message_id = await running.send("voice", b"z" * 100_000)
+    async with asyncio.timeout(5):
+        await running.api.download_started.wait()
+    # A poller that dies: its tasks end without a word to Telegram, as under SIGKILL.
+    await running.polling.stop(grace=0)
+    running.api.hold_downloads = None
+    successor = BotPolling(running.bot, running.polling.dispatcher, polling_timeout=10)
+    await successor.start()
+    try:
+        ack, transcript = await running.api.wait_sent(CHAT, 2)
+    finally:
+        await successor.stop(1)
+    assert (ack.text, ack.reply_to) == (ACCEPTED_TEXT, message_id)
+    assert (transcript.text, transcript.reply_to) == (TRANSCRIPT, message_id)
+    assert len(await running.jobs()) == 1
+    assert running.api.pending_updates() == []
+
+
+async def test_an_update_delivered_again_after_its_job_is_told_nothing(start: Start) -> None:
+    """The same update twice (a restart before its offset was sent): one job, no second word."""
+    running = await start()
+    message_id = await running.send("voice")
+    await running.api.wait_sent(CHAT, 2)
+    await running.api.redeliver(message_id)
+    await running.api.push_text(CHAT, "/help")  # answered after the redelivered update
+    *_, help_reply = await running.api.wait_sent(CHAT, 3)
+    assert help_reply.text == HELP_TEXT
+    assert len(await running.jobs()) == 1
+    assert len(running.api.sent) == 3
+
+
+async def test_offset_waits_for_the_oldest_update_still_downloading(start: Start) -> None:
+    """A later update is handled while an earlier one downloads; neither is confirmed before it."""
+    running = await start()
+    running.polling.busy_pause = 0.01
+    running.api.hold_downloads = asyncio.Event()
+    slow = await running.send("voice", b"s" * 100_000)
+    async with asyncio.timeout(5):
+        await running.api.download_started.wait()
+    await running.api.push_text(CHAT, "/help")
+    [help_reply] = await running.api.wait_sent(CHAT, 1)
+    assert help_reply.text == HELP_TEXT
+    assert len(running.api.pending_updates()) == 2  # the download holds the offset back
+    running.api.hold_downloads.set()
+    *_, transcript = await running.api.wait_sent(CHAT, 3)
+    assert transcript.reply_to == slow
+    assert len(await running.jobs()) == 1
+
+
+def test_offsets_pass_only_finished_updates() -> None:
+    """The offset stops at the oldest unfinished update and passes it once it finishes."""
+    offsets = Offsets()
+    assert offsets.offset() is None
+    for update_id in (5, 7, 9):
+        offsets.take(update_id)
+    offsets.finish(7)
+    offsets.finish(9)
+    assert offsets.offset() == 5
+    assert offsets.known(9)
+    assert not offsets.known(10)
+    offsets.finish(5)
+    assert offsets.offset() == 10
+    assert offsets.known(4)
 
 
 async def test_sigterm_is_left_to_the_service(start: Start) -> None:

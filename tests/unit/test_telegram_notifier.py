@@ -20,7 +20,7 @@ from transcriber_adapters.telegram import (
     send_reply,
     split_text,
 )
-from transcriber_adapters.telegram.notifier import DOCUMENT_NAME, EMPTY_TEXT
+from transcriber_adapters.telegram.notifier import CAPTION_CHARS, EMPTY_TEXT, caption_of
 from transcriber_core.entities import Job, Origin, Speaker, State, Word
 from transcriber_core.errors import NotifierUnavailable, TransientError
 from transcriber_core.ports import Event
@@ -173,15 +173,35 @@ async def test_transcript_over_the_limit_is_split_into_replies(telegram: Telegra
 
 
 async def test_long_transcript_is_one_text_document(telegram: Telegram) -> None:
-    """Past three messages' length the transcript comes as one UTF-8 .txt document."""
+    """Past three messages' length: one UTF-8 .txt named by date and id, its opening as caption."""
     text = "Привет, мир. " * 1500  # about 19,500 characters
-    await telegram.notifier.notify(job(text=text), Event.DONE)
+    done = job(text=text)
+    await telegram.notifier.notify(done, Event.DONE)
     [sent] = telegram.api.sent_to(CHAT)
     assert sent.method == "senddocument"
-    assert sent.filename == DOCUMENT_NAME
+    assert sent.filename == f"transcript-{done.created:%Y-%m-%d}-{done.id[:8]}.txt"
     assert sent.document == text.encode("utf-8")
-    assert sent.text
+    assert sent.text == caption_of(text)
     assert sent.reply_to == MESSAGE
+    assert [label for label, _ in sent.buttons[0]] == ["SRT", "VTT"]
+
+
+def test_the_caption_is_the_opening_cut_at_a_word() -> None:
+    """A caption is the transcript's start, whole words, marked as cut; a short text whole."""
+    long = "word " * 200
+    caption = caption_of(long)
+    assert caption.endswith("…")
+    assert len(caption) <= CAPTION_CHARS + 1
+    assert long.startswith(caption.removesuffix("…"))
+    assert caption_of("  short text  ") == "short text"
+
+
+async def test_buttons_go_under_the_last_part_only(telegram: Telegram) -> None:
+    """A transcript in two messages carries its SRT and VTT buttons on the second."""
+    await telegram.notifier.notify(job(text=words(900)), Event.DONE)
+    first, last = telegram.api.sent_to(CHAT)
+    assert first.buttons == ()
+    assert [label for label, _ in last.buttons[0]] == ["SRT", "VTT"]
 
 
 async def test_message_count_before_a_document_is_a_parameter(telegram: Telegram) -> None:

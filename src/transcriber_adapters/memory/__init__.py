@@ -5,6 +5,7 @@ offers ``reset()`` and a record of calls where a test needs to look.
 """
 
 from transcriber_adapters.memory.budgets import MemoryBudgetStore
+from transcriber_adapters.memory.chats import MemoryChatStore
 from transcriber_adapters.memory.clock import ManualClock
 from transcriber_adapters.memory.conditions import MemoryConditionStore
 from transcriber_adapters.memory.converter import MemoryConverter
@@ -19,6 +20,7 @@ from transcriber_adapters.memory.wakeups import MemoryWakeupFeed
 __all__ = [
     "ManualClock",
     "MemoryBudgetStore",
+    "MemoryChatStore",
     "MemoryConditionStore",
     "MemoryConverter",
     "MemoryDatabase",

@@ -8,6 +8,7 @@ listens for the wake-ups the repository sends with
 """
 
 from transcriber_adapters.postgres.budgets import PostgresBudgetStore
+from transcriber_adapters.postgres.chats import PostgresChatStore
 from transcriber_adapters.postgres.conditions import PostgresConditionStore
 from transcriber_adapters.postgres.connection import DEFAULT_POOL_SIZE, Database
 from transcriber_adapters.postgres.owners import PostgresOwnerStore
@@ -21,6 +22,7 @@ __all__ = [
     "WAKEUP_CHANNEL",
     "Database",
     "PostgresBudgetStore",
+    "PostgresChatStore",
     "PostgresConditionStore",
     "PostgresJobRepository",
     "PostgresOwnerStore",

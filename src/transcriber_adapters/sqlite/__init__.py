@@ -5,6 +5,7 @@ repository runs, exposed so a benchmark can run them on a bare connection.
 """
 
 from transcriber_adapters.sqlite.budgets import SqliteBudgetStore
+from transcriber_adapters.sqlite.chats import SqliteChatStore
 from transcriber_adapters.sqlite.conditions import SqliteConditionStore
 from transcriber_adapters.sqlite.connection import SqliteDatabase
 from transcriber_adapters.sqlite.owners import SqliteOwnerStore
@@ -20,6 +21,7 @@ __all__ = [
     "ACQUIRE_SQL",
     "SAVE_IF_HELD_SQL",
     "SqliteBudgetStore",
+    "SqliteChatStore",
     "SqliteConditionStore",
     "SqliteDatabase",
     "SqliteJobRepository",

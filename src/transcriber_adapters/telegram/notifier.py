@@ -8,9 +8,10 @@ import logging
 from collections.abc import AsyncIterator
 
 from aiogram import Bot
-from aiogram.types import BufferedInputFile
+from aiogram.types import InlineKeyboardMarkup
 
-from transcriber_adapters.telegram.client import reply_to, send_reply
+from transcriber_adapters.telegram.buttons import document_name, send_document, transcript_buttons
+from transcriber_adapters.telegram.client import send_reply
 from transcriber_adapters.telegram.errors import telegram_errors
 from transcriber_core.entities import Job, OriginKind
 from transcriber_core.ports import Event
@@ -25,8 +26,8 @@ MAX_MESSAGES = 3
 
 ACCEPTED_TEXT = "Got it, transcribing. The text will come as a reply to this message."
 EMPTY_TEXT = "Done, but no speech was recognised in this recording."
-DOCUMENT_CAPTION = "The transcript is long, so here it is as a file."
-DOCUMENT_NAME = "transcript.txt"
+#: How much of a long transcript its document's caption shows, in characters.
+CAPTION_CHARS = 300
 FAILED_TEXT = "Could not transcribe this recording: {reason}"
 FAILED_NO_REASON = "Could not transcribe this recording."
 DEAD_TEXT = (
@@ -40,11 +41,13 @@ class TelegramNotifier:
 
     ``accepted`` is a short acknowledgement; ``done`` is the transcript, split
     into messages of at most 4,096 characters on line or word boundaries, or
-    one UTF-8 ``.txt`` document when it would take more than
-    ``max_messages``; ``failed`` and ``dead`` say why. HTTP origins are
-    ignored. Notices to one chat are sent one after another, in the order
-    ``notify`` was called, so an acknowledgement never follows its
-    transcript. Errors are the core's (see ``telegram.errors``).
+    one UTF-8 ``.txt`` document (named by the job's date and id, its first
+    lines as the caption) when it would take more than ``max_messages``,
+    with SRT and VTT buttons under the last message or the document;
+    ``failed`` and ``dead`` say why. HTTP origins are ignored. Notices to
+    one chat are sent one after another, in the order ``notify`` was
+    called, so an acknowledgement never follows its transcript. Errors are
+    the core's (see ``telegram.errors``).
     """
 
     def __init__(self, bot: Bot, *, max_messages: int = MAX_MESSAGES) -> None:
@@ -64,35 +67,47 @@ class TelegramNotifier:
         message_id = origin.message_id
         async with self._turn(chat_id):
             if event is Event.DONE:
-                await self._send_transcript(chat_id, message_id, _transcript(job))
+                await self._send_transcript(job, chat_id, message_id, _transcript(job))
             else:
                 await self._send(chat_id, message_id, _notice(job, event))
         log.debug("telegram.notified", extra={"job_id": job.id, "event": event.value})
 
-    async def _send_transcript(self, chat_id: int, message_id: int | None, text: str) -> None:
+    async def _send_transcript(
+        self, job: Job, chat_id: int, message_id: int | None, text: str
+    ) -> None:
+        """The transcript in messages, or one ``.txt`` document; SRT and VTT buttons under it."""
         parts = split_text(text)
         if not parts:
             await self._send(chat_id, message_id, EMPTY_TEXT)
-        elif len(parts) <= self.max_messages:
-            for part in parts:
-                await self._send(chat_id, message_id, part)
-        else:
-            document = BufferedInputFile(text.encode("utf-8"), filename=DOCUMENT_NAME)
-            with telegram_errors():
-                await self.bot.send_document(
-                    chat_id,
-                    document,
-                    caption=DOCUMENT_CAPTION,
-                    parse_mode=None,
-                    reply_parameters=None if message_id is None else reply_to(message_id),
-                )
+            return
+        buttons = transcript_buttons(job.id)
+        if len(parts) <= self.max_messages:
+            for number, part in enumerate(parts, 1):
+                last = number == len(parts)
+                await self._send(chat_id, message_id, part, buttons if last else None)
+            return
+        await send_document(
+            self.bot,
+            chat_id,
+            message_id,
+            filename=document_name(job, "txt"),
+            body=text.encode("utf-8"),
+            caption=caption_of(text),
+            buttons=buttons,
+        )
 
-    async def _send(self, chat_id: int, message_id: int | None, text: str) -> None:
+    async def _send(
+        self,
+        chat_id: int,
+        message_id: int | None,
+        text: str,
+        buttons: InlineKeyboardMarkup | None = None,
+    ) -> None:
         if message_id is None:
             with telegram_errors():
-                await self.bot.send_message(chat_id, text, parse_mode=None)
+                await self.bot.send_message(chat_id, text, parse_mode=None, reply_markup=buttons)
             return
-        await send_reply(self.bot, chat_id, message_id, text)
+        await send_reply(self.bot, chat_id, message_id, text, buttons=buttons)
 
     @contextlib.asynccontextmanager
     async def _turn(self, chat_id: int) -> AsyncIterator[None]:
@@ -115,6 +130,15 @@ def _notice(job: Job, event: Event) -> str:
     if event is Event.FAILED:
         return FAILED_TEXT.format(reason=job.error) if job.error else FAILED_NO_REASON
     return DEAD_TEXT.format(reason=job.error or "no reason recorded")
+
+
+def caption_of(text: str, limit: int = CAPTION_CHARS) -> str:
+    """A long transcript's first lines for its document's caption: whole words, then "…"."""
+    head = text.strip()
+    if len(head) <= limit:
+        return head
+    cut = head.rfind(" ", 0, limit)
+    return head[: cut if cut > 0 else limit].rstrip() + "…"
 
 
 def split_text(text: str, limit: int = MESSAGE_LIMIT) -> list[str]:

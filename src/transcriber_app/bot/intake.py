@@ -1,82 +1,161 @@
-"""The bot's handlers: check a recording, download it, submit it, or say why not.
+"""The bot's handlers: commands, and recordings checked, downloaded, submitted, or refused.
 
 A recording (``recording_of`` in the telegram adapter reads it out of the
 message) is checked against the allowed chats and the download limit,
-streamed to a staging file and submitted like an HTTP upload. Anything else
-gets the help text. Log lines name the kind of file, its extension and
-size, never the sender or the file name (reference: Privacy).
+streamed to a staging file and submitted like an HTTP upload, in the chat's
+language (``/language``). In a group or supergroup (SPEC §21) the chat's
+``/mode`` decides: ``auto`` takes every member's recording, ``command`` only
+one answered with ``/transcribe`` or one whose caption mentions the bot;
+only the group's administrators change its settings (``getChatMember``,
+remembered for a minute). A group hears nothing else from the bot: no help
+text for ordinary talk. Replies are in Russian or English (``texts``). The SRT and VTT buttons
+under a transcript (``callback_query``) are answered from the job database.
+Log lines name the kind of file, its extension and size, never the sender
+or the file name (reference: Privacy).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import Callable, Collection, Mapping
+import weakref
+from collections.abc import Awaitable, Callable, Collection, Mapping
 
 from aiogram import Bot, Dispatcher, Router
-from aiogram.types import Message
+from aiogram.filters import Command, CommandObject
+from aiogram.types import CallbackQuery, Message
 
+from transcriber_adapters.memory import MemoryChatStore
 from transcriber_adapters.telegram import (
     CLOUD_DOWNLOAD_LIMIT,
     FileTooLarge,
     Recording,
     TelegramRefused,
     TelegramUnavailable,
+    answer_button,
+    document_name,
     download_file,
+    is_chat_admin,
     recording_of,
+    send_document,
     send_reply,
+    transcript_button,
 )
 from transcriber_app.bot.texts import (
-    DOWNLOAD_FAILED_TEXT,
-    HELP_TEXT,
-    NO_ROOM_TEXT,
-    REFUSED_TEXT,
-    UNAVAILABLE_TEXT,
+    Texts,
+    accepted_languages,
     duplicate_text,
+    settings_text,
+    texts_for,
     too_large_text,
 )
-from transcriber_core.entities import Job, Origin
-from transcriber_core.errors import ServiceCondition, TranscriberError
+from transcriber_core import subtitles
+from transcriber_core.entities import ChatMode, ChatSettings, Job, Origin, State
+from transcriber_core.errors import (
+    JobNotFound,
+    OptionRefused,
+    ServiceCondition,
+    TranscriberError,
+)
 from transcriber_core.intake import first_job, submit
+from transcriber_core.languages import DEFAULT_REQUEST, RecognitionRequest, check_language
+from transcriber_core.ports import ChatStore
 from transcriber_core.services import Services
 
 log = logging.getLogger("transcriber.bot")
 
-#: How long an interrupted download may spend asking its sender to resend.
-_LAST_WORD_SECONDS = 3.0
 #: How long a recording that met an outage (S3 or the database down) is tried again
 #: before the sender is asked to send it again; the first pause, doubling up to the last.
 _OUTAGE_SECONDS = 60.0
 _OUTAGE_PAUSE = 0.5
 _OUTAGE_PAUSE_CAP = 10.0
+#: How long a getChatMember answer is trusted: a demoted admin loses the right within it.
+ADMIN_CACHE_SECONDS = 60.0
+#: Chat types where several members talk and the bot answers only what is addressed to it.
+GROUP_TYPES = frozenset({"group", "supergroup"})
 
 
 class BotIntake:
-    """What the handlers do: check, download, submit, and reply when something is refused."""
+    """What the handlers do: check, download, submit, keep chat settings, reply when refused."""
 
     def __init__(
         self,
         services: Services,
         *,
+        chats: ChatStore | None = None,
         max_file_bytes: int = CLOUD_DOWNLOAD_LIMIT,
         allowed_chat_ids: Collection[int] = (),
         short_of_space: Callable[[], bool] = lambda: False,
     ) -> None:
         self.services = services
+        #: Each chat's settings; the job database in service, a dict of this process in tests.
+        self.chats: ChatStore = chats if chats is not None else MemoryChatStore(services.clock)
         #: True while the data dir is below ``[storage] min_free_bytes``: nothing is downloaded.
         self.short_of_space = short_of_space
         #: Largest file taken; also never more than the settings' recording cap.
         self.max_file_bytes = min(max_file_bytes, services.settings.max_record_bytes)
         #: Empty: every chat may send recordings.
         self.allowed_chat_ids = frozenset(allowed_chat_ids)
+        #: (chat, user) -> (is admin, until when on the loop's clock).
+        self._admins: dict[tuple[int, int], tuple[bool, float]] = {}
+        #: One settings change at a time per chat in this process (read, check, write).
+        self._changing: weakref.WeakValueDictionary[int, asyncio.Lock] = (
+            weakref.WeakValueDictionary()
+        )
 
     def allows(self, chat_id: int) -> bool:
         """True when recordings from ``chat_id`` are taken."""
         return not self.allowed_chat_ids or chat_id in self.allowed_chat_ids
 
-    async def receive(self, bot: Bot, message: Message, recording: Recording) -> None:
-        """Turn the recording into a job, or tell the sender why not."""
+    async def settings_of(self, chat_id: int) -> ChatSettings:
+        """The chat's settings; the defaults while the database does not answer."""
+        try:
+            return await self.chats.chat_settings(chat_id)
+        except TranscriberError as exc:
+            log.warning("bot.settings_unavailable", extra={"error_type": type(exc).__name__})
+            return ChatSettings(chat_id=chat_id)
+
+    async def texts(self, message: Message, settings: ChatSettings | None = None) -> Texts:
+        """The language to answer ``message`` in: the chat's, else its sender's."""
+        if settings is None:
+            settings = await self.settings_of(message.chat.id)
+        sender = message.from_user
+        return texts_for(settings, None if sender is None else sender.language_code)
+
+    async def recording(self, bot: Bot, message: Message, recording: Recording) -> None:
+        """A message carrying a recording: taken in a private chat, in a group by its mode."""
+        settings = await self.settings_of(message.chat.id)
+        addressed = not is_group(message) or settings.mode is ChatMode.AUTO
+        if not addressed and not await _mentions_bot(bot, message):
+            return
+        await self.receive(bot, message, recording, settings=settings)
+
+    async def transcribe(self, bot: Bot, message: Message) -> None:
+        """``/transcribe`` answering a recording: that recording is taken, replied to itself."""
+        target = message.reply_to_message
+        recording = None if target is None else recording_of(target)
+        settings = await self.settings_of(message.chat.id)
+        if target is None or recording is None:
+            await self._reply(bot, message, (await self.texts(message, settings)).transcribe_usage)
+            return
+        await self.receive(bot, target, recording, settings=settings, asked_by=message)
+
+    async def receive(
+        self,
+        bot: Bot,
+        message: Message,
+        recording: Recording,
+        *,
+        settings: ChatSettings | None = None,
+        asked_by: Message | None = None,
+    ) -> None:
+        """Turn the recording in ``message`` into a job, or tell the sender why not.
+
+        ``asked_by`` is the ``/transcribe`` that asked for it: refusals answer it.
+        """
+        settings = settings or await self.settings_of(message.chat.id)
+        answer = asked_by or message
+        texts = await self.texts(answer, settings)
         extra = {
             "kind": recording.kind,
             "extension": recording.extension,
@@ -85,42 +164,62 @@ class BotIntake:
         log.info("bot.recording", extra=extra)
         size = recording.declared_size
         if size is not None and size > self.max_file_bytes:
-            await self._too_large(bot, message, extra)
+            await self._too_large(bot, answer, texts, extra)
             return
         if self.short_of_space():
             log.warning("bot.no_room", extra=extra)
-            await self._reply(bot, message, NO_ROOM_TEXT)
+            await self._reply(bot, answer, texts.no_room)
             return
+        request = self._request(settings)
         try:
-            job, is_new = await self._accept_patiently(bot, message, recording, extra)
+            job, is_new = await self._accept_patiently(bot, message, recording, request, extra)
         except asyncio.CancelledError:
-            # Shutdown cut the download off. aiogram has already confirmed the
-            # update to Telegram, so it will not come again: ask for it again.
+            # Shutdown cut the download off. The update is not confirmed to
+            # Telegram (ADR 53): the next poller reads it again and takes it.
             log.info("bot.interrupted", extra=extra)
-            with contextlib.suppress(Exception):
-                async with asyncio.timeout(_LAST_WORD_SECONDS):
-                    await self._reply(bot, message, UNAVAILABLE_TEXT)
             raise
         except FileTooLarge:
-            await self._too_large(bot, message, extra)
+            await self._too_large(bot, answer, texts, extra)
             return
         except (TelegramUnavailable, TelegramRefused) as exc:
             log.warning("bot.download_failed", extra={**extra, "error_type": type(exc).__name__})
-            await self._reply(bot, message, DOWNLOAD_FAILED_TEXT)
+            await self._reply(bot, answer, texts.download_failed)
             return
         except TranscriberError as exc:
             log.warning("bot.submit_failed", extra={**extra, "error_type": type(exc).__name__})
-            await self._reply(bot, message, UNAVAILABLE_TEXT)
+            await self._reply(bot, answer, texts.unavailable)
             return
         if not is_new:
-            await self._reply(bot, message, duplicate_text(job))
+            await self._answer_again(bot, answer, job, texts)
+
+    def _request(self, settings: ChatSettings) -> RecognitionRequest:
+        """The chat's language as the job's request; ``auto`` if the recognizer no longer has it."""
+        try:
+            language = check_language(settings.language, self.services.recognizer.abilities)
+        except OptionRefused:
+            return DEFAULT_REQUEST
+        return RecognitionRequest(language=language)
+
+    async def _answer_again(self, bot: Bot, message: Message, job: Job, texts: Texts) -> None:
+        """A recording this chat sent before: told so, unless this is the same message again."""
+        if job.origin == Origin.telegram(message.chat.id, message.message_id):
+            # The same update again (a restart before its offset was confirmed, or
+            # Telegram redelivering a webhook): it was taken, and it is told already.
+            log.info("bot.redelivered", extra={"job_id": job.id})
+            return
+        await self._reply(bot, message, duplicate_text(job, texts))
 
     async def _accept_patiently(
-        self, bot: Bot, message: Message, recording: Recording, extra: Mapping[str, object]
+        self,
+        bot: Bot,
+        message: Message,
+        recording: Recording,
+        request: RecognitionRequest,
+        extra: Mapping[str, object],
     ) -> tuple[Job, bool]:
         """``_accept``, again while a dependency is down, for up to ``_OUTAGE_SECONDS`` (ADR 43).
 
-        Telegram has confirmed the update: a recording turned away here is
+        A recording turned away here is answered, its update confirmed, and
         only sent again if its sender does it, so a short outage is waited
         out (downloading the file again) rather than told.
         """
@@ -129,7 +228,7 @@ class BotIntake:
         pause = _OUTAGE_PAUSE
         while True:
             try:
-                return await self._accept(bot, message, recording)
+                return await self._accept(bot, message, recording, request)
             except ServiceCondition as exc:
                 if not exc.outage or loop.time() + pause > give_up:
                     raise
@@ -139,7 +238,9 @@ class BotIntake:
             await asyncio.sleep(pause)
             pause = min(pause * 2, _OUTAGE_PAUSE_CAP)
 
-    async def _accept(self, bot: Bot, message: Message, recording: Recording) -> tuple[Job, bool]:
+    async def _accept(
+        self, bot: Bot, message: Message, recording: Recording, request: RecognitionRequest
+    ) -> tuple[Job, bool]:
         services = self.services
         chat_id = message.chat.id
         dedup_key = f"telegram:{chat_id}:{recording.file_unique_id}"
@@ -161,22 +262,186 @@ class BotIntake:
                 extension=recording.extension,
                 origin=Origin.telegram(chat_id, message.message_id),
                 dedup_key=dedup_key,
+                request=request,
             )
 
-    async def _too_large(self, bot: Bot, message: Message, extra: Mapping[str, object]) -> None:
+    async def _too_large(
+        self, bot: Bot, message: Message, texts: Texts, extra: Mapping[str, object]
+    ) -> None:
         """Refuse a file over the limit, whether its size was stated or found out downloading."""
         log.info("bot.too_large", extra=extra)
-        await self._reply(bot, message, too_large_text(self.max_file_bytes))
+        await self._reply(bot, message, too_large_text(self.max_file_bytes, texts))
 
     async def refuse(self, bot: Bot, message: Message) -> None:
         """Tell a chat that is not allowed so, politely."""
         # The chat id (never a name) is logged so the owner can allow the chat.
         log.info("bot.chat_refused", extra={"chat_id": message.chat.id})
-        await self._reply(bot, message, REFUSED_TEXT)
+        await self._reply(bot, message, (await self.texts(message)).refused)
 
     async def help(self, bot: Bot, message: Message) -> None:
-        """Answer anything that is not a recording with the help text."""
-        await self._reply(bot, message, HELP_TEXT)
+        """``/start``, ``/help``, and anything in a private chat that is not a recording."""
+        await self._reply(bot, message, (await self.texts(message)).help)
+
+    async def show_settings(self, bot: Bot, message: Message) -> None:
+        """``/settings``: the chat's language and mode."""
+        settings = await self.settings_of(message.chat.id)
+        texts = await self.texts(message, settings)
+        await self._reply(bot, message, settings_text(settings, texts))
+
+    def _change_lock(self, chat_id: int) -> asyncio.Lock:
+        lock = self._changing.get(chat_id)
+        if lock is None:
+            lock = self._changing[chat_id] = asyncio.Lock()
+        return lock
+
+    async def set_language(self, bot: Bot, message: Message, value: str | None) -> None:
+        """``/language <code|auto>``: the chat's recordings' language, checked as HTTP's is."""
+        async with self._change_lock(message.chat.id):
+            await self._set_language(bot, message, value)
+
+    async def _set_language(self, bot: Bot, message: Message, value: str | None) -> None:
+        settings = await self.settings_of(message.chat.id)
+        texts = await self.texts(message, settings)
+        languages = self.services.recognizer.abilities.languages
+        accepted = accepted_languages(languages)
+        if not value:
+            current = settings.language or texts.auto
+            await self._reply(
+                bot, message, texts.language_usage.format(language=current, accepted=accepted)
+            )
+            return
+        if not await self._may_change(bot, message, texts):
+            return
+        try:
+            language = check_language(value, self.services.recognizer.abilities)
+        except OptionRefused:
+            await self._reply(bot, message, texts.language_refused.format(accepted=accepted))
+            return
+        changed = await self._save(
+            bot, message, texts, self.chats.set_chat_language(settings.chat_id, language)
+        )
+        if changed is None:
+            return
+        # Answered in the language just chosen, when the bot speaks it.
+        texts = await self.texts(message, changed)
+        shown = language or texts.auto
+        await self._reply(bot, message, texts.language_set.format(language=shown))
+
+    async def set_mode(self, bot: Bot, message: Message, value: str | None) -> None:
+        """``/mode auto|command``: what a group has transcribed; its administrators only."""
+        async with self._change_lock(message.chat.id):
+            await self._set_mode(bot, message, value)
+
+    async def _set_mode(self, bot: Bot, message: Message, value: str | None) -> None:
+        settings = await self.settings_of(message.chat.id)
+        texts = await self.texts(message, settings)
+        if not is_group(message):
+            await self._reply(bot, message, texts.mode_private)
+            return
+        try:
+            mode = ChatMode((value or "").strip().lower())
+        except ValueError:
+            await self._reply(bot, message, texts.mode_usage)
+            return
+        if not await self._may_change(bot, message, texts):
+            return
+        changed = await self._save(
+            bot, message, texts, self.chats.set_chat_mode(settings.chat_id, mode)
+        )
+        if changed is not None:
+            await self._reply(bot, message, texts.mode_set[mode])
+
+    async def _save(
+        self, bot: Bot, message: Message, texts: Texts, change: Awaitable[ChatSettings]
+    ) -> ChatSettings | None:
+        """Await the store's ``change``; the settings after it, or None (the sender told why)."""
+        try:
+            settings = await change
+        except TranscriberError as exc:
+            log.warning("bot.settings_unavailable", extra={"error_type": type(exc).__name__})
+            await self._reply(bot, message, texts.unavailable)
+            return None
+        log.info(
+            "bot.settings_changed",
+            extra={
+                "language": settings.language or "auto",
+                "mode": settings.mode.value,
+            },
+        )
+        return settings
+
+    async def _may_change(self, bot: Bot, message: Message, texts: Texts) -> bool:
+        """True when the sender may change this chat's settings; else they are told so."""
+        if not is_group(message):
+            return True
+        chat_id = message.chat.id
+        sender_chat = message.sender_chat
+        if sender_chat is not None and sender_chat.id == chat_id:
+            # An anonymous administrator posts as the group itself.
+            return True
+        user = message.from_user
+        allowed = user is not None and await self._is_admin(bot, chat_id, user.id)
+        if not allowed:
+            await self._reply(bot, message, texts.not_admin)
+        return allowed
+
+    async def _is_admin(self, bot: Bot, chat_id: int, user_id: int) -> bool:
+        loop = asyncio.get_running_loop()
+        known = self._admins.get((chat_id, user_id))
+        if known is not None and known[1] > loop.time():
+            return known[0]
+        try:
+            admin = await is_chat_admin(bot, chat_id, user_id)
+        except TranscriberError as exc:
+            log.warning("bot.admin_check_failed", extra={"error_type": type(exc).__name__})
+            return False
+        self._admins[chat_id, user_id] = (admin, loop.time() + ADMIN_CACHE_SECONDS)
+        return admin
+
+    async def send_format(self, bot: Bot, query: CallbackQuery, fmt: str, job_id: str) -> None:
+        """A transcript button: the job's transcript as ``fmt`` (srt, vtt), replying to it.
+
+        Read from the job database, so it works on any API process and after
+        any restart; a job that is gone, or is not this chat's, is refused.
+        """
+        message = query.message
+        if message is None:
+            await self._answer(bot, query)
+            return
+        chat_id = message.chat.id
+        settings = await self.settings_of(chat_id)
+        texts = texts_for(settings, query.from_user.language_code)
+        if not self.allows(chat_id):
+            await self._answer(bot, query, texts.refused)
+            return
+        try:
+            job = await self.services.jobs.get(job_id)
+        except JobNotFound:
+            job = None
+        except TranscriberError as exc:
+            log.warning("bot.button_failed", extra={"error_type": type(exc).__name__})
+            await self._answer(bot, query, texts.unavailable)
+            return
+        if job is None or job.state is not State.DONE or job.origin.chat_id != chat_id:
+            await self._answer(bot, query, texts.transcript_gone)
+            return
+        body = await asyncio.to_thread(subtitle_file, job, fmt)
+        log.info("bot.transcript_button", extra={"job_id": job.id, "format": fmt})
+        try:
+            await send_document(
+                bot, chat_id, message.message_id, filename=document_name(job, fmt), body=body
+            )
+        except TranscriberError as exc:
+            log.warning("bot.reply_failed", extra={"error_type": type(exc).__name__})
+            await self._answer(bot, query, texts.unavailable)
+            return
+        await self._answer(bot, query)
+
+    async def _answer(self, bot: Bot, query: CallbackQuery, text: str | None = None) -> None:
+        try:
+            await answer_button(bot, query.id, text)
+        except TranscriberError as exc:
+            log.warning("bot.reply_failed", extra={"error_type": type(exc).__name__})
 
     async def _reply(self, bot: Bot, message: Message, text: str) -> None:
         try:
@@ -185,18 +450,48 @@ class BotIntake:
             log.warning("bot.reply_failed", extra={"error_type": type(exc).__name__})
 
 
+def subtitle_file(job: Job, fmt: str) -> bytes:
+    """The done ``job``'s transcript as SRT or WebVTT, with its speakers' names, UTF-8."""
+    names = {speaker.id: speaker.name for speaker in job.speakers}
+    found = subtitles.cues(job.words, text=job.text or "", duration=job.duration)
+    text = subtitles.srt(found, names) if fmt == "srt" else subtitles.webvtt(found, names)
+    return text.encode("utf-8")
+
+
+def is_group(message: Message) -> bool:
+    """True in a group or supergroup, where the bot speaks only when addressed."""
+    return message.chat.type in GROUP_TYPES
+
+
+async def _mentions_bot(bot: Bot, message: Message) -> bool:
+    """True when the message's caption or text names the bot by its @username."""
+    me = await bot.me()
+    if not me.username:
+        return False
+    said = (message.caption or message.text or "").lower()
+    return f"@{me.username.lower()}" in said
+
+
 def make_router() -> Router:
-    """The bot's handlers: refusals first, then recordings, then help for everything else."""
+    """The handlers: refusals, commands, recordings, then help (private chats only)."""
     router = Router(name="transcriber")
-    router.message.register(_refuse, _chat_refused)
+    router.message.register(_refuse, _refusal_due)
+    router.message.register(_ignore, _chat_refused)
+    router.message.register(_help, Command("start", "help"))
+    router.message.register(_language, Command("language"))
+    router.message.register(_mode, Command("mode"))
+    router.message.register(_settings, Command("settings"))
+    router.message.register(_transcribe, Command("transcribe"))
     router.message.register(_receive, _carries_recording)
-    router.message.register(_help)
+    router.message.register(_help, _is_private)
+    router.callback_query.register(_button, _is_transcript_button)
     return router
 
 
 def make_dispatcher(
     services: Services,
     *,
+    chats: ChatStore | None = None,
     max_file_bytes: int = CLOUD_DOWNLOAD_LIMIT,
     allowed_chat_ids: Collection[int] = (),
     short_of_space: Callable[[], bool] = lambda: False,
@@ -204,10 +499,12 @@ def make_dispatcher(
     """A dispatcher with the bot's handlers; its dependencies go in as workflow data.
 
     ``max_file_bytes`` is ``download_limit(api_base)``: 20 MB for the cloud
-    Bot API, 2,000 MB through a local Bot API server.
+    Bot API, 2,000 MB through a local Bot API server. ``chats`` keeps each
+    chat's settings (the job database; None: this process's memory).
     """
     intake = BotIntake(
         services,
+        chats=chats,
         max_file_bytes=max_file_bytes,
         allowed_chat_ids=allowed_chat_ids,
         short_of_space=short_of_space,
@@ -221,6 +518,19 @@ def _chat_refused(message: Message, intake: BotIntake) -> bool:
     return not intake.allows(message.chat.id)
 
 
+def _refusal_due(message: Message, intake: BotIntake) -> bool:
+    """A refused chat is told so in private, and in a group only when it addresses the bot."""
+    if intake.allows(message.chat.id):
+        return False
+    if not is_group(message):
+        return True
+    return (message.text or "").startswith("/")
+
+
+def _is_private(message: Message) -> bool:
+    return message.chat.type == "private"
+
+
 def _carries_recording(message: Message) -> dict[str, Recording] | bool:
     recording = recording_of(message)
     return False if recording is None else {"recording": recording}
@@ -230,8 +540,37 @@ async def _refuse(message: Message, bot: Bot, intake: BotIntake) -> None:
     await intake.refuse(bot, message)
 
 
+async def _ignore(message: Message) -> None:
+    """A group that is not allowed, talking among itself: nothing to say."""
+
+
 async def _receive(message: Message, bot: Bot, intake: BotIntake, recording: Recording) -> None:
-    await intake.receive(bot, message, recording)
+    await intake.recording(bot, message, recording)
+
+
+async def _transcribe(message: Message, bot: Bot, intake: BotIntake) -> None:
+    await intake.transcribe(bot, message)
+
+
+async def _language(message: Message, bot: Bot, intake: BotIntake, command: CommandObject) -> None:
+    await intake.set_language(bot, message, command.args)
+
+
+async def _mode(message: Message, bot: Bot, intake: BotIntake, command: CommandObject) -> None:
+    await intake.set_mode(bot, message, command.args)
+
+
+async def _settings(message: Message, bot: Bot, intake: BotIntake) -> None:
+    await intake.show_settings(bot, message)
+
+
+def _is_transcript_button(query: CallbackQuery) -> dict[str, str] | bool:
+    asked = transcript_button(query.data)
+    return False if asked is None else {"fmt": asked[0], "job_id": asked[1]}
+
+
+async def _button(query: CallbackQuery, bot: Bot, intake: BotIntake, fmt: str, job_id: str) -> None:
+    await intake.send_format(bot, query, fmt, job_id)
 
 
 async def _help(message: Message, bot: Bot, intake: BotIntake) -> None:

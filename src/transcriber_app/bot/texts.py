@@ -1,46 +1,190 @@
-"""What the bot says when it does not take a recording, or already has it.
+"""What the bot says when it does not take a recording, already has it, or answers a command.
 
-The acknowledgement and the transcript itself are the notifier's
-(``transcriber_adapters.telegram.notifier``): ``submit`` tells it ``accepted``.
+In English and Russian (SPEC §21): ``texts_for`` picks by the chat's
+``/language`` when it is one of those, else by the sender's Telegram
+``language_code``, else English. The acknowledgement and the transcript
+itself are the notifier's (``transcriber_adapters.telegram.notifier``):
+``submit`` tells it ``accepted``.
 """
 
 from __future__ import annotations
 
-from transcriber_core.entities import Job, State
+import attrs
 
-HELP_TEXT = (
-    "Send me a voice message, an audio or video file, or a video note, "
-    "and I will reply with its text."
-)
-REFUSED_TEXT = "Sorry, this bot is private and does not take recordings from this chat."
-TOO_LARGE_TEXT = (
-    "This file is too large: I can download files up to {limit}. "
-    "Please send a shorter or smaller recording."
-)
-DOWNLOAD_FAILED_TEXT = "I could not download this file from Telegram. Please send it again."
-UNAVAILABLE_TEXT = "I cannot take this recording right now. Please send it again in a few minutes."
-#: The reply while the service is short of disk space (the HTTP intake's 507).
-NO_ROOM_TEXT = (
-    "I cannot take recordings right now: the service is short of disk space."
-    " Please send it again later."
-)
-#: What a second copy of a recording is told, by the state of the first one's job.
-DUPLICATE_TEXTS = {
-    State.DONE: "I already transcribed this recording: see my reply to the first one.",
-    State.FAILED: "I already tried this recording and could not transcribe it: {error}",
-    State.DEAD: "I already tried this recording and gave up after repeated errors.",
-}
-DUPLICATE_IN_PROGRESS_TEXT = (
-    "I already have this recording; its text will come as a reply to the first one."
-)
+from transcriber_core.entities import ChatMode, ChatSettings, Job, State
+from transcriber_core.languages import AUTO
 
 
-def too_large_text(max_file_bytes: int) -> str:
+@attrs.frozen(kw_only=True)
+class Texts:
+    """Every reply of the intake and the commands, in one language."""
+
+    help: str
+    refused: str
+    too_large: str
+    download_failed: str
+    unavailable: str
+    no_room: str
+    #: What a second copy of a recording is told, by the state of the first one's job.
+    duplicates: dict[State, str]
+    duplicate_in_progress: str
+    #: ``/settings``; ``{language}`` and ``{mode}``.
+    settings: str
+    #: ``/language`` without a code: the current one and ``{accepted}``.
+    language_usage: str
+    language_set: str
+    language_refused: str
+    mode_usage: str
+    mode_set: dict[ChatMode, str]
+    mode_private: str
+    #: A group's settings changed by someone who is not one of its administrators.
+    not_admin: str
+    #: ``/transcribe`` that does not answer a recording.
+    transcribe_usage: str
+    #: A transcript button whose job is gone (deleted, swept) or was never this chat's.
+    transcript_gone: str
+    auto: str
+    modes: dict[ChatMode, str]
+
+
+ENGLISH = Texts(
+    help=(
+        "Send me a voice message, an audio or video file, or a video note, "
+        "and I will reply with its text.\n\n"
+        "/language <code|auto> sets the language of this chat's recordings\n"
+        "/mode auto|command (groups) transcribes every recording, or only those "
+        "answered with /transcribe or mentioning me\n"
+        "/settings shows this chat's settings"
+    ),
+    refused="Sorry, this bot is private and does not take recordings from this chat.",
+    too_large=(
+        "This file is too large: I can download files up to {limit}. "
+        "Please send a shorter or smaller recording."
+    ),
+    download_failed="I could not download this file from Telegram. Please send it again.",
+    unavailable="I cannot take this recording right now. Please send it again in a few minutes.",
+    no_room=(
+        "I cannot take recordings right now: the service is short of disk space."
+        " Please send it again later."
+    ),
+    duplicates={
+        State.DONE: "I already transcribed this recording: see my reply to the first one.",
+        State.FAILED: "I already tried this recording and could not transcribe it: {error}",
+        State.DEAD: "I already tried this recording and gave up after repeated errors.",
+    },
+    duplicate_in_progress=(
+        "I already have this recording; its text will come as a reply to the first one."
+    ),
+    settings="Settings of this chat:\nlanguage: {language}\nmode: {mode}",
+    language_usage=(
+        "The language of this chat's recordings is {language}. "
+        "Set it with /language <code>, one of: {accepted}"
+    ),
+    language_set="Done: this chat's recordings are now transcribed as {language}.",
+    language_refused="I cannot transcribe that language. Choose one of: {accepted}",
+    mode_usage="Use /mode auto (every recording) or /mode command (only when asked).",
+    mode_set={
+        ChatMode.AUTO: "Done: I transcribe every recording in this chat.",
+        ChatMode.COMMAND: (
+            "Done: I transcribe a recording when someone answers it with /transcribe "
+            "or mentions me."
+        ),
+    },
+    mode_private="In a private chat I transcribe every recording; /mode is for groups.",
+    not_admin="Only this group's administrators can change its settings.",
+    transcribe_usage="Answer a voice message or a recording with /transcribe.",
+    transcript_gone="This transcript is no longer kept.",
+    auto="auto (detected)",
+    modes={ChatMode.AUTO: "auto (every recording)", ChatMode.COMMAND: "command (when asked)"},
+)
+
+RUSSIAN = Texts(
+    help=(
+        "Пришлите голосовое сообщение, аудио- или видеофайл или видеосообщение, "
+        "и я отвечу его текстом.\n\n"
+        "/language <код|auto> задаёт язык записей в этом чате\n"
+        "/mode auto|command (в группах): расшифровывать все записи или только те, "
+        "на которые ответили /transcribe или где меня упомянули\n"
+        "/settings показывает настройки этого чата"
+    ),
+    refused="Извините, это закрытый бот, и он не принимает записи из этого чата.",
+    too_large=(
+        "Файл слишком большой: я могу скачать файлы до {limit}. "
+        "Пришлите, пожалуйста, запись покороче или поменьше."
+    ),
+    download_failed="Не удалось скачать этот файл из Telegram. Пришлите его ещё раз.",
+    unavailable="Сейчас я не могу принять эту запись. Пришлите её ещё раз через несколько минут.",
+    no_room=(
+        "Сейчас я не могу принимать записи: у сервиса мало места на диске. Пришлите запись позже."
+    ),
+    duplicates={
+        State.DONE: "Эту запись я уже расшифровал: смотрите мой ответ на первую.",
+        State.FAILED: "Эту запись я уже пробовал и не смог расшифровать: {error}",
+        State.DEAD: "Эту запись я уже пробовал и сдался после повторных ошибок.",
+    },
+    duplicate_in_progress="Эта запись у меня уже есть; текст придёт ответом на первую.",
+    settings="Настройки этого чата:\nязык: {language}\nрежим: {mode}",
+    language_usage=(
+        "Язык записей в этом чате: {language}. "
+        "Задайте его командой /language <код>, один из: {accepted}"
+    ),
+    language_set="Готово: записи в этом чате теперь расшифровываются как {language}.",
+    language_refused="Этот язык я не распознаю. Выберите один из: {accepted}",
+    mode_usage="Используйте /mode auto (все записи) или /mode command (только по просьбе).",
+    mode_set={
+        ChatMode.AUTO: "Готово: я расшифровываю все записи в этом чате.",
+        ChatMode.COMMAND: (
+            "Готово: я расшифровываю запись, когда на неё отвечают /transcribe или упоминают меня."
+        ),
+    },
+    mode_private="В личном чате я расшифровываю все записи; /mode — для групп.",
+    not_admin="Менять настройки группы могут только её администраторы.",
+    transcribe_usage="Ответьте командой /transcribe на голосовое сообщение или запись.",
+    transcript_gone="Эта расшифровка больше не хранится.",
+    auto="auto (определяется сам)",
+    modes={ChatMode.AUTO: "auto (все записи)", ChatMode.COMMAND: "command (по просьбе)"},
+)
+
+#: The bot's languages by ISO 639-1 code.
+TEXTS = {"en": ENGLISH, "ru": RUSSIAN}
+
+# The English texts under their old names, for callers that predate the languages.
+HELP_TEXT = ENGLISH.help
+REFUSED_TEXT = ENGLISH.refused
+TOO_LARGE_TEXT = ENGLISH.too_large
+DOWNLOAD_FAILED_TEXT = ENGLISH.download_failed
+UNAVAILABLE_TEXT = ENGLISH.unavailable
+NO_ROOM_TEXT = ENGLISH.no_room
+DUPLICATE_TEXTS = ENGLISH.duplicates
+DUPLICATE_IN_PROGRESS_TEXT = ENGLISH.duplicate_in_progress
+
+
+def texts_for(settings: ChatSettings | None, language_code: str | None) -> Texts:
+    """The chat's ``/language`` when the bot speaks it, else the sender's, else English."""
+    if settings is not None and settings.language in TEXTS:
+        return TEXTS[settings.language]
+    code = (language_code or "").split("-", 1)[0].lower()
+    return TEXTS.get(code, ENGLISH)
+
+
+def too_large_text(max_file_bytes: int, texts: Texts = ENGLISH) -> str:
     """The refusal of a file over the limit, naming the limit in whole megabytes."""
-    return TOO_LARGE_TEXT.format(limit=f"{max_file_bytes // (1024 * 1024)} MB")
+    return texts.too_large.format(limit=f"{max_file_bytes // (1024 * 1024)} MB")
 
 
-def duplicate_text(job: Job) -> str:
+def duplicate_text(job: Job, texts: Texts = ENGLISH) -> str:
     """The reply to a recording already sent to this chat, by what became of the first copy."""
-    text = DUPLICATE_TEXTS.get(job.state, DUPLICATE_IN_PROGRESS_TEXT)
+    text = texts.duplicates.get(job.state, texts.duplicate_in_progress)
     return text.format(error=job.error or "no reason recorded")
+
+
+def settings_text(settings: ChatSettings, texts: Texts) -> str:
+    """``/settings``: the chat's language and mode."""
+    return texts.settings.format(
+        language=settings.language or texts.auto, mode=texts.modes[settings.mode]
+    )
+
+
+def accepted_languages(languages: frozenset[str]) -> str:
+    """What ``/language`` takes: ``auto`` and each code, as the HTTP ``language`` field."""
+    return ", ".join([AUTO, *sorted(languages)])
