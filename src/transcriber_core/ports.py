@@ -133,6 +133,20 @@ class JobQueue(Protocol):
         """
         ...
 
+    async def save_progress_if_held(
+        self, job_id: str, seconds_done: float, *, acquisition_id: str, begin: bool = False
+    ) -> None:
+        """Note ``seconds_done`` of the job's audio as recognised, if ``acquisition_id`` holds it.
+
+        Writes only the job's ``progress`` (ADR 51): its ``updated`` is the
+        store's now, and so is its ``started`` with ``begin`` (a recognition
+        starts over) or when the job had no progress; otherwise ``started``
+        is kept. Nothing else of the job changes, ``updated`` included.
+        Raises ``LeaseLost`` otherwise (also for a job that no longer
+        exists), writing nothing; ``ValueError`` for a negative ``seconds_done``.
+        """
+        ...
+
     async def ready_states(self, *, lease: timedelta) -> Ready:
         """The step states with eligible jobs and whether a delivery is due, in one query.
 
@@ -521,7 +535,7 @@ class DurationProbe(Protocol):
         ...
 
 
-#: Called with the seconds of output written so far.
+#: Called with the seconds of audio handled so far: converted, or recognised (ADR 51).
 ProgressCallback = Callable[[float], None]
 
 
@@ -677,13 +691,17 @@ class Recognizer(Protocol):
         *,
         duration: float | None,
         request: RecognitionRequest = DEFAULT_REQUEST,
+        on_progress: ProgressCallback | None = None,
     ) -> Started:
         """Recognise ``audio`` as ``request`` asks; raises ``TransientError``, ``PermanentError``.
 
         ``request`` was checked against ``abilities`` at intake; a prompt the
         recognizer cannot read is ignored. A recognizer that does the work
         here returns its outcome with ``Started``; it must then honour
-        cancellation while it works.
+        cancellation while it works, and may call ``on_progress`` with the
+        seconds of audio recognised so far, on the event loop's thread, as
+        often as it likes (the caller throttles; ADR 51). One that only
+        starts an operation never calls it.
         """
         ...
 

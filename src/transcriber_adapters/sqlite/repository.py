@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import attrs
 
-from transcriber_adapters.checks import check_edit, check_page, check_parts
+from transcriber_adapters.checks import check_edit, check_page, check_parts, check_progress
 from transcriber_adapters.sql.outbox import ready_of
 from transcriber_adapters.sql.removal import file_ids_of, job_ids_of
 from transcriber_adapters.sqlite.outbox import DELIVERY_DUE_ROW, SqliteOutbox, write_deliveries
@@ -53,6 +53,7 @@ from transcriber_adapters.sqlite.statements import (
     RENEW_SQL,
     ROWS,
     SAVE_IF_HELD_SQL,
+    SAVE_PROGRESS_SQL,
     SAVE_SQL,
     TAKE_SWEEP_SQL,
 )
@@ -150,6 +151,15 @@ class SqliteJobRepository(SqliteOutbox):
             save = functools.partial(_save_with_deliveries, deliveries=tuple(deliveries))
             await self._call(save, job, acquisition_id, self._clock, delay)
 
+    async def save_progress_if_held(
+        self, job_id: str, seconds_done: float, *, acquisition_id: str, begin: bool = False
+    ) -> None:
+        """Note the job's progress with ``SAVE_PROGRESS_SQL``; ``LeaseLost`` if not held."""
+        check_progress(seconds_done)
+        await self._call(
+            _save_progress_if_held, job_id, seconds_done, acquisition_id, begin, self._clock
+        )
+
     async def save_if_unchanged(self, job: Job, *, seen: Job) -> None:
         """Write ``job`` if the stored job still equals ``seen``; else raise ``JobChanged``."""
         check_edit(job, seen)
@@ -230,7 +240,7 @@ def _create(
                 return ROWS.job_from_row(rows[0]), False
         # Stamped under the write lock: queue order is the order of the commits.
         now = clock.now()
-        job = attrs.evolve(job, created=now, updated=now)
+        job = attrs.evolve(job, created=now, updated=now, progress=None)
         conn.execute(INSERT_JOB_SQL, ROWS.job_params(job))
         conn.executemany(PUT_FILE_SQL, file_rows)
         write_deliveries(conn, job.id, deliveries, now)
@@ -287,6 +297,25 @@ def _save_if_held(
     params = ROWS.job_params(job)
     params["held_by"] = acquisition_id
     if conn.execute(SAVE_IF_HELD_SQL, params).rowcount == 0:
+        raise LeaseLost()
+
+
+def _save_progress_if_held(  # noqa: PLR0917 - one private call site
+    conn: sqlite3.Connection,
+    job_id: str,
+    seconds: float,
+    acquisition_id: str,
+    begin: bool,
+    clock: Clock,
+) -> None:
+    params = {
+        "id": job_id,
+        "held_by": acquisition_id,
+        "seconds": seconds,
+        "begin": begin,
+        "now": to_db(clock.now()),
+    }
+    if conn.execute(SAVE_PROGRESS_SQL, params).rowcount == 0:
         raise LeaseLost()
 
 
