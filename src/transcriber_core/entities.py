@@ -199,6 +199,9 @@ class Job:
     #: How far its recognition has come; the store's alone to write (``save_progress_if_held``),
     #: kept while the job stays in ``recognize`` or ``check`` and cleared by any other move.
     progress: Progress | None = None
+    #: The chat message that shows the job's status, edited as it moves (SPEC §21); the
+    #: store's alone to write (``Outbox.save_status_message``). None: none sent yet.
+    status_message_id: int | None = None
     created: datetime
     updated: datetime
 
@@ -222,6 +225,9 @@ class Event(enum.StrEnum):
     """What the sender of a recording is told."""
 
     ACCEPTED = "accepted"
+    #: The job moved on, or its recognition progressed: a chat's status message is edited
+    #: (SPEC §21); never a webhook's.
+    PROGRESS = "progress"
     DONE = "done"
     FAILED = "failed"
     DEAD = "dead"

@@ -21,7 +21,7 @@ from pathlib import Path
 import attrs
 
 from transcriber_core.copies import remove_copy
-from transcriber_core.entities import FileRecord, Job, JobPart, State
+from transcriber_core.entities import Event, FileRecord, Job, JobPart, State
 from transcriber_core.errors import (
     FileNotFound,
     LeaseLost,
@@ -29,6 +29,7 @@ from transcriber_core.errors import (
     RecognitionFailed,
 )
 from transcriber_core.naming import derived_file_id
+from transcriber_core.outbox import deliveries_for
 from transcriber_core.policy import first_check_delay, next_check_delay
 from transcriber_core.ports import Pending, Recognized, Rejected
 from transcriber_core.progress import note_progress
@@ -165,7 +166,8 @@ async def check_parts(job: Job, services: Services, parts: list[JobPart]) -> Job
                 raise RecognitionFailed(f"part {part.index + 1} of {len(parts)}: {reason}")
     if finished and pending:
         # The seconds of the parts done so far: a split recording's progress (ADR 51).
-        await note_progress(services, job, sum(p.seconds for p in parts if p.done))
+        seconds = sum(p.seconds for p in parts if p.done)
+        await note_progress(services, job, seconds, deliveries=deliveries_for(job, Event.PROGRESS))
     now = services.clock.now()
     if pending:
         delay = next_check_delay(max(waits, default=None), services.settings)

@@ -494,3 +494,17 @@ def time_left(progress: Progress, seconds_total: float) -> timedelta | None:
     if elapsed <= timedelta(0):
         return None
     return elapsed * (max(seconds_total - done, 0.0) / done)
+
+
+#: The least time between two edits of one chat's status messages (SPEC §21): Telegram
+#: throttles a bot that edits faster. Paced by a budget per chat in the database, so every
+#: notice loop on every host shares it (ADR 51).
+CHAT_EDIT_INTERVAL = timedelta(seconds=3)
+#: The names of those budgets start with this; ``/metrics`` leaves them out (they would
+#: name chats and grow with them).
+CHAT_PACE_PREFIX = "chat-edits:"
+
+
+def chat_pace(chat_id: int) -> str:
+    """The name of the budget that paces the edits of one chat's status messages."""
+    return f"{CHAT_PACE_PREFIX}{chat_id}"

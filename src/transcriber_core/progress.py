@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from datetime import datetime
 
 import attrs
 
-from transcriber_core.entities import PROGRESS_STATES, Job
+from transcriber_core.entities import PROGRESS_STATES, Job, NewDelivery
 from transcriber_core.policy import percent_done, progress_due, time_left
 from transcriber_core.services import Services
 
@@ -58,9 +59,17 @@ def report_of(job: Job) -> ProgressReport | None:
 
 
 async def note_progress(
-    services: Services, job: Job, seconds_done: float, *, begin: bool = False
+    services: Services,
+    job: Job,
+    seconds_done: float,
+    *,
+    begin: bool = False,
+    deliveries: Sequence[NewDelivery] = (),
 ) -> None:
     """Write ``seconds_done`` as the job's progress under its lease; a failure is only logged.
+
+    ``deliveries`` (``outbox.deliveries_for(job, Event.PROGRESS)``: its chat's
+    status message is edited) are written with the note.
 
     Progress is a courtesy: a lost lease shows at the step's own save, and a
     database that refuses a note must not fail a recognition that worked.
@@ -69,7 +78,11 @@ async def note_progress(
         return
     try:
         await services.queue.save_progress_if_held(
-            job.id, seconds_done, acquisition_id=job.acquisition_id, begin=begin
+            job.id,
+            seconds_done,
+            acquisition_id=job.acquisition_id,
+            begin=begin,
+            deliveries=deliveries,
         )
     except Exception as exc:  # noqa: BLE001 - a courtesy; see above
         log.info("progress.not_noted", extra={"job_id": job.id, "error_type": type(exc).__name__})
@@ -82,12 +95,15 @@ class ProgressNotes:
     call begins the recognition's progress (its ``started`` is the store's
     now), later ones are written when ``progress_due`` says so, one write
     in flight at a time (a call meanwhile is dropped: the next one carries
-    more). ``close`` waits for the write in flight.
+    more), each with ``deliveries``. ``close`` waits for the write in flight.
     """
 
-    def __init__(self, services: Services, job: Job) -> None:
+    def __init__(
+        self, services: Services, job: Job, *, deliveries: Sequence[NewDelivery] = ()
+    ) -> None:
         self._services = services
         self._job = job
+        self._deliveries = tuple(deliveries)
         self._total = job.duration or 0.0
         self._last_percent: int | None = None
         self._last_at: datetime | None = None
@@ -110,7 +126,13 @@ class ProgressNotes:
         self._last_percent, self._last_at = percent, now
         self.written += 1
         self._writing = asyncio.ensure_future(
-            note_progress(self._services, self._job, max(0.0, seconds_done), begin=begin)
+            note_progress(
+                self._services,
+                self._job,
+                max(0.0, seconds_done),
+                begin=begin,
+                deliveries=self._deliveries,
+            )
         )
 
     async def close(self) -> None:

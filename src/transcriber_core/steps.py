@@ -13,9 +13,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from transcriber_core.copies import storage_copy_id
-from transcriber_core.entities import FileRecord, Job, State
+from transcriber_core.entities import Event, FileRecord, Job, State
 from transcriber_core.errors import DirectRefused, FileNotFound, MissingFile, RecognitionFailed
 from transcriber_core.naming import derived_file_id
+from transcriber_core.outbox import deliveries_for
 from transcriber_core.part_steps import check_parts, recognize_parts
 from transcriber_core.policy import first_check_delay, next_check_delay
 from transcriber_core.ports import FileStore, Pending, Recognized, Rejected
@@ -135,7 +136,7 @@ async def recognize(job: Job, services: Services) -> Job:
     started = None
     limits = services.recognizer.limits
     # A recognizer that works within its start reports how far it got (ADR 51).
-    notes = ProgressNotes(services, job)
+    notes = ProgressNotes(services, job, deliveries=deliveries_for(job, Event.PROGRESS))
     try:
         if services.recognizer_files is None or limits.takes_directly(
             seconds=job.duration, size=audio.size

@@ -12,6 +12,7 @@ import pytest
 from tests.support.delegate import Delegate
 from tests.support.world import World, make_world
 from transcriber_core.entities import FileRecord, Job, Origin, Progress, State
+from transcriber_core.errors import NotifierUnavailable
 from transcriber_core.policy import (
     PROGRESS_INTERVAL,
     DecodeLimits,
@@ -19,7 +20,7 @@ from transcriber_core.policy import (
     progress_due,
     time_left,
 )
-from transcriber_core.ports import ProgressCallback, Started
+from transcriber_core.ports import Event, ProgressCallback, Standing, Started
 from transcriber_core.progress import ProgressReport, report_of
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -166,3 +167,55 @@ async def test_a_note_after_the_lease_is_lost_writes_nothing(world: World) -> No
     stored = await world.repo.get(job.id)
     assert stored.progress is None
     assert stored.acquisition_id == "someone-else"
+
+
+class StatusKeeper:
+    """A notifier that keeps a status message (id 900), records each standing, fails on demand."""
+
+    def __init__(self) -> None:
+        self.told: list[tuple[Event, Standing | None]] = []
+        self.fail_progress: Exception | None = None
+
+    async def notify(
+        self, job: Job, event: Event, *, standing: Standing | None = None
+    ) -> int | None:
+        if event is Event.PROGRESS and self.fail_progress is not None:
+            error, self.fail_progress = self.fail_progress, None
+            raise error
+        self.told.append((event, standing))
+        return 900
+
+
+async def test_the_status_message_id_is_kept_and_handed_to_later_notices(world: World) -> None:
+    """The id the notifier answers is stored on the job; each later notice is given it."""
+    keeper = StatusKeeper()
+    world.services = attrs.evolve(world.services, notifier=keeper)
+    job = await world.submit(origin=Origin.telegram(chat_id=7, message_id=70))
+    assert (await world.repo.get(job.id)).status_message_id == 900
+    done = await world.run_to_end(job.id)
+    assert done.state is State.DONE
+    events = [event for event, _ in keeper.told]
+    # Accepted, a move to recognize and one to check (the memory recognizer polls), done.
+    assert events == [Event.ACCEPTED, Event.PROGRESS, Event.PROGRESS, Event.DONE]
+    assert keeper.told[0][1] == Standing(queue_position=0)
+    assert all(
+        standing is not None and standing.message_id == 900 for _, standing in keeper.told[1:]
+    )
+
+
+async def test_a_failed_progress_notice_is_dropped_not_retried(world: World) -> None:
+    """A status edit that fails without a wait asked is given up: the transcript is not held."""
+    keeper = StatusKeeper()
+    world.services = attrs.evolve(world.services, notifier=keeper)
+    job = await world.submit(origin=Origin.telegram(chat_id=7, message_id=70))
+    keeper.fail_progress = NotifierUnavailable("network")
+    await world.run_to_end(job.id)
+    assert await world.repo.pending_deliveries() == {}
+    assert [event for event, _ in keeper.told][-1] is Event.DONE
+
+
+async def test_http_jobs_owe_no_progress_notices(world: World) -> None:
+    """A job sent over HTTP has no chat: its moves and notes write no notice."""
+    job = await world.submit(origin=Origin.http())
+    await world.run_to_end(job.id)
+    assert world.notifier.standings == []

@@ -76,7 +76,7 @@ class MemoryJobRepository(MemoryOutbox):
             if job.id in self._jobs:
                 raise Conflict
             now = self._db.clock.now()
-            job = attrs.evolve(job, created=now, updated=now, progress=None)
+            job = attrs.evolve(job, created=now, updated=now, progress=None, status_message_id=None)
             self._jobs[job.id] = job
             if job.dedup_key is not None:
                 self._dedup[job.dedup_key] = job.id
@@ -191,9 +191,15 @@ class MemoryJobRepository(MemoryOutbox):
             self._write_deliveries(job.id, deliveries)
 
     async def save_progress_if_held(
-        self, job_id: str, seconds_done: float, *, acquisition_id: str, begin: bool = False
+        self,
+        job_id: str,
+        seconds_done: float,
+        *,
+        acquisition_id: str,
+        begin: bool = False,
+        deliveries: Sequence[NewDelivery] = (),
     ) -> None:
-        """Note the job's progress if leased by ``acquisition_id``; else ``LeaseLost``."""
+        """Note the job's progress and ``deliveries`` if leased by ``acquisition_id``."""
         check_progress(seconds_done)
         with self._lock:
             self.calls.append("save_progress_if_held")
@@ -205,6 +211,7 @@ class MemoryJobRepository(MemoryOutbox):
             started = now if begin or before is None else before.started
             progress = Progress(seconds_done=seconds_done, started=started, updated=now)
             self._jobs[job_id] = attrs.evolve(stored, progress=progress)
+            self._write_deliveries(job_id, deliveries)
 
     async def save_if_unchanged(self, job: Job, *, seen: Job) -> None:
         """Write ``job`` if the stored job still equals ``seen``; else raise ``JobChanged``."""
@@ -371,9 +378,14 @@ class MemoryJobRepository(MemoryOutbox):
     def _replace(self, stored: Job, job: Job) -> None:
         """Put ``job`` in place of ``stored`` (same id), keeping the dedup index right.
 
-        The progress is the store's: kept while the job stays recognising, else cleared.
+        The progress is the store's: kept while the job stays recognising, else cleared;
+        so is the status message, always kept.
         """
-        job = attrs.evolve(job, progress=stored.progress if job.state in PROGRESS_STATES else None)
+        job = attrs.evolve(
+            job,
+            progress=stored.progress if job.state in PROGRESS_STATES else None,
+            status_message_id=stored.status_message_id,
+        )
         if job.dedup_key != stored.dedup_key:
             owner = None if job.dedup_key is None else self._dedup.get(job.dedup_key)
             if owner is not None and owner != job.id:

@@ -193,7 +193,13 @@ class PostgresJobRepository(PostgresOutbox):
             await self.wakeups.job_changed(job.id)
 
     async def save_progress_if_held(
-        self, job_id: str, seconds_done: float, *, acquisition_id: str, begin: bool = False
+        self,
+        job_id: str,
+        seconds_done: float,
+        *,
+        acquisition_id: str,
+        begin: bool = False,
+        deliveries: Sequence[NewDelivery] = (),
     ) -> None:
         """Note the job's progress with ``SAVE_PROGRESS_SQL``; ``LeaseLost`` if not held."""
         check_progress(seconds_done)
@@ -204,8 +210,16 @@ class PostgresJobRepository(PostgresOutbox):
             "begin": begin,
             "now": now_param(self._clock),
         }
-        if await self._db.execute(sql.SAVE_PROGRESS_SQL, params) == 0:
-            raise LeaseLost()
+        if not deliveries:
+            if await self._db.execute(sql.SAVE_PROGRESS_SQL, params) == 0:
+                raise LeaseLost()
+            return
+        # The note and its notices commit together or not at all, as a move's do.
+        async with self._db.transaction() as conn:
+            cursor = await conn.execute(sql.SAVE_PROGRESS_SQL, params)
+            if cursor.rowcount == 0:
+                raise LeaseLost()
+            await insert_deliveries(conn, delivery_params(job_id, deliveries, params["now"]))
 
     async def save_if_unchanged(self, job: Job, *, seen: Job) -> None:
         """Write ``job`` if the stored job still equals ``seen``; else raise ``JobChanged``."""

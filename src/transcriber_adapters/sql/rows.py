@@ -81,8 +81,15 @@ PROGRESS_COLUMNS: tuple[LiteralString, ...] = (
     "progress_started",
     "progress_updated",
 )
+#: The chat message that shows the job's status (SPEC §21): only ``save_status_message``
+#: writes it; no save touches it.
+STATUS_MESSAGE_COLUMN: LiteralString = "status_message_id"
 #: What every statement that reads a job selects or returns, in this order.
-JOB_READ_COLUMNS: tuple[LiteralString, ...] = JOB_COLUMNS + PROGRESS_COLUMNS
+JOB_READ_COLUMNS: tuple[LiteralString, ...] = (
+    *JOB_COLUMNS,
+    *PROGRESS_COLUMNS,
+    STATUS_MESSAGE_COLUMN,
+)
 #: Columns of ``files`` in the order every statement selects them.
 FILE_COLUMNS: tuple[LiteralString, ...] = (
     "id",
@@ -295,6 +302,7 @@ class RowMapping:
             progress_seconds,
             progress_started,
             progress_updated,
+            status_message_id,
         ) = row[:_JOB_WIDTH]
         from_db = self._job_time_from_db
         progress = None
@@ -348,6 +356,7 @@ class RowMapping:
             speakers_wanted=speakers_wanted,
             speakers=speakers_from_db(speakers),
             progress=progress,
+            status_message_id=status_message_id,
         )
 
     def file_params(self, record: FileRecord) -> dict[str, Any]:

@@ -152,13 +152,18 @@ class SqliteJobRepository(SqliteOutbox):
             await self._call(save, job, acquisition_id, self._clock, delay)
 
     async def save_progress_if_held(
-        self, job_id: str, seconds_done: float, *, acquisition_id: str, begin: bool = False
+        self,
+        job_id: str,
+        seconds_done: float,
+        *,
+        acquisition_id: str,
+        begin: bool = False,
+        deliveries: Sequence[NewDelivery] = (),
     ) -> None:
         """Note the job's progress with ``SAVE_PROGRESS_SQL``; ``LeaseLost`` if not held."""
         check_progress(seconds_done)
-        await self._call(
-            _save_progress_if_held, job_id, seconds_done, acquisition_id, begin, self._clock
-        )
+        save = functools.partial(_save_progress_if_held, deliveries=tuple(deliveries))
+        await self._call(save, job_id, seconds_done, acquisition_id, begin, self._clock)
 
     async def save_if_unchanged(self, job: Job, *, seen: Job) -> None:
         """Write ``job`` if the stored job still equals ``seen``; else raise ``JobChanged``."""
@@ -240,7 +245,7 @@ def _create(
                 return ROWS.job_from_row(rows[0]), False
         # Stamped under the write lock: queue order is the order of the commits.
         now = clock.now()
-        job = attrs.evolve(job, created=now, updated=now, progress=None)
+        job = attrs.evolve(job, created=now, updated=now, progress=None, status_message_id=None)
         conn.execute(INSERT_JOB_SQL, ROWS.job_params(job))
         conn.executemany(PUT_FILE_SQL, file_rows)
         write_deliveries(conn, job.id, deliveries, now)
@@ -307,16 +312,26 @@ def _save_progress_if_held(  # noqa: PLR0917 - one private call site
     acquisition_id: str,
     begin: bool,
     clock: Clock,
+    *,
+    deliveries: tuple[NewDelivery, ...],
 ) -> None:
+    now = clock.now()
     params = {
         "id": job_id,
         "held_by": acquisition_id,
         "seconds": seconds,
         "begin": begin,
-        "now": to_db(clock.now()),
+        "now": to_db(now),
     }
-    if conn.execute(SAVE_PROGRESS_SQL, params).rowcount == 0:
-        raise LeaseLost()
+    if not deliveries:
+        if conn.execute(SAVE_PROGRESS_SQL, params).rowcount == 0:
+            raise LeaseLost()
+        return
+    # The note and its notices commit together or not at all, as a move's do.
+    with immediate(conn):
+        if conn.execute(SAVE_PROGRESS_SQL, params).rowcount == 0:
+            raise LeaseLost()
+        write_deliveries(conn, job_id, deliveries, now)
 
 
 def _save_with_deliveries(

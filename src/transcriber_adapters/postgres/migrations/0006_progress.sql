@@ -8,3 +8,12 @@ ALTER TABLE jobs ADD COLUMN progress_seconds double precision
     CHECK (progress_seconds IS NULL OR progress_seconds >= 0);
 ALTER TABLE jobs ADD COLUMN progress_started timestamptz;
 ALTER TABLE jobs ADD COLUMN progress_updated timestamptz;
+
+-- The chat message that shows the job's status, edited as the job moves (SPEC §21);
+-- written by the notice loop that sent it. NULL: none sent yet.
+ALTER TABLE jobs ADD COLUMN status_message_id bigint;
+
+-- A notice may now be a 'progress' edit of that message.
+ALTER TABLE deliveries DROP CONSTRAINT deliveries_event_check;
+ALTER TABLE deliveries ADD CONSTRAINT deliveries_event_check
+    CHECK (event IN ('accepted', 'progress', 'done', 'failed', 'dead'));
