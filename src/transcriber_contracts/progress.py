@@ -50,9 +50,11 @@ class ProgressContract(RepositorySuite):
     async def test_later_notes_keep_the_start(
         self, clock: ManualClock, repo: JobRepository
     ) -> None:
-        """A later note moves seconds and updated but keeps started; ``begin`` starts over."""
+        """A later note moves seconds and updated but keeps started; ``begun`` starts over."""
         leased = await _recognising(clock, repo)
-        await repo.save_progress_if_held(leased.id, 1.0, acquisition_id="lease-1", begin=True)
+        await repo.save_progress_if_held(
+            leased.id, 1.0, acquisition_id="lease-1", begun=timedelta(0)
+        )
         clock.set(NOW + timedelta(seconds=30, microseconds=7))
         await repo.save_progress_if_held(leased.id, 40.0, acquisition_id="lease-1")
         progress = (await repo.get(leased.id)).progress
@@ -60,10 +62,13 @@ class ProgressContract(RepositorySuite):
             seconds_done=40.0, started=NOW, updated=NOW + timedelta(seconds=30, microseconds=7)
         )
         clock.set(NOW + timedelta(minutes=1))
-        await repo.save_progress_if_held(leased.id, 0.5, acquisition_id="lease-1", begin=True)
+        await repo.save_progress_if_held(
+            leased.id, 0.5, acquisition_id="lease-1", begun=timedelta(seconds=4, microseconds=3)
+        )
         again = NOW + timedelta(minutes=1)
+        # Begun 4 s before the note: the store's own now less that duration.
         assert (await repo.get(leased.id)).progress == Progress(
-            seconds_done=0.5, started=again, updated=again
+            seconds_done=0.5, started=again - timedelta(seconds=4, microseconds=3), updated=again
         )
 
     async def test_a_note_is_fenced_by_the_lease(

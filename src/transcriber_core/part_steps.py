@@ -78,7 +78,7 @@ async def recognize_parts(
                 await services.queue.save_parts_if_held(job.id, parts, acquisition_id=lease)
                 log.info("parts.planned", extra={"job_id": job.id, "parts": len(parts)})
                 # The parts' recognition begins: the estimate counts from here (ADR 51).
-                await note_progress(services, job, 0.0, begin=True)
+                await note_progress(services, job, 0.0, begun=timedelta(0))
             for part in parts:
                 if part.done or part.operation_id is not None:
                     continue

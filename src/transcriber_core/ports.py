@@ -139,15 +139,17 @@ class JobQueue(Protocol):
         seconds_done: float,
         *,
         acquisition_id: str,
-        begin: bool = False,
+        begun: timedelta | None = None,
         deliveries: Sequence[NewDelivery] = (),
     ) -> None:
         """Note ``seconds_done`` of the job's audio as recognised, if ``acquisition_id`` holds it.
 
         Writes only the job's ``progress`` (ADR 51): its ``updated`` is the
-        store's now, and so is its ``started`` with ``begin`` (a recognition
-        starts over) or when the job had no progress; otherwise ``started``
-        is kept. Nothing else of the job changes, ``updated`` included.
+        store's now; with ``begun`` (a recognition that began that long ago:
+        it starts over) its ``started`` is the store's now less ``begun``,
+        and the store's now when the job had no progress; otherwise
+        ``started`` is kept. A duration, not an instant: no host's clock
+        skews it. Nothing else of the job changes, ``updated`` included.
         ``deliveries`` (the core's ``progress`` notices) go into the outbox
         in the same transaction, as ``save_if_held``'s do. Raises
         ``LeaseLost`` otherwise (also for a job that no longer exists),

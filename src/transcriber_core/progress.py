@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import attrs
 
@@ -63,7 +63,7 @@ async def note_progress(
     job: Job,
     seconds_done: float,
     *,
-    begin: bool = False,
+    begun: timedelta | None = None,
     deliveries: Sequence[NewDelivery] = (),
 ) -> None:
     """Write ``seconds_done`` as the job's progress under its lease; a failure is only logged.
@@ -81,7 +81,7 @@ async def note_progress(
             job.id,
             seconds_done,
             acquisition_id=job.acquisition_id,
-            begin=begin,
+            begun=begun,
             deliveries=deliveries,
         )
     except Exception as exc:  # noqa: BLE001 - a courtesy; see above
@@ -91,9 +91,11 @@ async def note_progress(
 class ProgressNotes:
     """A recognizer's ``on_progress`` for one recognition: throttled, fenced notes (ADR 51).
 
-    Called on the event loop with the seconds recognised so far; the first
-    call begins the recognition's progress (its ``started`` is the store's
-    now), later ones are written when ``progress_due`` says so, one write
+    Made just before the recognizer starts; called on the event loop with the
+    seconds recognised so far. The first call begins the recognition's
+    progress as of when it was made (``begun``: the time since, a duration of
+    this process's clock, so the store's ``started`` is its own now less it),
+    later ones are written when ``progress_due`` says so, one write
     in flight at a time (a call meanwhile is dropped: the next one carries
     more), each with ``deliveries``. ``close`` waits for the write in flight.
     """
@@ -104,6 +106,8 @@ class ProgressNotes:
         self._services = services
         self._job = job
         self._deliveries = tuple(deliveries)
+        #: When the recognition began, by this process's clock: only a duration from it is sent.
+        self._began = services.clock.now()
         self._total = job.duration or 0.0
         self._last_percent: int | None = None
         self._last_at: datetime | None = None
@@ -122,7 +126,9 @@ class ProgressNotes:
             percent=percent, now=now, last_percent=self._last_percent, last_at=self._last_at
         ):
             return
-        begin = self._last_percent is None
+        # The first note begins the progress when the recognition began, not now: the
+        # model's load and first window count in the pace (ADR 51).
+        begun = now - self._began if self._last_percent is None else None
         self._last_percent, self._last_at = percent, now
         self.written += 1
         self._writing = asyncio.ensure_future(
@@ -130,7 +136,7 @@ class ProgressNotes:
                 self._services,
                 self._job,
                 max(0.0, seconds_done),
-                begin=begin,
+                begun=begun,
                 deliveries=self._deliveries,
             )
         )

@@ -30,7 +30,7 @@ async def recognising(runtime: Runtime, clock: ManualClock) -> Job:
     await repo.create(job)
     leased = await repo.acquire(State.RECOGNIZE, acquisition_id="lease-p", lease=timedelta(0))
     assert leased is not None
-    await repo.save_progress_if_held(job.id, 0.0, acquisition_id="lease-p", begin=True)
+    await repo.save_progress_if_held(job.id, 0.0, acquisition_id="lease-p", begun=timedelta(0))
     clock.advance(timedelta(seconds=60))
     await repo.save_progress_if_held(job.id, 300.0, acquisition_id="lease-p")
     return job

@@ -196,7 +196,7 @@ class MemoryJobRepository(MemoryOutbox):
         seconds_done: float,
         *,
         acquisition_id: str,
-        begin: bool = False,
+        begun: timedelta | None = None,
         deliveries: Sequence[NewDelivery] = (),
     ) -> None:
         """Note the job's progress and ``deliveries`` if leased by ``acquisition_id``."""
@@ -208,7 +208,10 @@ class MemoryJobRepository(MemoryOutbox):
                 raise LeaseLost()
             now = self._db.clock.now()
             before = stored.progress
-            started = now if begin or before is None else before.started
+            if begun is not None:
+                started = now - begun
+            else:
+                started = now if before is None else before.started
             progress = Progress(seconds_done=seconds_done, started=started, updated=now)
             self._jobs[job_id] = attrs.evolve(stored, progress=progress)
             self._write_deliveries(job_id, deliveries)

@@ -198,7 +198,7 @@ class PostgresJobRepository(PostgresOutbox):
         seconds_done: float,
         *,
         acquisition_id: str,
-        begin: bool = False,
+        begun: timedelta | None = None,
         deliveries: Sequence[NewDelivery] = (),
     ) -> None:
         """Note the job's progress with ``SAVE_PROGRESS_SQL``; ``LeaseLost`` if not held."""
@@ -207,7 +207,7 @@ class PostgresJobRepository(PostgresOutbox):
             "id": job_id,
             "held_by": acquisition_id,
             "seconds": seconds_done,
-            "begin": begin,
+            "begun": begun,
             "now": now_param(self._clock),
         }
         if not deliveries:

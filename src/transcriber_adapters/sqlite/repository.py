@@ -157,13 +157,13 @@ class SqliteJobRepository(SqliteOutbox):
         seconds_done: float,
         *,
         acquisition_id: str,
-        begin: bool = False,
+        begun: timedelta | None = None,
         deliveries: Sequence[NewDelivery] = (),
     ) -> None:
         """Note the job's progress with ``SAVE_PROGRESS_SQL``; ``LeaseLost`` if not held."""
         check_progress(seconds_done)
         save = functools.partial(_save_progress_if_held, deliveries=tuple(deliveries))
-        await self._call(save, job_id, seconds_done, acquisition_id, begin, self._clock)
+        await self._call(save, job_id, seconds_done, acquisition_id, begun, self._clock)
 
     async def save_if_unchanged(self, job: Job, *, seen: Job) -> None:
         """Write ``job`` if the stored job still equals ``seen``; else raise ``JobChanged``."""
@@ -310,7 +310,7 @@ def _save_progress_if_held(  # noqa: PLR0917 - one private call site
     job_id: str,
     seconds: float,
     acquisition_id: str,
-    begin: bool,
+    begun: timedelta | None,
     clock: Clock,
     *,
     deliveries: tuple[NewDelivery, ...],
@@ -320,8 +320,8 @@ def _save_progress_if_held(  # noqa: PLR0917 - one private call site
         "id": job_id,
         "held_by": acquisition_id,
         "seconds": seconds,
-        "begin": begin,
         "now": to_db(now),
+        "started": None if begun is None else to_db(now - begun),
     }
     if not deliveries:
         if conn.execute(SAVE_PROGRESS_SQL, params).rowcount == 0:

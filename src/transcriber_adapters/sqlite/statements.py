@@ -103,12 +103,12 @@ SAVE_IF_HELD_SQL = f"UPDATE jobs SET {_JOB_ASSIGN} WHERE id = :id AND acquisitio
 SAVE_SQL = f"UPDATE jobs SET {_JOB_ASSIGN} WHERE id = :id"
 
 #: Note a job's progress if ``:held_by`` leases it; parameters: ``id``, ``held_by``,
-#: ``seconds``, ``begin`` (1 when the recognition starts over), ``now``. Nothing else of the
+#: ``seconds``, ``started`` (now less ``begun`` when the recognition starts over, else
+#: NULL), ``now``. Nothing else of the
 #: job changes (ADR 51).
 SAVE_PROGRESS_SQL = (
     "UPDATE jobs SET progress_seconds = :seconds, progress_updated = :now,"
-    " progress_started = CASE WHEN :begin OR progress_started IS NULL THEN :now"
-    " ELSE progress_started END"
+    " progress_started = coalesce(:started, progress_started, :now)"
     " WHERE id = :id AND acquisition_id = :held_by"
 )
 
