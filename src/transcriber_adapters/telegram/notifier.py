@@ -61,7 +61,9 @@ class TelegramNotifier:
     ``accepted`` is a short acknowledgement; ``done`` is the transcript, split
     into messages of at most 4,096 characters on line or word boundaries, or
     one UTF-8 ``.txt`` document when it would take more than
-    ``max_messages``; ``failed`` and ``dead`` say why. HTTP origins are
+    ``max_messages``; ``failed`` and ``dead`` say why. Given a ``Standing``
+    (the outbox always gives one) these are shown in the job's one status
+    message instead, edited as the job moves (module docstring). HTTP origins are
     ignored. Notices to one chat are sent one after another, in the order
     ``notify`` was called, so an acknowledgement never follows its
     transcript. Errors are the core's (see ``telegram.errors``).
@@ -99,7 +101,7 @@ class TelegramNotifier:
         shown = None
         async with self._turn(chat_id):
             if standing is not None:
-                shown = await self._keep_status(job, event, standing)
+                shown = await self._keep_status(job, chat_id, event, standing)
             elif event is Event.DONE:
                 await self._send_transcript(chat_id, message_id, _transcript(job))
             elif event is not Event.PROGRESS:
@@ -107,10 +109,8 @@ class TelegramNotifier:
         log.debug("telegram.notified", extra={"job_id": job.id, "event": event.value})
         return shown
 
-    async def _keep_status(self, job: Job, event: Event, standing: Standing) -> int:
+    async def _keep_status(self, job: Job, chat_id: int, event: Event, standing: Standing) -> int:
         """Show ``event`` in the job's status message (sent or edited); its id."""
-        chat_id = job.origin.chat_id
-        assert chat_id is not None  # noqa: S101 - notify looked
         reply = job.origin.message_id
         status = standing.message_id
         if event is not Event.DONE:
