@@ -37,19 +37,27 @@ import statistics  # noqa: E402
 import tempfile  # noqa: E402
 from collections import defaultdict  # noqa: E402
 
-from tests.support.chaos import Report, run  # noqa: E402
+from tests.support.chaos import Fault, Report, run  # noqa: E402
 
 
-def recovery_table(report: Report) -> list[str]:
-    """Per fault kind: how many, and p50 and max seconds from its end to full recovery."""
+def recovery_table(report: Report, *, alone: bool = False) -> list[str]:
+    """Per fault kind: how many, and p50 and max seconds from its end to full recovery.
+
+    ``alone``: only the faults no other fault overlapped, from their start to
+    their recovery: a fault struck while another one's outage lasts can only
+    recover with it, so the first table counts the other's time too.
+    """
     by_kind: dict[str, list[float]] = defaultdict(list)
     lost: dict[str, int] = defaultdict(int)
     for fault, took in report.recoveries:
+        if alone and (took is None or overlapped(report, fault, took)):
+            continue
         if took is None:
             lost[fault.kind] += 1
         else:
             by_kind[fault.kind].append(took)
-    lines = ["recovery (fault's end to every /health 200 and work going on):"]
+    what = "faults no other overlapped" if alone else "every fault"
+    lines = [f"recovery, {what} (its end to every /health 200 and work going on):"]
     everything = [took for times in by_kind.values() for took in times]
     for kind in sorted(set(by_kind) | set(lost)):
         times = by_kind.get(kind, [])
@@ -65,6 +73,15 @@ def recovery_table(report: Report) -> list[str]:
             f"  max {max(everything):5.1f} s"
         )
     return lines
+
+
+def overlapped(report: Report, fault: Fault, took: float) -> bool:
+    """Whether another planned fault was under way between ``fault``'s start and its recovery."""
+    until = fault.at + fault.seconds + took
+    return any(
+        other is not fault and other.at < until and other.at + other.seconds > fault.at
+        for other in report.plan.faults
+    )
 
 
 def main() -> int:
@@ -114,6 +131,7 @@ def main() -> int:
             shutil.rmtree(root, ignore_errors=True)
     print(report.text())
     print("\n".join(recovery_table(report)))
+    print("\n".join(recovery_table(report, alone=True)))
     return 0 if report.ok else 1
 
 

@@ -27,3 +27,9 @@ def check_parts(job_id: str, parts: Sequence[JobPart]) -> None:
     """``save_parts_if_held`` saves only parts of the job it is given."""
     if any(part.job_id != job_id for part in parts):
         raise ValueError("every part must belong to the job it is saved for")
+
+
+def check_progress(seconds_done: float) -> None:
+    """``save_progress_if_held`` notes a count of seconds, never a negative one."""
+    if not seconds_done >= 0:
+        raise ValueError("seconds_done must not be negative")

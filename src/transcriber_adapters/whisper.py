@@ -55,6 +55,7 @@ from transcriber_core.ports import (
     NO_LIMITS,
     CheckResult,
     FileStore,
+    ProgressCallback,
     Recognized,
     RecognizerLimits,
     Rejected,
@@ -452,14 +453,20 @@ class WhisperRecognizer:
         *,
         duration: float | None,
         request: RecognitionRequest = DEFAULT_REQUEST,
+        on_progress: ProgressCallback | None = None,
     ) -> Started:
-        """Transcribe ``audio`` now as ``request`` asks; the outcome comes with the operation id."""
+        """Transcribe ``audio`` now as ``request`` asks; the outcome comes with the operation id.
+
+        ``on_progress`` hears the end of each segment recognised, in seconds
+        from the start, on the event loop's thread (ADR 51).
+        """
         operation_id = "whisper-" + secrets.token_urlsafe(16)
+        report = None if on_progress is None else _on_loop(on_progress)
         async with self._slots:
             self.running += 1
             try:
                 async with self._files.working_copy(audio) as path:
-                    transcribe = functools.partial(self._transcribe, request=request)
+                    transcribe = functools.partial(self._transcribe, request=request, report=report)
                     outcome = await _stoppable(transcribe, path, patience=STOP_PATIENCE)
             except FileNotFound:
                 raise MissingFile("the converted audio is missing from storage") from None
@@ -479,7 +486,12 @@ class WhisperRecognizer:
         return Rejected(reason="the local recognizer has no such operation to check")
 
     def _transcribe(
-        self, path: Path, stop: threading.Event, *, request: RecognitionRequest = DEFAULT_REQUEST
+        self,
+        path: Path,
+        stop: threading.Event,
+        *,
+        request: RecognitionRequest = DEFAULT_REQUEST,
+        report: ProgressCallback | None = None,
     ) -> Recognized | Rejected:
         """Decode and transcribe block by block; runs in a thread, stops when ``stop`` is set."""
         model = load_model(self.settings, workers=self.max_concurrent)
@@ -493,7 +505,9 @@ class WhisperRecognizer:
                     # block's come, not whenever: without it the peak grows with the
                     # number of blocks. A recording of one block needs no collection.
                     gc.collect()
-                heard = self._transcribe_block(model, samples, offset, language, request, stop)
+                heard = self._transcribe_block(
+                    model, samples, offset, language, request, stop, report
+                )
                 del samples
                 if heard.text:
                     texts.append(heard.text)
@@ -514,6 +528,7 @@ class WhisperRecognizer:
         language: str | None,
         request: RecognitionRequest,
         stop: threading.Event,
+        report: ProgressCallback | None = None,
     ) -> Recognized:
         settings = self.settings
         try:
@@ -540,11 +555,28 @@ class WhisperRecognizer:
                     start = round(offset + float(word.start), 3)
                     end = max(start, round(offset + float(word.end), 3))
                     words.append(Word(text=str(word.word).strip(), start=start, end=end))
+                if report is not None:
+                    # Progress is the end of the last segment heard (ADR 51).
+                    report(offset + float(segment.end))
         except (RuntimeError, MemoryError) as exc:
             raise RecognizerUnavailable(
                 f"the Whisper model failed on this block ({type(exc).__name__})"
             ) from None
         return Recognized(text=" ".join(texts), words=tuple(words), language=str(info.language))
+
+
+def _on_loop(callback: ProgressCallback) -> ProgressCallback:
+    """``callback`` made callable from a transcription thread: it runs on the caller's loop.
+
+    Called once the loop has closed (a step left behind), it does nothing.
+    """
+    loop = asyncio.get_running_loop()
+
+    def report(seconds: float) -> None:
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(callback, seconds)
+
+    return report
 
 
 def _engine(model: Any, batch_size: int) -> Any:  # faster-whisper ships no types

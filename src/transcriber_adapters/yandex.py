@@ -48,6 +48,7 @@ from transcriber_core.ports import (
     CheckResult,
     FileStore,
     Pending,
+    ProgressCallback,
     Recognized,
     RecognizerLimits,
     Rejected,
@@ -373,10 +374,13 @@ class YandexRecognizer:
         *,
         duration: float | None,
         request: RecognitionRequest = DEFAULT_REQUEST,
+        on_progress: ProgressCallback | None = None,
     ) -> Started:
         """Recognise local short audio at once (sync), or start an async operation on its copy.
 
-        The prompt is ignored: SpeechKit takes none.
+        The prompt is ignored: SpeechKit takes none. It reports no progress:
+        neither API says how far it got; a split recording's progress is its
+        parts done (ADR 51).
         """
         refusal = self.limits.refusal(seconds=duration, size=audio.size)
         if refusal is not None:

@@ -48,6 +48,7 @@ from transcriber_core.ports import (
     Notifier,
     OwnerStore,
     Recognizer,
+    Standing,
     WakeupFeed,
     WebhookSender,
 )
@@ -80,8 +81,11 @@ SHARED_STALE_PARTIAL_AGE = timedelta(hours=1)
 class SilentNotifier:
     """The notifier when no bot is configured: no origin can be reached."""
 
-    async def notify(self, job: Job, event: Event) -> None:
+    async def notify(
+        self, job: Job, event: Event, *, standing: Standing | None = None
+    ) -> int | None:
         """Tell nobody."""
+        return None
 
 
 @attrs.define
@@ -222,7 +226,7 @@ async def build(
             conditions=stores.conditions,
             probe=HeaderProbe(),
             host=host_name() if host is None else host,
-            notifier=_notifier(bot) if notifier is None else notifier,
+            notifier=_notifier(bot, stores.budgets) if notifier is None else notifier,
             webhooks=_webhooks(config, clock, closers),
             clock=clock,
             ids=ids or RandomIds(),
@@ -289,9 +293,9 @@ async def _stores(
     return await _sqlite_stores(config.storage.data_dir / DATABASE_NAME, clock, closers)
 
 
-def _notifier(bot: Bot | None) -> Notifier:
+def _notifier(bot: Bot | None, budgets: BudgetStore) -> Notifier:
     """Telegram's notifier with a bot; without one, nobody can be told."""
-    return SilentNotifier() if bot is None else _telegram_notifier(bot)
+    return SilentNotifier() if bot is None else _telegram_notifier(bot, budgets)
 
 
 def _polling(
@@ -466,10 +470,11 @@ def _webhooks(
     return sender
 
 
-def _telegram_notifier(bot: Bot) -> Notifier:
+def _telegram_notifier(bot: Bot, budgets: BudgetStore) -> Notifier:
     from transcriber_adapters.telegram import TelegramNotifier  # noqa: PLC0415 - see _bot
 
-    return TelegramNotifier(bot)
+    # Each chat's status edits are paced through the database's budgets (ADR 51).
+    return TelegramNotifier(bot, budgets=budgets)
 
 
 def _diarizer() -> Diarizer | None:

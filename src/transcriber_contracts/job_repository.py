@@ -31,8 +31,8 @@ once. Under pytest-asyncio's strict mode, decorate async fixtures with
 reads the system clock.
 
 The suites, one module each: ``jobs.JobsContract``, ``queue.QueueContract``,
-``file_records.FileRecordsContract``, ``listings.ListingsContract`` (all four
-in ``JobRepositoryContract``), ``outbox.OutboxContract`` and
+``progress.ProgressContract``, ``file_records.FileRecordsContract``,
+``listings.ListingsContract`` (all five in ``JobRepositoryContract``), ``outbox.OutboxContract`` and
 ``removals.RemovalsContract`` (also ``JobLifecycleContract``); their shared
 jobs and helpers are in ``repository_support``.
 """
@@ -42,6 +42,7 @@ from __future__ import annotations
 from transcriber_contracts.file_records import FileRecordsContract
 from transcriber_contracts.jobs import JobsContract
 from transcriber_contracts.listings import ListingsContract
+from transcriber_contracts.progress import ProgressContract
 from transcriber_contracts.queue import QueueContract
 from transcriber_contracts.removals import FILES_AGE, JOBS_AGE, RemovalsContract
 from transcriber_contracts.repository_support import (
@@ -78,6 +79,7 @@ __all__ = [
     "JobsContract",
     "ListingsContract",
     "OpenAnother",
+    "ProgressContract",
     "QueueContract",
     "RemovalsContract",
     "RepositorySuite",
@@ -94,7 +96,9 @@ __all__ = [
 ]
 
 
-class JobRepositoryContract(JobsContract, QueueContract, FileRecordsContract, ListingsContract):
+class JobRepositoryContract(
+    JobsContract, QueueContract, ProgressContract, FileRecordsContract, ListingsContract
+):
     """Subclass and provide the fixtures ``repo`` and ``another_repo`` (module docstring)."""
 
 

@@ -16,6 +16,7 @@ import asyncio
 import secrets
 from datetime import timedelta
 
+import attrs
 import pytest
 
 from transcriber_contracts.repository_support import OpenAnother
@@ -403,3 +404,51 @@ class OutboxContract:
         )
         handed = [delivery_id for result in results for delivery_id in result]
         assert len(handed) == len(set(handed)) == len(jobs)
+
+    # -- the status message and its progress notices (SPEC §21, ADR 51) ----------
+
+    async def test_the_status_message_is_noted_under_the_delivery_lease(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
+        """The holder of a notice notes the message id; saves keep it; others write nothing."""
+        job = await _created(repo, clock, telegram=True, callback=False)
+        delivery, acquisition_id = await _must_take(repo)
+        with pytest.raises(LeaseLost):
+            await repo.save_status_message(delivery, 5, acquisition_id="someone-else")
+        assert (await repo.get(job.id)).status_message_id is None
+        await repo.save_status_message(delivery, 5, acquisition_id=acquisition_id)
+        assert (await repo.get(job.id)).status_message_id == 5
+        await repo.finish_delivery(delivery, acquisition_id=acquisition_id)
+        with pytest.raises(LeaseLost):
+            await repo.save_status_message(delivery, 6, acquisition_id=acquisition_id)
+        leased = await repo.acquire(State.CONVERT, acquisition_id="lease-1", lease=LEASE)
+        assert leased is not None
+        assert leased.status_message_id == 5
+        # A save never writes it, whatever the job it is given says.
+        moved = transition(leased, State.FAILED, now=clock.now(), error="no audio")
+        await repo.save_if_held(
+            attrs.evolve(moved, status_message_id=None), acquisition_id="lease-1"
+        )
+        assert (await repo.get(job.id)).status_message_id == 5
+
+    async def test_a_waiting_progress_notice_is_not_written_twice(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
+        """A second progress notice is dropped while one waits untaken; once taken, one more."""
+        job = await _created(repo, clock, telegram=True, callback=False)
+        accepted, accepted_id = await _must_take(repo)
+        await repo.finish_delivery(accepted, acquisition_id=accepted_id)
+        leased = await repo.acquire(State.CONVERT, acquisition_id="lease-1", lease=LEASE)
+        assert leased is not None
+        progress = deliveries_for(job, Event.PROGRESS)
+        assert progress == (NewDelivery(DeliveryKind.NOTICE, Event.PROGRESS),)
+        for seconds in (1.0, 2.0):
+            await repo.save_progress_if_held(
+                job.id, seconds, acquisition_id="lease-1", deliveries=progress
+            )
+        assert await repo.pending_deliveries() == {DeliveryKind.NOTICE: 1}
+        taken, _ = await _must_take(repo)
+        assert taken.event is Event.PROGRESS
+        moved = transition(leased, State.RECOGNIZE, now=clock.now())
+        await repo.save_if_held(moved, acquisition_id="lease-1", deliveries=progress)
+        assert await repo.pending_deliveries() == {DeliveryKind.NOTICE: 2}

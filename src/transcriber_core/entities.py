@@ -120,6 +120,26 @@ class Turn:
     end: float
 
 
+#: The states in which a job keeps its ``progress``; any other move clears it (ADR 51).
+PROGRESS_STATES = frozenset({State.RECOGNIZE, State.CHECK})
+
+
+@attrs.frozen(kw_only=True)
+class Progress:
+    """How far the recognition of a job has come, as its lease holder last noted it (ADR 51).
+
+    Written only by ``JobQueue.save_progress_if_held``; both times are the
+    store's clock, so hosts whose clocks disagree still agree on the pace.
+    """
+
+    #: Seconds of the audio recognised so far (the end of the last segment heard).
+    seconds_done: float
+    #: When this recognition began: the estimate of the time left counts from here.
+    started: datetime
+    #: When ``seconds_done`` was last noted.
+    updated: datetime
+
+
 @attrs.frozen(kw_only=True)
 class Job:
     """A recording's way through the pipeline; the job and its queue item at once."""
@@ -176,6 +196,12 @@ class Job:
     ended: datetime | None = None
     #: Where the job's end is POSTed (a webhook, ADR 35); None: nobody is called.
     callback_url: str | None = attrs.field(default=None, repr=False)
+    #: How far its recognition has come; the store's alone to write (``save_progress_if_held``),
+    #: kept while the job stays in ``recognize`` or ``check`` and cleared by any other move.
+    progress: Progress | None = None
+    #: The chat message that shows the job's status, edited as it moves (SPEC §21); the
+    #: store's alone to write (``Outbox.save_status_message``). None: none sent yet.
+    status_message_id: int | None = None
     created: datetime
     updated: datetime
 
@@ -202,6 +228,9 @@ class Event(enum.StrEnum):
     """What the sender of a recording is told."""
 
     ACCEPTED = "accepted"
+    #: The job moved on, or its recognition progressed: a chat's status message is edited
+    #: (SPEC §21); never a webhook's.
+    PROGRESS = "progress"
     DONE = "done"
     FAILED = "failed"
     DEAD = "dead"

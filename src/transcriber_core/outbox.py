@@ -23,8 +23,10 @@ from transcriber_core.entities import (
     DeliveryKind,
     Event,
     Job,
+    JobPart,
     NewDelivery,
     OriginKind,
+    State,
 )
 from transcriber_core.errors import (
     CallbackRefused,
@@ -36,6 +38,8 @@ from transcriber_core.errors import (
     TransientError,
 )
 from transcriber_core.policy import delivery_limit, delivery_pause
+from transcriber_core.ports import Standing
+from transcriber_core.progress import report_of
 from transcriber_core.services import Services
 
 log = logging.getLogger("transcriber.outbox")
@@ -44,13 +48,14 @@ log = logging.getLogger("transcriber.outbox")
 def deliveries_for(job: Job, event: Event) -> tuple[NewDelivery, ...]:
     """The deliveries ``event`` about ``job`` calls for, in the order they are written.
 
-    A Telegram origin is told every event; a job with a ``callback_url`` is
-    called when it ends (not for ``accepted``: the caller has its 202).
+    A Telegram origin is told every event (``progress`` edits its status
+    message, SPEC §21); a job with a ``callback_url`` is called when it ends
+    only (not for ``accepted``: the caller has its 202).
     """
     kinds: list[NewDelivery] = []
     if job.origin.kind is OriginKind.TELEGRAM:
         kinds.append(NewDelivery(DeliveryKind.NOTICE, event))
-    if job.callback_url is not None and event is not Event.ACCEPTED:
+    if job.callback_url is not None and event in TERMINAL_EVENTS.values():
         kinds.append(NewDelivery(DeliveryKind.WEBHOOK, event))
     return tuple(kinds)
 
@@ -59,6 +64,19 @@ def end_deliveries(job: Job) -> tuple[NewDelivery, ...]:
     """What saving ``job`` writes to the outbox: its end's deliveries, none before its end."""
     event = TERMINAL_EVENTS.get(job.state)
     return () if event is None else deliveries_for(job, event)
+
+
+def move_deliveries(job: Job, *, before: State | None) -> tuple[NewDelivery, ...]:
+    """What a step's save of ``job`` (taken in ``before``) writes: its end's, or a progress notice.
+
+    A job that moved to another step tells its chat's status message
+    (converting, recognising); one that stays in its step (a retry, a poll)
+    tells nothing new.
+    """
+    ended = end_deliveries(job)
+    if ended or before is None or job.state is before:
+        return ended
+    return deliveries_for(job, Event.PROGRESS)
 
 
 async def deliver_next(
@@ -89,7 +107,7 @@ async def deliver_next(
         return True
     try:
         async with asyncio.timeout(delivery_limit(services.settings).total_seconds()):
-            await _send(services, delivery, job)
+            await _send(services, delivery, job, acquisition_id)
     except TransientError as exc:
         asked = (
             exc.retry_after if isinstance(exc, NotifierUnavailable | ReceiverUnavailable) else None
@@ -114,9 +132,18 @@ async def deliver_next(
     return True
 
 
-async def _send(services: Services, delivery: Delivery, job: Job) -> None:
+async def _send(services: Services, delivery: Delivery, job: Job, acquisition_id: str) -> None:
     if delivery.kind is DeliveryKind.NOTICE:
-        await services.notifier.notify(job, delivery.event)
+        standing = await standing_of(services, job)
+        message_id = await services.notifier.notify(job, delivery.event, standing=standing)
+        if message_id is not None and message_id != job.status_message_id:
+            try:
+                await services.outbox.save_status_message(
+                    delivery, message_id, acquisition_id=acquisition_id
+                )
+            except LeaseLost:
+                # Sent, but another loop took the notice: it may send its own status message.
+                log.warning("delivery.lease_lost", extra={"job_id": job.id})
         return
     if job.callback_url is None:
         raise CallbackRefused("the job has no callback URL")
@@ -124,6 +151,24 @@ async def _send(services: Services, delivery: Delivery, job: Job) -> None:
         # Another process may hold the secret (a worker host configured apart): wait for it.
         raise ReceiverUnavailable("this process sends no webhooks ([webhooks] secret is unset)")
     await services.webhooks.send(job.callback_url, webhooks.body(job, delivery.event))
+
+
+async def standing_of(services: Services, job: Job) -> Standing:
+    """Where ``job`` stands, for its chat's status message: queue place, parts, progress."""
+    position = None
+    parts: list[JobPart] = []
+    if not job.state.is_terminal:
+        position = await services.jobs.queue_position(job.id, lease=services.settings.lease)
+        parts = await services.jobs.get_parts(job.id)
+    report = report_of(job)
+    return Standing(
+        message_id=job.status_message_id,
+        queue_position=position,
+        parts_done=sum(part.done for part in parts) if parts else None,
+        parts_total=len(parts) if parts else None,
+        percent=None if report is None else report.percent,
+        eta_seconds=None if report is None else report.eta_seconds,
+    )
 
 
 async def _retry_or_give_up(
@@ -135,6 +180,13 @@ async def _retry_or_give_up(
     *,
     extra: Mapping[str, object],
 ) -> None:
+    if delivery.event is Event.PROGRESS and asked is None:
+        # A status edit is tried again only when asked to wait (a chat's edit pace, a 429):
+        # otherwise the job's next move or note sends a newer one, and none holds up the
+        # job's later notices (ADR 51).
+        log.info("delivery.given_up", extra={**extra, "why": "progress_failed"})
+        await _finish(services, delivery, acquisition_id)
+        return
     pause = delivery_pause(delivery, asked, services.settings)
     if pause is None:
         log.warning("delivery.given_up", extra={**extra, "why": "window_passed"})

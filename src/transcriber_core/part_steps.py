@@ -21,7 +21,7 @@ from pathlib import Path
 import attrs
 
 from transcriber_core.copies import remove_copy
-from transcriber_core.entities import FileRecord, Job, JobPart, State
+from transcriber_core.entities import Event, FileRecord, Job, JobPart, State
 from transcriber_core.errors import (
     FileNotFound,
     LeaseLost,
@@ -29,8 +29,10 @@ from transcriber_core.errors import (
     RecognitionFailed,
 )
 from transcriber_core.naming import derived_file_id
+from transcriber_core.outbox import deliveries_for
 from transcriber_core.policy import first_check_delay, next_check_delay
 from transcriber_core.ports import Pending, Recognized, Rejected
+from transcriber_core.progress import note_progress
 from transcriber_core.services import Services
 from transcriber_core.speakers import diarize
 from transcriber_core.splitting import choose_cut, join_parts, plan_ranges, search_window
@@ -75,6 +77,8 @@ async def recognize_parts(
                 parts = await _plan(job, services, path, job.duration, longest)
                 await services.queue.save_parts_if_held(job.id, parts, acquisition_id=lease)
                 log.info("parts.planned", extra={"job_id": job.id, "parts": len(parts)})
+                # The parts' recognition begins: the estimate counts from here (ADR 51).
+                await note_progress(services, job, 0.0, begun=timedelta(0))
             for part in parts:
                 if part.done or part.operation_id is not None:
                     continue
@@ -138,6 +142,7 @@ async def check_parts(job: Job, services: Services, parts: list[JobPart]) -> Job
     """Check each started part not yet done; ``done`` with the joined text once every part is."""
     waits: list[timedelta] = []
     pending = False
+    finished = 0
     for part in parts:
         if part.done:
             continue
@@ -152,12 +157,17 @@ async def check_parts(job: Job, services: Services, parts: list[JobPart]) -> Job
             case Recognized(text=text, words=words):
                 done = await _save(services, job, attrs.evolve(part, text=text, words=words))
                 parts[part.index] = done
+                finished += 1
                 log.info("part.done", extra={"job_id": job.id, "part": part.index})
                 # A /v1 stream waiting on this job sends the part's text now.
                 services.wakeup.job_changed(job.id)
                 await remove_part_copy(services, job, part)
             case Rejected(reason=reason):
                 raise RecognitionFailed(f"part {part.index + 1} of {len(parts)}: {reason}")
+    if finished and pending:
+        # The seconds of the parts done so far: a split recording's progress (ADR 51).
+        seconds = sum(p.seconds for p in parts if p.done)
+        await note_progress(services, job, seconds, deliveries=deliveries_for(job, Event.PROGRESS))
     now = services.clock.now()
     if pending:
         delay = next_check_delay(max(waits, default=None), services.settings)

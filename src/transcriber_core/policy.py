@@ -12,6 +12,7 @@ from transcriber_core.entities import (
     Job,
     LoginFailures,
     OwnerSession,
+    Progress,
     State,
 )
 from transcriber_core.errors import (
@@ -446,3 +447,64 @@ def reconnect_pause(failures: int, settings: Settings = DEFAULT_SETTINGS) -> tim
     if exponent >= 20:
         return settings.reconnect_cap
     return min(settings.reconnect_base * (1 << exponent), settings.reconnect_cap)
+
+
+#: The least time between two progress notes of one recognition (ADR 51): a note is one
+#: small UPDATE, so a 20-minute recording costs a few hundred, not one per segment.
+PROGRESS_INTERVAL = timedelta(seconds=3)
+#: The least move, in whole percent of the audio, that is worth a note.
+PROGRESS_STEP = 1
+#: The least share of the audio done before the time left is estimated: before it, the
+#: model's load and first window weigh more than the pace.
+ESTIMATE_MIN_SHARE = 0.05
+
+
+def percent_done(seconds_done: float, seconds_total: float) -> int:
+    """Whole percent of ``seconds_total`` that ``seconds_done`` is, rounded down, 0 to 100."""
+    if seconds_total <= 0:
+        return 0
+    return max(0, min(100, int(100 * seconds_done / seconds_total)))
+
+
+def progress_due(
+    *, percent: int, now: datetime, last_percent: int | None, last_at: datetime | None
+) -> bool:
+    """True when a recognition at ``percent`` should note it now (ADR 51).
+
+    The first note is always due; later ones once ``PROGRESS_INTERVAL`` has
+    passed since the last and the percent moved by ``PROGRESS_STEP`` or more.
+    """
+    if last_percent is None or last_at is None:
+        return True
+    return now - last_at >= PROGRESS_INTERVAL and percent - last_percent >= PROGRESS_STEP
+
+
+def time_left(progress: Progress, seconds_total: float) -> timedelta | None:
+    """The estimate of the recognition's time left as of ``progress.updated``; None: too early.
+
+    The pace so far holds for the rest: ``elapsed * (total - done) / done``,
+    where ``elapsed`` is ``updated - started`` (both the store's clock, so a
+    skewed host changes nothing). None until ``ESTIMATE_MIN_SHARE`` of the
+    audio is done or while no time has passed.
+    """
+    done = progress.seconds_done
+    elapsed = progress.updated - progress.started
+    if seconds_total <= 0 or done < ESTIMATE_MIN_SHARE * seconds_total:
+        return None
+    if elapsed <= timedelta(0):
+        return None
+    return elapsed * (max(seconds_total - done, 0.0) / done)
+
+
+#: The least time between two edits of one chat's status messages (SPEC §21): Telegram
+#: throttles a bot that edits faster. Paced by a budget per chat in the database, so every
+#: notice loop on every host shares it (ADR 51).
+CHAT_EDIT_INTERVAL = timedelta(seconds=3)
+#: The names of those budgets start with this; ``/metrics`` leaves them out (they would
+#: name chats and grow with them).
+CHAT_PACE_PREFIX = "chat-edits:"
+
+
+def chat_pace(chat_id: int) -> str:
+    """The name of the budget that paces the edits of one chat's status messages."""
+    return f"{CHAT_PACE_PREFIX}{chat_id}"

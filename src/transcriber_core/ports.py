@@ -136,6 +136,30 @@ class JobQueue(Protocol):
         """
         ...
 
+    async def save_progress_if_held(
+        self,
+        job_id: str,
+        seconds_done: float,
+        *,
+        acquisition_id: str,
+        begun: timedelta | None = None,
+        deliveries: Sequence[NewDelivery] = (),
+    ) -> None:
+        """Note ``seconds_done`` of the job's audio as recognised, if ``acquisition_id`` holds it.
+
+        Writes only the job's ``progress`` (ADR 51): its ``updated`` is the
+        store's now; with ``begun`` (a recognition that began that long ago:
+        it starts over) its ``started`` is the store's now less ``begun``,
+        and the store's now when the job had no progress; otherwise
+        ``started`` is kept. A duration, not an instant: no host's clock
+        skews it. Nothing else of the job changes, ``updated`` included.
+        ``deliveries`` (the core's ``progress`` notices) go into the outbox
+        in the same transaction, as ``save_if_held``'s do. Raises
+        ``LeaseLost`` otherwise (also for a job that no longer exists),
+        writing nothing; ``ValueError`` for a negative ``seconds_done``.
+        """
+        ...
+
     async def ready_states(self, *, lease: timedelta) -> Ready:
         """The step states with eligible jobs and whether a delivery is due, in one query.
 
@@ -228,7 +252,9 @@ class Outbox(Protocol):
     # Deliveries (webhooks, notices) are rows written in the same transaction as
     # the job's move that calls for them: the core decides which
     # (``transcriber_core.outbox.deliveries_for``) and hands them to ``create`` and
-    # ``save_if_held``, which store them. Loops take them like steps take jobs:
+    # ``save_if_held``, which store them. A ``progress`` notice is written only when
+    # none of its job waits untaken (no lease): the one waiting shows the job as it is
+    # when sent, so more would only repeat it (ADR 51). Loops take them like steps take jobs:
     # leased, fenced, retried. Callers pass durations; the store reads its own
     # clock for every time it writes or compares.
 
@@ -267,6 +293,18 @@ class Outbox(Protocol):
         """Remove a delivery that was sent or given up.
 
         Raises ``LeaseLost``, removing nothing, unless ``acquisition_id`` holds it.
+        """
+        ...
+
+    async def save_status_message(
+        self, delivery: Delivery, message_id: int, *, acquisition_id: str
+    ) -> None:
+        """Note ``message_id`` as its job's status message if ``acquisition_id`` holds ``delivery``.
+
+        The chat message a notice sent (SPEC §21), edited by the job's later
+        notices; only this writes the job's ``status_message_id``, which no
+        save changes. Raises ``LeaseLost``, writing nothing, unless
+        ``acquisition_id`` holds the delivery (a deleted job takes its deliveries along).
         """
         ...
 
@@ -560,7 +598,7 @@ class DurationProbe(Protocol):
         ...
 
 
-#: Called with the seconds of output written so far.
+#: Called with the seconds of audio handled so far: converted, or recognised (ADR 51).
 ProgressCallback = Callable[[float], None]
 
 
@@ -716,13 +754,17 @@ class Recognizer(Protocol):
         *,
         duration: float | None,
         request: RecognitionRequest = DEFAULT_REQUEST,
+        on_progress: ProgressCallback | None = None,
     ) -> Started:
         """Recognise ``audio`` as ``request`` asks; raises ``TransientError``, ``PermanentError``.
 
         ``request`` was checked against ``abilities`` at intake; a prompt the
         recognizer cannot read is ignored. A recognizer that does the work
         here returns its outcome with ``Started``; it must then honour
-        cancellation while it works.
+        cancellation while it works, and may call ``on_progress`` with the
+        seconds of audio recognised so far, on the event loop's thread, as
+        often as it likes (the caller throttles; ADR 51). One that only
+        starts an operation never calls it.
         """
         ...
 
@@ -746,11 +788,38 @@ class Diarizer(Protocol):
         ...
 
 
+@attrs.frozen(kw_only=True)
+class Standing:
+    """Where a job stands, for the one status message a chat keeps of it (SPEC §21, ADR 51)."""
+
+    #: The chat message that shows the job's status, to edit; None: none was sent yet.
+    message_id: int | None = None
+    #: Jobs waiting ahead of it while it waits for a loop; None while a step runs or it ended.
+    queue_position: int | None = None
+    #: Parts recognised, and in all, for a recording split into parts; None otherwise.
+    parts_done: int | None = None
+    parts_total: int | None = None
+    #: Whole percent of the audio recognised, and the seconds left as last estimated.
+    percent: int | None = None
+    eta_seconds: float | None = None
+
+
 class Notifier(Protocol):
     """Tells a job's origin what became of its recording."""
 
-    async def notify(self, job: Job, event: Event) -> None:
-        """Tell ``job.origin`` about ``event``; origins it cannot reach are ignored."""
+    async def notify(
+        self, job: Job, event: Event, *, standing: Standing | None = None
+    ) -> int | None:
+        """Tell ``job.origin`` about ``event``; origins it cannot reach are ignored (None).
+
+        With ``standing`` the origin keeps one status message of the job
+        (SPEC §21): ``accepted`` sends it, ``progress`` edits it to where the
+        job stands, an end edits it into the outcome (a long transcript's
+        first message), each sending a new one when ``standing.message_id``
+        is None or the message is gone. The answer is that message's id, or
+        None when the notifier keeps none. Without ``standing``, ``progress``
+        is ignored and every other notice is a message of its own.
+        """
         ...
 
 

@@ -13,12 +13,14 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from transcriber_core.copies import storage_copy_id
-from transcriber_core.entities import FileRecord, Job, State
+from transcriber_core.entities import Event, FileRecord, Job, State
 from transcriber_core.errors import DirectRefused, FileNotFound, MissingFile, RecognitionFailed
 from transcriber_core.naming import derived_file_id
+from transcriber_core.outbox import deliveries_for
 from transcriber_core.part_steps import check_parts, recognize_parts
 from transcriber_core.policy import first_check_delay, next_check_delay
 from transcriber_core.ports import FileStore, Pending, Recognized, Rejected
+from transcriber_core.progress import ProgressNotes
 from transcriber_core.services import Services
 from transcriber_core.speakers import diarize
 from transcriber_core.splitting import part_length
@@ -133,23 +135,30 @@ async def recognize(job: Job, services: Services) -> Job:
     storage_file_id = None
     started = None
     limits = services.recognizer.limits
-    if services.recognizer_files is None or limits.takes_directly(
-        seconds=job.duration, size=audio.size
-    ):
-        # The recognizer reads the stored audio: its own store is ours, or the audio is
-        # short enough for a synchronous API (ADR 29, 33).
-        try:
+    # A recognizer that works within its start reports how far it got (ADR 51).
+    notes = ProgressNotes(services, job, deliveries=deliveries_for(job, Event.PROGRESS))
+    try:
+        if services.recognizer_files is None or limits.takes_directly(
+            seconds=job.duration, size=audio.size
+        ):
+            # The recognizer reads the stored audio: its own store is ours, or the audio is
+            # short enough for a synchronous API (ADR 29, 33).
+            try:
+                started = await services.recognizer.start(
+                    audio, duration=job.duration, request=job.request, on_progress=notes
+                )
+            except DirectRefused:
+                if services.recognizer_files is None:
+                    raise
+                log.info("job.direct_refused", extra={"job_id": job.id})
+        if started is None:
+            audio = await _copy_for_recognizer(job, services, audio, services.recognizer_files)
+            storage_file_id = audio.id
             started = await services.recognizer.start(
-                audio, duration=job.duration, request=job.request
+                audio, duration=job.duration, request=job.request, on_progress=notes
             )
-        except DirectRefused:
-            if services.recognizer_files is None:
-                raise
-            log.info("job.direct_refused", extra={"job_id": job.id})
-    if started is None:
-        audio = await _copy_for_recognizer(job, services, audio, services.recognizer_files)
-        storage_file_id = audio.id
-        started = await services.recognizer.start(audio, duration=job.duration, request=job.request)
+    finally:
+        await notes.close()
     now = services.clock.now()
     match started.outcome:
         case Recognized(text=text, words=words, language=language):

@@ -27,7 +27,7 @@ from transcriber_core.errors import (
     TransientError,
 )
 from transcriber_core.notices import remove_storage_copy
-from transcriber_core.outbox import deliver_next, end_deliveries
+from transcriber_core.outbox import deliver_next, move_deliveries
 from transcriber_core.policy import (
     Settings,
     condition_pause,
@@ -167,7 +167,7 @@ async def process(
         result = _retry(services, job, reason, type(exc).__name__)
     seconds = round(loop.time() - started, 6)
     log.info("step.end", extra={**extra, "to": result.state.value, "seconds": seconds})
-    saved = await _save_and_announce(services, result, lease.acquisition_id)
+    saved = await _save_and_announce(services, result, lease.acquisition_id, before=state)
     if saved is None:
         await forget_writes(services, job.id, ledger)
     elif result.error is None:
@@ -295,7 +295,9 @@ async def _run_bounded(services: Services, job: Job) -> Job:
         raise
 
 
-async def _save_and_announce(services: Services, job: Job, acquisition_id: str) -> Job | None:
+async def _save_and_announce(
+    services: Services, job: Job, acquisition_id: str, *, before: State | None = None
+) -> Job | None:
     """Save a step's or acquirer's result fenced, then tidy and wake what follows.
 
     Once started it runs to its end even if the worker is cancelled (shutdown):
@@ -303,7 +305,7 @@ async def _save_and_announce(services: Services, job: Job, acquisition_id: str) 
     finished job whose Object Storage copy is never removed. Telling the
     sender cannot be lost that way: the save wrote it into the outbox.
     """
-    task = asyncio.ensure_future(_save_then_announce(services, job, acquisition_id))
+    task = asyncio.ensure_future(_save_then_announce(services, job, acquisition_id, before))
     try:
         return await asyncio.shield(task)
     except asyncio.CancelledError:
@@ -313,12 +315,14 @@ async def _save_and_announce(services: Services, job: Job, acquisition_id: str) 
         raise
 
 
-async def _save_then_announce(services: Services, job: Job, acquisition_id: str) -> Job | None:
+async def _save_then_announce(
+    services: Services, job: Job, acquisition_id: str, before: State | None
+) -> Job | None:
     # Every pause a step or the worker chose travels as a duration: the store adds it
     # to its own clock, so this worker's clock never shifts when the job is due (ADR 30).
     delay = delay_of(job)
     try:
-        await _save_fenced(services, job, acquisition_id, delay)
+        await _save_fenced(services, job, acquisition_id, delay, before)
     except LeaseLost:
         log.warning("save.lease_lost", extra={"job_id": job.id, "state": job.state.value})
         return None
@@ -334,7 +338,11 @@ async def _save_then_announce(services: Services, job: Job, acquisition_id: str)
 
 
 async def _save_fenced(
-    services: Services, job: Job, acquisition_id: str, delay: timedelta | None
+    services: Services,
+    job: Job,
+    acquisition_id: str,
+    delay: timedelta | None,
+    before: State | None = None,
 ) -> None:
     """Save ``job`` if still held; while the database is down, try again for up to a lease.
 
@@ -346,10 +354,11 @@ async def _save_fenced(
     loop = asyncio.get_running_loop()
     give_up = loop.time() + services.settings.lease.total_seconds()
     failures = 0
+    deliveries = move_deliveries(job, before=before)
     while True:
         try:
             await services.queue.save_if_held(
-                job, acquisition_id=acquisition_id, delay=delay, deliveries=end_deliveries(job)
+                job, acquisition_id=acquisition_id, delay=delay, deliveries=deliveries
             )
         except DatabaseDown:
             failures += 1

@@ -6,6 +6,7 @@ import logging
 
 from transcriber_app.web.metrics import Metrics
 from transcriber_core.entities import DeliveryKind
+from transcriber_core.policy import chat_pace
 
 
 def _record(event: str, **extra: object) -> logging.LogRecord:
@@ -35,3 +36,12 @@ def test_pending_deliveries_are_shown_per_kind() -> None:
     text = metrics.exposition().decode()
     assert 'transcriber_deliveries_pending{kind="webhook"} 3.0' in text
     assert 'transcriber_deliveries_pending{kind="notice"} 0.0' in text
+
+
+def test_a_chats_edit_pace_is_no_metric() -> None:
+    """Budget levels are shown, but not the per-chat edit paces: they would name chats (ADR 51)."""
+    metrics = Metrics()
+    metrics.set_budgets({"speechkit.sync": 3.0, chat_pace(123456789): 0.0})
+    text = metrics.exposition().decode()
+    assert 'budget="speechkit.sync"' in text
+    assert "123456789" not in text

@@ -38,19 +38,19 @@ async def service_beside(
 async def test_voice_message_is_acknowledged_then_transcribed(
     tmp_path: Path, recording: bytes
 ) -> None:
-    """A voice message gets "accepted" at once, then the transcript as a reply to it."""
+    """A voice message gets "accepted" at once as a reply, edited into the transcript later."""
     async with FakeBotApi() as api:
         config = {"telegram": {"token": TOKEN, "api_base": api.url}}
         async with service_beside(tmp_path, config) as service:
             voice = api.add_file(recording)
             message_id = await api.push_media(CHAT, "voice", voice)
-            ack, transcript = (await api.wait_sent(CHAT, 2))[:2]
+            status = await api.wait_shown_where(CHAT, lambda sent: "seconds" in sent.body)
             jobs = service.query("SELECT state, origin_chat_id, origin_message_id FROM jobs")
             stored = service.stored_names()
             logs = service.logs()
-    assert ack.reply_to == message_id
-    assert transcript.reply_to == message_id
-    assert "seconds" in transcript.body
+    assert status.reply_to == message_id
+    assert "transcribing" in status.history[0].lower()
+    assert api.sent_to(CHAT) == [status]
     assert jobs == [("done", CHAT, message_id)]
     assert any(name.endswith(".ogg") for name in stored)
     for secret in (SENDER_FIRST_NAME, SENDER_LAST_NAME, SENDER_USERNAME, TOKEN):
@@ -82,8 +82,8 @@ async def test_recording_being_received_when_serve_is_killed_is_taken_after_rest
         api.hold_downloads.set()
         api.hold_downloads = None
         async with service_beside(tmp_path, config) as service:
-            ack, transcript = (await api.wait_sent(CHAT, 2))[:2]
+            status = await api.wait_shown_where(CHAT, lambda sent: "seconds" in sent.body)
             jobs = service.query("SELECT state, origin_chat_id, origin_message_id FROM jobs")
-    assert ack.reply_to == message_id
-    assert transcript.reply_to == message_id
+    assert status.reply_to == message_id
+    assert api.sent_to(CHAT) == [status], "one status message, edited into the transcript"
     assert jobs == [("done", CHAT, message_id)]

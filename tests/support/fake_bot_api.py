@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +74,8 @@ class Sent:
     document: bytes | None = None
     #: The inline keyboard sent with it: rows of (text, callback_data).
     buttons: tuple[tuple[tuple[str, str], ...], ...] = ()
+    #: The texts it had before edits (``editMessageText``), oldest first.
+    history: tuple[str, ...] = ()
 
     @property
     def body(self) -> str:
@@ -103,6 +106,8 @@ class FakeBotApi:
         self.files_dir = files_dir
         self.files: dict[str, FakeFile] = {}
         self.sent: list[Sent] = []
+        #: ``(chat id, message id, text)`` of each edit that changed a message, in order.
+        self.edits: list[tuple[int, int, str]] = []
         #: Method names called, in order (lower case).
         self.calls: list[str] = []
         self._updates: list[dict[str, Any]] = []
@@ -310,6 +315,22 @@ class FakeBotApi:
             await self._changed.wait_for(lambda: len(self.sent_to(chat_id)) >= count)
             return self.sent_to(chat_id)
 
+    async def wait_shown(self, chat_id: int, text: str) -> Sent:
+        """Wait (bounded) until a message in ``chat_id`` says ``text``, sent or edited so; it."""
+        return await self.wait_shown_where(chat_id, lambda sent: sent.text == text)
+
+    async def wait_shown_where(self, chat_id: int, check: Callable[[Sent], bool]) -> Sent:
+        """Wait (bounded) until a message in ``chat_id`` passes ``check``; that message."""
+
+        def showing() -> Sent | None:
+            return next((sent for sent in self.sent_to(chat_id) if check(sent)), None)
+
+        async with asyncio.timeout(WAIT_SECONDS), self._changed:
+            await self._changed.wait_for(lambda: showing() is not None)
+            shown = showing()
+            assert shown is not None
+            return shown
+
     # The HTTP side.
 
     async def _method(self, request: web.Request) -> web.Response:
@@ -328,6 +349,7 @@ class FakeBotApi:
             "getfile": self._get_file,
             "sendmessage": self._send_message,
             "senddocument": self._send_document,
+            "editmessagetext": self._edit_message_text,
             "deletewebhook": self._delete_webhook,
             "setwebhook": self._set_webhook,
             "getchatmember": self._get_chat_member,
@@ -473,6 +495,50 @@ class FakeBotApi:
         if _utf16_units(text.strip()) > TEXT_LIMIT:
             return _error(400, "Bad Request: message is too long")
         return await self._record("sendmessage", form, text=text)
+
+    async def _edit_message_text(self, form: Any) -> web.Response:
+        """Replace a sent message's text, as Telegram does: the same text is an error."""
+        chat_id, message_id = int(form["chat_id"]), int(form["message_id"])
+        text = str(form.get("text", ""))
+        if not text.strip():
+            return _error(400, "Bad Request: message text is empty")
+        if _utf16_units(text.strip()) > TEXT_LIMIT:
+            return _error(400, "Bad Request: MESSAGE_TOO_LONG")
+        async with self._changed:
+            index = next(
+                (
+                    at
+                    for at, sent in enumerate(self.sent)
+                    if (sent.chat_id, sent.message_id) == (chat_id, message_id)
+                ),
+                None,
+            )
+            if index is None:
+                return _error(400, "Bad Request: message to edit not found")
+            sent = self.sent[index]
+            buttons = _buttons(form.get("reply_markup"))
+            if (sent.text, sent.buttons) == (text, buttons):
+                return _error(
+                    400,
+                    "Bad Request: message is not modified: specified new message content and"
+                    " reply markup are exactly the same as a current content and reply markup"
+                    " of the message",
+                )
+            self.sent[index] = attrs.evolve(
+                sent, text=text, buttons=buttons, history=(*sent.history, sent.text or "")
+            )
+            self.edits.append((chat_id, message_id, text))
+            self._changed.notify_all()
+        return _ok(
+            {
+                "message_id": message_id,
+                "date": 1767225600,
+                "edit_date": 1767225601,
+                "chat": {"id": chat_id, "type": "private"},
+                "from": BOT_USER,
+                "text": text,
+            }
+        )
 
     async def _send_document(self, form: Any) -> web.Response:
         reference = str(form["document"])

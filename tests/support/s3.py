@@ -62,14 +62,14 @@ class MotoS3:
         return S3FileStore(**settings)
 
     def keys(self, bucket: str) -> list[str]:
-        """Every object key in ``bucket``."""
-        listed = self.admin().list_objects_v2(Bucket=bucket)
-        return [item["Key"] for item in listed.get("Contents", [])]
+        """Every object key in ``bucket``, all pages (a listing stops at 1,000)."""
+        pages = self.admin().get_paginator("list_objects_v2").paginate(Bucket=bucket)
+        return [item["Key"] for page in pages for item in page.get("Contents", [])]
 
     def pending_uploads(self, bucket: str) -> list[str]:
-        """Keys of multipart uploads started and neither completed nor aborted."""
-        listed = self.admin().list_multipart_uploads(Bucket=bucket)
-        return [item["Key"] for item in listed.get("Uploads", [])]
+        """Keys of multipart uploads started and neither completed nor aborted, all pages."""
+        pages = self.admin().get_paginator("list_multipart_uploads").paginate(Bucket=bucket)
+        return [item["Key"] for page in pages for item in page.get("Uploads", [])]
 
 
 class StoppableS3:

@@ -166,9 +166,10 @@ async def test_each_media_kind_is_acknowledged_then_transcribed(
     running = await start()
     data = f"{kind} bytes".encode()
     message_id = await running.send(kind, data, file_name=file_name, mime_type=mime_type)
-    ack, transcript = await running.api.wait_sent(CHAT, 2)
-    assert (ack.text, ack.reply_to) == (ACCEPTED_TEXT, message_id)
-    assert (transcript.text, transcript.reply_to) == (TRANSCRIPT, message_id)
+    # One status message: the acknowledgement, edited as the job moves into the transcript.
+    status = await running.api.wait_shown(CHAT, TRANSCRIPT)
+    assert (status.history[0], status.reply_to) == (ACCEPTED_TEXT, message_id)
+    assert running.api.sent_to(CHAT) == [status]
     [job] = await running.jobs()
     assert job.state is State.DONE
     assert job.origin == Origin.telegram(CHAT, message_id)
@@ -198,7 +199,7 @@ async def test_failed_job_is_told_with_its_reason(start: Start) -> None:
     running = await start()
     running.world.converter.fail_next(UnreadableMedia("the recording has no audio stream"))
     message_id = await running.send("audio", mime_type="audio/mpeg")
-    _, notice = await running.api.wait_sent(CHAT, 2)
+    notice = await running.api.wait_shown_where(CHAT, lambda sent: "could not" in sent.body.lower())
     assert notice.reply_to == message_id
     assert "could not transcribe" in notice.body.lower()
     assert "no audio stream" in notice.body
@@ -209,9 +210,8 @@ async def test_dead_job_is_told(start: Start) -> None:
     running = await start(settings=Settings(max_attempts=1, retry_base=timedelta(0)))
     running.world.converter.fail_next(ConverterUnavailable())
     message_id = await running.send("voice")
-    _, notice = await running.api.wait_sent(CHAT, 2)
+    notice = await running.api.wait_shown_where(CHAT, lambda sent: "gave up" in sent.body)
     assert notice.reply_to == message_id
-    assert "gave up" in notice.body
     [job] = await running.jobs()
     assert job.state is State.DEAD
 
@@ -228,10 +228,10 @@ async def test_same_file_twice_in_a_chat_makes_one_job(start: Start) -> None:
     converter = running.services.converter
     assert isinstance(converter, GatedConverter)
     converter.release.set()
-    *_, transcript = await running.api.wait_sent(CHAT, 3)
-    assert (transcript.text, transcript.reply_to) == (TRANSCRIPT, first)
+    transcript = await running.api.wait_shown(CHAT, TRANSCRIPT)
+    assert transcript.reply_to == first
     await running.api.push_media(CHAT, "voice", file)
-    *_, after_done = await running.api.wait_sent(CHAT, 4)
+    *_, after_done = await running.api.wait_sent(CHAT, 3)
     assert after_done.text == DUPLICATE_TEXTS[State.DONE]
     assert len(await running.jobs()) == 1
     assert len(running.world.files.names()) == 2  # the recording and its converted audio
@@ -254,10 +254,10 @@ async def test_an_outage_at_intake_is_waited_out_not_told(
 
     monkeypatch.setattr(files, "put", put_after_outages)
     message_id = await running.send("voice", b"voice bytes")
-    ack, transcript = await running.api.wait_sent(CHAT, 2)
-    assert (ack.text, ack.reply_to) == (ACCEPTED_TEXT, message_id)
-    assert (transcript.text, transcript.reply_to) == (TRANSCRIPT, message_id)
-    assert UNAVAILABLE_TEXT not in [sent.text for sent in running.api.sent]
+    status = await running.api.wait_shown(CHAT, TRANSCRIPT)
+    assert (status.history[0], status.reply_to) == (ACCEPTED_TEXT, message_id)
+    assert UNAVAILABLE_TEXT not in [text for sent in running.api.sent for text in sent.history]
+    assert running.api.sent_to(CHAT) == [status]
     assert len(await running.jobs()) == 1
     assert running.staging_files() == []
 
@@ -268,8 +268,8 @@ async def test_same_file_in_another_chat_is_its_own_job(start: Start) -> None:
     file = running.api.add_file(b"shared recording")
     await running.api.push_media(CHAT, "voice", file)
     await running.api.push_media(CHAT + 1, "voice", file)
-    await running.api.wait_sent(CHAT, 2)
-    await running.api.wait_sent(CHAT + 1, 2)
+    await running.api.wait_shown(CHAT, TRANSCRIPT)
+    await running.api.wait_shown(CHAT + 1, TRANSCRIPT)
     assert len(await running.jobs()) == 2
 
 
@@ -309,8 +309,7 @@ async def test_local_bot_api_server_takes_files_over_twenty_megabytes(start: Sta
     """Through a local Bot API server (api_base) a 300 MB file is accepted and transcribed."""
     running = await start(local=True, max_file_bytes=LOCAL_DOWNLOAD_LIMIT)
     await running.send("video", b"big video, small here", declared_size=300 * 1024 * 1024)
-    _, transcript = await running.api.wait_sent(CHAT, 2)
-    assert transcript.text == TRANSCRIPT
+    await running.api.wait_shown(CHAT, TRANSCRIPT)
 
 
 async def test_local_server_absolute_path_is_read_from_disk(start: Start, tmp_path: Path) -> None:
@@ -319,7 +318,7 @@ async def test_local_server_absolute_path_is_read_from_disk(start: Start, tmp_pa
     served.mkdir()
     running = await start(local=True, files_dir=served, max_file_bytes=LOCAL_DOWNLOAD_LIMIT)
     await running.send("voice", b"bytes on the shared disk")
-    await running.api.wait_sent(CHAT, 2)
+    await running.api.wait_shown(CHAT, TRANSCRIPT)
     [job] = await running.jobs()
     assert job.source_file_id is not None
     record = await running.world.repo.get_file(job.source_file_id)
@@ -362,8 +361,7 @@ async def test_allowed_chat_is_served(start: Start) -> None:
     """A chat in allowed_chat_ids gets its transcript."""
     running = await start(allowed_chat_ids=[CHAT])
     await running.send("voice")
-    _, transcript = await running.api.wait_sent(CHAT, 2)
-    assert transcript.text == TRANSCRIPT
+    await running.api.wait_shown(CHAT, TRANSCRIPT)
 
 
 async def test_download_error_is_told_and_leaves_no_file(start: Start) -> None:
@@ -422,11 +420,11 @@ async def test_an_update_cut_off_mid_intake_is_taken_by_the_next_poller(start: S
     successor = BotPolling(running.bot, running.polling.dispatcher, polling_timeout=10)
     await successor.start()
     try:
-        ack, transcript = await running.api.wait_sent(CHAT, 2)
+        status = await running.api.wait_shown(CHAT, TRANSCRIPT)
     finally:
         await successor.stop(1)
-    assert (ack.text, ack.reply_to) == (ACCEPTED_TEXT, message_id)
-    assert (transcript.text, transcript.reply_to) == (TRANSCRIPT, message_id)
+    assert (status.history[0], status.reply_to) == (ACCEPTED_TEXT, message_id)
+    assert running.api.sent_to(CHAT) == [status]
     assert len(await running.jobs()) == 1
     assert running.api.pending_updates() == []
 
@@ -435,13 +433,13 @@ async def test_an_update_delivered_again_after_its_job_is_told_nothing(start: St
     """The same update twice (a restart before its offset was sent): one job, no second word."""
     running = await start()
     message_id = await running.send("voice")
-    await running.api.wait_sent(CHAT, 2)
+    await running.api.wait_shown(CHAT, TRANSCRIPT)
     await running.api.redeliver(message_id)
     await running.api.push_text(CHAT, "/help")  # answered after the redelivered update
-    *_, help_reply = await running.api.wait_sent(CHAT, 3)
+    *_, help_reply = await running.api.wait_sent(CHAT, 2)
     assert help_reply.text == HELP_TEXT
     assert len(await running.jobs()) == 1
-    assert len(running.api.sent) == 3
+    assert len(running.api.sent) == 2
 
 
 async def test_offset_waits_for_the_oldest_update_still_downloading(start: Start) -> None:
@@ -457,7 +455,7 @@ async def test_offset_waits_for_the_oldest_update_still_downloading(start: Start
     assert help_reply.text == HELP_TEXT
     assert len(running.api.pending_updates()) == 2  # the download holds the offset back
     running.api.hold_downloads.set()
-    *_, transcript = await running.api.wait_sent(CHAT, 3)
+    transcript = await running.api.wait_shown(CHAT, TRANSCRIPT)
     assert transcript.reply_to == slow
     assert len(await running.jobs()) == 1
 
@@ -504,13 +502,15 @@ async def test_sender_and_file_names_never_reach_the_logs(
     caplog.set_level(logging.DEBUG)
     running = await start(allowed_chat_ids=[CHAT])
     await running.send("document", file_name=SECRET_FILE_NAME, mime_type="audio/mpeg")
-    await running.api.wait_sent(CHAT, 2)
+    await running.api.wait_shown(CHAT, TRANSCRIPT)
     running.world.converter.fail_next(UnreadableMedia())
     await running.send("audio", file_name=SECRET_FILE_NAME, declared_size=CLOUD_DOWNLOAD_LIMIT + 1)
     await running.send("audio", file_name=SECRET_FILE_NAME)
     await running.api.push_text(CHAT, "/start")
     await running.api.push(CHAT + 1, text="from a stranger")
-    await running.api.wait_sent(CHAT, 6)
+    # The transcript, the refusal, the failure (its status message edited), the help.
+    await running.api.wait_sent(CHAT, 4)
+    await running.api.wait_shown_where(CHAT, lambda sent: "could not" in sent.body.lower())
     await running.api.wait_sent(CHAT + 1, 1)
     await running.polling.stop(grace=1)
     logged = "\n".join(f"{record.getMessage()} {record.__dict__}" for record in caplog.records)

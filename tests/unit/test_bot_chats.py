@@ -56,6 +56,10 @@ class Chats:
         file = self.api.add_file(data)
         return await self.api.push_media(chat_id, "voice", file, **options)  # type: ignore[arg-type]
 
+    async def transcript(self, chat_id: int) -> Sent:
+        """The job's status message once it has been edited into the transcript."""
+        return await self.api.wait_shown(chat_id, TRANSCRIPT)
+
     async def said(self, chat_id: int, count: int) -> list[Sent]:
         """The first ``count`` messages the bot sent to ``chat_id``, once it has."""
         return (await self.api.wait_sent(chat_id, count))[:count]
@@ -94,7 +98,7 @@ async def test_language_is_kept_per_chat_shown_and_asked_of_the_recognizer(chats
     assert "ru" in shown.text
     assert shown.text.startswith("Настройки")
     await chats.voice(PRIVATE)
-    await chats.said(PRIVATE, 4)
+    await chats.transcript(PRIVATE)
     [job] = await chats.jobs()
     assert job.language_requested == "ru"
 
@@ -158,9 +162,9 @@ def _fields(text: str) -> set[str]:
 async def test_a_members_voice_note_in_a_group_is_answered_as_a_reply(chats: Chats) -> None:
     """In a supergroup the acknowledgement and the transcript reply to the member's message."""
     message_id = await chats.voice(GROUP, user_id=MEMBER)
-    ack, transcript = await chats.said(GROUP, 2)
-    assert (ack.text, ack.reply_to) == (ACCEPTED_TEXT, message_id)
-    assert (transcript.text, transcript.reply_to) == (TRANSCRIPT, message_id)
+    status = await chats.transcript(GROUP)
+    assert (status.history[0], status.reply_to) == (ACCEPTED_TEXT, message_id)
+    assert chats.api.sent_to(GROUP) == [status]
 
 
 async def test_a_group_hears_no_help_for_ordinary_talk(chats: Chats) -> None:
@@ -188,9 +192,9 @@ async def test_in_command_mode_only_what_is_asked_for_is_transcribed(chats: Chat
     assert done.text == ENGLISH.mode_set[ChatMode.COMMAND]
     ignored = await chats.voice(GROUP, user_id=MEMBER)
     await chats.api.push_text(GROUP, "/transcribe", user_id=MEMBER, reply_to=ignored)
-    _, ack, transcript = await chats.said(GROUP, 3)
-    assert (ack.text, ack.reply_to) == (ACCEPTED_TEXT, ignored)
-    assert (transcript.text, transcript.reply_to) == (TRANSCRIPT, ignored)
+    status = await chats.transcript(GROUP)
+    assert (status.history[0], status.reply_to) == (ACCEPTED_TEXT, ignored)
+    assert len(chats.api.sent_to(GROUP)) == 2  # the mode's answer and the status message
     assert len(await chats.jobs()) == 1
 
 
@@ -201,8 +205,9 @@ async def test_in_command_mode_a_recording_mentioning_the_bot_is_transcribed(
     await chats.chats.set_chat_mode(GROUP, ChatMode.COMMAND)
     await chats.voice(GROUP, user_id=MEMBER)  # not addressed: nothing
     mentioned = await chats.voice(GROUP, user_id=MEMBER, caption="@test_bot what is said here?")
-    ack, transcript = await chats.said(GROUP, 2)
-    assert (ack.reply_to, transcript.reply_to) == (mentioned, mentioned)
+    status = await chats.transcript(GROUP)
+    assert status.reply_to == mentioned
+    assert chats.api.sent_to(GROUP) == [status]
     assert len(await chats.jobs()) == 1
 
 
@@ -292,8 +297,7 @@ async def test_a_long_transcript_is_one_dated_document_with_srt_and_vtt_behind_i
 async def test_buttons_work_on_another_process_after_a_restart(chats: Chats) -> None:
     """A button under a short transcript is answered by a new poller: the job is in the DB."""
     await chats.voice(PRIVATE)
-    _, transcript = await chats.said(PRIVATE, 2)
-    assert transcript.text == TRANSCRIPT
+    transcript = await chats.transcript(PRIVATE)
     [[_, (_, vtt_data)]] = transcript.buttons
     await chats.polling.stop(1)
     bot = make_bot(TOKEN, chats.api.url)
@@ -302,7 +306,7 @@ async def test_buttons_work_on_another_process_after_a_restart(chats: Chats) -> 
     try:
         query = await chats.api.press(transcript, vtt_data)
         assert await chats.api.wait_answered(query) is None
-        vtt_file = (await chats.said(PRIVATE, 3))[2]
+        vtt_file = (await chats.said(PRIVATE, 2))[1]
     finally:
         await successor.stop(1)
         await close_bot(bot)
@@ -313,7 +317,7 @@ async def test_buttons_work_on_another_process_after_a_restart(chats: Chats) -> 
 async def test_a_button_for_another_chats_job_sends_nothing(chats: Chats) -> None:
     """Button data naming a job of another chat (or none) is answered "gone", no file sent."""
     await chats.voice(PRIVATE)
-    _, transcript = await chats.said(PRIVATE, 2)
+    transcript = await chats.transcript(PRIVATE)
     [[(_, srt_data), _]] = transcript.buttons
     elsewhere = attrs.evolve(transcript, chat_id=PRIVATE + 1)
     query = await chats.api.press(elsewhere, srt_data)
@@ -321,7 +325,7 @@ async def test_a_button_for_another_chats_job_sends_nothing(chats: Chats) -> Non
     unknown = await chats.api.press(transcript, "tx:srt:no-such-job")
     assert await chats.api.wait_answered(unknown) == ENGLISH.transcript_gone
     assert chats.api.sent_to(PRIVATE + 1) == []
-    assert len(chats.api.sent_to(PRIVATE)) == 2
+    assert len(chats.api.sent_to(PRIVATE)) == 1
 
 
 async def test_an_unanswered_admin_check_refuses_the_change(chats: Chats) -> None:

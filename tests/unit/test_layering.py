@@ -284,6 +284,7 @@ CORE_ROLES = {
     "transcriber_core/intake.py": {"Jobs"},
     "transcriber_core/outbox.py": {"Jobs", "Outbox"},
     "transcriber_core/part_steps.py": {"FileRecords", "JobQueue", "Jobs"},
+    "transcriber_core/progress.py": {"JobQueue"},
     "transcriber_core/retention.py": {"Removals"},
     "transcriber_core/speakers.py": {"FileRecords", "Jobs"},
     "transcriber_core/steps.py": {"FileRecords", "Jobs"},

@@ -20,6 +20,7 @@ from transcriber_core.entities import FileRecord, State
 from transcriber_core.errors import RecognizerUnavailable
 from transcriber_core.policy import DecodeLimits
 from transcriber_core.ports import JobRepository, RecognizerLimits, Silence, Started
+from transcriber_core.progress import report_of
 
 NewWorld = Callable[..., World]
 
@@ -229,3 +230,26 @@ class StealingRecognizer(Delegate):
         assert taken is not None
         started: Started = await self.inner.start(audio, duration=duration, **_)
         return started
+
+
+async def test_progress_is_the_seconds_of_the_parts_done(new_world: NewWorld) -> None:
+    """Planning begins the progress at 0; a check round notes the seconds of the parts done."""
+    world = new_world()
+    world.recognizer.finish_next("a")
+    world.recognizer.finish_next("b", pending_checks=3)
+    job_id = await converted(world)
+    planned_at = world.clock.now()
+    await world.step(State.RECOGNIZE)
+    job = await world.repo.get(job_id)
+    assert job.progress is not None
+    assert (job.progress.seconds_done, job.progress.started) == (0.0, planned_at)
+    world.clock.set(job.delay_time or world.clock.now())
+    await world.step(State.CHECK)
+    job = await world.repo.get(job_id)
+    assert job.progress is not None
+    # Parts 1 and 3 are done: 50.5 s and 49 s of the 150.
+    assert job.progress.seconds_done == pytest.approx(99.5)
+    assert job.progress.started == planned_at
+    report = report_of(job)
+    assert report is not None
+    assert report.percent == 66

@@ -420,3 +420,11 @@ def _assert_secret_free(error: BaseException, *secrets: str) -> None:
         assert secret not in text
     assert error.__cause__ is None
     assert error.__suppress_context__
+
+
+def test_the_bucket_check_sees_past_one_listing_page(moto_s3: MotoS3, bucket: str) -> None:
+    """The orphan checks (chaos run) list every key, not the first 1,000 of a page."""
+    admin = moto_s3.admin()
+    for number in range(1003):
+        admin.put_object(Bucket=bucket, Key=f"audio/v1/{number:04d}.ogg", Body=b"")
+    assert len(set(moto_s3.keys(bucket))) == 1003

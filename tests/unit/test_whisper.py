@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -139,6 +140,32 @@ async def test_the_batched_pipeline_hears_the_same_speech(
     starts = [word.start for word in started.outcome.words]
     assert starts == sorted(starts)
     assert len(starts) >= 20
+
+
+# A real model on 2 CPUs that other jobs share: more than the default 60 s may pass.
+@pytest.mark.timeout(180)
+async def test_progress_is_reported_on_the_loop_segment_by_segment(
+    store: FilesystemFileStore,
+) -> None:
+    """Each segment's end is reported on the event loop's thread, in order, within the audio."""
+    speech = story_repeated(45)
+    recognizer = WhisperRecognizer(store, tiny(beam_size=1), block_seconds=15)
+    loop_thread = threading.get_ident()
+    heard: list[tuple[float, int]] = []
+    started = await recognizer.start(
+        await stored(store, speech, "progress"),
+        duration=45.0,
+        on_progress=lambda seconds: heard.append((seconds, threading.get_ident())),
+    )
+    # The last report may still be on its way to the loop.
+    await asyncio.sleep(0)
+    assert isinstance(started.outcome, Recognized)
+    seconds = [done for done, _ in heard]
+    assert len(seconds) >= 3, "one report a segment, across the blocks"
+    assert seconds == sorted(seconds)
+    assert seconds[-1] > 30
+    assert seconds[-1] <= 45.5
+    assert {thread for _, thread in heard} == {loop_thread}
 
 
 # A real model on 2 CPUs that other jobs share: more than the default 60 s may pass.

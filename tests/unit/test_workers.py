@@ -15,7 +15,7 @@ from transcriber_adapters.memory import ManualClock, MemoryJobRepository, Memory
 from transcriber_core.entities import DeliveryKind, Job, NewDelivery, Origin, State
 from transcriber_core.errors import RepositoryUnavailable, TransientError
 from transcriber_core.policy import Settings
-from transcriber_core.ports import Event
+from transcriber_core.ports import Event, Standing
 from transcriber_core.wakeup import Wakeup
 from transcriber_core.worker import WEBHOOK_LOOPS_PER_DELIVERY_LOOP, Workers, acquire_next, process
 
@@ -199,11 +199,14 @@ class HeldNotifier:
         self.release = asyncio.Event()
         self.delivered: list[tuple[str, Event]] = []
 
-    async def notify(self, job: Job, event: Event) -> None:
+    async def notify(
+        self, job: Job, event: Event, *, standing: Standing | None = None
+    ) -> int | None:
         if event is Event.DONE:
             self.entered.set()
             await self.release.wait()
         self.delivered.append((job.id, event))
+        return None
 
 
 async def test_a_notice_cut_off_by_shutdown_is_sent_after_the_restart(tmp_path: Path) -> None:

@@ -8,15 +8,17 @@ from datetime import datetime, timedelta
 
 import attrs
 
-from transcriber_adapters.checks import check_edit, check_page, check_parts
+from transcriber_adapters.checks import check_edit, check_page, check_parts, check_progress
 from transcriber_adapters.memory.database import MemoryDatabase, database_for
 from transcriber_adapters.memory.outbox import MemoryOutbox
 from transcriber_core.entities import (
+    PROGRESS_STATES,
     STEP_STATES,
     FileRecord,
     Job,
     JobPart,
     NewDelivery,
+    Progress,
     State,
 )
 from transcriber_core.errors import Conflict, FileNotFound, JobChanged, JobNotFound, LeaseLost
@@ -74,7 +76,7 @@ class MemoryJobRepository(MemoryOutbox):
             if job.id in self._jobs:
                 raise Conflict
             now = self._db.clock.now()
-            job = attrs.evolve(job, created=now, updated=now)
+            job = attrs.evolve(job, created=now, updated=now, progress=None, status_message_id=None)
             self._jobs[job.id] = job
             if job.dedup_key is not None:
                 self._dedup[job.dedup_key] = job.id
@@ -187,6 +189,32 @@ class MemoryJobRepository(MemoryOutbox):
                 job = attrs.evolve(job, delay_time=self._db.clock.now() + delay)
             self._replace(stored, job)
             self._write_deliveries(job.id, deliveries)
+
+    async def save_progress_if_held(
+        self,
+        job_id: str,
+        seconds_done: float,
+        *,
+        acquisition_id: str,
+        begun: timedelta | None = None,
+        deliveries: Sequence[NewDelivery] = (),
+    ) -> None:
+        """Note the job's progress and ``deliveries`` if leased by ``acquisition_id``."""
+        check_progress(seconds_done)
+        with self._lock:
+            self.calls.append("save_progress_if_held")
+            stored = self._jobs.get(job_id)
+            if stored is None or stored.acquisition_id != acquisition_id:
+                raise LeaseLost()
+            now = self._db.clock.now()
+            before = stored.progress
+            if begun is not None:
+                started = now - begun
+            else:
+                started = now if before is None else before.started
+            progress = Progress(seconds_done=seconds_done, started=started, updated=now)
+            self._jobs[job_id] = attrs.evolve(stored, progress=progress)
+            self._write_deliveries(job_id, deliveries)
 
     async def save_if_unchanged(self, job: Job, *, seen: Job) -> None:
         """Write ``job`` if the stored job still equals ``seen``; else raise ``JobChanged``."""
@@ -351,7 +379,16 @@ class MemoryJobRepository(MemoryOutbox):
             self.calls.append("close")
 
     def _replace(self, stored: Job, job: Job) -> None:
-        """Put ``job`` in place of ``stored`` (same id), keeping the dedup index right."""
+        """Put ``job`` in place of ``stored`` (same id), keeping the dedup index right.
+
+        The progress is the store's: kept while the job stays recognising, else cleared;
+        so is the status message, always kept.
+        """
+        job = attrs.evolve(
+            job,
+            progress=stored.progress if job.state in PROGRESS_STATES else None,
+            status_message_id=stored.status_message_id,
+        )
         if job.dedup_key != stored.dedup_key:
             owner = None if job.dedup_key is None else self._dedup.get(job.dedup_key)
             if owner is not None and owner != job.id:

@@ -7,7 +7,7 @@ import asyncio
 import attrs
 
 from transcriber_core.entities import Job, Origin, OriginKind
-from transcriber_core.ports import Event
+from transcriber_core.ports import Event, Standing
 
 
 @attrs.frozen
@@ -24,17 +24,25 @@ class Notice:
 class MemoryNotifier:
     """Delivers to Telegram origins in memory; HTTP origins are ignored like a real notifier would.
 
+    ``progress`` notices (edits of a chat's status message, SPEC §21) are kept
+    apart in ``standings``, each with the ``Standing`` it was given, so
+    ``notices`` and ``events_for`` read as the sender's story. It keeps no
+    status message: ``notify`` answers None.
+
     ``fail_next`` makes one call raise.
     """
 
     def __init__(self) -> None:
         self.notices: list[Notice] = []
+        #: ``(job id, standing)`` of each ``progress`` notice, in order.
+        self.standings: list[tuple[str, Standing | None]] = []
         self._failures: list[Exception] = []
         self._changed = asyncio.Condition()
 
     def reset(self) -> None:
         """Forget every notice and pending failure."""
         self.notices.clear()
+        self.standings.clear()
         self._failures.clear()
 
     def fail_next(self, error: Exception) -> None:
@@ -58,14 +66,22 @@ class MemoryNotifier:
                         return notice
                 await self._changed.wait()
 
-    async def notify(self, job: Job, event: Event) -> None:
+    async def notify(
+        self, job: Job, event: Event, *, standing: Standing | None = None
+    ) -> int | None:
         """Record the notice when the origin is a chat; ignore HTTP origins."""
         if self._failures:
             raise self._failures.pop(0)
         if job.origin.kind is not OriginKind.TELEGRAM:
-            return
+            return None
+        if event is Event.PROGRESS:
+            async with self._changed:
+                self.standings.append((job.id, standing))
+                self._changed.notify_all()
+            return None
         detail = job.text if event is Event.DONE else job.error
         body = f"{event.value}: {detail}" if detail else event.value
         async with self._changed:
             self.notices.append(Notice(job_id=job.id, origin=job.origin, event=event, body=body))
             self._changed.notify_all()
+        return None

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 import attrs
 
 from transcriber_adapters.memory.database import MemoryDatabase
-from transcriber_core.entities import Delivery, DeliveryKind, NewDelivery
+from transcriber_core.entities import Delivery, DeliveryKind, Event, NewDelivery
 from transcriber_core.errors import LeaseLost
 from transcriber_core.ports import Clock
 
@@ -39,6 +39,15 @@ class MemoryOutbox:
         """Add ``deliveries`` for the job; call with the lock held."""
         now = self._clock.now()
         for new in deliveries:
+            if new.event is Event.PROGRESS and any(
+                waiting.job_id == job_id
+                and waiting.kind is new.kind
+                and waiting.event is Event.PROGRESS
+                and waiting.acquisition_id is None
+                for waiting in self._deliveries.values()
+            ):
+                # One waiting progress notice shows the job as it is when sent (ADR 51).
+                continue
             delivery = Delivery(
                 id=self._db.next_delivery,
                 job_id=job_id,
@@ -101,6 +110,17 @@ class MemoryOutbox:
             self.calls.append("finish_delivery")
             self._held(delivery.id, acquisition_id)
             del self._deliveries[delivery.id]
+
+    async def save_status_message(
+        self, delivery: Delivery, message_id: int, *, acquisition_id: str
+    ) -> None:
+        """Note the job's status message if ``acquisition_id`` holds ``delivery``."""
+        with self._lock:
+            self.calls.append("save_status_message")
+            self._held(delivery.id, acquisition_id)
+            job = self._db.jobs.get(delivery.job_id)
+            if job is not None:
+                self._db.jobs[job.id] = attrs.evolve(job, status_message_id=message_id)
 
     async def pending_deliveries(self) -> dict[DeliveryKind, int]:
         """How many deliveries of each kind wait or run."""

@@ -13,6 +13,7 @@ from transcriber_core.languages import DEFAULT_REQUEST, Abilities, RecognitionRe
 from transcriber_core.ports import (
     CheckResult,
     Pending,
+    ProgressCallback,
     Recognized,
     RecognizerLimits,
     Rejected,
@@ -120,6 +121,7 @@ class MemoryRecognizer:
         *,
         duration: float | None,
         request: RecognitionRequest = DEFAULT_REQUEST,
+        on_progress: ProgressCallback | None = None,
     ) -> Started:
         """Start an operation on ``audio``; the first check may come at once."""
         if self._start_failures:

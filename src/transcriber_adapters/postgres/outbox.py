@@ -75,7 +75,19 @@ FINISH_DELIVERY_SQL = "DELETE FROM deliveries WHERE id = %(id)s AND acquisition_
 #: Add a delivery; parameters: ``job_id``, ``kind``, ``event``, ``now``.
 INSERT_DELIVERY_SQL = (
     "INSERT INTO deliveries (job_id, kind, event, due, created)"
-    f" VALUES (%(job_id)s, %(kind)s, %(event)s, {NOW_SQL}, {NOW_SQL})"
+    f" SELECT %(job_id)s, %(kind)s, %(event)s, {NOW_SQL}, {NOW_SQL}"
+    # One waiting progress notice shows the job as it is when sent: no second (ADR 51).
+    " WHERE %(event)s::text <> 'progress' OR NOT EXISTS (SELECT 1 FROM deliveries"
+    " WHERE job_id = %(job_id)s AND kind = %(kind)s AND event = 'progress'"
+    " AND acquisition_id IS NULL)"
+)
+
+#: Note the job's status message if the delivery is held; parameters: ``id``, ``held_by``,
+#: ``message_id``. No row changes when it is not (nor when its job is gone, which takes
+#: its deliveries with it).
+SAVE_STATUS_MESSAGE_SQL = (
+    "UPDATE jobs SET status_message_id = %(message_id)s WHERE id = ("
+    "SELECT job_id FROM deliveries WHERE id = %(id)s AND acquisition_id = %(held_by)s)"
 )
 #: Deliveries by kind.
 COUNT_DELIVERIES_SQL = "SELECT kind, count(*) FROM deliveries GROUP BY kind"
@@ -136,6 +148,14 @@ class PostgresOutbox:
         """Remove a delivery sent or given up; ``LeaseLost`` unless held."""
         params = {"id": delivery.id, "held_by": acquisition_id}
         if await self._db.execute(FINISH_DELIVERY_SQL, params) == 0:
+            raise LeaseLost()
+
+    async def save_status_message(
+        self, delivery: Delivery, message_id: int, *, acquisition_id: str
+    ) -> None:
+        """Note the status message with ``SAVE_STATUS_MESSAGE_SQL``; ``LeaseLost`` unless held."""
+        params = {"id": delivery.id, "held_by": acquisition_id, "message_id": message_id}
+        if await self._db.execute(SAVE_STATUS_MESSAGE_SQL, params) == 0:
             raise LeaseLost()
 
     async def pending_deliveries(self) -> dict[DeliveryKind, int]:

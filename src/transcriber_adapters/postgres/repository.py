@@ -21,7 +21,7 @@ from typing import Any, LiteralString
 
 from psycopg import AsyncConnection
 
-from transcriber_adapters.checks import check_edit, check_page, check_parts
+from transcriber_adapters.checks import check_edit, check_page, check_parts, check_progress
 from transcriber_adapters.postgres import statements as sql
 from transcriber_adapters.postgres.clock import now_param
 from transcriber_adapters.postgres.connection import Database
@@ -191,6 +191,35 @@ class PostgresJobRepository(PostgresOutbox):
         """After the commit: tell the /v1 answers waiting anywhere that ``job`` ended (ADR 46)."""
         if job.state.is_terminal:
             await self.wakeups.job_changed(job.id)
+
+    async def save_progress_if_held(
+        self,
+        job_id: str,
+        seconds_done: float,
+        *,
+        acquisition_id: str,
+        begun: timedelta | None = None,
+        deliveries: Sequence[NewDelivery] = (),
+    ) -> None:
+        """Note the job's progress with ``SAVE_PROGRESS_SQL``; ``LeaseLost`` if not held."""
+        check_progress(seconds_done)
+        params = {
+            "id": job_id,
+            "held_by": acquisition_id,
+            "seconds": seconds_done,
+            "begun": begun,
+            "now": now_param(self._clock),
+        }
+        if not deliveries:
+            if await self._db.execute(sql.SAVE_PROGRESS_SQL, params) == 0:
+                raise LeaseLost()
+            return
+        # The note and its notices commit together or not at all, as a move's do.
+        async with self._db.transaction() as conn:
+            cursor = await conn.execute(sql.SAVE_PROGRESS_SQL, params)
+            if cursor.rowcount == 0:
+                raise LeaseLost()
+            await insert_deliveries(conn, delivery_params(job_id, deliveries, params["now"]))
 
     async def save_if_unchanged(self, job: Job, *, seen: Job) -> None:
         """Write ``job`` if the stored job still equals ``seen``; else raise ``JobChanged``."""

@@ -22,14 +22,17 @@ from transcriber_adapters.postgres.clock import NOW_SQL
 from transcriber_adapters.sql.rows import (
     FILE_COLUMNS,
     JOB_COLUMNS,
+    JOB_READ_COLUMNS,
     PART_COLUMNS,
+    PROGRESS_COLUMNS,
     RowMapping,
     words_from_items,
 )
-from transcriber_core.entities import STEP_STATES, FileRecord, Job
+from transcriber_core.entities import PROGRESS_STATES, STEP_STATES, FileRecord, Job
 from transcriber_core.policy import QUEUE_POSITION_LIMIT
 
-_JOB_LIST = ", ".join(JOB_COLUMNS)
+_JOB_LIST = ", ".join(JOB_READ_COLUMNS)
+_JOB_WRITE_LIST = ", ".join(JOB_COLUMNS)
 
 
 def _value(column: LiteralString) -> LiteralString:
@@ -37,7 +40,17 @@ def _value(column: LiteralString) -> LiteralString:
     return "%(words)s::jsonb" if column == "words" else f"%({column})s"
 
 
-_JOB_ASSIGN = ", ".join(f"{c} = {_value(c)}" for c in JOB_COLUMNS if c != "id")
+_PROGRESS_KEPT = (
+    "CASE WHEN %(state)s::text IN ("
+    + ", ".join(f"'{state.value}'" for state in sorted(PROGRESS_STATES))
+    + ") THEN {column} END"
+)
+#: A save writes every column of the job and keeps its progress only while the job stays
+#: in a recognising state (ADR 51); the right-hand ``{column}`` is the row's value before.
+_JOB_ASSIGN = ", ".join(
+    [f"{c} = {_value(c)}" for c in JOB_COLUMNS if c != "id"]
+    + [f"{c} = " + _PROGRESS_KEPT.format(column=c) for c in PROGRESS_COLUMNS]
+)
 _STEP_LIST = ", ".join(f"'{state.value}'" for state in STEP_STATES)
 
 #: Eligibility of a job row (reference: queue rule 2); binds ``now`` and ``lease``.
@@ -129,6 +142,16 @@ SAVE_IF_HELD_DELAYED_SQL = readying(
 #: ``job_params``, ``now``.
 SAVE_SQL = readying(f"UPDATE jobs SET {_JOB_ASSIGN} WHERE id = %(id)s")
 
+#: Note a job's progress if ``held_by`` leases it; parameters: ``id``, ``held_by``,
+#: ``seconds``, ``begun`` (an interval when the recognition starts over, else NULL), ``now``.
+#: Nothing else of
+#: the job changes, so nothing becomes ready: no wake-up (ADR 51).
+SAVE_PROGRESS_SQL = (
+    f"UPDATE jobs SET progress_seconds = %(seconds)s, progress_updated = {NOW_SQL},"
+    f" progress_started = coalesce({NOW_SQL} - %(begun)s::interval, progress_started, {NOW_SQL})"
+    " WHERE id = %(id)s AND acquisition_id = %(held_by)s"
+)
+
 #: Move a held lease; parameters: ``id``, ``acquisition_id``, ``now``.
 RENEW_SQL = (
     f"UPDATE jobs SET acquire_time = {NOW_SQL}"
@@ -149,7 +172,7 @@ _FILE_UPSERT = " ON CONFLICT (id) DO UPDATE SET " + ", ".join(
 #: One statement, so one round trip and no BEGIN/COMMIT: the files come as one array per
 #: column (``create_params``), and are written only when the job was.
 INSERT_JOB_SQL = (
-    f"WITH written AS (INSERT INTO jobs ({_JOB_LIST}) VALUES ("
+    f"WITH written AS (INSERT INTO jobs ({_JOB_WRITE_LIST}) VALUES ("
     + ", ".join(NOW_SQL if c in ("created", "updated") else _value(c) for c in JOB_COLUMNS)
     + f") ON CONFLICT (dedup_key) DO NOTHING RETURNING {_JOB_LIST}),"
     f" filed AS (INSERT INTO files ({_FILE_LIST}) SELECT * FROM unnest("

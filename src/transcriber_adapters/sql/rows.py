@@ -32,6 +32,7 @@ from transcriber_core.entities import (
     Origin,
     OriginKind,
     OwnerSession,
+    Progress,
     Speaker,
     State,
     Word,
@@ -72,6 +73,23 @@ JOB_COLUMNS: tuple[LiteralString, ...] = (
     "speakers_wanted",
     "speakers",
 )
+#: The columns of a job's ``progress`` (ADR 51), selected after ``JOB_COLUMNS`` by every read
+#: (``JOB_READ_COLUMNS``); only ``save_progress_if_held`` writes them, and a save clears them
+#: when the job leaves ``recognize`` and ``check``.
+PROGRESS_COLUMNS: tuple[LiteralString, ...] = (
+    "progress_seconds",
+    "progress_started",
+    "progress_updated",
+)
+#: The chat message that shows the job's status (SPEC §21): only ``save_status_message``
+#: writes it; no save touches it.
+STATUS_MESSAGE_COLUMN: LiteralString = "status_message_id"
+#: What every statement that reads a job selects or returns, in this order.
+JOB_READ_COLUMNS: tuple[LiteralString, ...] = (
+    *JOB_COLUMNS,
+    *PROGRESS_COLUMNS,
+    STATUS_MESSAGE_COLUMN,
+)
 #: Columns of ``files`` in the order every statement selects them.
 FILE_COLUMNS: tuple[LiteralString, ...] = (
     "id",
@@ -102,7 +120,7 @@ SESSION_COLUMNS: tuple[LiteralString, ...] = (
     "expires",
     "flash",
 )
-_JOB_WIDTH = len(JOB_COLUMNS)
+_JOB_WIDTH = len(JOB_READ_COLUMNS)
 
 _STATES = {state.value: state for state in State}
 _ORIGIN_KINDS = {kind.value: kind for kind in OriginKind}
@@ -199,7 +217,7 @@ class RowMapping:
         return _KINDS[value]
 
     def job_params(self, job: Job) -> dict[str, Any]:
-        """The named parameters of every ``jobs`` column for ``job``."""
+        """The named parameters of each column of ``JOB_COLUMNS`` for ``job`` (not progress)."""
         origin = job.origin
         acquire_time: Any = job.acquire_time
         delay_time: Any = job.delay_time
@@ -248,7 +266,7 @@ class RowMapping:
         }
 
     def job_from_row(self, row: Sequence[Any]) -> Job:
-        """The job of a row selected as ``JOB_COLUMNS`` (extra trailing columns are ignored)."""
+        """The job of a row selected as ``JOB_READ_COLUMNS`` (extra trailing columns ignored)."""
         (
             id_,
             state,
@@ -281,8 +299,20 @@ class RowMapping:
             updated,
             speakers_wanted,
             speakers,
+            progress_seconds,
+            progress_started,
+            progress_updated,
+            status_message_id,
         ) = row[:_JOB_WIDTH]
         from_db = self._job_time_from_db
+        progress = None
+        if progress_seconds is not None:
+            if from_db is not None:
+                progress_started = from_db(progress_started)
+                progress_updated = from_db(progress_updated)
+            progress = Progress(
+                seconds_done=progress_seconds, started=progress_started, updated=progress_updated
+            )
         if from_db is not None:
             acquire_time = None if acquire_time is None else from_db(acquire_time)
             delay_time = None if delay_time is None else from_db(delay_time)
@@ -325,6 +355,8 @@ class RowMapping:
             updated=updated,
             speakers_wanted=speakers_wanted,
             speakers=speakers_from_db(speakers),
+            progress=progress,
+            status_message_id=status_message_id,
         )
 
     def file_params(self, record: FileRecord) -> dict[str, Any]:

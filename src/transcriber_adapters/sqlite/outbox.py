@@ -101,7 +101,19 @@ FINISH_DELIVERY_SQL = "DELETE FROM deliveries WHERE id = :id AND acquisition_id 
 #: Add a delivery; parameters: ``job_id``, ``kind``, ``event``, ``now``.
 INSERT_DELIVERY_SQL = (
     "INSERT INTO deliveries (job_id, kind, event, due, created)"
-    " VALUES (:job_id, :kind, :event, :now, :now)"
+    " SELECT :job_id, :kind, :event, :now, :now"
+    # One waiting progress notice shows the job as it is when sent: no second (ADR 51).
+    " WHERE :event <> 'progress' OR NOT EXISTS (SELECT 1 FROM deliveries"
+    " WHERE job_id = :job_id AND kind = :kind AND event = 'progress'"
+    " AND acquisition_id IS NULL)"
+)
+
+#: Note the job's status message if the delivery is held; parameters: ``id``, ``held_by``,
+#: ``message_id``. No row changes when it is not (nor when its job is gone, which takes
+#: its deliveries with it).
+SAVE_STATUS_MESSAGE_SQL = (
+    "UPDATE jobs SET status_message_id = :message_id WHERE id = ("
+    "SELECT job_id FROM deliveries WHERE id = :id AND acquisition_id = :held_by)"
 )
 
 #: Deliveries by kind.
@@ -155,6 +167,13 @@ class SqliteOutbox(SqliteStore):
         """Remove a delivery sent or given up; ``LeaseLost`` unless held."""
         params = {"id": delivery.id, "held_by": acquisition_id}
         await self._call(_fenced, FINISH_DELIVERY_SQL, params)
+
+    async def save_status_message(
+        self, delivery: Delivery, message_id: int, *, acquisition_id: str
+    ) -> None:
+        """Note the status message with ``SAVE_STATUS_MESSAGE_SQL``; ``LeaseLost`` unless held."""
+        params = {"id": delivery.id, "held_by": acquisition_id, "message_id": message_id}
+        await self._call(_fenced, SAVE_STATUS_MESSAGE_SQL, params)
 
     async def pending_deliveries(self) -> dict[DeliveryKind, int]:
         """How many deliveries of each kind wait or run."""

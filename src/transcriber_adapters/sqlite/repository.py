@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import attrs
 
-from transcriber_adapters.checks import check_edit, check_page, check_parts
+from transcriber_adapters.checks import check_edit, check_page, check_parts, check_progress
 from transcriber_adapters.sql.outbox import ready_of
 from transcriber_adapters.sql.removal import file_ids_of, job_ids_of
 from transcriber_adapters.sqlite.outbox import DELIVERY_DUE_ROW, SqliteOutbox, write_deliveries
@@ -53,6 +53,7 @@ from transcriber_adapters.sqlite.statements import (
     RENEW_SQL,
     ROWS,
     SAVE_IF_HELD_SQL,
+    SAVE_PROGRESS_SQL,
     SAVE_SQL,
     TAKE_SWEEP_SQL,
 )
@@ -150,6 +151,20 @@ class SqliteJobRepository(SqliteOutbox):
             save = functools.partial(_save_with_deliveries, deliveries=tuple(deliveries))
             await self._call(save, job, acquisition_id, self._clock, delay)
 
+    async def save_progress_if_held(
+        self,
+        job_id: str,
+        seconds_done: float,
+        *,
+        acquisition_id: str,
+        begun: timedelta | None = None,
+        deliveries: Sequence[NewDelivery] = (),
+    ) -> None:
+        """Note the job's progress with ``SAVE_PROGRESS_SQL``; ``LeaseLost`` if not held."""
+        check_progress(seconds_done)
+        save = functools.partial(_save_progress_if_held, deliveries=tuple(deliveries))
+        await self._call(save, job_id, seconds_done, acquisition_id, begun, self._clock)
+
     async def save_if_unchanged(self, job: Job, *, seen: Job) -> None:
         """Write ``job`` if the stored job still equals ``seen``; else raise ``JobChanged``."""
         check_edit(job, seen)
@@ -230,7 +245,7 @@ def _create(
                 return ROWS.job_from_row(rows[0]), False
         # Stamped under the write lock: queue order is the order of the commits.
         now = clock.now()
-        job = attrs.evolve(job, created=now, updated=now)
+        job = attrs.evolve(job, created=now, updated=now, progress=None, status_message_id=None)
         conn.execute(INSERT_JOB_SQL, ROWS.job_params(job))
         conn.executemany(PUT_FILE_SQL, file_rows)
         write_deliveries(conn, job.id, deliveries, now)
@@ -288,6 +303,35 @@ def _save_if_held(
     params["held_by"] = acquisition_id
     if conn.execute(SAVE_IF_HELD_SQL, params).rowcount == 0:
         raise LeaseLost()
+
+
+def _save_progress_if_held(  # noqa: PLR0917 - one private call site
+    conn: sqlite3.Connection,
+    job_id: str,
+    seconds: float,
+    acquisition_id: str,
+    begun: timedelta | None,
+    clock: Clock,
+    *,
+    deliveries: tuple[NewDelivery, ...],
+) -> None:
+    now = clock.now()
+    params = {
+        "id": job_id,
+        "held_by": acquisition_id,
+        "seconds": seconds,
+        "now": to_db(now),
+        "started": None if begun is None else to_db(now - begun),
+    }
+    if not deliveries:
+        if conn.execute(SAVE_PROGRESS_SQL, params).rowcount == 0:
+            raise LeaseLost()
+        return
+    # The note and its notices commit together or not at all, as a move's do.
+    with immediate(conn):
+        if conn.execute(SAVE_PROGRESS_SQL, params).rowcount == 0:
+            raise LeaseLost()
+        write_deliveries(conn, job_id, deliveries, now)
 
 
 def _save_with_deliveries(

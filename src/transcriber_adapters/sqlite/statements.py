@@ -14,18 +14,31 @@ import json
 from transcriber_adapters.sql.rows import (
     FILE_COLUMNS,
     JOB_COLUMNS,
+    JOB_READ_COLUMNS,
     NO_WORDS,
     PART_COLUMNS,
+    PROGRESS_COLUMNS,
     SESSION_COLUMNS,
     RowMapping,
     words_from_items,
 )
 from transcriber_adapters.sqlite.times import from_db, to_db
-from transcriber_core.entities import STEP_STATES, Word
+from transcriber_core.entities import PROGRESS_STATES, STEP_STATES, Word
 from transcriber_core.policy import QUEUE_POSITION_LIMIT
 
-_JOB_LIST = ", ".join(JOB_COLUMNS)
-_JOB_ASSIGN = ", ".join(f"{column} = :{column}" for column in JOB_COLUMNS if column != "id")
+_JOB_LIST = ", ".join(JOB_READ_COLUMNS)
+_JOB_WRITE_LIST = ", ".join(JOB_COLUMNS)
+_PROGRESS_KEPT = (
+    "CASE WHEN :state IN ("
+    + ", ".join(f"'{state.value}'" for state in sorted(PROGRESS_STATES))
+    + ") THEN {column} END"
+)
+#: A save writes every column of the job and keeps its progress only while the job stays
+#: in a recognising state (ADR 51); the right-hand ``{column}`` is the row's value before.
+_JOB_ASSIGN = ", ".join(
+    [f"{column} = :{column}" for column in JOB_COLUMNS if column != "id"]
+    + [f"{column} = " + _PROGRESS_KEPT.format(column=column) for column in PROGRESS_COLUMNS]
+)
 
 _FILE_LIST = ", ".join(FILE_COLUMNS)
 
@@ -89,6 +102,16 @@ SAVE_IF_HELD_SQL = f"UPDATE jobs SET {_JOB_ASSIGN} WHERE id = :id AND acquisitio
 #: after comparing the stored job with what the editor saw, in the same transaction.
 SAVE_SQL = f"UPDATE jobs SET {_JOB_ASSIGN} WHERE id = :id"
 
+#: Note a job's progress if ``:held_by`` leases it; parameters: ``id``, ``held_by``,
+#: ``seconds``, ``started`` (now less ``begun`` when the recognition starts over, else
+#: NULL), ``now``. Nothing else of the
+#: job changes (ADR 51).
+SAVE_PROGRESS_SQL = (
+    "UPDATE jobs SET progress_seconds = :seconds, progress_updated = :now,"
+    " progress_started = coalesce(:started, progress_started, :now)"
+    " WHERE id = :id AND acquisition_id = :held_by"
+)
+
 #: Move a held lease; parameters: ``id``, ``acquisition_id``, ``now``.
 RENEW_SQL = (
     "UPDATE jobs SET acquire_time = :now WHERE id = :id AND acquisition_id = :acquisition_id"
@@ -96,7 +119,7 @@ RENEW_SQL = (
 
 #: Insert a new job; parameters: ``job_params``.
 INSERT_JOB_SQL = (
-    f"INSERT INTO jobs ({_JOB_LIST}) VALUES ({', '.join(f':{c}' for c in JOB_COLUMNS)})"
+    f"INSERT INTO jobs ({_JOB_WRITE_LIST}) VALUES ({', '.join(f':{c}' for c in JOB_COLUMNS)})"
 )
 
 #: One job by id; parameter: ``id``.

@@ -8,7 +8,9 @@ and a Bot API URL carries the bot token and the file's path (reference: Privacy)
     │   └── NotifierUnavailable
     │       └── TelegramUnavailable   network, timeout, 5xx, 429: try again later
     ├── TelegramRefused           4xx: blocked bot, gone chat, bad request
-    │   └── TokenRejected         401 to getMe: the configured token is not a bot's
+    │   ├── TokenRejected         401 to getMe: the configured token is not a bot's
+    │   ├── MessageNotModified    an edit to the text the message already has
+    │   └── MessageGone           an edit of a message that is gone or too old to edit
     └── FileTooLarge              more bytes than the bot may download
 """
 
@@ -34,6 +36,10 @@ from transcriber_core.errors import NotifierUnavailable, TranscriberError
 
 #: How the Bot API says a file is past its download limit (cloud: 20 MB).
 _TOO_BIG = "file is too big"
+#: How it says an edit changes nothing ...
+_NOT_MODIFIED = "message is not modified"
+#: ... and that the message cannot be edited: deleted, or not the bot's, or too old.
+_GONE = ("message to edit not found", "message can't be edited")
 
 
 class TelegramUnavailable(NotifierUnavailable):
@@ -46,6 +52,14 @@ class TelegramRefused(TranscriberError):  # noqa: N818
 
 class TokenRejected(TelegramRefused):
     """Telegram rejected the bot token ([telegram] token)."""
+
+
+class MessageNotModified(TelegramRefused):
+    """The message already says that: an edit repeated after a retry."""
+
+
+class MessageGone(TelegramRefused):
+    """The message to edit is gone (deleted) or can no longer be edited."""
 
 
 class FileTooLarge(TranscriberError):  # noqa: N818
@@ -67,8 +81,13 @@ def telegram_errors() -> Iterator[None]:
     except (TelegramNetworkError, TelegramServerError, ClientDecodeError):
         raise TelegramUnavailable("Telegram did not answer as expected") from None
     except TelegramBadRequest as exc:
-        if _TOO_BIG in exc.message.lower():
+        said = exc.message.lower()
+        if _TOO_BIG in said:
             raise FileTooLarge from None
+        if _NOT_MODIFIED in said:
+            raise MessageNotModified from None
+        if any(gone in said for gone in _GONE):
+            raise MessageGone from None
         raise TelegramRefused("Telegram refused the request as malformed") from None
     except TelegramAPIError as exc:
         raise TelegramRefused(f"Telegram refused the request ({type(exc).__name__})") from None

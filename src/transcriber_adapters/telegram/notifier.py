@@ -1,4 +1,14 @@
-"""``TelegramNotifier``: a job's outcome as replies to the message that brought its recording."""
+"""``TelegramNotifier``: a job's outcome as replies to the message that brought its recording.
+
+With a ``Standing`` (SPEC §21, ADR 51) it keeps one status message a job:
+sent as the reply to the recording, edited as the job moves (queued with
+its place, converting, recognising with the percent or the parts done),
+then edited into the transcript's first message or the reason it failed.
+Edits of one chat are paced by a budget in the database
+(``policy.chat_pace``), at most one every ``CHAT_EDIT_INTERVAL`` whichever
+process sends them; an edit that comes too soon raises
+``NotifierUnavailable`` with the wait, and the outbox tries it then.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +18,15 @@ import logging
 from collections.abc import AsyncIterator
 
 from aiogram import Bot
-from aiogram.types import InlineKeyboardMarkup
+from aiogram.types import InlineKeyboardMarkup, LinkPreviewOptions, Message
 
 from transcriber_adapters.telegram.buttons import document_name, send_document, transcript_buttons
 from transcriber_adapters.telegram.client import send_reply
-from transcriber_adapters.telegram.errors import telegram_errors
-from transcriber_core.entities import Job, OriginKind
-from transcriber_core.ports import Event
+from transcriber_adapters.telegram.errors import MessageGone, MessageNotModified, telegram_errors
+from transcriber_core.entities import Job, OriginKind, State
+from transcriber_core.errors import NotifierUnavailable
+from transcriber_core.policy import CHAT_EDIT_INTERVAL, chat_pace
+from transcriber_core.ports import BudgetStore, Event, Standing
 from transcriber_core.subtitles import plain_text
 
 log = logging.getLogger("transcriber.telegram")
@@ -24,7 +36,7 @@ MESSAGE_LIMIT = 4096
 #: A transcript needing more messages than this goes as one ``.txt`` document.
 MAX_MESSAGES = 3
 
-ACCEPTED_TEXT = "Got it, transcribing. The text will come as a reply to this message."
+ACCEPTED_TEXT = "Got it, transcribing. This message will show how it goes, then the text."
 EMPTY_TEXT = "Done, but no speech was recognised in this recording."
 #: How much of a long transcript its document's caption shows, in characters.
 CAPTION_CHARS = 300
@@ -34,6 +46,14 @@ DEAD_TEXT = (
     "Sorry, I gave up on this recording after repeated errors. "
     "Please send it again later.\n({reason})"
 )
+#: The status message's texts, by where the job stands (SPEC §21).
+QUEUED_TEXT = "Got it. Queued: {ahead} ahead of it."
+CONVERTING_TEXT = "Converting the recording…"
+RECOGNISING_TEXT = "Recognising…"
+RECOGNISING_PERCENT_TEXT = "Recognising… {percent} %"
+LEFT_TEXT = ", about {left} left"
+RECOGNISING_PARTS_TEXT = "Recognising: {done} of {total} parts done."
+LONG_TEXT = "Done. The transcript is long, so it comes as a file."
 
 
 class TelegramNotifier:
@@ -44,33 +64,115 @@ class TelegramNotifier:
     one UTF-8 ``.txt`` document (named by the job's date and id, its first
     lines as the caption) when it would take more than ``max_messages``,
     with SRT and VTT buttons under the last message or the document;
-    ``failed`` and ``dead`` say why. HTTP origins are ignored. Notices to
-    one chat are sent one after another, in the order ``notify`` was
-    called, so an acknowledgement never follows its transcript. Errors are
-    the core's (see ``telegram.errors``).
+    ``failed`` and ``dead`` say why. Given a ``Standing`` (the outbox always
+    gives one) these are shown in the job's one status message instead,
+    edited as the job moves (module docstring). HTTP origins are ignored.
+    Notices to one chat are sent one after another, in the order ``notify``
+    was called, so an acknowledgement never follows its transcript. Errors
+    are the core's (see ``telegram.errors``).
     """
 
-    def __init__(self, bot: Bot, *, max_messages: int = MAX_MESSAGES) -> None:
+    def __init__(
+        self,
+        bot: Bot,
+        *,
+        max_messages: int = MAX_MESSAGES,
+        budgets: BudgetStore | None = None,
+    ) -> None:
         if max_messages < 1:
             raise ValueError("max_messages must be at least 1")
         self.bot = bot
         self.max_messages = max_messages
+        #: Where each chat's edit pace is kept; None: edits are not paced (tests).
+        self.budgets = budgets
         self._locks: dict[int, asyncio.Lock] = {}
         self._waiting: dict[int, int] = {}
 
-    async def notify(self, job: Job, event: Event) -> None:
-        """Send the notice for ``event`` to the job's chat; other origins are ignored."""
+    async def notify(
+        self, job: Job, event: Event, *, standing: Standing | None = None
+    ) -> int | None:
+        """Send the notice for ``event`` to the job's chat; other origins are ignored.
+
+        With ``standing``, the job's status message is sent or edited and its
+        id is the answer; without, every notice is a message of its own.
+        """
         origin = job.origin
         if origin.kind is not OriginKind.TELEGRAM or origin.chat_id is None:
-            return
+            return None
         chat_id = origin.chat_id
         message_id = origin.message_id
+        shown = None
         async with self._turn(chat_id):
-            if event is Event.DONE:
+            if standing is not None:
+                shown = await self._keep_status(job, chat_id, event, standing)
+            elif event is Event.DONE:
                 await self._send_transcript(job, chat_id, message_id, _transcript(job))
-            else:
+            elif event is not Event.PROGRESS:
                 await self._send(chat_id, message_id, _notice(job, event))
         log.debug("telegram.notified", extra={"job_id": job.id, "event": event.value})
+        return shown
+
+    async def _keep_status(self, job: Job, chat_id: int, event: Event, standing: Standing) -> int:
+        """Show ``event`` in the job's status message (sent or edited); its id."""
+        reply = job.origin.message_id
+        status = standing.message_id
+        if event is not Event.DONE:
+            text = status_text(job, standing, event) if event in _MOVING else _notice(job, event)
+            return await self._show(chat_id, reply, status, text)
+        text = _transcript(job)
+        parts = split_text(text)
+        if len(parts) > self.max_messages:
+            shown = await self._show(chat_id, reply, status, LONG_TEXT)
+            await self._send_document(job, chat_id, reply, text)
+            return shown
+        if not parts:
+            return await self._show(chat_id, reply, status, EMPTY_TEXT)
+        buttons = transcript_buttons(job.id)
+        last = len(parts) - 1
+        shown = await self._show(chat_id, reply, status, parts[0], buttons if not last else None)
+        for number, part in enumerate(parts[1:], 1):
+            await self._send(chat_id, reply, part, buttons if number == last else None)
+        return shown
+
+    async def _show(
+        self,
+        chat_id: int,
+        reply: int | None,
+        status: int | None,
+        text: str,
+        buttons: InlineKeyboardMarkup | None = None,
+    ) -> int:
+        """Edit the status message to ``text``, or send it when there is none (or it is gone)."""
+        if status is not None:
+            await self._pace(chat_id)
+            try:
+                with telegram_errors():
+                    await self.bot.edit_message_text(
+                        text,
+                        chat_id=chat_id,
+                        message_id=status,
+                        parse_mode=None,
+                        link_preview_options=LinkPreviewOptions(is_disabled=True),
+                        reply_markup=buttons,
+                    )
+            except MessageNotModified:
+                return status  # a retried edit: it already says so
+            except MessageGone:
+                # Deleted in the chat, or too old to edit: a new status message instead.
+                log.info("telegram.status_gone")
+            else:
+                return status
+        return (await self._send(chat_id, reply, text, buttons)).message_id
+
+    async def _pace(self, chat_id: int) -> None:
+        """Take the chat's edit token, or raise ``NotifierUnavailable`` with the wait (ADR 51)."""
+        if self.budgets is None:
+            return
+        wait = await self.budgets.take(chat_pace(chat_id), capacity=1, per=CHAT_EDIT_INTERVAL)
+        if wait is not None:
+            raise NotifierUnavailable(
+                "the chat's status message was edited moments ago", retry_after=wait
+            )
 
     async def _send_transcript(
         self, job: Job, chat_id: int, message_id: int | None, text: str
@@ -86,6 +188,12 @@ class TelegramNotifier:
                 last = number == len(parts)
                 await self._send(chat_id, message_id, part, buttons if last else None)
             return
+        await self._send_document(job, chat_id, message_id, text)
+
+    async def _send_document(
+        self, job: Job, chat_id: int, message_id: int | None, text: str
+    ) -> None:
+        """The transcript as one dated ``.txt``, its opening as the caption, SRT/VTT under it."""
         await send_document(
             self.bot,
             chat_id,
@@ -93,7 +201,7 @@ class TelegramNotifier:
             filename=document_name(job, "txt"),
             body=text.encode("utf-8"),
             caption=caption_of(text),
-            buttons=buttons,
+            buttons=transcript_buttons(job.id),
         )
 
     async def _send(
@@ -102,12 +210,13 @@ class TelegramNotifier:
         message_id: int | None,
         text: str,
         buttons: InlineKeyboardMarkup | None = None,
-    ) -> None:
+    ) -> Message:
         if message_id is None:
             with telegram_errors():
-                await self.bot.send_message(chat_id, text, parse_mode=None, reply_markup=buttons)
-            return
-        await send_reply(self.bot, chat_id, message_id, text, buttons=buttons)
+                return await self.bot.send_message(
+                    chat_id, text, parse_mode=None, reply_markup=buttons
+                )
+        return await send_reply(self.bot, chat_id, message_id, text, buttons=buttons)
 
     @contextlib.asynccontextmanager
     async def _turn(self, chat_id: int) -> AsyncIterator[None]:
@@ -122,6 +231,42 @@ class TelegramNotifier:
             if not self._waiting[chat_id]:
                 del self._waiting[chat_id]
                 del self._locks[chat_id]
+
+
+#: The events whose status text says where the job stands, not how it ended.
+_MOVING = frozenset({Event.ACCEPTED, Event.PROGRESS})
+
+
+def status_text(job: Job, standing: Standing, event: Event = Event.PROGRESS) -> str:
+    """What the status message says while the job runs (SPEC §21).
+
+    A job in check is being recognised whatever its place (it waits for a
+    poll, not for a worker); one waiting in convert or recognize is queued.
+    """
+    waiting = job.state is not State.CHECK and standing.queue_position is not None
+    if waiting and standing.queue_position:
+        return QUEUED_TEXT.format(ahead=standing.queue_position)
+    if job.state is State.CONVERT:
+        # Next in line: the acknowledgement says it is taken, a later edit that it converts.
+        return ACCEPTED_TEXT if event is Event.ACCEPTED else CONVERTING_TEXT
+    if standing.parts_total:
+        return RECOGNISING_PARTS_TEXT.format(
+            done=standing.parts_done or 0, total=standing.parts_total
+        )
+    if standing.percent is None:
+        return RECOGNISING_TEXT
+    text = RECOGNISING_PERCENT_TEXT.format(percent=standing.percent)
+    if standing.eta_seconds is not None:
+        text += LEFT_TEXT.format(left=_length(standing.eta_seconds))
+    return text
+
+
+def _length(seconds: float) -> str:
+    """Seconds as ``m:ss`` (``h:mm:ss`` from an hour)."""
+    whole = round(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
 def _notice(job: Job, event: Event) -> str:

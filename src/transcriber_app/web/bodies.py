@@ -14,6 +14,7 @@ import attrs
 from transcriber_app.web.schemas import doc
 from transcriber_core.entities import Condition, Job, JobPart, Speaker, State
 from transcriber_core.languages import AUTO
+from transcriber_core.progress import ProgressReport, report_of
 
 
 @attrs.frozen(kw_only=True)
@@ -21,6 +22,34 @@ class Accepted:
     """An upload taken: the job to poll."""
 
     job_id: str = attrs.field(metadata=doc("the job's id: a capability, keep it private"))
+
+
+@attrs.frozen(kw_only=True)
+class RecognitionProgress:
+    """How far the recognition has come, as its worker last noted it (ADR 51)."""
+
+    percent: int = attrs.field(metadata=doc("whole percent of the audio recognised, 0 to 100"))
+    seconds_done: float = attrs.field(metadata=doc("seconds of the audio recognised so far"))
+    seconds_total: float = attrs.field(metadata=doc("seconds of the whole audio"))
+    eta_seconds: float | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "estimated seconds left as of updated: the pace so far applied to the rest;"
+            " absent until 5 % of the audio is done"
+        ),
+    )
+    updated: datetime = attrs.field(metadata=doc("when the progress was last noted"))
+
+    @classmethod
+    def of(cls, report: ProgressReport) -> RecognitionProgress:
+        """The answer's view of ``report``."""
+        return cls(
+            percent=report.percent,
+            seconds_done=report.seconds_done,
+            seconds_total=report.seconds_total,
+            eta_seconds=report.eta_seconds,
+            updated=report.updated,
+        )
 
 
 @attrs.frozen(kw_only=True)
@@ -59,6 +88,13 @@ class JobStatus:
         default=(),
         metadata=doc("the voices found, each with its id on words and its name; once labelled"),
     )
+    progress: RecognitionProgress | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "how far the recognition has come, while the job is in recognize or check and its"
+            " recognizer reports it (Whisper, or a recording split into parts)"
+        ),
+    )
 
     @classmethod
     def of(
@@ -82,6 +118,7 @@ class JobStatus:
             parts_total=len(parts) if parts else None,
             queue_position=queue_position,
             speakers=job.speakers,
+            progress=None if (report := report_of(job)) is None else RecognitionProgress.of(report),
         )
 
 

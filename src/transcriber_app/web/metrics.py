@@ -28,6 +28,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from transcriber_core.entities import STEP_STATES, Condition, DeliveryKind, State
+from transcriber_core.policy import CHAT_PACE_PREFIX
 
 #: The logger whose records carry the worker's events (every ``transcriber.*`` logger).
 EVENTS_LOGGER = "transcriber"
@@ -188,9 +189,14 @@ class Metrics:
             self.speechkit_audio.labels(api).inc(seconds)
 
     def set_budgets(self, levels: Mapping[str, float]) -> None:
-        """Record the budget levels read from the database for this scrape."""
+        """Record the budget levels read from the database for this scrape.
+
+        A chat's edit pace (``policy.CHAT_PACE_PREFIX``) is left out: it would
+        name the chat, and there is one per chat.
+        """
         for name, tokens in levels.items():
-            self.budget_tokens.labels(name).set(tokens)
+            if not name.startswith(CHAT_PACE_PREFIX):
+                self.budget_tokens.labels(name).set(tokens)
 
     def set_deliveries(self, counts: Mapping[DeliveryKind, int]) -> None:
         """Record the outbox's pending deliveries read from the repository for this scrape."""

@@ -35,6 +35,7 @@ from transcriber_core.entities import FileRecord, Job, State
 from transcriber_core.errors import FileNotFound, JobChanged, JobNotFound
 from transcriber_core.naming import well_formed_id
 from transcriber_core.policy import files_go_at, job_goes_at
+from transcriber_core.progress import report_of
 from transcriber_core.services import Services
 
 log = logging.getLogger("transcriber.admin")
@@ -137,6 +138,7 @@ async def job_detail(request: Request) -> Response:
         "word_count": len(job.text.split()) if job.text else 0,
         "files_go_at": files_go_at(job, services.settings),
         "job_goes_at": job_goes_at(job, services.settings),
+        "progress": report_of(job),
         "transcript_formats": list(TranscriptFormat),
         "no_transcript": no_transcript(job)[1],
         "file_url": file_url,
