@@ -211,7 +211,7 @@ def make_clips(languages: list[str], count: int, folder: Path) -> list[Clip]:
     clips: list[Clip] = []
     for language in languages:
         sentences = TEXTS[language]
-        voices = VOICES[language]
+        voices: tuple[str, ...] = VOICES[language]
         missing = engines_missing(voices)
         if missing:
             print(f"not installed: {', '.join(missing)}; {language} is espeak-ng only", flush=True)
@@ -318,7 +318,7 @@ def systems(model: Path, work: Path, threads: int) -> Iterator[dict[str, Any]]:
     """Bare faster-whisper and the service, started; stopped on the way out."""
     bare = Bare(model, threads)
     try:
-        config = {
+        config: dict[str, dict[str, Any]] = {
             "recognizer": {"kind": "whisper"},
             "whisper": {"model": str(model), "language": "", "threads": threads, "beam_size": 5},
             "workers": {"recognize": 1},
