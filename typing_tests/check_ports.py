@@ -16,6 +16,7 @@ from transcriber_adapters.memory import (
     MemoryJobRepository,
     MemoryNotifier,
     MemoryOwnerStore,
+    MemoryPeopleStore,
     MemoryRecognizer,
     MemoryWakeupFeed,
 )
@@ -25,6 +26,7 @@ from transcriber_adapters.postgres import (
     PostgresConditionStore,
     PostgresJobRepository,
     PostgresOwnerStore,
+    PostgresPeopleStore,
     PostgresWakeupFeed,
 )
 from transcriber_adapters.s3 import S3FileStore
@@ -33,6 +35,7 @@ from transcriber_adapters.sqlite import (
     SqliteConditionStore,
     SqliteJobRepository,
     SqliteOwnerStore,
+    SqlitePeopleStore,
 )
 from transcriber_adapters.system import RandomIds, SystemClock
 from transcriber_adapters.telegram import TelegramNotifier, make_bot
@@ -40,6 +43,7 @@ from transcriber_adapters.webhooks import AiohttpWebhookSender
 from transcriber_adapters.whisper import WhisperRecognizer, WhisperSettings
 from transcriber_adapters.yandex import YandexRecognizer
 from transcriber_core.ports import (
+    Accounts,
     BudgetStore,
     Clock,
     ConditionStore,
@@ -48,6 +52,7 @@ from transcriber_core.ports import (
     FileRecords,
     FileStore,
     IdSource,
+    Invitations,
     JobQueue,
     JobRepository,
     Jobs,
@@ -55,6 +60,9 @@ from transcriber_core.ports import (
     Notifier,
     Outbox,
     OwnerStore,
+    PeopleStore,
+    PersonSessions,
+    PersonTokens,
     Recognizer,
     Removals,
     WakeupFeed,
@@ -71,6 +79,7 @@ def check(
     yandex: YandexRecognizer,
     sqlite_conditions: SqliteConditionStore,
     sqlite_budgets: SqliteBudgetStore,
+    sqlite_people: SqlitePeopleStore,
     postgres: Database,
 ) -> None:
     """Never called: mypy reads the assignments."""
@@ -103,6 +112,14 @@ def check(
     budgets: list[BudgetStore] = [MemoryBudgetStore(), sqlite_budgets, postgres_budgets]
     feeds: list[WakeupFeed] = [MemoryWakeupFeed(), PostgresWakeupFeed("postgresql:///never-used")]
     senders: list[WebhookSender] = [AiohttpWebhookSender(secret=root.name, clock=SystemClock())]
+    # The people store plays every role of the people's tables (ADR 55).
+    memory_people, postgres_people = MemoryPeopleStore(), PostgresPeopleStore(postgres)
+    people: list[PeopleStore] = [memory_people, sqlite_people, postgres_people]
+    invitations: list[Invitations] = [memory_people, sqlite_people, postgres_people]
+    accounts: list[Accounts] = [memory_people, sqlite_people, postgres_people]
+    tokens: list[PersonTokens] = [memory_people, sqlite_people, postgres_people]
+    sessions: list[PersonSessions] = [memory_people, sqlite_people, postgres_people]
+    del people, invitations, accounts, tokens, sessions
     del senders, feeds, budgets, probes, conditions, owners, repos, stores, converters
     del recognizers, notifiers, clocks, ids
     del queues, jobs, records, outboxes, removals, listings
