@@ -24,6 +24,7 @@ from transcriber_adapters.sqlite import (
     SqliteDatabase,
     SqliteJobRepository,
     SqliteOwnerStore,
+    SqlitePeopleStore,
 )
 from transcriber_adapters.system import RandomIds, SystemClock, free_bytes, host_name
 from transcriber_app.conditions import DiskSpace
@@ -43,6 +44,7 @@ from transcriber_core.ports import (
     JobRepository,
     Notifier,
     OwnerStore,
+    PeopleStore,
     Recognizer,
     WakeupFeed,
     WebhookSender,
@@ -88,6 +90,8 @@ class Runtime:
     services: Services
     workers: Workers
     owners: OwnerStore
+    #: The workspace's people, their invites, tokens and sessions (ADR 55).
+    people: PeopleStore
     #: The data dir's free space, which uploads and ``/health`` look at.
     space: DiskSpace
     #: The Telegram intake; None when no token is configured, and in a worker (notices only).
@@ -234,6 +238,7 @@ async def build(
         services=services,
         workers=Workers(services, concurrency_from(config), deliveries=config.workers.deliver),
         owners=stores.owners,
+        people=stores.people,
         space=space,
         bot=_polling(config, services, bot, space=space) if intake else None,
         budgets=stores.budgets,
@@ -314,6 +319,7 @@ class _Stores:
 
     repo: JobRepository
     owners: OwnerStore
+    people: PeopleStore
     conditions: ConditionStore
     budgets: BudgetStore
     #: Other processes' wake-ups: the database's LISTEN feed, or None on SQLite.
@@ -329,6 +335,7 @@ async def _sqlite_stores(
     return _Stores(
         repo=SqliteJobRepository(database, clock=clock),
         owners=SqliteOwnerStore(database, clock=clock),
+        people=SqlitePeopleStore(database, clock=clock),
         conditions=SqliteConditionStore(database, clock=clock),
         budgets=SqliteBudgetStore(database, clock=clock),
     )
@@ -350,6 +357,7 @@ async def _postgres_stores(
     return _Stores(
         repo=postgres.PostgresJobRepository(database),
         owners=postgres.PostgresOwnerStore(database),
+        people=postgres.PostgresPeopleStore(database),
         conditions=postgres.PostgresConditionStore(database),
         budgets=postgres.PostgresBudgetStore(database),
         wakeup_feed=postgres.PostgresWakeupFeed(url, settings=settings),

@@ -25,6 +25,8 @@ PERSON_OWNER_PREFIX = "person:"
 PERSON_ID_LENGTH = 64 - len(PERSON_OWNER_PREFIX)
 #: What a person's id is made of: lowercase hex digits (the app makes 57 random ones).
 _PERSON_ID = re.compile(rf"[0-9a-f]{{{PERSON_ID_LENGTH}}}")
+#: What starts every person's API token, so ``/api`` knows to look it up in the store.
+PERSON_TOKEN_PREFIX = "tsp_"  # noqa: S105 - a prefix, not a secret
 #: How long an invite link stays usable, counted on the store's clock.
 INVITE_LIFETIME = timedelta(days=7)
 #: What a person's name (their sign-in name) may hold: short, plain, case kept.
@@ -52,6 +54,15 @@ def name_problem(name: str) -> str | None:
             "A name is 1 to 64 letters, digits, dots, dashes, underscores or @,"
             " starting with a letter or digit."
         )
+    return None
+
+
+def token_label_problem(label: str) -> str | None:
+    """Why a new token's label is refused, in words for the person; None when it is fine."""
+    if not label.strip():
+        return "Give the token a label, such as the machine or script that uses it."
+    if len(label) > MAX_TOKEN_LABEL or not label.isprintable():
+        return f"A label is at most {MAX_TOKEN_LABEL} printable characters."
     return None
 
 

@@ -1,0 +1,10 @@
+"""The workspace: the pages of the people the owner invited, under ``/w`` (SPEC §20, ADR 55).
+
+``sessions.py`` keeps their server-side sessions, ``views.py`` answers the
+pages (sign-in, set-password from an invite link, the recordings list, the
+tokens), ``routes.py`` mounts them with the admin panel's security headers.
+"""
+
+from transcriber_app.web.workspace.routes import mount
+
+__all__ = ["mount"]
