@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import AsyncIterator
 from datetime import timedelta
@@ -13,13 +14,16 @@ import pytest
 from tests.support.admin import PASSWORD, in_process_client
 from tests.support.media import tone
 from transcriber_adapters.memory import ManualClock
-from transcriber_app.bootstrap import Runtime
+from transcriber_app.bootstrap import Runtime, build
+from transcriber_app.config import Config, HttpConfig, StorageConfig
 from transcriber_app.web.auth import hash_password
 from transcriber_core.people import INVITE_LIFETIME, PERSON_OWNER_PREFIX
 
 _CSRF = re.compile(r'name="csrf" value="([^"]+)"')
 _LINK = re.compile(r'id="invite-link" class="secret">[^<]*?/w/invite\?token=([^<\s]+)<')
 _TOKEN = re.compile(r'id="new-token" class="secret">(tsp_[^<]+)<')
+#: The deployment's static token in the test that sets one.
+STATIC = "the deployment's static token"
 #: A password that is long enough.
 SECRET = "a long enough password"
 
@@ -276,3 +280,116 @@ async def test_session_cookie_is_httponly_and_scoped_to_the_workspace(
         assert "HttpOnly" in cookie
         assert "SameSite=Lax" in cookie
         assert "Path=/w" in cookie
+
+
+@pytest.fixture
+async def static_runtime(tmp_path: Path, clock: ManualClock) -> AsyncIterator[Runtime]:
+    """A runtime whose ``[http] api_tokens`` holds one static token."""
+    config = Config(
+        storage=StorageConfig(data_dir=tmp_path / "static"),
+        http=HttpConfig(host="127.0.0.1", port=8124, api_tokens=(STATIC,)),
+    )
+    built = await build(config, clock=clock)
+    yield built
+    await built.close()
+
+
+async def test_static_tokens_keep_working_beside_peoples(
+    static_runtime: Runtime, recording: bytes
+) -> None:
+    """A static token sends jobs keyed by its SHA-256, a person's apart; no token is a 401."""
+    await static_runtime.owners.create_owner(
+        await hash_password(PASSWORD), now=static_runtime.services.clock.now()
+    )
+    async with in_process_client(static_runtime) as owner:
+        page = await owner.get("/admin/login")
+        form = {"csrf": csrf(page.text), "password": PASSWORD, "next": "/admin/"}
+        assert (await owner.post("/admin/login", data=form)).status_code == 303
+        alice = await person(static_runtime, owner, "alice")
+    token = await make_token(alice)
+    static_job = await send(alice, recording, STATIC)
+    person_job = await send(alice, recording, token)
+    jobs = static_runtime.services.jobs
+    assert (await jobs.get(static_job)).owner == hashlib.sha256(STATIC.encode()).hexdigest()
+    assert (await jobs.get(person_job)).owner == PERSON_OWNER_PREFIX + (
+        await static_runtime.people.list_people()
+    )[0].id
+    assert (await alice.get(f"/api/status/{static_job}", headers=bearer(token))).status_code == 404
+    assert (await alice.get(f"/api/status/{person_job}", headers=bearer(STATIC))).status_code == 404
+    assert (await alice.get(f"/api/status/{person_job}")).status_code == 401
+    home = await alice.get("/w/")
+    assert person_job in home.text
+    assert static_job not in home.text
+    await alice.aclose()
+
+
+async def test_the_people_page_is_the_owners_alone(runtime: Runtime) -> None:
+    """An anonymous visitor is sent to the admin login, and an anonymous invite is refused."""
+    async with in_process_client(runtime) as client:
+        answer = await client.get("/admin/people")
+        assert answer.status_code == 303
+        assert answer.headers["location"].startswith("/admin/login")
+        assert (await client.post("/admin/people", data={"name": "x"})).status_code == 403
+        assert (await client.post("/admin/people/abc/disable", data={})).status_code == 403
+    assert await runtime.people.list_people() == []
+
+
+async def test_a_taken_or_bad_name_is_refused(runtime: Runtime, owner: httpx.AsyncClient) -> None:
+    """The owner is told when a name is taken or malformed; nothing is stored."""
+    await invite(owner, "alice")
+    page = await owner.get("/admin/people")
+    taken = await owner.post("/admin/people", data={"csrf": csrf(page.text), "name": "alice"})
+    assert taken.status_code == 409
+    assert "already has that name" in taken.text
+    bad = await owner.post("/admin/people", data={"csrf": csrf(page.text), "name": "<b>"})
+    assert bad.status_code == 400
+    assert [p.name for p in await runtime.people.list_people()] == ["alice"]
+
+
+async def test_wrong_passwords_meet_the_back_off(
+    runtime: Runtime, owner: httpx.AsyncClient
+) -> None:
+    """A second wrong sign-in right after the first waits (429 with Retry-After)."""
+    alice = await person(runtime, owner, "alice")
+    page = await alice.get("/w/")
+    await alice.post("/w/logout", data={"csrf": csrf(page.text)})
+    login = await alice.get("/w/login")
+    form = {"csrf": csrf(login.text), "name": "alice", "password": "wrong password!", "next": "/w/"}
+    assert (await alice.post("/w/login", data=form)).status_code == 403
+    answer = await alice.post("/w/login", data={**form, "password": SECRET})
+    assert answer.status_code == 429
+    assert int(answer.headers["retry-after"]) >= 1
+    await alice.aclose()
+
+
+async def test_an_idle_session_ends(
+    runtime: Runtime, owner: httpx.AsyncClient, clock: ManualClock
+) -> None:
+    """A session unused for longer than the idle time sends the person to sign in again."""
+    alice = await person(runtime, owner, "alice")
+    assert (await alice.get("/w/")).status_code == 200
+    clock.advance(timedelta(hours=1, seconds=1))
+    answer = await alice.get("/w/tokens")
+    assert answer.status_code == 303
+    assert answer.headers["location"].startswith("/w/login")
+    await alice.aclose()
+
+
+async def test_sign_in_never_leaves_the_workspace(
+    runtime: Runtime, owner: httpx.AsyncClient
+) -> None:
+    """The ``next`` of the sign-in form goes only to a workspace path, never another site."""
+    alice = await person(runtime, owner, "alice")
+    page = await alice.get("/w/")
+    await alice.post("/w/logout", data={"csrf": csrf(page.text)})
+    login = await alice.get("/w/login")
+    form = {
+        "csrf": csrf(login.text),
+        "name": "alice",
+        "password": SECRET,
+        "next": "//evil.example/",
+    }
+    answer = await alice.post("/w/login", data=form)
+    assert answer.status_code == 303
+    assert answer.headers["location"] == "/w/"
+    await alice.aclose()

@@ -2,7 +2,8 @@
 
 ``sessions.py`` keeps their server-side sessions, ``views.py`` answers the
 pages (sign-in, set-password from an invite link, the recordings list, the
-tokens), ``routes.py`` mounts them with the admin panel's security headers.
+tokens), ``credentials.py`` makes ids and secrets and hashes them, and
+``routes.py`` mounts the pages with the admin panel's security headers.
 """
 
 from transcriber_app.web.workspace.routes import mount

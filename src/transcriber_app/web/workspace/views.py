@@ -11,7 +11,6 @@ answers 404 exactly as an unknown id does (ADR 55).
 from __future__ import annotations
 
 import functools
-import hashlib
 import logging
 import math
 import secrets
@@ -37,6 +36,7 @@ from transcriber_app.web.auth import (
     verify_password,
 )
 from transcriber_app.web.state import runtime_of
+from transcriber_app.web.workspace.credentials import digest, new_api_token, new_token_id
 from transcriber_app.web.workspace.sessions import (
     CSRF_FIELD,
     PREFIX,
@@ -47,7 +47,6 @@ from transcriber_core import naming
 from transcriber_core.errors import Conflict, JobNotFound
 from transcriber_core.people import (
     MAX_TOKENS_PER_PERSON,
-    PERSON_TOKEN_PREFIX,
     Person,
     PersonToken,
     token_label_problem,
@@ -79,21 +78,6 @@ def _environment() -> jinja2.Environment:
 
 
 templates = Jinja2Templates(env=_environment())
-
-
-def digest(secret: str) -> str:
-    """What the store keeps of an invite link or a token: its SHA-256 in hex."""
-    return hashlib.sha256(secret.encode()).hexdigest()
-
-
-def new_person_id() -> str:
-    """A fresh person id: 57 random hex digits, so the owner key is 64 characters (ADR 55)."""
-    return secrets.token_hex(29)[:57]
-
-
-def new_api_token() -> str:
-    """A fresh person's API token: the prefix ``/api`` recognises and 256 random bits."""
-    return PERSON_TOKEN_PREFIX + secrets.token_urlsafe(32)
 
 
 # -- answering ----------------------------------------------------------------------------
@@ -416,7 +400,7 @@ async def make_token(request: Request, form: FormData, person: Person) -> Respon
         return await _tokens_page(request, person, problem=problem, status_code=400)
     secret = new_api_token()
     token = PersonToken(
-        id=secrets.token_hex(6),
+        id=new_token_id(),
         token_hash=digest(secret),
         person_id=person.id,
         label=label,
