@@ -29,6 +29,7 @@ from urllib.parse import quote
 import attrs
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
+from starlette.requests import Request
 
 from transcriber_app.bootstrap import Runtime
 from transcriber_core.policy import (
@@ -197,6 +198,31 @@ def _bucket(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str:
     if isinstance(address, ipaddress.IPv6Address):
         return str(ipaddress.ip_network(f"{address}/{IPV6_CLIENT_PREFIX}", strict=False))
     return str(address)
+
+
+def requester(request: Request) -> str:
+    """Who is asking, for the login back-off: the peer, or who a trusted proxy says it is.
+
+    Shared by the admin panel's and the workspace's password forms: one
+    client, one back-off.
+    """
+    peer = request.client.host if request.client else None
+    forwarded = request.headers.getlist("x-forwarded-for")
+    admin: AdminState = request.app.state.admin
+    return client_address(peer, forwarded, admin.trusted_proxies)
+
+
+def safe_next(target: object, prefix: str) -> str:
+    """Where to go after a login: a path under ``prefix``, never another site; else its home."""
+    if (
+        isinstance(target, str)
+        and target.startswith(f"{prefix}/")
+        and not target.startswith("//")
+        and "\\" not in target
+        and all(32 < ord(char) < 127 for char in target)
+    ):
+        return target
+    return f"{prefix}/"
 
 
 def trusted_networks(entries: Sequence[str]) -> tuple[Network, ...]:

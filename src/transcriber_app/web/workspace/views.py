@@ -30,9 +30,10 @@ from transcriber_app.web.admin.security import MAX_FORM_FIELDS, form_text
 from transcriber_app.web.auth import (
     AdminState,
     claim_attempt,
-    client_address,
     hash_password,
     password_problem,
+    requester,
+    safe_next,
     verify_password,
 )
 from transcriber_app.web.state import runtime_of
@@ -185,22 +186,12 @@ def _admin(request: Request) -> AdminState:
 
 
 def _client(request: Request) -> str:
-    peer = request.client.host if request.client else None
-    forwarded = request.headers.getlist("x-forwarded-for")
-    return client_address(peer, forwarded, _admin(request).trusted_proxies)
+    return requester(request)
 
 
 def _safe_next(target: object) -> str:
     """Where to go after sign-in: a path inside the workspace, never another site."""
-    if (
-        isinstance(target, str)
-        and target.startswith(f"{PREFIX}/")
-        and not target.startswith("//")
-        and "\\" not in target
-        and all(32 < ord(char) < 127 for char in target)
-    ):
-        return target
-    return f"{PREFIX}/"
+    return safe_next(target, PREFIX)
 
 
 async def _throttled(request: Request) -> int | None:
