@@ -16,7 +16,7 @@ from tests.support.media import tone
 from transcriber_adapters.memory import ManualClock
 from transcriber_app.bootstrap import Runtime, build
 from transcriber_app.config import Config, HttpConfig, StorageConfig
-from transcriber_app.web.auth import hash_password
+from transcriber_app.web.auth import hash_password, prepare_admin
 from transcriber_core.people import INVITE_LIFETIME, PERSON_OWNER_PREFIX
 
 _CSRF = re.compile(r'name="csrf" value="([^"]+)"')
@@ -392,4 +392,18 @@ async def test_sign_in_never_leaves_the_workspace(
     answer = await alice.post("/w/login", data=form)
     assert answer.status_code == 303
     assert answer.headers["location"] == "/w/"
+    await alice.aclose()
+
+
+async def test_startup_sweeps_expired_person_sessions(
+    runtime: Runtime, owner: httpx.AsyncClient, clock: ManualClock
+) -> None:
+    """Sessions that expired while the service was stopped are deleted when it starts."""
+    alice = await person(runtime, owner, "alice")
+    (found,) = await runtime.people.list_people()
+    clock.advance(timedelta(days=2))
+    await prepare_admin(runtime)
+    assert await runtime.people.delete_expired_person_sessions(now=clock.now()) == 0
+    assert (await alice.get("/w/")).status_code == 303
+    assert found.is_active
     await alice.aclose()

@@ -272,6 +272,7 @@ async def prepare_admin(runtime: Runtime) -> AdminState:
     now = runtime.services.clock.now()
     state = AdminState(trusted_proxies=trusted_networks(runtime.config.http.forwarded_allow_ips))
     await owners.delete_expired_sessions(now=now)
+    await runtime.people.delete_expired_person_sessions(now=now)
     await owners.forget_login_failures(before=now - state.access.login_forget)
     if await owners.get_owner_hash() is None:
         state.setup = SetupLink.new(now)
