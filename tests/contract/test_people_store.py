@@ -10,8 +10,16 @@ import pytest
 
 from transcriber_adapters.memory import MemoryPeopleStore
 from transcriber_adapters.postgres import Database, PostgresPeopleStore
-from transcriber_adapters.sqlite import SqlitePeopleStore
-from transcriber_contracts.people_store import HASH, OpenPeople, PeopleStoreContract, person
+from transcriber_adapters.sqlite import (
+    SqliteJobRepository,
+    SqlitePeopleStore,
+    connect,
+    job_params,
+    migrate,
+    shipped_migrations,
+)
+from transcriber_contracts.job_repository import make_job
+from transcriber_contracts.people_store import HASH, T0, OpenPeople, PeopleStoreContract, person
 from transcriber_core.clocks import ManualClock
 from transcriber_core.ports import PeopleStore
 
@@ -84,3 +92,29 @@ async def test_postgres_invite_expires_on_the_database_clock(pg_database: Databa
     row = await pg_database.fetchone("SELECT statement_timestamp()")
     assert row is not None
     assert timedelta(minutes=59) < invite.expires - row[0] <= timedelta(hours=1)
+
+
+async def test_sqlite_upgrade_to_0018_keeps_jobs_and_adds_people(tmp_path: Path) -> None:
+    """A database made before the people tables gets them on open, with its jobs untouched."""
+    path = tmp_path / "jobs.db"
+    job = make_job(owner="a" * 64)
+    conn = connect(path)
+    try:
+        migrate(conn, now=T0, migrations=[m for m in shipped_migrations() if m.version < 18])
+        made = {row[1] for row in conn.execute("PRAGMA table_info(jobs)")}
+        params = {column: value for column, value in job_params(job).items() if column in made}
+        columns = ", ".join(params)
+        values = ", ".join(f":{column}" for column in params)
+        conn.execute(f"INSERT INTO jobs ({columns}) VALUES ({values})", params)
+    finally:
+        conn.close()
+    people = await SqlitePeopleStore.open(path)
+    jobs = await SqliteJobRepository.open(path)
+    try:
+        assert 18 in people.applied_migrations
+        assert (await jobs.get(job.id)).owner == job.owner
+        await people.invite(person(1), token_hash="h", lifetime=timedelta(days=1))
+        assert await people.list_people() == [person(1)]
+    finally:
+        await jobs.close()
+        await people.close()
