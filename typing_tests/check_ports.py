@@ -17,6 +17,7 @@ from transcriber_adapters.memory import (
     MemoryJobRepository,
     MemoryNotifier,
     MemoryOwnerStore,
+    MemoryPeopleStore,
     MemoryRecognizer,
     MemoryWakeupFeed,
 )
@@ -27,6 +28,7 @@ from transcriber_adapters.postgres import (
     PostgresConditionStore,
     PostgresJobRepository,
     PostgresOwnerStore,
+    PostgresPeopleStore,
     PostgresWakeupFeed,
 )
 from transcriber_adapters.s3 import S3FileStore
@@ -36,6 +38,7 @@ from transcriber_adapters.sqlite import (
     SqliteConditionStore,
     SqliteJobRepository,
     SqliteOwnerStore,
+    SqlitePeopleStore,
 )
 from transcriber_adapters.system import RandomIds, SystemClock
 from transcriber_adapters.telegram import TelegramNotifier, make_bot
@@ -43,6 +46,7 @@ from transcriber_adapters.webhooks import AiohttpWebhookSender
 from transcriber_adapters.whisper import WhisperRecognizer, WhisperSettings
 from transcriber_adapters.yandex import YandexRecognizer
 from transcriber_core.ports import (
+    Accounts,
     BudgetStore,
     ChatStore,
     Clock,
@@ -52,6 +56,7 @@ from transcriber_core.ports import (
     FileRecords,
     FileStore,
     IdSource,
+    Invitations,
     JobQueue,
     JobRepository,
     Jobs,
@@ -59,6 +64,9 @@ from transcriber_core.ports import (
     Notifier,
     Outbox,
     OwnerStore,
+    PeopleStore,
+    PersonSessions,
+    PersonTokens,
     Recognizer,
     Removals,
     WakeupFeed,
@@ -76,6 +84,7 @@ def check(
     sqlite_conditions: SqliteConditionStore,
     sqlite_budgets: SqliteBudgetStore,
     sqlite_chats: SqliteChatStore,
+    sqlite_people: SqlitePeopleStore,
     postgres: Database,
 ) -> None:
     """Never called: mypy reads the assignments."""
@@ -109,6 +118,14 @@ def check(
     feeds: list[WakeupFeed] = [MemoryWakeupFeed(), PostgresWakeupFeed("postgresql:///never-used")]
     senders: list[WebhookSender] = [AiohttpWebhookSender(secret=root.name, clock=SystemClock())]
     chats: list[ChatStore] = [MemoryChatStore(), sqlite_chats, PostgresChatStore(postgres)]
-    del chats, senders, feeds, budgets, probes, conditions, owners, repos, stores, converters
+    # The people store plays every role of the people's tables (ADR 55).
+    memory_people, postgres_people = MemoryPeopleStore(), PostgresPeopleStore(postgres)
+    people: list[PeopleStore] = [memory_people, sqlite_people, postgres_people]
+    invitations: list[Invitations] = [memory_people, sqlite_people, postgres_people]
+    accounts: list[Accounts] = [memory_people, sqlite_people, postgres_people]
+    tokens: list[PersonTokens] = [memory_people, sqlite_people, postgres_people]
+    sessions: list[PersonSessions] = [memory_people, sqlite_people, postgres_people]
+    del chats, people, invitations, accounts, tokens, sessions
+    del senders, feeds, budgets, probes, conditions, owners, repos, stores, converters
     del recognizers, notifiers, clocks, ids
     del queues, jobs, records, outboxes, removals, listings

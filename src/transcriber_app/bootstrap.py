@@ -27,6 +27,7 @@ from transcriber_adapters.sqlite import (
     SqliteDatabase,
     SqliteJobRepository,
     SqliteOwnerStore,
+    SqlitePeopleStore,
 )
 from transcriber_adapters.system import RandomIds, SystemClock, free_bytes, host_name
 from transcriber_app.conditions import DiskSpace
@@ -47,6 +48,7 @@ from transcriber_core.ports import (
     JobRepository,
     Notifier,
     OwnerStore,
+    PeopleStore,
     Recognizer,
     Standing,
     WakeupFeed,
@@ -96,6 +98,8 @@ class Runtime:
     services: Services
     workers: Workers
     owners: OwnerStore
+    #: The workspace's people, their invites, tokens and sessions (ADR 55).
+    people: PeopleStore
     #: The data dir's free space, which uploads and ``/health`` look at.
     space: DiskSpace
     #: The Telegram intake (polling, or webhook mode's ``POST /telegram/webhook``); None when
@@ -243,6 +247,7 @@ async def build(
         services=services,
         workers=Workers(services, concurrency_from(config), deliveries=config.workers.deliver),
         owners=stores.owners,
+        people=stores.people,
         space=space,
         bot=_polling(config, services, bot, space=space, chats=stores.chats) if intake else None,
         budgets=stores.budgets,
@@ -332,6 +337,7 @@ class _Stores:
 
     repo: JobRepository
     owners: OwnerStore
+    people: PeopleStore
     conditions: ConditionStore
     budgets: BudgetStore
     #: The Telegram poller's lease and each chat's settings (ADR 53).
@@ -349,6 +355,7 @@ async def _sqlite_stores(
     return _Stores(
         repo=SqliteJobRepository(database, clock=clock),
         owners=SqliteOwnerStore(database, clock=clock),
+        people=SqlitePeopleStore(database, clock=clock),
         conditions=SqliteConditionStore(database, clock=clock),
         budgets=SqliteBudgetStore(database, clock=clock),
         chats=SqliteChatStore(database, clock=clock),
@@ -371,6 +378,7 @@ async def _postgres_stores(
     return _Stores(
         repo=postgres.PostgresJobRepository(database),
         owners=postgres.PostgresOwnerStore(database),
+        people=postgres.PostgresPeopleStore(database),
         conditions=postgres.PostgresConditionStore(database),
         budgets=postgres.PostgresBudgetStore(database),
         chats=postgres.PostgresChatStore(database),

@@ -20,6 +20,9 @@ from transcriber_core.entities import (
 )
 from transcriber_core.ports import JobRepository
 
+#: Owner keys of three people, as the workspace stores them (64 characters, ADR 55).
+PERSON_A, PERSON_B, PERSON_C = (f"person:{letter * 57}" for letter in "abc")
+
 
 class ListingsContract(RepositorySuite):
     """Subclass and provide the fixtures ``repo`` and ``another_repo``."""
@@ -47,6 +50,24 @@ class ListingsContract(RepositorySuite):
         listed = await repo.list_jobs(state=State.DEAD)
         assert [job.id for job in listed] == [dead_new.id, dead_old.id]
         assert await repo.list_jobs(state=State.FAILED) == []
+
+    async def test_list_owned_jobs_lists_only_that_owner(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
+        """A person's list holds their jobs newest first and nobody else's, paged."""
+        mine = [
+            make_job(id=new_id(f"{9 - n}-"), owner=PERSON_A, created=T0 + timedelta(seconds=n))
+            for n in range(3)
+        ]
+        theirs = make_job(owner=PERSON_B, created=T0 + timedelta(seconds=5))
+        await stored(clock, repo, theirs, make_job(), *mine)
+        listed = await repo.list_owned_jobs(PERSON_A)
+        assert [job.id for job in listed] == [job.id for job in reversed(mine)]
+        assert [job.id for job in await repo.list_owned_jobs(PERSON_A, limit=1, offset=1)] == [
+            mine[1].id
+        ]
+        assert [job.id for job in await repo.list_owned_jobs(PERSON_B)] == [theirs.id]
+        assert await repo.list_owned_jobs(PERSON_C) == []
 
     async def test_list_jobs_pages_with_limit_and_offset(
         self, clock: ManualClock, repo: JobRepository

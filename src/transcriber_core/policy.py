@@ -26,6 +26,7 @@ from transcriber_core.errors import (
     StorageCredentialsRejected,
     StorageDown,
 )
+from transcriber_core.people import PERSON_OWNER_PREFIX
 
 
 @attrs.frozen(kw_only=True)
@@ -429,9 +430,12 @@ def reachable_by(job: Job, caller: str | None) -> bool:
     ``caller`` is the SHA-256 of the caller's token, or None when the API
     has no tokens (the job id alone is the capability). With tokens, only
     the token that sent the job reaches it: a job sent without one (from
-    Telegram, or before tokens were set) is reachable by none.
+    Telegram, or before tokens were set) is reachable by none. A person's
+    job (ADR 55) is reachable by that person alone, on an open API too.
     """
-    return caller is None or job.owner == caller
+    if caller is None:
+        return job.owner is None or not job.owner.startswith(PERSON_OWNER_PREFIX)
+    return job.owner == caller
 
 
 def reconnect_pause(failures: int, settings: Settings = DEFAULT_SETTINGS) -> timedelta:

@@ -37,6 +37,7 @@ from transcriber_core.entities import (
 # ``Event`` moved to the entities (a delivery names one); it is still exported from here.
 from transcriber_core.entities import Event as Event  # noqa: PLC0414 - explicit re-export
 from transcriber_core.languages import DEFAULT_REQUEST, Abilities, RecognitionRequest
+from transcriber_core.people import Invite, Person, PersonSession, PersonToken
 
 
 class Clock(Protocol):
@@ -359,6 +360,10 @@ class Listings(Protocol):
         """Jobs newest first (``created``, then ``id``, descending), optionally in one state."""
         ...
 
+    async def list_owned_jobs(self, owner: str, *, limit: int = 50, offset: int = 0) -> list[Job]:
+        """The jobs stored with ``owner`` newest first, as ``list_jobs``; a workspace's list."""
+        ...
+
     async def count_by_state(self) -> dict[State, int]:
         """How many jobs are in each state; states with none are left out."""
         ...
@@ -435,6 +440,105 @@ class OwnerStore(Protocol):
 
     async def forget_login_failures(self, *, before: datetime) -> int:
         """Remove failures last counted before ``before``; how many clients were forgotten."""
+        ...
+
+
+class Invitations(Protocol):
+    """The owner's one-time invites, and their one use (ADR 55)."""
+
+    async def invite(self, person: Person, *, token_hash: str, lifetime: timedelta) -> Invite:
+        """Store ``person`` (no password yet) and an invite valid ``lifetime`` on the store's clock.
+
+        The store stamps the invite's expiry from its own clock, as it does
+        leases (ADR 30): hosts whose clocks disagree judge one link alike. A
+        name or id already stored raises ``Conflict`` and stores nothing.
+        """
+        ...
+
+    async def accept_invite(self, token_hash: str, *, password_hash: str) -> Person | None:
+        """Use the invite once: set its person's password; the person as stored, or None.
+
+        None, changing nothing, for an unknown, used or expired (store's
+        clock) invite, or a disabled person. Of uses racing on one invite,
+        exactly one gets the person: the check and the use are one statement.
+        """
+        ...
+
+
+class Accounts(Protocol):
+    """The people as the owner and the sign-in see them."""
+
+    async def get_person(self, person_id: str) -> Person | None:
+        """The person with this id, disabled or not; None when there is none."""
+        ...
+
+    async def find_person(self, name: str) -> Person | None:
+        """The person signing in with ``name`` (exact match), disabled or not; None."""
+        ...
+
+    async def list_people(self) -> list[Person]:
+        """Every person, oldest invite first."""
+        ...
+
+    async def disable_person(self, person_id: str, *, now: datetime) -> bool:
+        """Disable the person and end every session of theirs at once; False when unknown.
+
+        Their tokens stop at the same moment: ``person_for_token`` and
+        ``get_person_session`` never answer for a disabled person.
+        Disabling twice keeps the first time.
+        """
+        ...
+
+
+class PersonTokens(Protocol):
+    """People's API tokens, kept as hashes."""
+
+    async def add_token(self, token: PersonToken) -> None:
+        """Store a new token; a hash or id already stored raises ``Conflict``."""
+        ...
+
+    async def person_for_token(self, token_hash: str) -> Person | None:
+        """Whose token hashes to ``token_hash``: an active person, or None (unknown, disabled)."""
+        ...
+
+    async def list_tokens(self, person_id: str) -> list[PersonToken]:
+        """The person's tokens, newest first."""
+        ...
+
+    async def revoke_token(self, person_id: str, token_id: str) -> bool:
+        """Delete one of the person's tokens; False when it is not theirs or not there."""
+        ...
+
+
+class PersonSessions(Protocol):
+    """People's server-side workspace sessions (ADR 17's model, one table of their own)."""
+
+    async def create_person_session(self, session: PersonSession) -> None:
+        """Store a new session; a stored ``id_hash`` raises ``Conflict``."""
+        ...
+
+    async def get_person_session(self, id_hash: str) -> PersonSession | None:
+        """The session stored under ``id_hash`` of an active person, expired or not; else None."""
+        ...
+
+    async def save_person_session(self, session: PersonSession) -> bool:
+        """Write ``last_seen``, ``expires`` and ``flash``; False, writing nothing, when gone."""
+        ...
+
+    async def delete_person_session(self, id_hash: str) -> None:
+        """End one session; nothing happens when it does not exist."""
+        ...
+
+    async def delete_expired_person_sessions(self, *, now: datetime) -> int:
+        """Remove the sessions whose ``expires`` is not after ``now``; how many there were."""
+        ...
+
+
+class PeopleStore(Invitations, Accounts, PersonTokens, PersonSessions, Protocol):
+    """Every role of the people's tables: what an adapter implements and the app opens."""
+
+    async def close(self) -> None:
+        """Release what the store holds; a store on a shared database leaves it open."""
         ...
 
 

@@ -17,6 +17,7 @@ from transcriber_adapters.postgres import (
     PostgresConditionStore,
     PostgresJobRepository,
     PostgresOwnerStore,
+    PostgresPeopleStore,
     PostgresWakeupFeed,
 )
 from transcriber_app.bootstrap import DATABASE_NAME, build
@@ -119,13 +120,14 @@ def postgres_config(data_dir: Path, url: str, files: str = "local") -> Config:
 async def test_a_postgresql_url_puts_every_store_and_the_feed_on_it(
     tmp_path: Path, pg_database: Database, postgres_url: str
 ) -> None:
-    """With [database] url, jobs, owner, conditions, budgets and wake-ups are PostgreSQL's."""
+    """With [database] url, jobs, owner, people, conditions, budgets, wake-ups are PostgreSQL's."""
     runtime = await build(postgres_config(tmp_path / "data", postgres_url))
     try:
         services = runtime.services
         assert isinstance(services.repo, PostgresJobRepository)
         assert isinstance(services.conditions, PostgresConditionStore)
         assert isinstance(runtime.owners, PostgresOwnerStore)
+        assert isinstance(runtime.people, PostgresPeopleStore)
         assert isinstance(runtime.budgets, PostgresBudgetStore)
         assert isinstance(services.wakeup_feed, PostgresWakeupFeed)
         job, _ = await services.repo.create(make_job())

@@ -192,6 +192,16 @@ def test_a_job_is_reachable_only_by_the_token_that_sent_it() -> None:
     assert reachable_by(telegram, None)
 
 
+def test_a_persons_job_is_reachable_by_that_person_alone() -> None:
+    """A person's job answers their key alone: not another's, a static token's or the open API."""
+    key = "person:" + "a" * 57
+    theirs = _ended_job(State.DONE, None, owner=key)
+    assert reachable_by(theirs, key)
+    assert not reachable_by(theirs, "person:" + "b" * 57)
+    assert not reachable_by(theirs, "a" * 64)
+    assert not reachable_by(theirs, None)
+
+
 def test_reconnect_pause_starts_at_once_then_doubles_to_its_cap() -> None:
     """The first connection is tried at once; each failed try in a row doubles the wait to 5 s."""
     pauses = [reconnect_pause(failures) for failures in range(8)]

@@ -14,6 +14,7 @@ from transcriber_adapters.memory.files import MemoryFileStore
 from transcriber_adapters.memory.jobs import MemoryJobRepository
 from transcriber_adapters.memory.notifier import MemoryNotifier, Notice
 from transcriber_adapters.memory.owners import MemoryOwnerStore
+from transcriber_adapters.memory.people import MemoryPeopleStore
 from transcriber_adapters.memory.recognizer import MemoryRecognizer
 from transcriber_adapters.memory.wakeups import MemoryWakeupFeed
 
@@ -28,6 +29,7 @@ __all__ = [
     "MemoryJobRepository",
     "MemoryNotifier",
     "MemoryOwnerStore",
+    "MemoryPeopleStore",
     "MemoryRecognizer",
     "MemoryWakeupFeed",
     "Notice",

@@ -22,6 +22,7 @@ from transcriber_core.entities import (
     LoginFailures,
     OwnerSession,
 )
+from transcriber_core.people import Invite, Person, PersonSession, PersonToken
 from transcriber_core.ports import Clock
 
 
@@ -53,6 +54,12 @@ class MemoryDatabase:
         #: The outbox (ADR 35): delivery id -> delivery, and the next id to give.
         self.deliveries: dict[int, Delivery] = {}
         self.next_delivery = 1
+        #: The workspace's people (ADR 55): id -> person, invite hash -> (invite, used).
+        self.people: dict[str, Person] = {}
+        self.invites: dict[str, tuple[Invite, bool]] = {}
+        #: Token hash -> token; session id hash -> session.
+        self.person_tokens: dict[str, PersonToken] = {}
+        self.person_sessions: dict[str, PersonSession] = {}
 
     def clear(self) -> None:
         """Forget every row of every table."""
@@ -69,6 +76,10 @@ class MemoryDatabase:
             self.failures.clear()
             self.deliveries.clear()
             self.next_delivery = 1
+            self.people.clear()
+            self.invites.clear()
+            self.person_tokens.clear()
+            self.person_sessions.clear()
 
 
 def database_for(clock: Clock | None, database: MemoryDatabase | None) -> MemoryDatabase:

@@ -273,6 +273,15 @@ class MemoryJobRepository(MemoryOutbox):
         jobs.sort(key=lambda job: (job.created, job.id), reverse=True)
         return jobs[offset : offset + limit]
 
+    async def list_owned_jobs(self, owner: str, *, limit: int = 50, offset: int = 0) -> list[Job]:
+        """The jobs stored with ``owner`` newest first."""
+        check_page(limit, offset)
+        with self._lock:
+            self.calls.append("list_owned_jobs")
+            jobs = [job for job in self._jobs.values() if job.owner == owner]
+        jobs.sort(key=lambda job: (job.created, job.id), reverse=True)
+        return jobs[offset : offset + limit]
+
     async def count_by_state(self) -> dict[State, int]:
         """How many jobs are in each state; states with none are left out."""
         with self._lock:

@@ -12,6 +12,7 @@ from transcriber_adapters.postgres.chats import PostgresChatStore
 from transcriber_adapters.postgres.conditions import PostgresConditionStore
 from transcriber_adapters.postgres.connection import DEFAULT_POOL_SIZE, Database
 from transcriber_adapters.postgres.owners import PostgresOwnerStore
+from transcriber_adapters.postgres.people import PostgresPeopleStore
 from transcriber_adapters.postgres.repository import PostgresJobRepository
 from transcriber_adapters.postgres.schema import MIGRATION_LOCK, migrate, shipped_migrations
 from transcriber_adapters.postgres.wakeups import WAKEUP_CHANNEL, PostgresWakeupFeed
@@ -26,6 +27,7 @@ __all__ = [
     "PostgresConditionStore",
     "PostgresJobRepository",
     "PostgresOwnerStore",
+    "PostgresPeopleStore",
     "PostgresWakeupFeed",
     "migrate",
     "shipped_migrations",

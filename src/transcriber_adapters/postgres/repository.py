@@ -272,6 +272,13 @@ class PostgresJobRepository(PostgresOutbox):
             rows = await self._db.fetchall(sql.LIST_JOBS_IN_STATE_SQL, params)
         return [sql.ROWS.job_from_row(row) for row in rows]
 
+    async def list_owned_jobs(self, owner: str, *, limit: int = 50, offset: int = 0) -> list[Job]:
+        """The jobs stored with ``owner`` newest first."""
+        check_page(limit, offset)
+        params = {"owner": owner, "limit": limit, "offset": offset}
+        rows = await self._db.fetchall(sql.LIST_OWNED_JOBS_SQL, params)
+        return [sql.ROWS.job_from_row(row) for row in rows]
+
     async def count_by_state(self) -> dict[State, int]:
         """How many jobs are in each state; states with none are left out."""
         rows = await self._db.fetchall(sql.COUNT_BY_STATE_SQL)

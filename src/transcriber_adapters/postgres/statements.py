@@ -214,6 +214,12 @@ LIST_JOBS_IN_STATE_SQL = (
     " ORDER BY created DESC, id DESC LIMIT %(limit)s OFFSET %(offset)s"
 )
 
+#: One owner's jobs newest first; parameters: ``owner``, ``limit``, ``offset``.
+LIST_OWNED_JOBS_SQL = (
+    f"SELECT {_JOB_LIST} FROM jobs WHERE owner = %(owner)s"
+    " ORDER BY created DESC, id DESC LIMIT %(limit)s OFFSET %(offset)s"
+)
+
 #: Jobs per state.
 COUNT_BY_STATE_SQL = "SELECT state, count(*) FROM jobs GROUP BY state"
 

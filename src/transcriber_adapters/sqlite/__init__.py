@@ -9,6 +9,7 @@ from transcriber_adapters.sqlite.chats import SqliteChatStore
 from transcriber_adapters.sqlite.conditions import SqliteConditionStore
 from transcriber_adapters.sqlite.connection import SqliteDatabase
 from transcriber_adapters.sqlite.owners import SqliteOwnerStore
+from transcriber_adapters.sqlite.people import SqlitePeopleStore
 from transcriber_adapters.sqlite.repository import SqliteJobRepository
 from transcriber_adapters.sqlite.schema import connect, migrate, shipped_migrations
 from transcriber_adapters.sqlite.statements import ACQUIRE_SQL, ROWS, SAVE_IF_HELD_SQL
@@ -26,6 +27,7 @@ __all__ = [
     "SqliteDatabase",
     "SqliteJobRepository",
     "SqliteOwnerStore",
+    "SqlitePeopleStore",
     "connect",
     "from_db",
     "job_params",

@@ -45,6 +45,7 @@ from transcriber_adapters.sqlite.statements import (
     JOB_HELD_SQL,
     LIST_JOBS_IN_STATE_SQL,
     LIST_JOBS_SQL,
+    LIST_OWNED_JOBS_SQL,
     PARTS_FILES_SQL,
     PUT_FILE_SQL,
     PUT_PART_SQL,
@@ -192,6 +193,12 @@ class SqliteJobRepository(SqliteOutbox):
         """Jobs newest first (``created``, then ``id``, descending), optionally in one state."""
         check_page(limit, offset)
         return await self._call(_list_jobs, state, limit, offset)
+
+    async def list_owned_jobs(self, owner: str, *, limit: int = 50, offset: int = 0) -> list[Job]:
+        """The jobs stored with ``owner`` newest first."""
+        check_page(limit, offset)
+        params = {"owner": owner, "limit": limit, "offset": offset}
+        return await self._call(_list_owned_jobs, params)
 
     async def count_by_state(self) -> dict[State, int]:
         """How many jobs are in each state; states with none are left out."""
@@ -397,6 +404,10 @@ def _list_jobs(conn: sqlite3.Connection, state: State | None, limit: int, offset
         params = {"state": state.value, "limit": limit, "offset": offset}
         cursor = conn.execute(LIST_JOBS_IN_STATE_SQL, params)
     return [ROWS.job_from_row(row) for row in cursor]
+
+
+def _list_owned_jobs(conn: sqlite3.Connection, params: dict[str, object]) -> list[Job]:
+    return [ROWS.job_from_row(row) for row in conn.execute(LIST_OWNED_JOBS_SQL, params)]
 
 
 def _get_parts(conn: sqlite3.Connection, job_id: str) -> list[JobPart]:

@@ -155,6 +155,12 @@ LIST_JOBS_IN_STATE_SQL = (
     " ORDER BY created DESC, id DESC LIMIT :limit OFFSET :offset"
 )
 
+#: One owner's jobs newest first; parameters: ``owner``, ``limit``, ``offset``.
+LIST_OWNED_JOBS_SQL = (
+    f"SELECT {_JOB_LIST} FROM jobs WHERE owner = :owner"
+    " ORDER BY created DESC, id DESC LIMIT :limit OFFSET :offset"
+)
+
 #: Jobs per state.
 COUNT_BY_STATE_SQL = "SELECT state, count(*) FROM jobs GROUP BY state"
 

@@ -29,6 +29,7 @@ from urllib.parse import quote
 import attrs
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
+from starlette.requests import Request
 
 from transcriber_app.bootstrap import Runtime
 from transcriber_core.policy import (
@@ -199,6 +200,31 @@ def _bucket(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str:
     return str(address)
 
 
+def requester(request: Request) -> str:
+    """Who is asking, for the login back-off: the peer, or who a trusted proxy says it is.
+
+    Shared by the admin panel's and the workspace's password forms: one
+    client, one back-off.
+    """
+    peer = request.client.host if request.client else None
+    forwarded = request.headers.getlist("x-forwarded-for")
+    admin: AdminState = request.app.state.admin
+    return client_address(peer, forwarded, admin.trusted_proxies)
+
+
+def safe_next(target: object, prefix: str) -> str:
+    """Where to go after a login: a path under ``prefix``, never another site; else its home."""
+    if (
+        isinstance(target, str)
+        and target.startswith(f"{prefix}/")
+        and not target.startswith("//")
+        and "\\" not in target
+        and all(32 < ord(char) < 127 for char in target)
+    ):
+        return target
+    return f"{prefix}/"
+
+
 def trusted_networks(entries: Sequence[str]) -> tuple[Network, ...]:
     """The proxies of ``[http] forwarded_allow_ips`` as networks (the config checked them)."""
     return tuple(ipaddress.ip_network(entry, strict=False) for entry in entries)
@@ -246,6 +272,7 @@ async def prepare_admin(runtime: Runtime) -> AdminState:
     now = runtime.services.clock.now()
     state = AdminState(trusted_proxies=trusted_networks(runtime.config.http.forwarded_allow_ips))
     await owners.delete_expired_sessions(now=now)
+    await runtime.people.delete_expired_person_sessions(now=now)
     await owners.forget_login_failures(before=now - state.access.login_forget)
     if await owners.get_owner_hash() is None:
         state.setup = SetupLink.new(now)

@@ -358,7 +358,7 @@ async def _take(request: Request, task: Task) -> tuple[Job, Ask]:
     runtime = runtime_of(request)
     metrics = metrics_of(request)
     try:
-        caller, dedup_key = refuse_before_body(request)
+        caller, dedup_key = await refuse_before_body(request)
         first = await first_job(runtime.services, dedup_key)
         # A known key's first job is answered once this body proves the same file (ADR 21).
         async with receiving(request, digest=dedup_key is not None) as received:
@@ -660,7 +660,7 @@ def _fault(fault: OpenAIFault) -> bytes:
 async def list_models(request: Request) -> Response:
     """``GET /v1/models``: ``whisper-1`` and the configured recognizer's model."""
     try:
-        require_token(request)
+        await require_token(request)
     except ApiError as exc:
         return openai_error_response(OpenAIFault.of(exc))
     ids = model_ids(runtime_of(request).config)
@@ -670,7 +670,7 @@ async def list_models(request: Request) -> Response:
 async def retrieve_model(request: Request) -> Response:
     """``GET /v1/models/{model}``: one of them; 404 ``model_not_found`` for any other id."""
     try:
-        require_token(request)
+        await require_token(request)
     except ApiError as exc:
         return openai_error_response(OpenAIFault.of(exc))
     wanted = request.path_params["model"]

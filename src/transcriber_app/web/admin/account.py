@@ -22,10 +22,11 @@ from transcriber_app.web.auth import (
     RESET_PREFIX,
     AdminState,
     claim_attempt,
-    client_address,
     hash_password,
     password_problem,
+    requester,
     reset_accepts,
+    safe_next,
     verify_password,
 )
 from transcriber_app.web.sessions import session_of
@@ -41,22 +42,12 @@ def _admin(request: Request) -> AdminState:
 
 def _client(request: Request) -> str:
     """Who is asking, for the login back-off: the peer, or who a trusted proxy says it is."""
-    peer = request.client.host if request.client else None
-    forwarded = request.headers.getlist("x-forwarded-for")
-    return client_address(peer, forwarded, _admin(request).trusted_proxies)
+    return requester(request)
 
 
 def _safe_next(target: object) -> str:
     """Where to go after login: a path inside the panel, never another site."""
-    if (
-        isinstance(target, str)
-        and target.startswith(f"{PREFIX}/")
-        and not target.startswith("//")
-        and "\\" not in target
-        and all(32 < ord(char) < 127 for char in target)
-    ):
-        return target
-    return f"{PREFIX}/"
+    return safe_next(target, PREFIX)
 
 
 # -- setup ----------------------------------------------------------------------------

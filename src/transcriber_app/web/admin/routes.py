@@ -7,7 +7,7 @@ from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from transcriber_app.web.admin import account, files, jobs
+from transcriber_app.web.admin import account, files, jobs, people
 from transcriber_app.web.admin.rendering import HERE, PREFIX
 from transcriber_app.web.admin.security import MAX_FORM_BYTES, SecurityHeaders
 from transcriber_app.web.sessions import ServerSessions
@@ -37,6 +37,9 @@ def mount() -> Mount:
         Route("/jobs/{job_id}/speakers", jobs.rename_speakers, methods=["POST"]),
         Route("/jobs/{job_id}/transcript", files.transcript, methods=["GET"]),
         Route("/files/{file_id}", files.download, methods=["GET"]),
+        Route("/people", people.people_page, methods=["GET"]),
+        Route("/people", people.invite, methods=["POST"]),
+        Route("/people/{person_id}/disable", people.disable, methods=["POST"]),
         Mount("/static", app=StaticFiles(directory=HERE / "static"), name="admin-static"),
     ]
     middleware = [

@@ -65,7 +65,7 @@ async def upload(request: Request) -> Response:
     services = runtime.services
     started = time.monotonic()
     try:
-        caller, dedup_key = refuse_before_body(request)
+        caller, dedup_key = await refuse_before_body(request)
         first = await first_job(services, dedup_key)
         if first is not None:
             return await replay(request, first)
@@ -118,7 +118,7 @@ async def upload(request: Request) -> Response:
     return accepted(job, replayed=not is_new)
 
 
-def refuse_before_body(request: Request) -> tuple[str | None, str | None]:
+async def refuse_before_body(request: Request) -> tuple[str | None, str | None]:
     """The caller (token hash) and dedup key of an upload, or what refuses it before its body.
 
     Token, Idempotency-Key, declared length, disk space; a refusal closes the
@@ -126,7 +126,7 @@ def refuse_before_body(request: Request) -> tuple[str | None, str | None]:
     """
     runtime = runtime_of(request)
     try:
-        caller = require_token(request)
+        caller = await require_token(request)
         dedup_key = dedup_key_of(request, caller)
         check_declared_length(request.headers, runtime.services.settings.max_record_bytes)
         refuse_when_short_of_space(runtime)
@@ -274,7 +274,7 @@ async def reachable_job(request: Request) -> Job:
     id, one no id could be (``naming.well_formed_id``) and another token's
     job; 503 when the database does not answer.
     """
-    caller = require_token(request)
+    caller = await require_token(request)
     job_id = request.path_params["job_id"]
     if not naming.well_formed_id(job_id):
         raise job_not_found()

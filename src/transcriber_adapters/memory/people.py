@@ -1,0 +1,203 @@
+"""``MemoryPeopleStore``: the workspace's people, invites, tokens and sessions in dicts (ADR 55)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import attrs
+
+from transcriber_adapters.memory.database import MemoryDatabase, database_for
+from transcriber_core.errors import Conflict
+from transcriber_core.people import Invite, Person, PersonSession, PersonToken
+from transcriber_core.ports import Clock
+
+
+class MemoryPeopleStore:
+    """The people store in memory: for demos, tests and a single process.
+
+    Behaves as ``SqlitePeopleStore`` does, down to the errors. The
+    database's lock makes every method atomic, from tasks and threads alike,
+    across every store on that ``database``; invites are judged by the
+    database's clock, as the SQL stores judge them by theirs.
+    """
+
+    def __init__(
+        self, clock: Clock | None = None, *, database: MemoryDatabase | None = None
+    ) -> None:
+        self._db = database_for(clock, database)
+        self._lock = self._db.lock
+        #: Names of the methods called so far, in order, for tests that need to look.
+        self.calls: list[str] = []
+
+    @property
+    def database(self) -> MemoryDatabase:
+        """The data this store works on; give it to another store to share it."""
+        return self._db
+
+    def reset(self) -> None:
+        """Forget every person, invite, token, session and recorded call."""
+        with self._lock:
+            self._db.people.clear()
+            self._db.invites.clear()
+            self._db.person_tokens.clear()
+            self._db.person_sessions.clear()
+            self.calls.clear()
+
+    def _active(self, person_id: str) -> Person | None:
+        person = self._db.people.get(person_id)
+        return person if person is not None and person.is_active else None
+
+    async def invite(self, person: Person, *, token_hash: str, lifetime: timedelta) -> Invite:
+        """Store the person and the invite; expiry from the database's clock."""
+        with self._lock:
+            self.calls.append("invite")
+            taken = person.id in self._db.people or any(
+                other.name == person.name for other in self._db.people.values()
+            )
+            if taken or token_hash in self._db.invites:
+                raise Conflict()
+            invite = Invite(
+                token_hash=token_hash, person_id=person.id, expires=self._db.clock.now() + lifetime
+            )
+            self._db.people[person.id] = person
+            self._db.invites[token_hash] = (invite, False)
+            return invite
+
+    async def accept_invite(self, token_hash: str, *, password_hash: str) -> Person | None:
+        """Use the invite once and set the password; None when it cannot be used."""
+        with self._lock:
+            self.calls.append("accept_invite")
+            found = self._db.invites.get(token_hash)
+            if found is None:
+                return None
+            invite, used = found
+            person = self._db.people.get(invite.person_id)
+            if used or self._db.clock.now() >= invite.expires:
+                return None
+            if person is None or person.disabled is not None:
+                return None
+            self._db.invites[token_hash] = (invite, True)
+            person = attrs.evolve(person, password_hash=password_hash)
+            self._db.people[person.id] = person
+            return person
+
+    async def get_person(self, person_id: str) -> Person | None:
+        """The person with this id, or None."""
+        with self._lock:
+            self.calls.append("get_person")
+            return self._db.people.get(person_id)
+
+    async def find_person(self, name: str) -> Person | None:
+        """The person with this sign-in name, or None."""
+        with self._lock:
+            self.calls.append("find_person")
+            return next((p for p in self._db.people.values() if p.name == name), None)
+
+    async def list_people(self) -> list[Person]:
+        """Every person, oldest first."""
+        with self._lock:
+            self.calls.append("list_people")
+            return sorted(self._db.people.values(), key=lambda person: (person.created, person.id))
+
+    async def disable_person(self, person_id: str, *, now: datetime) -> bool:
+        """Disable the person and end their sessions at once."""
+        with self._lock:
+            self.calls.append("disable_person")
+            person = self._db.people.get(person_id)
+            if person is None:
+                return False
+            if person.disabled is None:
+                self._db.people[person_id] = attrs.evolve(person, disabled=now)
+            sessions = self._db.person_sessions
+            for key in [key for key, each in sessions.items() if each.person_id == person_id]:
+                del sessions[key]
+            return True
+
+    async def add_token(self, token: PersonToken) -> None:
+        """Store the token; a stored hash or id raises ``Conflict``."""
+        with self._lock:
+            self.calls.append("add_token")
+            tokens = self._db.person_tokens
+            if token.token_hash in tokens or any(t.id == token.id for t in tokens.values()):
+                raise Conflict()
+            tokens[token.token_hash] = token
+
+    async def person_for_token(self, token_hash: str) -> Person | None:
+        """The active person whose token this is, or None."""
+        with self._lock:
+            self.calls.append("person_for_token")
+            token = self._db.person_tokens.get(token_hash)
+            return None if token is None else self._active(token.person_id)
+
+    async def list_tokens(self, person_id: str) -> list[PersonToken]:
+        """The person's tokens, newest first."""
+        with self._lock:
+            self.calls.append("list_tokens")
+            mine = [t for t in self._db.person_tokens.values() if t.person_id == person_id]
+        return sorted(mine, key=lambda token: (token.created, token.id), reverse=True)
+
+    async def revoke_token(self, person_id: str, token_id: str) -> bool:
+        """Delete the token when it is the person's."""
+        with self._lock:
+            self.calls.append("revoke_token")
+            for key, token in self._db.person_tokens.items():
+                if token.id == token_id and token.person_id == person_id:
+                    del self._db.person_tokens[key]
+                    return True
+            return False
+
+    async def create_person_session(self, session: PersonSession) -> None:
+        """Store the session; a stored ``id_hash`` raises ``Conflict``."""
+        with self._lock:
+            self.calls.append("create_person_session")
+            key = session.login.id_hash
+            if key in self._db.person_sessions:
+                raise Conflict()
+            self._db.person_sessions[key] = session
+
+    async def get_person_session(self, id_hash: str) -> PersonSession | None:
+        """The session of an active person, or None."""
+        with self._lock:
+            self.calls.append("get_person_session")
+            session = self._db.person_sessions.get(id_hash)
+            if session is None or self._active(session.person_id) is None:
+                return None
+            return session
+
+    async def save_person_session(self, session: PersonSession) -> bool:
+        """Write last seen, expiry and flash; False when the session is gone."""
+        with self._lock:
+            self.calls.append("save_person_session")
+            key = session.login.id_hash
+            stored = self._db.person_sessions.get(key)
+            if stored is None:
+                return False
+            login = attrs.evolve(
+                stored.login,
+                last_seen=session.login.last_seen,
+                expires=session.login.expires,
+                flash=session.login.flash,
+            )
+            self._db.person_sessions[key] = attrs.evolve(stored, login=login)
+            return True
+
+    async def delete_person_session(self, id_hash: str) -> None:
+        """End one session."""
+        with self._lock:
+            self.calls.append("delete_person_session")
+            self._db.person_sessions.pop(id_hash, None)
+
+    async def delete_expired_person_sessions(self, *, now: datetime) -> int:
+        """Remove sessions over at ``now``; how many."""
+        with self._lock:
+            self.calls.append("delete_expired_person_sessions")
+            sessions = self._db.person_sessions
+            over = [key for key, each in sessions.items() if each.login.expires <= now]
+            for key in over:
+                del sessions[key]
+            return len(over)
+
+    async def close(self) -> None:
+        """Nothing to release; the records stay readable for tests that look afterwards."""
+        with self._lock:
+            self.calls.append("close")

@@ -1,0 +1,197 @@
+"""``PostgresPeopleStore``: the workspace's people, invites, tokens and sessions on PostgreSQL.
+
+The same statements as SQLite's (``sqlite/people.py``) in PostgreSQL's
+dialect. An invite's expiry is the database's clock (``NOW_SQL``: every
+host judges one link alike, ADR 32); its use is one statement (a CTE that
+marks the invite used and sets the password), so of racing uses exactly one
+changes a row (ADR 55).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from transcriber_adapters.postgres.clock import NOW_SQL, now_param
+from transcriber_adapters.postgres.connection import Database
+from transcriber_adapters.postgres.statements import ROWS
+from transcriber_adapters.sql.people import (
+    PERSON_COLUMNS,
+    PERSON_SESSION_COLUMNS,
+    TOKEN_COLUMNS,
+    PeopleRows,
+)
+from transcriber_core.people import Invite, Person, PersonSession, PersonToken
+from transcriber_core.ports import Clock
+
+_ROWS = PeopleRows(ROWS)
+_PERSON = ", ".join(PERSON_COLUMNS)
+_PEOPLE_PERSON = ", ".join(f"people.{column}" for column in PERSON_COLUMNS)
+_TOKEN = ", ".join(TOKEN_COLUMNS)
+_SESSION = ", ".join(PERSON_SESSION_COLUMNS)
+_SESSIONS_SESSION = ", ".join(f"person_sessions.{column}" for column in PERSON_SESSION_COLUMNS)
+
+_INSERT_PERSON = (
+    f"INSERT INTO people ({_PERSON})"
+    " VALUES (%(id)s, %(name)s, %(password_hash)s, %(created)s, %(disabled)s)"
+)
+_INSERT_INVITE = (
+    "INSERT INTO person_invites (token_hash, person_id, expires, used)"
+    f" VALUES (%(token_hash)s, %(person_id)s, {NOW_SQL} + %(lifetime)s, NULL) RETURNING expires"
+)
+#: The check, the use and the password in one statement: a second use finds ``used`` set.
+_ACCEPT = (
+    f"WITH used AS (UPDATE person_invites SET used = {NOW_SQL}"
+    f" WHERE token_hash = %(token_hash)s AND used IS NULL AND expires > {NOW_SQL}"
+    " AND person_id IN (SELECT id FROM people WHERE disabled IS NULL) RETURNING person_id)"
+    " UPDATE people SET password_hash = %(password_hash)s FROM used"
+    f" WHERE people.id = used.person_id RETURNING {_PEOPLE_PERSON}"
+)
+_GET_PERSON = f"SELECT {_PERSON} FROM people WHERE id = %(id)s"
+_FIND_PERSON = f"SELECT {_PERSON} FROM people WHERE name = %(name)s"
+_LIST_PEOPLE = f"SELECT {_PERSON} FROM people ORDER BY created, id"
+_DISABLE = "UPDATE people SET disabled = coalesce(disabled, %(now)s) WHERE id = %(id)s"
+_END_SESSIONS_OF = "DELETE FROM person_sessions WHERE person_id = %(id)s"
+_INSERT_TOKEN = (
+    f"INSERT INTO person_tokens ({_TOKEN})"
+    " VALUES (%(id)s, %(token_hash)s, %(person_id)s, %(label)s, %(created)s)"
+)
+_ACTIVE = "people.password_hash IS NOT NULL AND people.disabled IS NULL"
+_PERSON_FOR_TOKEN = (
+    f"SELECT {_PEOPLE_PERSON} FROM person_tokens"
+    " JOIN people ON people.id = person_tokens.person_id"
+    f" WHERE person_tokens.token_hash = %(token_hash)s AND {_ACTIVE}"
+)
+_LIST_TOKENS = (
+    f"SELECT {_TOKEN} FROM person_tokens WHERE person_id = %(person_id)s"
+    " ORDER BY created DESC, id DESC"
+)
+_REVOKE_TOKEN = "DELETE FROM person_tokens WHERE person_id = %(person_id)s AND id = %(id)s"  # noqa: S105 - SQL
+_INSERT_SESSION = (
+    f"INSERT INTO person_sessions ({_SESSION}) VALUES (%(person_id)s, %(id_hash)s, %(csrf)s,"
+    " %(created)s, %(last_seen)s, %(expires)s, %(flash)s)"
+)
+_GET_SESSION = (
+    f"SELECT {_SESSIONS_SESSION} FROM person_sessions"
+    " JOIN people ON people.id = person_sessions.person_id"
+    f" WHERE person_sessions.id_hash = %(id_hash)s AND {_ACTIVE}"
+)
+#: An UPDATE, never an upsert: a sign-out racing a page view stays a sign-out.
+_SAVE_SESSION = (
+    "UPDATE person_sessions SET last_seen = %(last_seen)s, expires = %(expires)s,"
+    " flash = %(flash)s WHERE id_hash = %(id_hash)s"
+)
+_DELETE_SESSION = "DELETE FROM person_sessions WHERE id_hash = %(id_hash)s"
+_DELETE_EXPIRED = "DELETE FROM person_sessions WHERE expires <= %(now)s"
+
+
+class PostgresPeopleStore:
+    """The ``PeopleStore`` port on a PostgreSQL ``Database`` (shared with the other stores)."""
+
+    def __init__(self, database: Database, *, clock: Clock | None = None) -> None:
+        """Use ``database``'s pool; invites judged by ``clock`` when given, else the database's."""
+        self._db = database
+        self._clock = clock
+        #: True when ``open`` made the database, so ``close`` closes it too.
+        self._owns_database = False
+
+    @classmethod
+    async def open(cls, url: str, *, clock: Clock | None = None) -> PostgresPeopleStore:
+        """A store on a pool of its own to ``url``, migrated; ``close`` closes both."""
+        store = cls(await Database.open(url, pool_size=2), clock=clock)
+        store._owns_database = True
+        return store
+
+    async def invite(self, person: Person, *, token_hash: str, lifetime: timedelta) -> Invite:
+        """Store the person and the invite in one transaction; expiry on the database's clock."""
+        async with self._db.transaction() as conn:
+            await conn.execute(_INSERT_PERSON, _ROWS.person_params(person))
+            params = {
+                "token_hash": token_hash,
+                "person_id": person.id,
+                "lifetime": lifetime,
+                "now": now_param(self._clock),
+            }
+            cursor = await conn.execute(_INSERT_INVITE, params)
+            row = await cursor.fetchone()
+        if row is None:  # pragma: no cover - an INSERT … RETURNING returns its row
+            raise AssertionError("the invite was not stored")
+        return Invite(token_hash=token_hash, person_id=person.id, expires=row[0])
+
+    async def accept_invite(self, token_hash: str, *, password_hash: str) -> Person | None:
+        """Use the invite once and set the password, in one statement."""
+        params = {
+            "token_hash": token_hash,
+            "password_hash": password_hash,
+            "now": now_param(self._clock),
+        }
+        async with self._db.transaction() as conn:
+            cursor = await conn.execute(_ACCEPT, params)
+            row = await cursor.fetchone()
+        return None if row is None else _ROWS.person_from_row(row)
+
+    async def get_person(self, person_id: str) -> Person | None:
+        """The person with this id, or None."""
+        row = await self._db.fetchone(_GET_PERSON, {"id": person_id})
+        return None if row is None else _ROWS.person_from_row(row)
+
+    async def find_person(self, name: str) -> Person | None:
+        """The person with this sign-in name, or None."""
+        row = await self._db.fetchone(_FIND_PERSON, {"name": name})
+        return None if row is None else _ROWS.person_from_row(row)
+
+    async def list_people(self) -> list[Person]:
+        """Every person, oldest first."""
+        return [_ROWS.person_from_row(row) for row in await self._db.fetchall(_LIST_PEOPLE)]
+
+    async def disable_person(self, person_id: str, *, now: datetime) -> bool:
+        """Disable the person and delete their sessions in one transaction."""
+        async with self._db.transaction() as conn:
+            cursor = await conn.execute(_DISABLE, {"id": person_id, "now": now})
+            await conn.execute(_END_SESSIONS_OF, {"id": person_id})
+        return cursor.rowcount == 1
+
+    async def add_token(self, token: PersonToken) -> None:
+        """Insert the token; a stored hash or id raises ``Conflict``."""
+        await self._db.execute(_INSERT_TOKEN, _ROWS.token_params(token))
+
+    async def person_for_token(self, token_hash: str) -> Person | None:
+        """The active person whose token this is, or None."""
+        row = await self._db.fetchone(_PERSON_FOR_TOKEN, {"token_hash": token_hash})
+        return None if row is None else _ROWS.person_from_row(row)
+
+    async def list_tokens(self, person_id: str) -> list[PersonToken]:
+        """The person's tokens, newest first."""
+        rows = await self._db.fetchall(_LIST_TOKENS, {"person_id": person_id})
+        return [_ROWS.token_from_row(row) for row in rows]
+
+    async def revoke_token(self, person_id: str, token_id: str) -> bool:
+        """Delete the token when it is the person's."""
+        params = {"person_id": person_id, "id": token_id}
+        return await self._db.execute(_REVOKE_TOKEN, params) == 1
+
+    async def create_person_session(self, session: PersonSession) -> None:
+        """Insert the session; a stored ``id_hash`` raises ``Conflict``."""
+        await self._db.execute(_INSERT_SESSION, _ROWS.session_params(session))
+
+    async def get_person_session(self, id_hash: str) -> PersonSession | None:
+        """The session of an active person, or None."""
+        row = await self._db.fetchone(_GET_SESSION, {"id_hash": id_hash})
+        return None if row is None else _ROWS.session_from_row(row)
+
+    async def save_person_session(self, session: PersonSession) -> bool:
+        """Update last seen, expiry and flash; False when the session is gone."""
+        return await self._db.execute(_SAVE_SESSION, _ROWS.session_params(session)) == 1
+
+    async def delete_person_session(self, id_hash: str) -> None:
+        """End one session."""
+        await self._db.execute(_DELETE_SESSION, {"id_hash": id_hash})
+
+    async def delete_expired_person_sessions(self, *, now: datetime) -> int:
+        """Remove sessions over at ``now``; how many."""
+        return await self._db.execute(_DELETE_EXPIRED, {"now": now})
+
+    async def close(self) -> None:
+        """Close the pool ``open`` made; a shared ``Database`` is closed by whoever opened it."""
+        if self._owns_database:
+            self._owns_database = False
+            await self._db.close()

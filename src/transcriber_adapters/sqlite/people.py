@@ -1,0 +1,214 @@
+"""``SqlitePeopleStore``: the workspace's people, invites, tokens and sessions in the SQLite file.
+
+The same database as the job repository (the process's one
+``SqliteDatabase``). An invite's expiry is stamped and judged by the
+store's clock, read in the connection thread under the write lock, as
+leases are (ADR 30); a use of an invite is one ``UPDATE … RETURNING`` under
+``BEGIN IMMEDIATE``, so of two processes racing on one link exactly one
+sets the password (ADR 55).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timedelta
+from typing import Any
+
+from transcriber_adapters.sql.people import (
+    PERSON_COLUMNS,
+    PERSON_SESSION_COLUMNS,
+    TOKEN_COLUMNS,
+    PeopleRows,
+)
+from transcriber_adapters.sqlite.connection import SqliteStore
+from transcriber_adapters.sqlite.schema import immediate
+from transcriber_adapters.sqlite.statements import ROWS
+from transcriber_adapters.sqlite.times import from_db, to_db
+from transcriber_core.people import Invite, Person, PersonSession, PersonToken
+from transcriber_core.ports import Clock
+
+_ROWS = PeopleRows(ROWS, time_to_db=to_db, time_from_db=from_db)
+_PERSON = ", ".join(PERSON_COLUMNS)
+_TOKEN = ", ".join(TOKEN_COLUMNS)
+_SESSION = ", ".join(PERSON_SESSION_COLUMNS)
+
+_INSERT_PERSON = (
+    f"INSERT INTO people ({_PERSON}) VALUES (:id, :name, :password_hash, :created, :disabled)"
+)
+_INSERT_INVITE = (
+    "INSERT INTO person_invites (token_hash, person_id, expires, used)"
+    " VALUES (:token_hash, :person_id, :expires, NULL)"
+)
+#: The check and the use in one statement: a second use finds ``used`` set and changes nothing.
+_USE_INVITE = (
+    "UPDATE person_invites SET used = :now"
+    " WHERE token_hash = :token_hash AND used IS NULL AND expires > :now"
+    " AND person_id IN (SELECT id FROM people WHERE disabled IS NULL)"
+    " RETURNING person_id"
+)
+_SET_PASSWORD = (
+    f"UPDATE people SET password_hash = :password_hash WHERE id = :id RETURNING {_PERSON}"
+)
+_GET_PERSON = f"SELECT {_PERSON} FROM people WHERE id = :id"
+_FIND_PERSON = f"SELECT {_PERSON} FROM people WHERE name = :name"
+_LIST_PEOPLE = f"SELECT {_PERSON} FROM people ORDER BY created, id"
+_DISABLE = "UPDATE people SET disabled = coalesce(disabled, :now) WHERE id = :id"
+_END_SESSIONS_OF = "DELETE FROM person_sessions WHERE person_id = :id"
+_INSERT_TOKEN = (
+    f"INSERT INTO person_tokens ({_TOKEN}) VALUES (:id, :token_hash, :person_id, :label, :created)"
+)
+_ACTIVE = "people.password_hash IS NOT NULL AND people.disabled IS NULL"
+_PERSON_FOR_TOKEN = (
+    f"SELECT {', '.join('people.' + c for c in PERSON_COLUMNS)} FROM person_tokens"
+    f" JOIN people ON people.id = person_tokens.person_id"
+    f" WHERE person_tokens.token_hash = :token_hash AND {_ACTIVE}"
+)
+_LIST_TOKENS = (
+    f"SELECT {_TOKEN} FROM person_tokens WHERE person_id = :person_id"
+    " ORDER BY created DESC, id DESC"
+)
+_REVOKE_TOKEN = "DELETE FROM person_tokens WHERE person_id = :person_id AND id = :id"  # noqa: S105 - SQL
+_INSERT_SESSION = (
+    f"INSERT INTO person_sessions ({_SESSION}) VALUES"
+    " (:person_id, :id_hash, :csrf, :created, :last_seen, :expires, :flash)"
+)
+_GET_SESSION = (
+    f"SELECT {', '.join('person_sessions.' + c for c in PERSON_SESSION_COLUMNS)}"
+    " FROM person_sessions JOIN people ON people.id = person_sessions.person_id"
+    f" WHERE person_sessions.id_hash = :id_hash AND {_ACTIVE}"
+)
+#: An UPDATE, never an upsert: a sign-out racing a page view stays a sign-out.
+_SAVE_SESSION = (
+    "UPDATE person_sessions SET last_seen = :last_seen, expires = :expires, flash = :flash"
+    " WHERE id_hash = :id_hash"
+)
+_DELETE_SESSION = "DELETE FROM person_sessions WHERE id_hash = :id_hash"
+_DELETE_EXPIRED = "DELETE FROM person_sessions WHERE expires <= :now"
+
+
+class SqlitePeopleStore(SqliteStore):
+    """The ``PeopleStore`` port on a SQLite file; ``await SqlitePeopleStore.open()`` makes one."""
+
+    _what = "the people store"
+
+    async def invite(self, person: Person, *, token_hash: str, lifetime: timedelta) -> Invite:
+        """Store the person and the invite in one transaction; expiry from the store's clock."""
+        return await self._call(_invite, person, token_hash, lifetime, self._clock)
+
+    async def accept_invite(self, token_hash: str, *, password_hash: str) -> Person | None:
+        """Use the invite once and set the password, in one write transaction."""
+        return await self._call(_accept, token_hash, password_hash, self._clock)
+
+    async def get_person(self, person_id: str) -> Person | None:
+        """The person with this id, or None."""
+        return await self._call(_one_person, _GET_PERSON, {"id": person_id})
+
+    async def find_person(self, name: str) -> Person | None:
+        """The person with this sign-in name, or None."""
+        return await self._call(_one_person, _FIND_PERSON, {"name": name})
+
+    async def list_people(self) -> list[Person]:
+        """Every person, oldest first."""
+        return await self._call(_all_people)
+
+    async def disable_person(self, person_id: str, *, now: datetime) -> bool:
+        """Disable the person and delete their sessions in one transaction."""
+        return await self._call(_disable, person_id, now)
+
+    async def add_token(self, token: PersonToken) -> None:
+        """Insert the token; a stored hash or id raises ``Conflict``."""
+        await self._call(_execute, _INSERT_TOKEN, _ROWS.token_params(token))
+
+    async def person_for_token(self, token_hash: str) -> Person | None:
+        """The active person whose token this is, or None."""
+        return await self._call(_one_person, _PERSON_FOR_TOKEN, {"token_hash": token_hash})
+
+    async def list_tokens(self, person_id: str) -> list[PersonToken]:
+        """The person's tokens, newest first."""
+        return await self._call(_tokens, person_id)
+
+    async def revoke_token(self, person_id: str, token_id: str) -> bool:
+        """Delete the token when it is the person's."""
+        params = {"person_id": person_id, "id": token_id}
+        return await self._call(_execute, _REVOKE_TOKEN, params) == 1
+
+    async def create_person_session(self, session: PersonSession) -> None:
+        """Insert the session; a stored ``id_hash`` raises ``Conflict``."""
+        await self._call(_execute, _INSERT_SESSION, _ROWS.session_params(session))
+
+    async def get_person_session(self, id_hash: str) -> PersonSession | None:
+        """The session of an active person, or None."""
+        return await self._call(_get_session, id_hash)
+
+    async def save_person_session(self, session: PersonSession) -> bool:
+        """Update last seen, expiry and flash; False when the session is gone."""
+        params = _ROWS.session_params(session)
+        for column in ("person_id", "csrf", "created"):
+            del params[column]
+        return await self._call(_execute, _SAVE_SESSION, params) == 1
+
+    async def delete_person_session(self, id_hash: str) -> None:
+        """End one session."""
+        await self._call(_execute, _DELETE_SESSION, {"id_hash": id_hash})
+
+    async def delete_expired_person_sessions(self, *, now: datetime) -> int:
+        """Remove sessions over at ``now``; how many."""
+        return await self._call(_execute, _DELETE_EXPIRED, {"now": to_db(now)})
+
+
+# The operations below run on the connection thread; each takes the connection first.
+
+
+def _execute(conn: sqlite3.Connection, sql: str, params: dict[str, Any]) -> int:
+    return conn.execute(sql, params).rowcount
+
+
+def _invite(
+    conn: sqlite3.Connection, person: Person, token_hash: str, lifetime: timedelta, clock: Clock
+) -> Invite:
+    with immediate(conn):
+        expires = clock.now() + lifetime
+        conn.execute(_INSERT_PERSON, _ROWS.person_params(person))
+        params = {"token_hash": token_hash, "person_id": person.id, "expires": to_db(expires)}
+        conn.execute(_INSERT_INVITE, params)
+    return Invite(token_hash=token_hash, person_id=person.id, expires=expires)
+
+
+def _accept(
+    conn: sqlite3.Connection, token_hash: str, password_hash: str, clock: Clock
+) -> Person | None:
+    with immediate(conn):
+        now = to_db(clock.now())
+        used = conn.execute(_USE_INVITE, {"now": now, "token_hash": token_hash}).fetchall()
+        if not used:
+            return None
+        params = {"password_hash": password_hash, "id": used[0][0]}
+        rows = conn.execute(_SET_PASSWORD, params).fetchall()
+    return _ROWS.person_from_row(rows[0]) if rows else None
+
+
+def _one_person(conn: sqlite3.Connection, sql: str, params: dict[str, Any]) -> Person | None:
+    rows = conn.execute(sql, params).fetchall()
+    return _ROWS.person_from_row(rows[0]) if rows else None
+
+
+def _all_people(conn: sqlite3.Connection) -> list[Person]:
+    return [_ROWS.person_from_row(row) for row in conn.execute(_LIST_PEOPLE)]
+
+
+def _disable(conn: sqlite3.Connection, person_id: str, now: datetime) -> bool:
+    # One transaction: no moment exists where the person is disabled and a session still opens.
+    with immediate(conn):
+        changed = conn.execute(_DISABLE, {"id": person_id, "now": to_db(now)}).rowcount
+        conn.execute(_END_SESSIONS_OF, {"id": person_id})
+    return changed == 1
+
+
+def _tokens(conn: sqlite3.Connection, person_id: str) -> list[PersonToken]:
+    rows = conn.execute(_LIST_TOKENS, {"person_id": person_id})
+    return [_ROWS.token_from_row(row) for row in rows]
+
+
+def _get_session(conn: sqlite3.Connection, id_hash: str) -> PersonSession | None:
+    rows = conn.execute(_GET_SESSION, {"id_hash": id_hash}).fetchall()
+    return _ROWS.session_from_row(rows[0]) if rows else None

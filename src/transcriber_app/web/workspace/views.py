@@ -1,0 +1,416 @@
+"""The workspace's pages: sign-in, set-password from an invite, one's recordings, one's tokens.
+
+Every page but sign-in and set-password needs a person's session: an
+anonymous page request is sent to the sign-in page (303), an anonymous form
+post is refused with 403. Every form carries the session's CSRF token (or,
+before sign-in, the form cookie's). A person reads only jobs stored with
+their own owner key, filtered in the store's query: another person's job
+answers 404 exactly as an unknown id does (ADR 55).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import math
+import secrets
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import jinja2
+from starlette.datastructures import FormData
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.templating import Jinja2Templates
+
+from transcriber_app.web.admin.rendering import format_length, format_short_time, format_time
+from transcriber_app.web.admin.security import MAX_FORM_FIELDS, form_text
+from transcriber_app.web.auth import (
+    AdminState,
+    claim_attempt,
+    hash_password,
+    password_problem,
+    requester,
+    safe_next,
+    verify_password,
+)
+from transcriber_app.web.state import runtime_of
+from transcriber_app.web.workspace.credentials import digest, new_api_token, new_token_id
+from transcriber_app.web.workspace.sessions import (
+    CSRF_FIELD,
+    PREFIX,
+    WorkspaceSession,
+    workspace_session_of,
+)
+from transcriber_core import naming
+from transcriber_core.errors import Conflict, JobNotFound
+from transcriber_core.people import (
+    MAX_TOKENS_PER_PERSON,
+    Person,
+    PersonToken,
+    token_label_problem,
+)
+
+log = logging.getLogger("transcriber.workspace")
+
+#: The workspace's own files: templates and the stylesheet.
+HERE = Path(__file__).parent
+#: Recordings one page of the list shows.
+PAGE_SIZE = 50
+
+Handler = Callable[[Request], Awaitable[Response]]
+FormHandler = Callable[[Request, FormData], Awaitable[Response]]
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(HERE / "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["when"] = format_time
+    env.filters["short_when"] = format_short_time
+    env.filters["length_of"] = format_length
+    return env
+
+
+templates = Jinja2Templates(env=_environment())
+
+
+# -- answering ----------------------------------------------------------------------------
+
+
+def render(
+    request: Request,
+    template: str,
+    context: Mapping[str, Any] | None = None,
+    *,
+    person: Person | None = None,
+    status_code: int = 200,
+    headers: Mapping[str, str] | None = None,
+) -> Response:
+    """The page ``template`` with the signed-in person, the CSRF token and the one-shot flash."""
+    session = workspace_session_of(request)
+    full = {
+        "person": person,
+        "csrf": session.csrf_token(),
+        "csrf_field": CSRF_FIELD,
+        "flash": session.take_flash(),
+        "prefix": PREFIX,
+        **(context or {}),
+    }
+    return templates.TemplateResponse(
+        request, template, full, status_code=status_code, headers=dict(headers or {})
+    )
+
+
+def _see_other(url: str) -> RedirectResponse:
+    return RedirectResponse(url, status_code=303)
+
+
+def _refused(text: str = "Sign in first.") -> Response:
+    return PlainTextResponse(f"{text}\n", status_code=403)
+
+
+def _not_found(request: Request, person: Person) -> Response:
+    return render(
+        request,
+        "message.html",
+        {"title": "Not found", "text": "There is no such recording among yours."},
+        person=person,
+        status_code=404,
+    )
+
+
+async def _signed_in(request: Request) -> Person | None:
+    """The active person of the request's session, or None."""
+    person_id = workspace_session_of(request).person_id
+    if person_id is None:
+        return None
+    person = await runtime_of(request).people.get_person(person_id)
+    return person if person is not None and person.is_active else None
+
+
+PersonPage = Callable[[Request, Person], Awaitable[Response]]
+PersonAction = Callable[[Request, FormData, Person], Awaitable[Response]]
+
+
+def person_page(handler: PersonPage) -> Handler:
+    """Only a signed-in person sees the page; anyone else is sent to the sign-in page."""
+
+    @functools.wraps(handler)
+    async def guarded(request: Request) -> Response:
+        person = await _signed_in(request)
+        if person is None:
+            target = request.url.path
+            return _see_other(f"{PREFIX}/login?{urlencode({'next': target})}")
+        return await handler(request, person)
+
+    return guarded
+
+
+def form_post(handler: FormHandler) -> Handler:
+    """Read the posted form and pass it on only if it carries the expected CSRF token."""
+
+    @functools.wraps(handler)
+    async def checked(request: Request) -> Response:
+        form = await request.form(max_files=0, max_fields=MAX_FORM_FIELDS)
+        if not workspace_session_of(request).csrf_ok(form.get(CSRF_FIELD)):
+            return _refused("The form is stale or forged; reload the page and try again.")
+        return await handler(request, form)
+
+    return checked
+
+
+def person_action(handler: PersonAction) -> Handler:
+    """Only a signed-in person may post, with the session's CSRF token; anyone else gets 403."""
+
+    @form_post
+    @functools.wraps(handler)
+    async def guarded(request: Request, form: FormData) -> Response:
+        person = await _signed_in(request)
+        if person is None:
+            return _refused()
+        return await handler(request, form, person)
+
+    return guarded
+
+
+def _admin(request: Request) -> AdminState:
+    admin: AdminState = request.app.state.admin
+    return admin
+
+
+def _client(request: Request) -> str:
+    return requester(request)
+
+
+def _safe_next(target: object) -> str:
+    """Where to go after sign-in: a path inside the workspace, never another site."""
+    return safe_next(target, PREFIX)
+
+
+async def _throttled(request: Request) -> int | None:
+    """Count a password attempt from this client (the admin login's back-off); seconds to wait."""
+    runtime = runtime_of(request)
+    wait = await claim_attempt(
+        runtime.owners, _client(request), runtime.services.clock.now(), _admin(request).access
+    )
+    return None if wait is None else max(1, math.ceil(wait.total_seconds()))
+
+
+def _too_many(
+    request: Request, template: str, context: Mapping[str, Any], seconds: int
+) -> Response:
+    problem = f"Too many wrong passwords; try again in {seconds} seconds."
+    return render(
+        request,
+        template,
+        {**context, "problem": problem},
+        status_code=429,
+        headers={"Retry-After": str(seconds)},
+    )
+
+
+# -- set-password from an invite -----------------------------------------------------------
+
+
+async def invite_page(request: Request) -> Response:
+    """``GET /w/invite?token=…``: the form that sets the invited person's password."""
+    token = request.query_params.get("token", "")
+    return render(request, "invite.html", {"token": token, "problem": None})
+
+
+@form_post
+async def invite_submit(request: Request, form: FormData) -> Response:
+    """``POST /w/invite``: use the invite once, store the password's hash, sign the person in."""
+    runtime = runtime_of(request)
+    token = form_text(form, "token")
+    password, confirm = form_text(form, "password"), form_text(form, "confirm")
+    problem = password_problem(password, confirm)
+    if problem is not None:
+        return render(request, "invite.html", {"token": token, "problem": problem}, status_code=400)
+    # Each try costs a slow hash, so guesses at links meet the sign-in's back-off.
+    wait = await _throttled(request)
+    if wait is not None:
+        return _too_many(request, "invite.html", {"token": token}, wait)
+    person = None
+    if 0 < len(token) <= 128:
+        password_hash = await hash_password(password)
+        person = await runtime.people.accept_invite(digest(token), password_hash=password_hash)
+    if person is None:
+        return render(
+            request,
+            "message.html",
+            {
+                "title": "Invite link refused",
+                "text": "This invite link is wrong, used or expired. Ask the owner for a new one.",
+            },
+            status_code=403,
+        )
+    await runtime.owners.clear_login_failures(_client(request))
+    session = workspace_session_of(request)
+    await session.sign_in(person.id)
+    session.flash("Your password is set; you are signed in.")
+    log.info("workspace.invite_used")
+    return _see_other(f"{PREFIX}/")
+
+
+# -- sign-in and sign-out ---------------------------------------------------------------------
+
+#: A hash nobody's password matches, checked for an unknown name so both cost the same.
+_nobody: list[str] = []
+
+
+async def _nobodys_hash() -> str:
+    if not _nobody:
+        _nobody.append(await hash_password(secrets.token_urlsafe(16)))
+    return _nobody[0]
+
+
+async def login_page(request: Request) -> Response:
+    """``GET /w/login``: the name and password form, or one's list when signed in."""
+    if await _signed_in(request) is not None:
+        return _see_other(f"{PREFIX}/")
+    target = _safe_next(request.query_params.get("next"))
+    return render(request, "login.html", {"next": target, "problem": None, "name": ""})
+
+
+@form_post
+async def login_submit(request: Request, form: FormData) -> Response:
+    """``POST /w/login``: check name and password (slowly, throttled) and start the session."""
+    runtime = runtime_of(request)
+    target = _safe_next(form.get("next"))
+    name = form_text(form, "name").strip()
+    context = {"next": target, "name": name}
+    wait = await _throttled(request)
+    if wait is not None:
+        return _too_many(request, "login.html", context, wait)
+    person = await runtime.people.find_person(name) if 0 < len(name) <= 64 else None
+    typed = form_text(form, "password")
+    if person is None or person.password_hash is None or not person.is_active:
+        await verify_password(await _nobodys_hash(), typed)
+        ok = False
+    else:
+        ok = await verify_password(person.password_hash, typed)
+    if person is None or not ok:
+        log.warning("workspace.login_failed", extra={"client": _client(request)})
+        problem = "Wrong name or password."
+        return render(request, "login.html", {**context, "problem": problem}, status_code=403)
+    await runtime.owners.clear_login_failures(_client(request))
+    await workspace_session_of(request).sign_in(person.id)
+    log.info("workspace.login")
+    return _see_other(target)
+
+
+@form_post
+async def logout(request: Request, _form: FormData) -> Response:
+    """``POST /w/logout``: end the session (CSRF-checked, so no page can sign you out)."""
+    await workspace_session_of(request).sign_out()
+    return _see_other(f"{PREFIX}/login")
+
+
+# -- one's recordings -------------------------------------------------------------------------
+
+
+@person_page
+async def home(request: Request, person: Person) -> Response:
+    """``GET /w/``: the person's own recordings, newest first: state, created, length."""
+    try:
+        page = max(0, int(request.query_params.get("page", "0")))
+    except ValueError:
+        page = 0
+    page = min(page, 10_000)
+    jobs = await runtime_of(request).services.listings.list_owned_jobs(
+        person.owner_key, limit=PAGE_SIZE + 1, offset=page * PAGE_SIZE
+    )
+    context = {
+        "jobs": jobs[:PAGE_SIZE],
+        "page": page,
+        "more": len(jobs) > PAGE_SIZE,
+        "recording_url": recording_url,
+    }
+    return render(request, "home.html", context, person=person)
+
+
+def recording_url(job_id: str) -> str:
+    """A recording's page in the workspace."""
+    return f"{PREFIX}/recordings/{quote(job_id, safe='')}"
+
+
+@person_page
+async def recording(request: Request, person: Person) -> Response:
+    """``GET /w/recordings/{id}``: one of one's recordings; 404 for anyone else's."""
+    job_id = request.path_params["job_id"]
+    if not naming.well_formed_id(job_id):
+        return _not_found(request, person)
+    try:
+        job = await runtime_of(request).services.jobs.get(job_id, owned_by=person.owner_key)
+    except JobNotFound:
+        return _not_found(request, person)
+    return render(request, "recording.html", {"job": job}, person=person)
+
+
+# -- one's tokens -----------------------------------------------------------------------------
+
+
+async def _tokens_page(
+    request: Request,
+    person: Person,
+    *,
+    made: str | None = None,
+    problem: str | None = None,
+    status_code: int = 200,
+) -> Response:
+    tokens = await runtime_of(request).people.list_tokens(person.id)
+    context = {"tokens": tokens, "made": made, "problem": problem}
+    return render(request, "tokens.html", context, person=person, status_code=status_code)
+
+
+@person_page
+async def tokens_page(request: Request, person: Person) -> Response:
+    """``GET /w/tokens``: one's API tokens (labels and dates; a token is never shown again)."""
+    return await _tokens_page(request, person)
+
+
+@person_action
+async def make_token(request: Request, form: FormData, person: Person) -> Response:
+    """``POST /w/tokens``: make a token, store its hash, show it this once (never stored)."""
+    runtime = runtime_of(request)
+    label = form_text(form, "label").strip()
+    problem = token_label_problem(label)
+    if problem is None and len(await runtime.people.list_tokens(person.id)) >= (
+        MAX_TOKENS_PER_PERSON
+    ):
+        problem = f"You hold {MAX_TOKENS_PER_PERSON} tokens already; revoke one first."
+    if problem is not None:
+        return await _tokens_page(request, person, problem=problem, status_code=400)
+    secret = new_api_token()
+    token = PersonToken(
+        id=new_token_id(),
+        token_hash=digest(secret),
+        person_id=person.id,
+        label=label,
+        created=runtime.services.clock.now(),
+    )
+    try:
+        await runtime.people.add_token(token)
+    except Conflict:  # pragma: no cover - 48 random bits of id met another token's
+        return await _tokens_page(request, person, problem="Try again.", status_code=409)
+    log.info("workspace.token_made")
+    return await _tokens_page(request, person, made=secret, status_code=201)
+
+
+@person_action
+async def revoke_token(request: Request, _form: FormData, person: Person) -> Response:
+    """``POST /w/tokens/{id}/revoke``: delete one of one's tokens; it stops at once."""
+    revoked = await runtime_of(request).people.revoke_token(
+        person.id, request.path_params["token_id"]
+    )
+    session: WorkspaceSession = workspace_session_of(request)
+    session.flash("Token revoked." if revoked else "No such token of yours.")
+    return _see_other(f"{PREFIX}/tokens")

@@ -1,0 +1,381 @@
+"""The contract every PeopleStore adapter passes: invites used once, tokens, sessions, disabling.
+
+Use it from your own tests::
+
+    class TestMyPeopleStore(PeopleStoreContract):
+        @pytest.fixture
+        async def people(self, clock, tmp_path):
+            store = await MyStore.open(tmp_path / "people.db", clock=clock)
+            yield store
+            await store.close()
+
+        @pytest.fixture
+        def open_people(self, clock, tmp_path):
+            async def another():
+                return await MyStore.open(tmp_path / "people.db", clock=clock)
+
+            return another
+
+``people`` must yield a fresh, empty store on the suite's ``clock`` (a
+``ManualClock`` the suite moves; invites expire by the store's clock, ADR
+30). ``open_people`` is an async function opening one more independent
+store on the same database and clock, as another process would; the race
+test calls it inside threads of its own, each with its own event loop, and
+closes what it opened. Under pytest-asyncio's strict mode decorate async
+fixtures with ``pytest_asyncio.fixture``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import threading
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+
+import attrs
+import pytest
+
+from transcriber_core.clocks import ManualClock
+from transcriber_core.entities import OwnerSession
+from transcriber_core.errors import Conflict
+from transcriber_core.people import (
+    INVITE_LIFETIME,
+    PERSON_ID_LENGTH,
+    Person,
+    PersonSession,
+    PersonToken,
+    person_owner,
+)
+from transcriber_core.ports import PeopleStore
+
+#: When the suite's records are made.
+T0 = datetime(2026, 3, 1, 12, 0, 0, 123457, tzinfo=UTC)
+#: An argon2 hash in its encoded form: ``$``, ``=``, ``+`` and ``/`` must survive.
+HASH = "$argon2id$v=19$m=65536,t=3,p=4$c29tZXNhbHQ$RdescudvJCsgt3ub+b+dWRWJTmaaJObG"
+MINUTE = timedelta(minutes=1)
+HOUR = timedelta(hours=1)
+#: Opens one more independent store on the database of the suite's ``people``.
+OpenPeople = Callable[[], Awaitable[PeopleStore]]
+#: How many threads race on one invite.
+RACERS = 4
+
+
+def digest(text: str) -> str:
+    """SHA-256 in hex, as the app keeps every secret of a person."""
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def person(n: int, *, name: str | None = None) -> Person:
+    """The ``n``-th test person, invited at T0, no password yet."""
+    return Person(id=f"{n:0{PERSON_ID_LENGTH}x}", name=name or f"name-{n}", created=T0)
+
+
+def token(n: int, person_id: str, *, created: datetime = T0) -> PersonToken:
+    """The ``n``-th test token of ``person_id``."""
+    return PersonToken(
+        id=f"tok-{n}",
+        token_hash=digest(f"token-{n}"),
+        person_id=person_id,
+        label=f"label {n} ✓",
+        created=created,
+    )
+
+
+def session(n: int, person_id: str, *, flash: str | None = None) -> PersonSession:
+    """The ``n``-th test session of ``person_id``: signed in at T0, expiring an hour later."""
+    login = OwnerSession(
+        id_hash=digest(f"session-{n}"),
+        csrf=f"csrf-{n}-$=+/",
+        created=T0,
+        last_seen=T0,
+        expires=T0 + HOUR,
+        flash=flash,
+    )
+    return PersonSession(person_id=person_id, login=login)
+
+
+async def active(people: PeopleStore, n: int) -> Person:
+    """The ``n``-th person, invited and with the password set."""
+    await people.invite(person(n), token_hash=digest(f"invite-{n}"), lifetime=HOUR)
+    accepted = await people.accept_invite(digest(f"invite-{n}"), password_hash=HASH)
+    assert accepted is not None
+    return accepted
+
+
+class PeopleStoreContract:
+    """Subclass and provide the fixtures ``people`` and ``open_people`` (module docstring)."""
+
+    @pytest.fixture
+    def clock(self) -> ManualClock:
+        """The store's clock; the adapter's fixtures build their stores on it."""
+        return ManualClock(T0)
+
+    # -- invites ----------------------------------------------------------------------
+
+    async def test_invite_stores_a_person_without_password(self, people: PeopleStore) -> None:
+        """An invited person exists, but cannot sign in yet: no password hash."""
+        invite = await people.invite(person(1), token_hash=digest("i"), lifetime=HOUR)
+        assert invite.person_id == person(1).id
+        assert await people.get_person(person(1).id) == person(1)
+        assert await people.find_person("name-1") == person(1)
+        assert await people.list_people() == [person(1)]
+
+    async def test_invite_expiry_is_the_stores_clock_plus_lifetime(
+        self, clock: ManualClock, people: PeopleStore
+    ) -> None:
+        """The link's expiry counts from the store's now, not from the person record's time."""
+        clock.set(T0 + 3 * HOUR)
+        invite = await people.invite(person(1), token_hash=digest("i"), lifetime=INVITE_LIFETIME)
+        assert invite.expires == T0 + 3 * HOUR + INVITE_LIFETIME
+
+    async def test_a_taken_name_is_a_conflict(self, people: PeopleStore) -> None:
+        """Two people never share a sign-in name; the second invite stores nothing."""
+        await people.invite(person(1), token_hash=digest("a"), lifetime=HOUR)
+        with pytest.raises(Conflict):
+            await people.invite(person(2, name="name-1"), token_hash=digest("b"), lifetime=HOUR)
+        assert await people.get_person(person(2).id) is None
+        assert await people.accept_invite(digest("b"), password_hash=HASH) is None
+
+    async def test_accept_sets_the_password_once(self, people: PeopleStore) -> None:
+        """The link sets the password; a second use of it changes nothing."""
+        await people.invite(person(1), token_hash=digest("i"), lifetime=HOUR)
+        accepted = await people.accept_invite(digest("i"), password_hash=HASH)
+        assert accepted == attrs.evolve(person(1), password_hash=HASH)
+        assert accepted.is_active
+        assert await people.accept_invite(digest("i"), password_hash=HASH + "x") is None
+        assert await people.get_person(person(1).id) == accepted
+
+    async def test_unknown_invite_is_refused(self, people: PeopleStore) -> None:
+        """A link nobody made opens nothing."""
+        await people.invite(person(1), token_hash=digest("i"), lifetime=HOUR)
+        assert await people.accept_invite(digest("j"), password_hash=HASH) is None
+
+    async def test_invite_expires_on_the_stores_clock(
+        self, clock: ManualClock, people: PeopleStore
+    ) -> None:
+        """Up to just before its expiry the link works; at the expiry on the store's clock, not."""
+        await people.invite(person(1), token_hash=digest("a"), lifetime=HOUR)
+        await people.invite(person(2), token_hash=digest("b"), lifetime=HOUR)
+        clock.set(T0 + HOUR - timedelta(microseconds=1))
+        assert await people.accept_invite(digest("a"), password_hash=HASH) is not None
+        clock.set(T0 + HOUR)
+        assert await people.accept_invite(digest("b"), password_hash=HASH) is None
+        stored = await people.get_person(person(2).id)
+        assert stored is not None
+        assert stored.password_hash is None
+
+    async def test_a_disabled_persons_invite_is_refused(self, people: PeopleStore) -> None:
+        """Disabling an invited person kills the link before it is used."""
+        await people.invite(person(1), token_hash=digest("i"), lifetime=HOUR)
+        assert await people.disable_person(person(1).id, now=T0) is True
+        assert await people.accept_invite(digest("i"), password_hash=HASH) is None
+
+    def test_racing_uses_of_one_invite_have_one_winner(
+        self, people: PeopleStore, open_people: OpenPeople
+    ) -> None:
+        """Threads, each with its own store and loop, use one link at once: exactly one wins."""
+        asyncio.run(_invite_once(open_people))
+        barrier = threading.Barrier(RACERS)
+        results: list[Person | None] = [None] * RACERS
+        errors: list[BaseException] = []
+
+        def race(n: int) -> None:
+            async def use() -> Person | None:
+                store = await open_people()
+                try:
+                    barrier.wait()
+                    return await store.accept_invite(digest("race"), password_hash=f"{HASH}-{n}")
+                finally:
+                    await store.close()
+
+            try:
+                results[n] = asyncio.run(use())
+            except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=race, args=(n,)) for n in range(RACERS)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == []
+        winners = [result for result in results if result is not None]
+        assert len(winners) == 1
+        hashes = [f"{HASH}-{n}" for n in range(RACERS)]
+        assert winners[0].password_hash in hashes
+        stored = asyncio.run(_read_person(open_people, person(1).id))
+        assert stored == winners[0]
+
+    # -- accounts -------------------------------------------------------------------
+
+    async def test_people_are_listed_oldest_first(self, people: PeopleStore) -> None:
+        """The admin list shows people in the order they were invited."""
+        later = attrs.evolve(person(1), created=T0 + MINUTE)
+        await people.invite(later, token_hash=digest("a"), lifetime=HOUR)
+        await people.invite(person(2), token_hash=digest("b"), lifetime=HOUR)
+        assert [p.id for p in await people.list_people()] == [person(2).id, person(1).id]
+
+    async def test_unknown_person_is_none(self, people: PeopleStore) -> None:
+        """Nobody is found by an id or a name never stored; disabling nobody is False."""
+        assert await people.get_person("nobody") is None
+        assert await people.find_person("nobody") is None
+        assert await people.disable_person("nobody", now=T0) is False
+
+    async def test_disable_keeps_the_first_time(self, people: PeopleStore) -> None:
+        """Disabling twice keeps when it first happened."""
+        me = await active(people, 1)
+        assert await people.disable_person(me.id, now=T0 + MINUTE) is True
+        assert await people.disable_person(me.id, now=T0 + HOUR) is True
+        stored = await people.get_person(me.id)
+        assert stored is not None
+        assert stored.disabled == T0 + MINUTE
+        assert not stored.is_active
+
+    def test_owner_keys_never_equal_a_static_tokens_key(self) -> None:
+        """A person's owner key is a digest's width with a colon, which a hex digest never has."""
+        key = person_owner(person(1).id)
+        assert key == "person:" + person(1).id
+        assert len(key) == len(digest("any token")) == 64
+        assert ":" not in digest(key)
+        with pytest.raises(ValueError, match="hex digits"):
+            Person(id="person-1", name="n", created=T0)
+
+    # -- tokens ---------------------------------------------------------------------
+
+    async def test_a_token_finds_its_person(self, people: PeopleStore) -> None:
+        """A stored token's hash leads to its active person; an unknown hash to nobody."""
+        me = await active(people, 1)
+        await people.add_token(token(1, me.id))
+        assert await people.person_for_token(token(1, me.id).token_hash) == me
+        assert await people.person_for_token(digest("nope")) is None
+
+    async def test_a_token_of_a_person_without_password_finds_nobody(
+        self, people: PeopleStore
+    ) -> None:
+        """Only an active person's token works: an invited person's never does."""
+        await people.invite(person(1), token_hash=digest("i"), lifetime=HOUR)
+        await people.add_token(token(1, person(1).id))
+        assert await people.person_for_token(token(1, person(1).id).token_hash) is None
+
+    async def test_tokens_list_newest_first_and_per_person(self, people: PeopleStore) -> None:
+        """The tokens page shows one person's tokens, newest first, field for field."""
+        me, other = await active(people, 1), await active(people, 2)
+        old, new = token(1, me.id), token(2, me.id, created=T0 + MINUTE)
+        for each in (old, token(3, other.id), new):
+            await people.add_token(each)
+        assert await people.list_tokens(me.id) == [new, old]
+        assert await people.list_tokens(other.id) == [token(3, other.id)]
+
+    async def test_a_reused_token_is_a_conflict(self, people: PeopleStore) -> None:
+        """Two tokens never share a hash or an id."""
+        me = await active(people, 1)
+        await people.add_token(token(1, me.id))
+        with pytest.raises(Conflict):
+            await people.add_token(attrs.evolve(token(1, me.id), id="tok-other"))
+        with pytest.raises(Conflict):
+            await people.add_token(attrs.evolve(token(1, me.id), token_hash=digest("x")))
+
+    async def test_revoke_takes_only_ones_own_token(self, people: PeopleStore) -> None:
+        """A person revokes their token; another person's id revokes nothing."""
+        me, other = await active(people, 1), await active(people, 2)
+        mine = token(1, me.id)
+        await people.add_token(mine)
+        assert await people.revoke_token(other.id, mine.id) is False
+        assert await people.person_for_token(mine.token_hash) == me
+        assert await people.revoke_token(me.id, mine.id) is True
+        assert await people.person_for_token(mine.token_hash) is None
+        assert await people.revoke_token(me.id, mine.id) is False
+
+    async def test_disabling_stops_tokens_at_once(self, people: PeopleStore) -> None:
+        """A disabled person's token finds nobody from that moment on."""
+        me = await active(people, 1)
+        await people.add_token(token(1, me.id))
+        await people.disable_person(me.id, now=T0)
+        assert await people.person_for_token(token(1, me.id).token_hash) is None
+
+    # -- sessions -------------------------------------------------------------------
+
+    async def test_created_session_reads_back(self, people: PeopleStore) -> None:
+        """A stored session comes back field for field, times to the microsecond."""
+        me = await active(people, 1)
+        stored = session(1, me.id, flash="Saved.")
+        await people.create_person_session(stored)
+        assert await people.get_person_session(stored.login.id_hash) == stored
+        assert await people.get_person_session(digest("nope")) is None
+
+    async def test_reused_session_hash_is_a_conflict(self, people: PeopleStore) -> None:
+        """Two sessions never share a key."""
+        me = await active(people, 1)
+        await people.create_person_session(session(1, me.id))
+        with pytest.raises(Conflict):
+            await people.create_person_session(session(1, me.id, flash="again"))
+
+    async def test_save_writes_what_a_page_view_changes(self, people: PeopleStore) -> None:
+        """Saving writes last seen, expiry and flash, and keeps the rest."""
+        me = await active(people, 1)
+        stored = session(1, me.id)
+        await people.create_person_session(stored)
+        login = attrs.evolve(
+            stored.login,
+            last_seen=T0 + MINUTE,
+            expires=T0 + 2 * HOUR,
+            flash="Token made.",
+            csrf="not-stored",
+        )
+        assert await people.save_person_session(attrs.evolve(stored, login=login)) is True
+        read = await people.get_person_session(stored.login.id_hash)
+        assert read == attrs.evolve(
+            stored,
+            login=attrs.evolve(login, csrf=stored.login.csrf),
+        )
+
+    async def test_save_never_brings_back_a_deleted_session(self, people: PeopleStore) -> None:
+        """A page view finishing after the sign-out does not undo it."""
+        me = await active(people, 1)
+        stored = session(1, me.id)
+        await people.create_person_session(stored)
+        await people.delete_person_session(stored.login.id_hash)
+        await people.delete_person_session(stored.login.id_hash)
+        assert await people.save_person_session(stored) is False
+        assert await people.get_person_session(stored.login.id_hash) is None
+
+    async def test_disabling_ends_sessions_at_once(self, people: PeopleStore) -> None:
+        """Every session of a disabled person is gone; another person's stays."""
+        me, other = await active(people, 1), await active(people, 2)
+        for each in (session(1, me.id), session(2, me.id), session(3, other.id)):
+            await people.create_person_session(each)
+        await people.disable_person(me.id, now=T0)
+        assert await people.get_person_session(session(1, me.id).login.id_hash) is None
+        assert await people.get_person_session(session(2, me.id).login.id_hash) is None
+        assert await people.save_person_session(session(1, me.id)) is False
+        assert await people.get_person_session(session(3, other.id).login.id_hash) is not None
+
+    async def test_sweep_removes_sessions_over_at_now(self, people: PeopleStore) -> None:
+        """Sessions whose expiry is not after ``now`` are swept; the rest stay."""
+        me = await active(people, 1)
+        over, live = session(1, me.id), session(2, me.id)
+        live = attrs.evolve(
+            live, login=attrs.evolve(live.login, expires=T0 + HOUR + timedelta(microseconds=1))
+        )
+        await people.create_person_session(over)
+        await people.create_person_session(live)
+        assert await people.delete_expired_person_sessions(now=T0 + HOUR) == 1
+        assert await people.get_person_session(over.login.id_hash) is None
+        assert await people.get_person_session(live.login.id_hash) == live
+
+
+async def _invite_once(open_people: OpenPeople) -> None:
+    store = await open_people()
+    try:
+        await store.invite(person(1), token_hash=digest("race"), lifetime=HOUR)
+    finally:
+        await store.close()
+
+
+async def _read_person(open_people: OpenPeople, person_id: str) -> Person | None:
+    store = await open_people()
+    try:
+        return await store.get_person(person_id)
+    finally:
+        await store.close()

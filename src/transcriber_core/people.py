@@ -1,0 +1,130 @@
+"""The people of the workspace: accounts of their own, one-time invites, API tokens, sessions.
+
+A person is not the owner (ADR 55). The owner invites one by a one-time
+link; the person sets a password with it, signs in to the workspace pages
+(``/w/``) and makes API tokens whose jobs belong to them. Every job a
+person sends is stored with the owner key ``person_owner(id)``, which can
+never equal the SHA-256 hex digest that keys a static ``[http] api_tokens``
+token (a hex digest has no colon). Both are 64 characters: the jobs table
+has checked that width since SQLite's 0011, and a SQLite CHECK cannot be
+loosened without rebuilding the table, so a person's id is 57 characters.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+
+import attrs
+
+from transcriber_core.entities import OwnerSession
+
+#: What starts a person's owner key; a static token's key is 64 hex digits and has no colon.
+PERSON_OWNER_PREFIX = "person:"
+#: A person's id is this long, so that ``person_owner(id)`` is 64 characters, as a digest is.
+PERSON_ID_LENGTH = 64 - len(PERSON_OWNER_PREFIX)
+#: What a person's id is made of: lowercase hex digits (the app makes 57 random ones).
+_PERSON_ID = re.compile(rf"[0-9a-f]{{{PERSON_ID_LENGTH}}}")
+#: What starts every person's API token, so ``/api`` knows to look it up in the store.
+PERSON_TOKEN_PREFIX = "tsp_"  # noqa: S105 - a prefix, not a secret
+#: How long an invite link stays usable, counted on the store's clock.
+INVITE_LIFETIME = timedelta(days=7)
+#: What a person's name (their sign-in name) may hold: short, plain, case kept.
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
+#: The longest label a token may carry.
+MAX_TOKEN_LABEL = 80
+#: The most live tokens one person may hold.
+MAX_TOKENS_PER_PERSON = 20
+
+
+def person_owner(person_id: str) -> str:
+    """The owner key a person's jobs are stored with: ``person:`` and the person's id."""
+    return PERSON_OWNER_PREFIX + person_id
+
+
+def _check_id(_instance: object, _attribute: object, value: str) -> None:
+    if not _PERSON_ID.fullmatch(value):
+        raise ValueError(f"a person's id is {PERSON_ID_LENGTH} lowercase hex digits")
+
+
+def name_problem(name: str) -> str | None:
+    """Why a new person's name is refused, in words for the owner; None when it is fine."""
+    if not _NAME.fullmatch(name):
+        return (
+            "A name is 1 to 64 letters, digits, dots, dashes, underscores or @,"
+            " starting with a letter or digit."
+        )
+    return None
+
+
+def token_label_problem(label: str) -> str | None:
+    """Why a new token's label is refused, in words for the person; None when it is fine."""
+    if not label.strip():
+        return "Give the token a label, such as the machine or script that uses it."
+    if len(label) > MAX_TOKEN_LABEL or not label.isprintable():
+        return f"A label is at most {MAX_TOKEN_LABEL} printable characters."
+    return None
+
+
+@attrs.frozen(kw_only=True)
+class Person:
+    """Someone the owner invited: their name, password hash and whether they may still sign in."""
+
+    #: Random id of ``PERSON_ID_LENGTH`` hex digits; the person's owner key is ``person_owner(id)``.
+    id: str = attrs.field(validator=_check_id)
+    #: The sign-in name the owner chose; unique in the store.
+    name: str
+    #: The argon2id hash of the person's password; None until the invite is used.
+    password_hash: str | None = attrs.field(default=None, repr=False)
+    #: When the owner made the invite.
+    created: datetime
+    #: When the owner disabled the person; from then on no session or token of theirs works.
+    disabled: datetime | None = None
+
+    @property
+    def owner_key(self) -> str:
+        """The owner key of this person's jobs."""
+        return person_owner(self.id)
+
+    @property
+    def is_active(self) -> bool:
+        """True once the password is set and while the person is not disabled."""
+        return self.password_hash is not None and self.disabled is None
+
+
+@attrs.frozen(kw_only=True)
+class Invite:
+    """A one-time link's record: whose it is and until when it works."""
+
+    #: SHA-256 (hex) of the link's random secret; the link itself is never stored.
+    token_hash: str = attrs.field(repr=False)
+    #: The person the link lets set a password.
+    person_id: str
+    #: The store's time from which the link is refused.
+    expires: datetime
+
+
+@attrs.frozen(kw_only=True)
+class PersonToken:
+    """A person's API token as the store keeps it: its hash, never the token."""
+
+    #: A short random id the tokens page shows and revokes by; not a secret.
+    id: str
+    #: SHA-256 (hex) of the token; what a bearer header is looked up by.
+    token_hash: str = attrs.field(repr=False)
+    #: Whose jobs the token makes.
+    person_id: str
+    #: What the person called it ("laptop", "script").
+    label: str
+    #: When it was made.
+    created: datetime
+
+
+@attrs.frozen(kw_only=True)
+class PersonSession:
+    """One sign-in of a person to the workspace: whose, and the login record (ADR 17's shape)."""
+
+    #: Who signed in.
+    person_id: str
+    #: The cookie's hash, CSRF token, times and flash, as an owner's session keeps them.
+    login: OwnerSession
