@@ -247,7 +247,7 @@ async def test_no_group_title_or_sender_name_reaches_the_logs(
     await chats.api.push_text(GROUP, "/mode command", user_id=ADMIN)
     recording = await chats.voice(GROUP, user_id=MEMBER)
     await chats.api.push_text(GROUP, "/transcribe", user_id=MEMBER, reply_to=recording)
-    await chats.said(GROUP, 3)
+    await chats.transcript(GROUP)
     logged = "\n".join(f"{record.getMessage()} {record.__dict__}" for record in caplog.records)
     assert "bot.settings_changed" in logged
     for secret in (GROUP_TITLE, SENDER_FIRST_NAME, SENDER_USERNAME):
