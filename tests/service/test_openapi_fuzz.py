@@ -17,6 +17,7 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis.config import SchemathesisConfig
+from schemathesis.specs.openapi.checks import negative_data_rejection
 
 from tests.support.service import Service, running_service
 from transcriber_app.web.api import api_document
@@ -104,7 +105,30 @@ def test_the_fuzzed_document_is_the_served_one(service: Service) -> None:
 def test_every_route_answers_as_documented(case: schemathesis.Case, service: Service) -> None:
     """No 5xx, and each answer's status, content type, headers and body match the document."""
     _fresh_idempotency_key(case)
-    case.call_and_validate(base_url=service.base_url, headers={"Authorization": f"Bearer {TOKEN}"})
+    excluded = [negative_data_rejection] if _only_vanishing_fields_broken(case) else []
+    case.call_and_validate(
+        base_url=service.base_url,
+        headers={"Authorization": f"Bearer {TOKEN}"},
+        excluded_checks=excluded,
+    )
+
+
+def _only_vanishing_fields_broken(case: schemathesis.Case) -> bool:
+    """Whether a "schema-violating" form is valid once sent: its bad fields are empty arrays.
+
+    A multipart form sends an array as one part per item, so an empty array is
+    no part at all: the optional field is absent, which the schema allows. The
+    negative-data check would read the accepted upload as a bad body taken.
+    Print the case to see its body: ``print(case.body)``.
+    """
+    body = case.body
+    if case.media_type != "multipart/form-data" or not isinstance(body, dict):
+        return False
+    # Files are bytes (or schemathesis's Binary around them), which the validator cannot
+    # read: a string of their length stands in.
+    sent = {name: _readable(value) for name, value in body.items() if value != []}
+    [form] = [each for each in case.operation.body if each.media_type == case.media_type]
+    return len(sent) < len(body) and form.is_valid(sent)
 
 
 #: A well-formed Idempotency-Key (auth.py's rule): visible ASCII, 1 to 255 characters.
@@ -139,3 +163,9 @@ def test_linked_calls_answer_as_documented(service: Service) -> None:
             max_examples=15, stateful_step_count=4, derandomize=True, database=None, deadline=None
         )
     )
+
+
+def _readable(value: object) -> object:
+    """A form value as the schema validator reads it: bytes as a string of their length."""
+    data = getattr(value, "data", value)
+    return data.decode("latin-1") if isinstance(data, bytes) else data
