@@ -269,6 +269,7 @@ def test_an_import_of_another_packages_private_module_is_found() -> None:
 #: The roles of the job database (``transcriber_core.ports``) as ``Services`` hands them out.
 ROLES = {
     "queue": "JobQueue",
+    "parts": "PartQueue",
     "jobs": "Jobs",
     "file_records": "FileRecords",
     "outbox": "Outbox",
