@@ -487,6 +487,7 @@ async def _recognizer(
             text=memory.text or None,
             fail_with=memory.fail_with or None,
             max_seconds=memory.max_seconds or None,
+            work_seconds=memory.work_seconds,
         )
         return demo, None
     from transcriber_adapters.yandex import YandexRecognizer  # noqa: PLC0415

@@ -107,6 +107,9 @@ class MemoryConfig:
     fail_with: str = ""
     #: Longest audio one recognition takes, in seconds; longer recordings are split. 0: no limit.
     max_seconds: float = 0.0
+    #: Seconds each recognition works in its start, then answers at once (as Whisper does);
+    #: 0: the checks answer. Lets a demo or a test see parts recognised in parallel.
+    work_seconds: float = 0.0
 
 
 @attrs.frozen(kw_only=True)
@@ -546,6 +549,16 @@ def _check_webhooks(webhooks: WebhooksConfig) -> None:
         raise ConfigError("[webhooks] timeout_seconds: must be positive and at most 600")
 
 
+def _check_memory(memory: MemoryConfig) -> None:
+    """The demo recognizer's numbers."""
+    if memory.checks_before_done < 0:
+        raise ConfigError("[memory] checks_before_done: must not be negative")
+    if not memory.max_seconds >= 0:  # NaN too
+        raise ConfigError("[memory] max_seconds: must not be negative (0: no limit)")
+    if not memory.work_seconds >= 0:  # NaN too
+        raise ConfigError("[memory] work_seconds: must not be negative (0: none)")
+
+
 def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads best
     """Cross-checks: values that parse but cannot work."""
     if config.storage.max_record_bytes <= 0:
@@ -582,10 +595,7 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
             )
         _check_s3(config.s3, 'when [recognizer] kind is "yandex"')
     _check_whisper(config.whisper)
-    if config.memory.checks_before_done < 0:
-        raise ConfigError("[memory] checks_before_done: must not be negative")
-    if not config.memory.max_seconds >= 0:  # NaN too
-        raise ConfigError("[memory] max_seconds: must not be negative (0: no limit)")
+    _check_memory(config.memory)
     if not 0 < config.yandex.max_seconds <= 14400:
         raise ConfigError("[yandex] max_seconds: must be positive and at most 14400 (4 hours)")
     _check_positive(

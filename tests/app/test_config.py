@@ -194,6 +194,7 @@ def test_secrets_are_not_in_repr() -> None:
         ("[memory]\nchecks_before_done = -1\n", {}, r"\[memory\] checks_before_done: must"),
         ("[memory]\ntext = 5\n", {}, r"\[memory\] text: expected a string"),
         ("[memory]\nfail_with = true\n", {}, r"\[memory\] fail_with: expected a string"),
+        ("[memory]\nwork_seconds = -1\n", {}, r"\[memory\] work_seconds: must not be negative"),
         ("[memory]\nfail = 1\n", {}, r"\[memory\] fail: unknown key"),
         ("[workers]\nconvert = -1\n", {}, r"\[workers\] convert: must not be negative"),
         ("[workers]\nrecognize = -2\n", {}, r"\[workers\] recognize: must not be negative"),

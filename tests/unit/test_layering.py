@@ -284,12 +284,12 @@ CORE_ROLES = {
     "transcriber_core/edits.py": {"Jobs"},
     "transcriber_core/intake.py": {"Jobs"},
     "transcriber_core/outbox.py": {"Jobs", "Outbox"},
-    "transcriber_core/part_steps.py": {"FileRecords", "JobQueue", "Jobs"},
+    "transcriber_core/part_steps.py": {"FileRecords", "JobQueue", "Jobs", "PartQueue"},
     "transcriber_core/retention.py": {"Removals"},
     "transcriber_core/speakers.py": {"FileRecords", "Jobs"},
     "transcriber_core/steps.py": {"FileRecords", "Jobs"},
     "transcriber_core/waiting.py": {"Jobs"},
-    "transcriber_core/worker.py": {"JobQueue"},
+    "transcriber_core/worker.py": {"JobQueue", "PartQueue"},
 }
 
 

@@ -81,10 +81,12 @@ async def test_idle_process_polls_once_per_interval_not_per_worker(tmp_path: Pat
     # Each loop asks once at start and then sleeps until woken; the poller asks nothing
     # but ready_states (the sweeper's one offer at start aside).
     assert calls.count("acquire") == 8
+    # The three general recognize loops (not the express one) also look for a part (ADR 52).
+    assert calls.count("acquire_part") == 3
     # One notice loop and its webhook loops (ADR 44), each asking once at start.
     assert calls.count("acquire_delivery") == 1 + WEBHOOK_LOOPS_PER_DELIVERY_LOOP
     sweep = {"take_sweep", "remove_ended_files", "remove_ended_jobs"}
-    assert set(calls) - sweep == {"ready_states", "acquire", "acquire_delivery"}
+    assert set(calls) - sweep == {"ready_states", "acquire", "acquire_part", "acquire_delivery"}
 
 
 async def test_drain_lets_a_running_step_finish(tmp_path: Path) -> None:
