@@ -599,6 +599,7 @@ async def _whisper(config: Config, files: FileStore) -> WhisperRecognizer:
             threads=settings.threads,
             beam_size=settings.beam_size,
             batch_size=settings.batch_size,
+            part_seconds=settings.part_seconds,
         ),
         # As many as this process runs recognize loops, sharing the CPUs (ADR 49).
         max_concurrent=at_once,

@@ -151,6 +151,9 @@ class WhisperConfig:
     beam_size: int = 5
     #: 0: the sequential decoder; N: the batched pipeline, N windows per model call (ADR 42).
     batch_size: int = 0
+    #: Recordings longer than this are cut at silences into parts of about this many seconds,
+    #: recognised in parallel by any worker (ADR 52); 0: never split.
+    part_seconds: float = 600.0
 
 
 #: The largest ``[whisper] batch_size``: 64 windows are 32 minutes of speech in memory at once.
@@ -709,3 +712,5 @@ def _check_whisper(whisper: WhisperConfig) -> None:
         raise ConfigError(
             f"[whisper] batch_size: expected 0 (sequential) to {MAX_BATCH_SIZE} (batched)"
         )
+    if not whisper.part_seconds >= 0:  # NaN too
+        raise ConfigError("[whisper] part_seconds: must not be negative (0: never split)")
