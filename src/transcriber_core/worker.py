@@ -525,7 +525,10 @@ class Workers:
     ``concurrency`` says how many loops each step state gets (0 or absent:
     none here). Of a state's loops, when it has two or more, the first is
     the express lane and takes only short jobs; the others take any job in
-    queue order, so a long job is never passed over by them (ADR 27).
+    queue order, so a long job is never passed over by them (ADR 27). The
+    general recognize loops also take the parts of split recordings when no
+    job waits in ``recognize`` (``acquire_next_part``, ADR 52); the express
+    loop never does.
     ``deliveries`` loops send the outbox's Telegram notices and
     ``WEBHOOK_LOOPS_PER_DELIVERY_LOOP`` times as many its webhooks (ADR 35,
     40): a receiver that hangs can hold a webhook loop, never a notice's.
