@@ -14,8 +14,13 @@ or ``--model tiny.en`` takes the test extra's. The wall time includes the
 convert step, done by one worker in both runs; ``parts`` is how many parts
 the recording was cut into, and each run's text is checked to be there.
 
+``--simulate SECONDS`` swaps Whisper for the memory recognizer working that
+long on each part (``[memory] work_seconds``, ``max_seconds`` the part
+length): hosts that cost no CPU here, so ``--workers 1,10`` shows the
+issue's simulated 10-host run (goal: wall ≈ the 1-worker time / 10 + one part).
+
 Usage: .venv/bin/python -P bench/parts.py [--minutes 20] [--model base] [--part-seconds 600]
-       [--workers 1,2]
+       [--workers 1,2] [--simulate 3]
 Run it with PYTHONPATH pointing at the sources to measure.
 """
 
@@ -120,15 +125,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default="base", choices=("base", "tiny.en"))
     parser.add_argument("--part-seconds", type=float, default=600.0)
     parser.add_argument("--workers", default="1,2")
+    parser.add_argument("--simulate", type=float, default=0.0, help="memory work_seconds")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as folder:
-        model = tiny_en_model() if args.model == "tiny.en" else base_model(Path(folder) / "base")
         speech = story_repeated(args.minutes * 60)
-        shared = whisper_config(model, args.part_seconds)
+        if args.simulate:
+            shared: dict[str, Any] = {
+                "recognizer": {"kind": "memory"},
+                "memory": {"max_seconds": args.part_seconds, "work_seconds": args.simulate},
+            }
+            engine = f"memory recognizer, {args.simulate:g} s a part"
+        else:
+            folder_path = Path(folder) / "base"
+            model = tiny_en_model() if args.model == "tiny.en" else base_model(folder_path)
+            shared = whisper_config(model, args.part_seconds)
+            engine = f"Whisper {args.model}, 1 thread a worker"
         print(
             f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs,"
             f" Python {platform.python_version()}; {args.minutes:g} min of speech,"
-            f" Whisper {args.model}, part_seconds {args.part_seconds:g}, 1 thread a worker"
+            f" part_seconds {args.part_seconds:g}, {engine}"
         )
         first: float | None = None
         for workers in (int(n) for n in args.workers.split(",")):
