@@ -64,6 +64,7 @@ from transcriber_core.ports import (
     Notifier,
     Outbox,
     OwnerStore,
+    PartQueue,
     PeopleStore,
     PersonSessions,
     PersonTokens,
@@ -93,6 +94,7 @@ def check(
     repos: list[JobRepository] = [memory, sqlite, on_postgres]
     # Each job repository plays every role of the job database (ADR 40).
     queues: list[JobQueue] = [memory, sqlite, on_postgres]
+    part_queues: list[PartQueue] = [memory, sqlite, on_postgres]
     jobs: list[Jobs] = [memory, sqlite, on_postgres]
     records: list[FileRecords] = [memory, sqlite, on_postgres]
     outboxes: list[Outbox] = [memory, sqlite, on_postgres]
@@ -128,4 +130,4 @@ def check(
     del chats, people, invitations, accounts, tokens, sessions
     del senders, feeds, budgets, probes, conditions, owners, repos, stores, converters
     del recognizers, notifiers, clocks, ids
-    del queues, jobs, records, outboxes, removals, listings
+    del queues, part_queues, jobs, records, outboxes, removals, listings

@@ -120,6 +120,13 @@ class WhisperSettings:
     #: 0: the sequential decoder (each window knows the text before it); N: faster-whisper's
     #: batched pipeline, N windows of speech the VAD found per model call (ADR 42).
     batch_size: int = 0
+    #: A recording longer than this many seconds is cut at silences into parts of about
+    #: this length, which any worker takes (SPEC §22, ADR 52); 0: never split.
+    part_seconds: float = 600.0
+
+    def __attrs_post_init__(self) -> None:
+        if not self.part_seconds >= 0:  # NaN too
+            raise ValueError("part_seconds must not be negative")
 
 
 def quiet_openmp() -> None:
@@ -444,8 +451,13 @@ class WhisperRecognizer:
 
     @property
     def limits(self) -> RecognizerLimits:
-        """No limit: recordings of any length are transcribed block by block."""
-        return NO_LIMITS
+        """Parts of ``part_seconds`` at most, so workers share a long recording; 0: no limit.
+
+        Whisper itself takes any length block by block: the limit is there to
+        split for parallelism (ADR 52), never to refuse.
+        """
+        part_seconds = self.settings.part_seconds
+        return NO_LIMITS if part_seconds == 0 else RecognizerLimits(max_seconds=part_seconds)
 
     async def start(
         self,

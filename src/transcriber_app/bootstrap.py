@@ -518,6 +518,7 @@ async def _recognizer(
             text=memory.text or None,
             fail_with=memory.fail_with or None,
             max_seconds=memory.max_seconds or None,
+            work_seconds=memory.work_seconds,
         )
         return demo, None
     from transcriber_adapters.yandex import YandexRecognizer  # noqa: PLC0415
@@ -631,6 +632,7 @@ async def _whisper(config: Config, files: FileStore) -> WhisperRecognizer:
             threads=settings.threads,
             beam_size=settings.beam_size,
             batch_size=settings.batch_size,
+            part_seconds=settings.part_seconds,
         ),
         # As many as this process runs recognize loops, sharing the CPUs (ADR 49).
         max_concurrent=at_once,

@@ -107,6 +107,9 @@ class MemoryConfig:
     fail_with: str = ""
     #: Longest audio one recognition takes, in seconds; longer recordings are split. 0: no limit.
     max_seconds: float = 0.0
+    #: Seconds each recognition works in its start, then answers at once (as Whisper does);
+    #: 0: the checks answer. Lets a demo or a test see parts recognised in parallel.
+    work_seconds: float = 0.0
 
 
 @attrs.frozen(kw_only=True)
@@ -153,6 +156,9 @@ class WhisperConfig:
     beam_size: int = 5
     #: 0: the sequential decoder; N: the batched pipeline, N windows per model call (ADR 42).
     batch_size: int = 0
+    #: Recordings longer than this are cut at silences into parts of about this many seconds,
+    #: recognised in parallel by any worker (ADR 52); 0: never split.
+    part_seconds: float = 600.0
 
 
 #: The largest ``[whisper] batch_size``: 64 windows are 32 minutes of speech in memory at once.
@@ -573,6 +579,16 @@ def _check_yandex(yandex: YandexConfig) -> None:
         raise ConfigError("[yandex] sync_max_seconds: must be between 0 (never) and 30")
 
 
+def _check_memory(memory: MemoryConfig) -> None:
+    """The demo recognizer's numbers."""
+    if memory.checks_before_done < 0:
+        raise ConfigError("[memory] checks_before_done: must not be negative")
+    if not memory.max_seconds >= 0:  # NaN too
+        raise ConfigError("[memory] max_seconds: must not be negative (0: no limit)")
+    if not memory.work_seconds >= 0:  # NaN too
+        raise ConfigError("[memory] work_seconds: must not be negative (0: none)")
+
+
 def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads best
     """Cross-checks: values that parse but cannot work."""
     if config.storage.max_record_bytes <= 0:
@@ -609,10 +625,7 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
             )
         _check_s3(config.s3, 'when [recognizer] kind is "yandex"')
     _check_whisper(config.whisper)
-    if config.memory.checks_before_done < 0:
-        raise ConfigError("[memory] checks_before_done: must not be negative")
-    if not config.memory.max_seconds >= 0:  # NaN too
-        raise ConfigError("[memory] max_seconds: must not be negative (0: no limit)")
+    _check_memory(config.memory)
     _check_yandex(config.yandex)
     queue = config.queue
     if queue.max_attempts < 1:
@@ -742,3 +755,5 @@ def _check_whisper(whisper: WhisperConfig) -> None:
         raise ConfigError(
             f"[whisper] batch_size: expected 0 (sequential) to {MAX_BATCH_SIZE} (batched)"
         )
+    if not whisper.part_seconds >= 0:  # NaN too
+        raise ConfigError("[whisper] part_seconds: must not be negative (0: never split)")

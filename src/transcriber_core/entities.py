@@ -319,6 +319,23 @@ class JobPart:
     text: str | None = None
     #: Word timings from the part's own start, as the recognizer gave them.
     words: tuple[Word, ...] = ()
+    #: Acquires since the part last moved on without failure (its own, ADR 52).
+    attempts: int = 0
+    #: The part's own lease holder; None when no worker holds the part.
+    acquisition_id: str | None = None
+    #: When the part's lease was taken or last renewed.
+    acquire_time: datetime | None = None
+    #: The part is not handed out before this time (a retry's pause, a check's wait).
+    delay_time: datetime | None = None
+    #: Why the part last failed, in our own words.
+    error: str | None = None
+    #: The part failed for good (``error`` says why): its job fails with it.
+    failed: bool = False
+
+    @property
+    def finished(self) -> bool:
+        """True once nothing more happens to the part: done, or failed for good."""
+        return self.text is not None or self.failed
 
     @property
     def done(self) -> bool:

@@ -1,15 +1,17 @@
-"""The recognize and check steps of a recording split into parts (ADR 26).
+"""The steps of a recording split into parts, each part a unit of work of its own (ADR 26, 52).
 
-The recognize step plans the parts once (``splitting`` decides where to
-cut), stores the plan, then for each part not yet started cuts its audio,
-copies it to Object Storage when the recognizer reads from there, and starts
-its own operation. The check step polls every started part that is not done,
-stores each transcript as it comes and deletes that part's Object Storage
-copy, and moves the job to ``done`` with the joined text once all are in.
+The job's recognize step plans the parts once (``splitting`` decides where to
+cut), stores the plan under the job's lease and moves the job to ``check``,
+where it waits. Any worker then takes the next unfinished part
+(``PartQueue``) and runs ``recognize_part`` under the part's own lease: cut
+its audio, copy it to Object Storage when the recognizer reads from there,
+start its operation, and check it until its transcript is in. The last part
+finished makes the job due; its check step (``check_parts``) joins the parts
+and ends the job in one fenced save with its deliveries.
 
-Every write of a part is fenced by the job's lease, like the job's own save:
-a worker that lost the lease writes nothing. A retry never redoes a part
-that is done, nor restarts one that has an operation: it is checked.
+Every write of a part is fenced by the part's lease: a worker that lost it
+writes nothing. A retry never redoes a part that is done, nor restarts one
+that has an operation: it is checked.
 """
 
 from __future__ import annotations
@@ -21,17 +23,18 @@ from pathlib import Path
 import attrs
 
 from transcriber_core.copies import remove_copy
-from transcriber_core.entities import Event, FileRecord, Job, JobPart, State
+from transcriber_core.entities import FileRecord, Job, JobPart, State
 from transcriber_core.errors import (
     FileNotFound,
+    JobNotFound,
     LeaseLost,
     MissingFile,
     RecognitionFailed,
 )
 from transcriber_core.naming import derived_file_id
 from transcriber_core.outbox import deliveries_for
-from transcriber_core.policy import first_check_delay, next_check_delay
-from transcriber_core.ports import Pending, Recognized, Rejected
+from transcriber_core.policy import first_check_delay, next_check_delay, parts_wait
+from transcriber_core.ports import CheckResult, Event, Pending, Recognized, Rejected, Started
 from transcriber_core.progress import note_progress
 from transcriber_core.services import Services
 from transcriber_core.speakers import diarize
@@ -51,44 +54,35 @@ def part_copy_id(job_id: str, index: int) -> str:
     return derived_file_id(job_id, f"part-{index}-storage")
 
 
-def _lease_of(job: Job) -> str:
-    if job.acquisition_id is None:
-        # A step runs on a leased job only; without a lease nothing may be written.
+def _lease_of(held: Job | JobPart) -> str:
+    if held.acquisition_id is None:
+        # A step runs on a leased job or part only; without a lease nothing may be written.
         raise LeaseLost()
-    return job.acquisition_id
-
-
-async def _save(services: Services, job: Job, part: JobPart) -> JobPart:
-    await services.queue.save_parts_if_held(job.id, [part], acquisition_id=_lease_of(job))
-    return part
+    return held.acquisition_id
 
 
 async def recognize_parts(
     job: Job, services: Services, audio: FileRecord, parts: list[JobPart], longest: float | None
 ) -> Job:
-    """Plan the parts if there are none yet, start every part not yet started, move to check."""
-    lease = _lease_of(job)
-    advised: list[timedelta | None] = []
-    try:
-        async with services.files.working_copy(audio) as path:
-            if not parts:
-                if longest is None or job.duration is None:
-                    raise RecognitionFailed("the recording has no parts to recognise")
+    """Plan the parts if there are none yet, then wait in check while workers recognise them."""
+    if not parts:
+        if longest is None or job.duration is None:
+            raise RecognitionFailed("the recording has no parts to recognise")
+        try:
+            async with services.files.working_copy(audio) as path:
                 parts = await _plan(job, services, path, job.duration, longest)
-                await services.queue.save_parts_if_held(job.id, parts, acquisition_id=lease)
-                log.info("parts.planned", extra={"job_id": job.id, "parts": len(parts)})
-                # The parts' recognition begins: the estimate counts from here (ADR 51).
-                await note_progress(services, job, 0.0, begun=timedelta(0))
-            for part in parts:
-                if part.done or part.operation_id is not None:
-                    continue
-                advised.append(await _start(job, services, path, part))
-    except FileNotFound:
-        raise MissingFile("the converted audio is missing from storage") from None
-    delays = [first_check_delay(delay, services.settings) for delay in advised]
-    delay = min(delays, default=services.settings.first_check_delay)
+        except FileNotFound:
+            raise MissingFile("the converted audio is missing from storage") from None
+        await services.queue.save_parts_if_held(job.id, parts, acquisition_id=_lease_of(job))
+        log.info("parts.planned", extra={"job_id": job.id, "parts": len(parts)})
+        # The parts' recognition begins: the estimate counts from here (ADR 51).
+        await note_progress(services, job, 0.0, begun=timedelta(0))
+    return _wait_for_parts(job, services)
+
+
+def _wait_for_parts(job: Job, services: Services) -> Job:
     now = services.clock.now()
-    return transition(job, State.CHECK, now=now, delay_until=now + delay)
+    return transition(job, State.CHECK, now=now, delay_until=now + parts_wait(services.settings))
 
 
 async def _plan(
@@ -107,7 +101,82 @@ async def _plan(
     ]
 
 
-async def _start(job: Job, services: Services, path: Path, part: JobPart) -> timedelta | None:
+async def check_parts(job: Job, services: Services, parts: list[JobPart]) -> Job:
+    """``done`` with the joined text once every part is; failed with a part; else wait again."""
+    for part in parts:
+        if part.failed:
+            raise RecognitionFailed(f"part {part.index + 1} of {len(parts)}: {part.error}")
+    if not all(part.done for part in parts):
+        # The seconds of the parts done so far: a split recording's progress (ADR 51),
+        # noted when more are done than the job last showed.
+        seconds = sum(part.seconds for part in parts if part.done)
+        shown = job.progress.seconds_done if job.progress is not None else 0.0
+        if seconds > shown:
+            deliveries = deliveries_for(job, Event.PROGRESS)
+            await note_progress(services, job, seconds, deliveries=deliveries)
+        return _wait_for_parts(job, services)
+    text, words = join_parts(parts)
+    words, speakers = await diarize(job, services, words)
+    return transition(
+        job, State.DONE, now=services.clock.now(), text=text, words=words, speakers=speakers
+    )
+
+
+async def recognize_part(part: JobPart, services: Services) -> tuple[JobPart, timedelta | None]:
+    """Move one leased part on: start it, or check it; the part to save and its delay.
+
+    A part done or started is returned with its attempts back at 0 and no
+    error, as a job's step that finished. A rejected part raises
+    ``RecognitionFailed``; what may pass on a retry raises as a job's step does.
+    """
+    try:
+        job = await services.jobs.get(part.job_id)
+    except JobNotFound:
+        # The job was deleted: its parts went with it.
+        raise LeaseLost() from None
+    if part.operation_id is None:
+        audio = await _converted(services, job)
+        try:
+            async with services.files.working_copy(audio) as path:
+                part, started = await _start(job, services, path, part)
+        except FileNotFound:
+            raise MissingFile("the converted audio is missing from storage") from None
+        part = attrs.evolve(part, operation_id=started.operation_id, attempts=0, error=None)
+        if started.outcome is None:
+            return part, first_check_delay(started.advised_delay, services.settings)
+        outcome: CheckResult = started.outcome
+    else:
+        outcome = await services.recognizer.check(part.operation_id)
+        part = attrs.evolve(part, attempts=0, error=None)
+    match outcome:
+        case Pending(retry_after=retry_after):
+            return part, next_check_delay(retry_after, services.settings)
+        case Recognized(text=text, words=words):
+            log.info("part.done", extra={"job_id": part.job_id, "part": part.index})
+            await remove_part_copy(services, job, part)
+            return attrs.evolve(part, text=text, words=words), None
+        case Rejected(reason=reason):
+            # The job's check step names the part when it fails the job.
+            raise RecognitionFailed(reason)
+
+
+async def _converted(services: Services, job: Job) -> FileRecord:
+    if job.converted_file_id is None:
+        raise MissingFile("the job has no converted file")
+    try:
+        return await services.file_records.get_file(job.converted_file_id)
+    except FileNotFound:
+        raise MissingFile("the converted file of the job no longer exists") from None
+
+
+async def _save(services: Services, part: JobPart) -> JobPart:
+    await services.parts.save_part_if_held(part, acquisition_id=_lease_of(part))
+    return part
+
+
+async def _start(
+    job: Job, services: Services, path: Path, part: JobPart
+) -> tuple[JobPart, Started]:
     """Cut the part, copy it for the recognizer if needed, start its operation; record each step.
 
     Each file is recorded before the part points at it (ADR 5); a retry
@@ -124,59 +193,17 @@ async def _start(job: Job, services: Services, path: Path, part: JobPart) -> tim
             move=True,
         )
     await services.file_records.put_file(record)
-    part = await _save(services, job, attrs.evolve(part, file_id=record.id))
+    part = await _save(services, attrs.evolve(part, file_id=record.id))
     if services.recognizer_files is not None:
         async with services.files.working_copy(record) as local:
             record = await services.recognizer_files.put(
                 part_copy_id(job.id, part.index), record.extension, local, now=services.clock.now()
             )
         await services.file_records.put_file(record)
-        part = await _save(services, job, attrs.evolve(part, storage_file_id=record.id))
+        part = await _save(services, attrs.evolve(part, storage_file_id=record.id))
     started = await services.recognizer.start(record, duration=seconds, request=job.request)
-    await _save(services, job, attrs.evolve(part, operation_id=started.operation_id))
     log.info("part.started", extra={"job_id": job.id, "part": part.index})
-    return started.advised_delay
-
-
-async def check_parts(job: Job, services: Services, parts: list[JobPart]) -> Job:
-    """Check each started part not yet done; ``done`` with the joined text once every part is."""
-    waits: list[timedelta] = []
-    pending = False
-    finished = 0
-    for part in parts:
-        if part.done:
-            continue
-        if part.operation_id is None:
-            raise RecognitionFailed(f"part {part.index + 1} of {len(parts)} was never started")
-        result = await services.recognizer.check(part.operation_id)
-        match result:
-            case Pending(retry_after=retry_after):
-                pending = True
-                if retry_after is not None:
-                    waits.append(retry_after)
-            case Recognized(text=text, words=words):
-                done = await _save(services, job, attrs.evolve(part, text=text, words=words))
-                parts[part.index] = done
-                finished += 1
-                log.info("part.done", extra={"job_id": job.id, "part": part.index})
-                # A /v1 stream waiting on this job sends the part's text now.
-                services.wakeup.job_changed(job.id)
-                await remove_part_copy(services, job, part)
-            case Rejected(reason=reason):
-                raise RecognitionFailed(f"part {part.index + 1} of {len(parts)}: {reason}")
-    if finished and pending:
-        # The seconds of the parts done so far: a split recording's progress (ADR 51).
-        seconds = sum(p.seconds for p in parts if p.done)
-        await note_progress(services, job, seconds, deliveries=deliveries_for(job, Event.PROGRESS))
-    now = services.clock.now()
-    if pending:
-        delay = next_check_delay(max(waits, default=None), services.settings)
-        return transition(job, State.CHECK, now=now, delay_until=now + delay)
-    text, words = join_parts(parts)
-    words, speakers = await diarize(job, services, words)
-    return transition(
-        job, State.DONE, now=services.clock.now(), text=text, words=words, speakers=speakers
-    )
+    return part, started
 
 
 async def remove_part_copy(services: Services, job: Job, part: JobPart) -> None:

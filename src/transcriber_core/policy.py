@@ -248,6 +248,16 @@ def next_check_delay(advised: timedelta | None, settings: Settings = DEFAULT_SET
     return max(advised, settings.check_interval)
 
 
+def parts_wait(settings: Settings = DEFAULT_SETTINGS) -> timedelta:
+    """How long a split job waits in ``check`` before it looks at its parts itself (ADR 52).
+
+    The last part finished makes the job due at once, in its own save; this
+    wait is the fallback only, so a lease is plenty: a part lost with its
+    worker is taken again after a lease anyway.
+    """
+    return settings.lease
+
+
 def first_check_delay(
     advised: timedelta | None, settings: Settings = DEFAULT_SETTINGS
 ) -> timedelta:

@@ -74,6 +74,8 @@ class Ready:
     states: frozenset[State] = frozenset()
     #: True when ``acquire_delivery`` with the same lease would hand a delivery out now.
     delivery_due: bool = False
+    #: True when ``acquire_part`` with the same lease would hand a part out now (ADR 52).
+    parts_due: bool = False
 
 
 class JobQueue(Protocol):
@@ -166,6 +168,51 @@ class JobQueue(Protocol):
 
         The poller's whole idle cost (ADR 6, ADR 35): one round trip per tick
         wakes the step loops and the delivery loops alike.
+        """
+        ...
+
+
+class PartQueue(Protocol):
+    """The parts of split recordings as units of work of their own (SPEC §22, ADR 52).
+
+    A part is leased, renewed and saved like a job (``JobQueue``), under its
+    own acquisition id, attempts and delay; the job that owns it waits in
+    ``check`` and is not leased meanwhile. Every time is the store's clock.
+    """
+
+    async def acquire_part(self, *, acquisition_id: str, lease: timedelta) -> JobPart | None:
+        """Atomically lease the next unfinished part of any job; None when there is none.
+
+        Eligible: its job is in ``check``, the part is not ``finished``, its
+        ``delay_time`` is null or not after now, and it has no lease or one
+        whose ``acquire_time`` is at least ``lease`` before now. Order: the
+        job's ``created``, then its ``id``, then the part's ``index``. Sets
+        the acquisition id and ``acquire_time`` to now and adds one to
+        ``attempts``. Of any number of takers at once, one gets each part.
+        """
+        ...
+
+    async def renew_part(self, job_id: str, index: int, *, acquisition_id: str) -> None:
+        """Move the part's lease to now; ``LeaseLost`` unless ``acquisition_id`` holds it."""
+        ...
+
+    async def save_part_if_held(
+        self, part: JobPart, *, acquisition_id: str, delay: timedelta | None = None
+    ) -> bool:
+        """Write the part's work and lease fields if ``acquisition_id`` still leases it.
+
+        Written: the files, operation, text, words, attempts, error, ``failed``
+        and the lease holder (``part.acquisition_id``: the same to keep the
+        lease, None to give it back; ``acquire_time`` is the store's own). With
+        ``delay`` the ``delay_time`` is now plus ``delay``, else the part's
+        own. Raises ``LeaseLost``, writing nothing, otherwise (also for a part
+        or job that no longer exists).
+
+        A part that is ``finished`` by this save and leaves its job with no
+        unfinished part, or failed for good, makes the job (in ``check``)
+        due now, in the same transaction; True then, else False. Saves of one
+        job's parts are serialised, so of two last parts finishing at once
+        one sees the other done.
         """
         ...
 
@@ -369,7 +416,7 @@ class Listings(Protocol):
         ...
 
 
-class JobRepository(JobQueue, Jobs, FileRecords, Outbox, Removals, Listings, Protocol):
+class JobRepository(JobQueue, PartQueue, Jobs, FileRecords, Outbox, Removals, Listings, Protocol):
     """Every role of the job database at once: what an adapter implements and the app opens.
 
     Only the composition root (and tests) hold it; each caller in the core

@@ -3,7 +3,7 @@
 The job database comes in whole (``repo``, the union ``JobRepository``, which
 only the composition root and tests touch) and is read by role: each core
 module takes the role it uses (``queue``, ``jobs``, ``file_records``,
-``outbox``, ``removals``, ``listings``), typed as that narrow port, so mypy
+``outbox``, ``removals``, ``listings``, ``parts``), typed as that narrow port, so mypy
 holds it to that role's methods (ADR 40).
 """
 
@@ -27,6 +27,7 @@ from transcriber_core.ports import (
     Listings,
     Notifier,
     Outbox,
+    PartQueue,
     Recognizer,
     Removals,
     WakeupFeed,
@@ -69,6 +70,11 @@ class Services:
     @property
     def queue(self) -> JobQueue:
         """The queue the step loops work from."""
+        return self.repo
+
+    @property
+    def parts(self) -> PartQueue:
+        """The parts of split recordings, each taken by any worker (ADR 52)."""
         return self.repo
 
     @property

@@ -16,8 +16,8 @@ from datetime import timedelta
 
 import attrs
 
-from transcriber_core.deletion import FileLedger, forget_writes
-from transcriber_core.entities import EVERYWHERE, STEP_STATES, DeliveryKind, Job, State
+from transcriber_core.deletion import FileLedger, forget_writes, shielded
+from transcriber_core.entities import EVERYWHERE, STEP_STATES, DeliveryKind, Job, JobPart, State
 from transcriber_core.errors import (
     DatabaseDown,
     LeaseLost,
@@ -28,6 +28,7 @@ from transcriber_core.errors import (
 )
 from transcriber_core.notices import remove_storage_copy
 from transcriber_core.outbox import deliver_next, move_deliveries
+from transcriber_core.part_steps import recognize_part
 from transcriber_core.policy import (
     Settings,
     condition_pause,
@@ -124,6 +125,156 @@ async def acquire_next(
             "job.dead", extra={"job_id": job.id, "state": state.value, "attempts": job.attempts}
         )
         await _save_and_announce(services, dead, acquisition_id)
+
+
+@attrs.frozen
+class PartLease:
+    """A part this worker holds, and the acquisition id that proves it (ADR 52)."""
+
+    part: JobPart
+    acquisition_id: str
+
+
+async def acquire_next_part(services: Services) -> PartLease | None:
+    """Lease the next part of any split job; parts past the attempt limit fail on the way.
+
+    As ``acquire_next``: the limit is not in the acquire's filter, so the
+    taker that receives an exhausted part marks it failed for good (its job
+    is due then, and fails naming it) and looks for the next one.
+    """
+    settings = services.settings
+    while True:
+        acquisition_id = services.ids.new_id()
+        part = await services.parts.acquire_part(
+            acquisition_id=acquisition_id, lease=settings.lease
+        )
+        if part is None:
+            return None
+        if not is_exhausted(part.attempts, settings):
+            return PartLease(part, acquisition_id)
+        reason = f"gave up after {settings.max_attempts} attempts"
+        if part.error:
+            reason = f"{reason}; last error: {part.error}"
+        log.warning(
+            "part.dead",
+            extra={"job_id": part.job_id, "part": part.index, "attempts": part.attempts},
+        )
+        gave_up = attrs.evolve(part, failed=True, error=reason, acquisition_id=None)
+        await _save_part(services, gave_up, acquisition_id, None)
+
+
+async def process_part(
+    services: Services, lease: PartLease, *, outages: Outages | None = None
+) -> JobPart | None:
+    """Run a leased part's step under its renewed lease and save it; None when the lease was lost.
+
+    The retry policy is the job's: a transient failure pauses the part alone
+    (``retry_pause`` of its own attempts), a permanent one fails it for good
+    (and its job), a service condition gives the attempt back. Files stored
+    for a part whose job was deleted meanwhile are deleted (ADR 36).
+    """
+    part = lease.part
+    extra = {"job_id": part.job_id, "part": part.index, "attempts": part.attempts}
+    log.info("part.start", extra=extra)
+    ledger = FileLedger()
+    delay: timedelta | None = None
+    settings = services.settings
+    try:
+        result, delay = await _run_part_leased(ledger.watch(services), lease)
+    except LeaseLost:
+        log.warning("part.lease_lost", extra=extra)
+        await forget_writes(services, part.job_id, ledger)
+        return None
+    except PermanentError as exc:
+        log.warning("part.failed", extra={**extra, "error_type": type(exc).__name__})
+        result = attrs.evolve(part, failed=True, error=exc.message)
+    except ServiceCondition as exc:
+        delay = condition_pause(exc, settings)
+        if exc.outage:
+            delay = (outages or Outages()).met(State.RECOGNIZE, settings)
+        result = attrs.evolve(part, error=exc.message, attempts=max(part.attempts - 1, 0))
+        await _report_condition(services, exc)
+    except TransientError as exc:
+        delay = retry_pause(part.attempts, settings)
+        result = attrs.evolve(part, error=exc.message)
+        log.warning("part.retry", extra={**extra, "error_type": type(exc).__name__})
+    except Exception as exc:  # noqa: BLE001 - a part must never take its worker down
+        delay = retry_pause(part.attempts, settings)
+        result = attrs.evolve(part, error="unexpected error in the recognition of a part")
+        log.warning("part.retry", extra={**extra, "error_type": type(exc).__name__})
+    released = attrs.evolve(result, acquisition_id=None)
+    if not await _save_part(services, released, lease.acquisition_id, delay):
+        await forget_writes(services, part.job_id, ledger)
+        return None
+    if released.error is None and outages is not None:
+        outages.ended(State.RECOGNIZE)
+    return released
+
+
+async def _save_part(
+    services: Services, part: JobPart, acquisition_id: str, delay: timedelta | None
+) -> bool:
+    """Save a part's result fenced, to its end even on shutdown; wake what it made due."""
+    try:
+        due = await shielded(
+            services.parts.save_part_if_held(part, acquisition_id=acquisition_id, delay=delay)
+        )
+    except LeaseLost:
+        log.warning("part.save_lease_lost", extra={"job_id": part.job_id, "part": part.index})
+        return False
+    if due:
+        # The last part: the job's check step joins the parts now.
+        services.wakeup.notify(State.CHECK)
+    if part.done:
+        # A /v1 stream waiting on this job sends the part's text now.
+        services.wakeup.job_changed(part.job_id)
+    elif not part.finished and (delay is None or delay <= timedelta(0)):
+        services.wakeup.notify(State.RECOGNIZE)
+    return True
+
+
+async def _run_part_leased(
+    services: Services, lease: PartLease
+) -> tuple[JobPart, timedelta | None]:
+    """Run the part's step, renewing its lease; a lost lease cancels it and raises ``LeaseLost``."""
+    part = lease.part
+    renew_every = services.settings.lease_renewal.total_seconds()
+    state = State.RECOGNIZE if part.operation_id is None else State.CHECK
+    ceiling = services.settings.ceiling(state).total_seconds()
+    step = asyncio.create_task(_bounded_part(services, part, ceiling))
+    try:
+        while True:
+            done, _ = await asyncio.wait({step}, timeout=renew_every)
+            if done:
+                return step.result()
+            try:
+                await services.parts.renew_part(
+                    part.job_id, part.index, acquisition_id=lease.acquisition_id
+                )
+            except LeaseLost:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the lease may still hold; try again later
+                log.warning(
+                    "lease.renew_error",
+                    extra={"job_id": part.job_id, "error_type": type(exc).__name__},
+                )
+    finally:
+        if not step.done():
+            step.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await step
+
+
+async def _bounded_part(
+    services: Services, part: JobPart, ceiling: float
+) -> tuple[JobPart, timedelta | None]:
+    try:
+        async with asyncio.timeout(ceiling) as deadline:
+            return await recognize_part(part, services)
+    except TimeoutError:
+        if deadline.expired():
+            raise StepTimedOut("the recognition of a part ran past its ceiling") from None
+        raise
 
 
 async def process(
@@ -329,6 +480,9 @@ async def _save_then_announce(
     if not job.state.is_terminal:
         if delay is None or delay <= timedelta(0):
             services.wakeup.notify(job.state)
+        if job.state is State.CHECK and job.operation_id is None:
+            # A split job waits for its parts: the part loops here take them now (ADR 52).
+            services.wakeup.notify(State.RECOGNIZE)
         return job
     # The save wrote the job's deliveries (ADR 35): a delivery loop here sends them now.
     services.wakeup.notify(OUTBOX)
@@ -380,7 +534,10 @@ class Workers:
     ``concurrency`` says how many loops each step state gets (0 or absent:
     none here). Of a state's loops, when it has two or more, the first is
     the express lane and takes only short jobs; the others take any job in
-    queue order, so a long job is never passed over by them (ADR 27).
+    queue order, so a long job is never passed over by them (ADR 27). The
+    general recognize loops also take the parts of split recordings when no
+    job waits in ``recognize`` (``acquire_next_part``, ADR 52); the express
+    loop never does.
     ``deliveries`` loops send the outbox's Telegram notices and
     ``WEBHOOK_LOOPS_PER_DELIVERY_LOOP`` times as many its webhooks (ADR 35,
     40): a receiver that hangs can hold a webhook loop, never a notice's.
@@ -512,6 +669,9 @@ class Workers:
                         await token.wait()
                 continue
             if lease is None:
+                # The express loop never takes a part: a voice note never waits behind one.
+                if state is State.RECOGNIZE and not short_only and await self._part():
+                    continue
                 await token.wait()
                 continue
             self.running += 1
@@ -528,6 +688,28 @@ class Workers:
                 )
             finally:
                 self.running -= 1
+
+    async def _part(self) -> bool:
+        """Take and recognise the next part of any split job; False when there was none."""
+        services = self.services
+        try:
+            lease = await acquire_next_part(services)
+        except Exception as exc:  # noqa: BLE001 - a broken database must not end the loop
+            log.warning("acquire_part.error", extra={"error_type": type(exc).__name__})
+            return False
+        if lease is None:
+            return False
+        self.running += 1
+        try:
+            await process_part(services, lease, outages=self._outages)
+        except Exception as exc:  # noqa: BLE001 - the part's lease expires and it is retried
+            log.warning(
+                "process_part.error",
+                extra={"job_id": lease.part.job_id, "error_type": type(exc).__name__},
+            )
+        finally:
+            self.running -= 1
+        return True
 
     async def _deliver(self, kind: DeliveryKind) -> None:
         """Send due deliveries of ``kind`` one at a time; wait for a wake-up when none is due."""
@@ -558,6 +740,9 @@ class Workers:
                 ready = Ready()
             for state in ready.states:
                 services.wakeup.notify(state)
+            if ready.parts_due:
+                # Parts are taken by the recognize loops (ADR 52).
+                services.wakeup.notify(State.RECOGNIZE)
             # A retry's pause ended, or another process wrote a delivery.
             if ready.delivery_due and self.deliveries:
                 services.wakeup.notify(OUTBOX)

@@ -124,15 +124,21 @@ def test_whisper_keys(tmp_path: Path) -> None:
     whisper = Config().whisper
     assert (whisper.model, whisper.language, whisper.compute_type) == ("base", "", "int8")
     assert (whisper.threads, whisper.beam_size, whisper.batch_size) == (0, 5, 0)
+    assert whisper.part_seconds == 600
     path = write(
         tmp_path,
         '[recognizer]\nkind = "whisper"\n[whisper]\nmodel = "/models/small"\nlanguage = "ru"\n',
     )
-    env = {"TRANSCRIBER_WHISPER_BEAM_SIZE": "1", "TRANSCRIBER_WHISPER_BATCH_SIZE": "8"}
+    env = {
+        "TRANSCRIBER_WHISPER_BEAM_SIZE": "1",
+        "TRANSCRIBER_WHISPER_BATCH_SIZE": "8",
+        "TRANSCRIBER_WHISPER_PART_SECONDS": "0",
+    }
     config = load_config(path, env)
     assert config.recognizer.kind == "whisper"
     assert (config.whisper.model, config.whisper.language) == ("/models/small", "ru")
     assert (config.whisper.beam_size, config.whisper.batch_size) == (1, 8)
+    assert config.whisper.part_seconds == 0
 
 
 def test_secrets_come_from_env() -> None:
@@ -194,6 +200,7 @@ def test_secrets_are_not_in_repr() -> None:
         ("[memory]\nchecks_before_done = -1\n", {}, r"\[memory\] checks_before_done: must"),
         ("[memory]\ntext = 5\n", {}, r"\[memory\] text: expected a string"),
         ("[memory]\nfail_with = true\n", {}, r"\[memory\] fail_with: expected a string"),
+        ("[memory]\nwork_seconds = -1\n", {}, r"\[memory\] work_seconds: must not be negative"),
         ("[memory]\nfail = 1\n", {}, r"\[memory\] fail: unknown key"),
         ("[workers]\nconvert = -1\n", {}, r"\[workers\] convert: must not be negative"),
         ("[workers]\nrecognize = -2\n", {}, r"\[workers\] recognize: must not be negative"),
@@ -216,6 +223,8 @@ def test_secrets_are_not_in_repr() -> None:
         ("[whisper]\nbeam_size = 0\n", {}, r"\[whisper\] beam_size: must be at least 1"),
         ("[whisper]\nbatch_size = -1\n", {}, r"\[whisper\] batch_size: expected 0"),
         ("[whisper]\nbatch_size = 65\n", {}, r"\[whisper\] batch_size: expected 0"),
+        ("[whisper]\npart_seconds = -1\n", {}, r"\[whisper\] part_seconds: must not be negative"),
+        ('[whisper]\npart_seconds = "ten"\n', {}, r"\[whisper\] part_seconds: expected a number"),
         ("[yandex]\nstarts_per_hour = 0\n", {}, r"\[yandex\] starts_per_hour: must be positive"),
         ("[yandex]\nsync_per_second = -1\n", {}, r"\[yandex\] sync_per_second: must be"),
         ("[yandex]\nsync_max_seconds = 31\n", {}, r"\[yandex\] sync_max_seconds: must be"),

@@ -48,13 +48,9 @@ async def test_each_part_is_streamed_when_it_is_recognised(tmp_path: Path) -> No
 
     reader = asyncio.create_task(read())
     seen_while_running: list[list[str]] = []
-    for _ in range(50):
-        current = await world.repo.get(job.id)
-        if current.state.is_terminal:
+    for _ in range(80):
+        if not await world.advance(job.id):
             break
-        if current.delay_time is not None and current.delay_time > world.clock.now():
-            world.clock.set(current.delay_time)
-        await world.step(current.state)
         if (await world.repo.get(job.id)).state.is_terminal:
             continue
         done = sum(part.done for part in await world.repo.get_parts(job.id))

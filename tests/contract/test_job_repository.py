@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -16,11 +17,14 @@ from transcriber_contracts.job_repository import (
     OpenAnother,
 )
 from transcriber_contracts.outbox import OutboxContract
+from transcriber_contracts.parts import ElsewhereOpener, PartsContract
 from transcriber_core.clocks import ManualClock
 from transcriber_core.ports import JobRepository
 
 
-class TestMemoryJobRepository(JobRepositoryContract, OutboxContract, JobLifecycleContract):
+class TestMemoryJobRepository(
+    JobRepositoryContract, OutboxContract, JobLifecycleContract, PartsContract
+):
     """The in-memory repository keeps the contract; a second one shares its database object."""
 
     @pytest.fixture
@@ -36,8 +40,18 @@ class TestMemoryJobRepository(JobRepositoryContract, OutboxContract, JobLifecycl
 
         return another
 
+    @pytest.fixture
+    def open_elsewhere(self, repo: MemoryJobRepository) -> ElsewhereOpener:
+        @asynccontextmanager
+        async def opened() -> AsyncIterator[JobRepository]:
+            yield MemoryJobRepository(database=repo.database)
 
-class TestSqliteJobRepository(JobRepositoryContract, OutboxContract, JobLifecycleContract):
+        return opened
+
+
+class TestSqliteJobRepository(
+    JobRepositoryContract, OutboxContract, JobLifecycleContract, PartsContract
+):
     """The SQLite repository keeps the contract on a real file; another is its own connection."""
 
     @pytest.fixture
@@ -60,8 +74,24 @@ class TestSqliteJobRepository(JobRepositoryContract, OutboxContract, JobLifecycl
         for other in opened:
             await other.close()
 
+    @pytest.fixture
+    def open_elsewhere(
+        self, repo: SqliteJobRepository, clock: ManualClock, tmp_path: Path
+    ) -> ElsewhereOpener:
+        @asynccontextmanager
+        async def opened() -> AsyncIterator[JobRepository]:
+            other = await SqliteJobRepository.open(tmp_path / "jobs.db", clock=clock)
+            try:
+                yield other
+            finally:
+                await other.close()
 
-class TestPostgresJobRepository(JobRepositoryContract, OutboxContract, JobLifecycleContract):
+        return opened
+
+
+class TestPostgresJobRepository(
+    JobRepositoryContract, OutboxContract, JobLifecycleContract, PartsContract
+):
     """The PostgreSQL repository keeps the contract; another is on a pool of its own."""
 
     @pytest.fixture
@@ -81,3 +111,17 @@ class TestPostgresJobRepository(JobRepositoryContract, OutboxContract, JobLifecy
         yield another
         for database in opened:
             await database.close()
+
+    @pytest.fixture
+    def open_elsewhere(
+        self, repo: PostgresJobRepository, clock: ManualClock, postgres_url: str
+    ) -> ElsewhereOpener:
+        @asynccontextmanager
+        async def opened() -> AsyncIterator[JobRepository]:
+            database = await Database.open(postgres_url, pool_size=1)
+            try:
+                yield PostgresJobRepository(database, clock=clock)
+            finally:
+                await database.close()
+
+        return opened

@@ -22,14 +22,14 @@ from transcriber_adapters.memory import (
     MemoryRecognizer,
 )
 from transcriber_adapters.system import RandomIds
-from transcriber_core.entities import Job, Origin, State
+from transcriber_core.entities import Job, JobPart, Origin, State
 from transcriber_core.intake import submit
 from transcriber_core.naming import extension_of
 from transcriber_core.outbox import deliver_next
 from transcriber_core.policy import Settings
 from transcriber_core.ports import FileStore, JobRepository
 from transcriber_core.services import Services
-from transcriber_core.worker import acquire_next, process
+from transcriber_core.worker import acquire_next, acquire_next_part, process, process_part
 
 #: Settings for tests: real numbers, but a lease short enough to read easily.
 TEST_SETTINGS = Settings()
@@ -93,16 +93,37 @@ class World:
             tried += 1
         return tried
 
+    async def step_part(self) -> JobPart | None:
+        """Take the next part of any split job and run its step (ADR 52); None without one."""
+        lease = await acquire_next_part(self.services)
+        if lease is None:
+            return None
+        result = await process_part(self.services, lease)
+        await self.deliver()
+        return result
+
+    async def advance(self, job_id: str) -> bool:
+        """Run the job's next step or part, moving the clock past a delay; False once it ended."""
+        job = await self.repo.get(job_id)
+        if job.state.is_terminal:
+            return False
+        if job.state is State.CHECK and await self.step_part() is not None:
+            return True
+        now = self.clock.now()
+        if job.delay_time is not None and job.delay_time > now:
+            parts = await self.repo.get_parts(job_id)
+            dues = [p.delay_time for p in parts if not p.finished and p.delay_time is not None]
+            self.clock.set(min([job.delay_time, *(due for due in dues if due > now)]))
+            return True
+        await self.step(job.state)
+        return True
+
     async def run_to_end(self, job_id: str) -> Job:
-        """Run steps, moving the clock past every delay, until the job is terminal."""
-        for _ in range(50):
-            job = await self.repo.get(job_id)
-            if job.state.is_terminal:
-                return job
-            if job.delay_time is not None and job.delay_time > self.clock.now():
-                self.clock.set(job.delay_time)
-            await self.step(job.state)
-        raise AssertionError("job did not finish in 50 steps")
+        """Run steps and parts, moving the clock past every delay, until the job is terminal."""
+        for _ in range(80):
+            if not await self.advance(job_id):
+                return await self.repo.get(job_id)
+        raise AssertionError("job did not finish in 80 steps and parts")
 
     def gate_converter(self) -> GatedConverter:
         """Swap in a converter that waits inside each call until the test releases it."""

@@ -269,6 +269,7 @@ def test_an_import_of_another_packages_private_module_is_found() -> None:
 #: The roles of the job database (``transcriber_core.ports``) as ``Services`` hands them out.
 ROLES = {
     "queue": "JobQueue",
+    "parts": "PartQueue",
     "jobs": "Jobs",
     "file_records": "FileRecords",
     "outbox": "Outbox",
@@ -283,13 +284,13 @@ CORE_ROLES = {
     "transcriber_core/edits.py": {"Jobs"},
     "transcriber_core/intake.py": {"Jobs"},
     "transcriber_core/outbox.py": {"Jobs", "Outbox"},
-    "transcriber_core/part_steps.py": {"FileRecords", "JobQueue", "Jobs"},
+    "transcriber_core/part_steps.py": {"FileRecords", "JobQueue", "Jobs", "PartQueue"},
     "transcriber_core/progress.py": {"JobQueue"},
     "transcriber_core/retention.py": {"Removals"},
     "transcriber_core/speakers.py": {"FileRecords", "Jobs"},
     "transcriber_core/steps.py": {"FileRecords", "Jobs"},
     "transcriber_core/waiting.py": {"Jobs"},
-    "transcriber_core/worker.py": {"JobQueue"},
+    "transcriber_core/worker.py": {"JobQueue", "PartQueue"},
 }
 
 

@@ -68,24 +68,39 @@ async def test_long_recording_is_split_at_silences_and_joined(new_world: NewWorl
     assert job.operation_id is None
 
 
-async def test_retry_restarts_only_the_parts_not_started(new_world: NewWorld) -> None:
-    """A start that fails after part 1 started: the retry starts parts 2 and 3 only."""
+async def test_a_failed_start_retries_that_part_alone(new_world: NewWorld) -> None:
+    """Part 2's start fails: it pauses on its own attempts; parts 1 and 3 go on, none redone."""
     world = new_world()
     world.recognizer.finish_next("one")
     flaky = FailingNthStart(world.services.recognizer, fail_at=2)
     world.services = attrs.evolve(world.services, recognizer=flaky)
     job_id = await converted(world)
-    retried = await world.step(State.RECOGNIZE)
-    assert retried is not None
-    assert retried.state is State.RECOGNIZE
-    first = (await world.repo.get_parts(job_id))[0]
-    assert first.operation_id is not None
+    planned = await world.step(State.RECOGNIZE)
+    assert planned is not None
+    assert planned.state is State.CHECK
+    assert all(p.operation_id is None for p in await world.repo.get_parts(job_id))
+    await run_parts(world)
+    first, failed, third = await world.repo.get_parts(job_id)
+    assert first.done
+    assert third.done
+    assert (failed.operation_id, failed.attempts) == (None, 1)
+    assert failed.error is not None
+    assert failed.delay_time is not None
+    assert failed.delay_time > world.clock.now()
     job = await world.run_to_end(job_id)
     assert job.state is State.DONE, job.error
     assert len(world.recognizer.started) == 3
     assert (await world.repo.get_parts(job_id))[0].operation_id == first.operation_id
     assert job.text is not None
     assert job.text.startswith("one ")
+
+
+async def run_parts(world: World) -> int:
+    """Run every part that may be taken now, as idle part loops would; how many steps."""
+    steps = 0
+    while await world.step_part() is not None:
+        steps += 1
+    return steps
 
 
 async def test_a_done_part_is_never_checked_again(new_world: NewWorld) -> None:
@@ -101,15 +116,14 @@ async def test_a_done_part_is_never_checked_again(new_world: NewWorld) -> None:
 
 
 async def test_status_counts_parts_as_they_finish(new_world: NewWorld) -> None:
-    """After one check round two of three parts are done; the job waits in check."""
+    """After each part started and was checked once, two of three are done; the job waits."""
     world = new_world()
     world.recognizer.finish_next("a")
     world.recognizer.finish_next("b", pending_checks=3)
     job_id = await converted(world)
     await world.step(State.RECOGNIZE)
-    job = await world.repo.get(job_id)
-    world.clock.set(job.delay_time or world.clock.now())
-    await world.step(State.CHECK)
+    # The memory recognizer advises no wait: each part is started, then checked at once.
+    assert await run_parts(world) == 6
     parts = await world.repo.get_parts(job_id)
     assert [p.done for p in parts] == [True, False, True]
     assert (await world.repo.get(job_id)).state is State.CHECK
@@ -133,13 +147,11 @@ async def test_each_part_copy_is_removed_once_done(new_world: NewWorld) -> None:
     world.recognizer.finish_next("b", pending_checks=3)
     job_id = await converted(world)
     await world.step(State.RECOGNIZE)
+    await run_parts(world)
     parts = await world.repo.get_parts(job_id)
     copies = {p.storage_file_id for p in parts}
     assert len(copies) == 3
     assert None not in copies
-    assert len(bucket.names()) == 3
-    world.clock.set((await world.repo.get(job_id)).delay_time or world.clock.now())
-    await world.step(State.CHECK)
     assert len(bucket.names()) == 1  # only the running part's copy is left
     job = await world.run_to_end(job_id)
     assert job.state is State.DONE
@@ -186,15 +198,15 @@ async def test_audio_within_the_limit_goes_whole(new_world: NewWorld) -> None:
 async def test_parts_written_by_a_worker_that_lost_its_lease_are_refused(
     new_world: NewWorld,
 ) -> None:
-    """A recognize step whose lease passed on writes no part (fencing per part)."""
+    """A part step whose part lease passed on writes nothing more (fencing per part)."""
     world = new_world()
     job_id = await converted(world)
+    await world.step(State.RECOGNIZE)
     stolen = StealingRecognizer(world)
     world.services = attrs.evolve(world.services, recognizer=stolen)
-    result = await world.step(State.RECOGNIZE)
-    assert result is None  # the step's own save was refused too
-    parts = await world.repo.get_parts(job_id)
-    assert all(p.operation_id is None for p in parts)
+    assert await world.step_part() is None
+    first = (await world.repo.get_parts(job_id))[0]
+    assert (first.acquisition_id, first.operation_id) == ("thief", None)
 
 
 class FailingNthStart(Delegate):
@@ -213,7 +225,7 @@ class FailingNthStart(Delegate):
 
 
 class StealingRecognizer(Delegate):
-    """Before the first start, another worker takes the job over (its lease lapsed)."""
+    """Before the first start, another worker takes the part over (its lease lapsed)."""
 
     def __init__(self, world: World) -> None:
         super().__init__(world.recognizer)
@@ -222,10 +234,8 @@ class StealingRecognizer(Delegate):
     async def start(self, audio: FileRecord, *, duration: float | None, **_: object) -> Started:
         world = self._world
         world.clock.advance(world.services.settings.lease * 2)
-        taken = await world.repo.acquire(
-            State.RECOGNIZE,
-            acquisition_id="thief",
-            lease=world.services.settings.lease,
+        taken = await world.repo.acquire_part(
+            acquisition_id="thief", lease=world.services.settings.lease
         )
         assert taken is not None
         started: Started = await self.inner.start(audio, duration=duration, **_)
@@ -233,7 +243,7 @@ class StealingRecognizer(Delegate):
 
 
 async def test_progress_is_the_seconds_of_the_parts_done(new_world: NewWorld) -> None:
-    """Planning begins the progress at 0; a check round notes the seconds of the parts done."""
+    """Planning begins the progress at 0; the job's check notes the seconds of the parts done."""
     world = new_world()
     world.recognizer.finish_next("a")
     world.recognizer.finish_next("b", pending_checks=3)
@@ -243,7 +253,8 @@ async def test_progress_is_the_seconds_of_the_parts_done(new_world: NewWorld) ->
     job = await world.repo.get(job_id)
     assert job.progress is not None
     assert (job.progress.seconds_done, job.progress.started) == (0.0, planned_at)
-    world.clock.set(job.delay_time or world.clock.now())
+    await run_parts(world)  # parts 1 and 3 done, part 2 still pending
+    world.clock.set(max(job.delay_time or planned_at, world.clock.now()))
     await world.step(State.CHECK)
     job = await world.repo.get(job_id)
     assert job.progress is not None

@@ -3,7 +3,7 @@
 The contract suite (tests/contract/test_job_repository.py) checks what every
 repository does; these check what only this one does: ``pg_notify`` at
 commit whenever work becomes ready, "now" read from the server, and 16
-processes acquiring at once on pools of their own.
+processes acquiring jobs, or parts, at once on pools of their own.
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ import psycopg
 import pytest
 
 from transcriber_adapters.postgres import WAKEUP_CHANNEL, Database, PostgresJobRepository
-from transcriber_contracts.job_repository import LEASE, make_job
+from transcriber_contracts.job_repository import LEASE, T0, make_job
+from transcriber_contracts.parts import split_job
+from transcriber_core.clocks import ManualClock
 from transcriber_core.entities import State
 from transcriber_core.errors import LeaseLost
 from transcriber_core.transitions import Actor, transition
@@ -247,4 +249,46 @@ async def test_sixteen_processes_never_share_a_job(
         )
     taken = [job_id for got in results for job_id in got]
     assert len(taken) == len(set(taken)) == jobs
+    assert sum(1 for got in results if got) > _RACERS // 2
+
+
+async def _take_parts(url: str, name: str, start: Barrier) -> list[tuple[str, int]]:
+    """Take parts until none is left, once every racer is connected; the parts this one got."""
+    database = await Database.open(url, pool_size=1)
+    try:
+        repo = PostgresJobRepository(database)
+        await asyncio.to_thread(start.wait)
+        got: list[tuple[str, int]] = []
+        while part := await repo.acquire_part(acquisition_id=f"{name}-{len(got)}", lease=LEASE):
+            got.append((part.job_id, part.index))
+        return got
+    finally:
+        await database.close()
+
+
+def _part_racer(url: str, name: str, start: Barrier) -> list[tuple[str, int]]:
+    return asyncio.run(_take_parts(url, name, start))
+
+
+async def test_sixteen_processes_never_share_a_part(
+    repo: PostgresJobRepository, postgres_url: str
+) -> None:
+    """16 processes drain the parts of 20 split jobs at once (ADR 52): each part goes out once."""
+    clock = ManualClock(T0)
+    planned: list[tuple[str, int]] = []
+    for _ in range(20):
+        job, parts = await split_job(clock, repo, 8)
+        planned.extend((job.id, part.index) for part in parts)
+    context = multiprocessing.get_context("spawn")
+    with context.Manager() as manager, ProcessPoolExecutor(_RACERS, mp_context=context) as pool:
+        start = manager.Barrier(_RACERS)
+        loop = asyncio.get_running_loop()
+        results = await asyncio.gather(
+            *(
+                loop.run_in_executor(pool, _part_racer, postgres_url, f"p{i}", start)
+                for i in range(_RACERS)
+            )
+        )
+    taken = [key for got in results for key in got]
+    assert sorted(taken) == sorted(planned)
     assert sum(1 for got in results if got) > _RACERS // 2

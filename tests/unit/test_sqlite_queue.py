@@ -8,7 +8,7 @@ import sqlite3
 import threading
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta, timezone
 from multiprocessing.synchronize import Barrier as ProcessBarrier
@@ -29,6 +29,8 @@ from transcriber_adapters.sqlite import (
 )
 from transcriber_adapters.sqlite.schema import Migration
 from transcriber_adapters.sqlite.statements import ACQUIRE_SHORT_SQL, INSERT_JOB_SQL
+from transcriber_contracts.parts import split_job
+from transcriber_core.clocks import ManualClock
 from transcriber_core.entities import FileRecord, Job, Location, Origin, State, Word
 from transcriber_core.errors import Conflict, FileNotFound, RepositoryUnavailable
 
@@ -566,3 +568,50 @@ async def test_a_killed_worker_loses_nothing(repo: SqliteJobRepository, db_path:
     again = await acquire(repo, "lease-rescue", now=NOW + LEASE)
     assert again is not None
     assert (again.id, again.attempts, again.source_file_id) == ("a", 2, "f1")
+
+
+# -- parts taken by real processes (ADR 52) --------------------------------------------
+
+
+def _drain_parts(path: Path, name: str, barrier: ProcessBarrier) -> list[tuple[str, int]]:
+    """A child process: its own repository on the shared file, taking parts until none is left."""
+
+    async def drain() -> list[tuple[str, int]]:
+        repo = await SqliteJobRepository.open(path)
+        try:
+            await asyncio.to_thread(barrier.wait)
+            got: list[tuple[str, int]] = []
+            while part := await repo.acquire_part(acquisition_id=f"{name}-{len(got)}", lease=LEASE):
+                got.append((part.job_id, part.index))
+            return got
+        finally:
+            await repo.close()
+
+    return asyncio.run(drain())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("takers", [3, 16])
+async def test_processes_racing_for_parts_take_each_once(db_path: Path, takers: int) -> None:
+    """Processes on one file drain the parts of ten split jobs at once: each part goes out once."""
+    clock = ManualClock(T0)
+    planner = await SqliteJobRepository.open(db_path, clock=clock)
+    planned: list[tuple[str, int]] = []
+    try:
+        for _ in range(10):
+            job, parts = await split_job(clock, planner, 6)
+            planned.extend((job.id, part.index) for part in parts)
+    finally:
+        await planner.close()
+    context = multiprocessing.get_context("spawn")
+    with context.Manager() as manager, ProcessPoolExecutor(takers, mp_context=context) as pool:
+        barrier = manager.Barrier(takers, timeout=SYNC_TIMEOUT)
+        loop = asyncio.get_running_loop()
+        results = await asyncio.gather(
+            *(
+                loop.run_in_executor(pool, _drain_parts, db_path, f"p{n}", barrier)
+                for n in range(takers)
+            )
+        )
+    taken = [key for got in results for key in got]
+    assert sorted(taken) == sorted(planned)

@@ -260,3 +260,14 @@ def test_a_multilingual_model_knows_whispers_languages_and_translates(tmp_path: 
     assert {"ru", "uk", "en", "kk"} <= abilities.languages
     assert len(abilities.languages) == 98
     assert abilities.translate
+
+
+def test_part_seconds_is_the_length_long_recordings_are_split_at(
+    store: FilesystemFileStore,
+) -> None:
+    """600 s by default: longer recordings are split for many workers; 0 never; negative refused."""
+    assert WhisperRecognizer(store, tiny()).limits.max_seconds == 600
+    assert WhisperRecognizer(store, tiny(part_seconds=90.0)).limits.max_seconds == 90
+    assert WhisperRecognizer(store, tiny(part_seconds=0.0)).limits.max_seconds is None
+    with pytest.raises(ValueError, match="part_seconds"):
+        tiny(part_seconds=-1.0)

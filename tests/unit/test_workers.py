@@ -14,8 +14,8 @@ from tests.support.world import World, make_world
 from transcriber_adapters.memory import ManualClock, MemoryJobRepository, MemoryWakeupFeed
 from transcriber_core.entities import DeliveryKind, Job, NewDelivery, Origin, State
 from transcriber_core.errors import RepositoryUnavailable, TransientError
-from transcriber_core.policy import Settings
-from transcriber_core.ports import Event, Standing
+from transcriber_core.policy import DecodeLimits, Settings
+from transcriber_core.ports import Event, RecognizerLimits, Standing
 from transcriber_core.wakeup import Wakeup
 from transcriber_core.worker import WEBHOOK_LOOPS_PER_DELIVERY_LOOP, Workers, acquire_next, process
 
@@ -81,10 +81,12 @@ async def test_idle_process_polls_once_per_interval_not_per_worker(tmp_path: Pat
     # Each loop asks once at start and then sleeps until woken; the poller asks nothing
     # but ready_states (the sweeper's one offer at start aside).
     assert calls.count("acquire") == 8
+    # The three general recognize loops (not the express one) also look for a part (ADR 52).
+    assert calls.count("acquire_part") == 3
     # One notice loop and its webhook loops (ADR 44), each asking once at start.
     assert calls.count("acquire_delivery") == 1 + WEBHOOK_LOOPS_PER_DELIVERY_LOOP
     sweep = {"take_sweep", "remove_ended_files", "remove_ended_jobs"}
-    assert set(calls) - sweep == {"ready_states", "acquire", "acquire_delivery"}
+    assert set(calls) - sweep == {"ready_states", "acquire", "acquire_part", "acquire_delivery"}
 
 
 async def test_drain_lets_a_running_step_finish(tmp_path: Path) -> None:
@@ -334,3 +336,47 @@ async def test_a_worker_clock_five_minutes_fast_delays_no_retry_by_its_skew(
     stored = await world.repo.get(job.id)
     pause = world.services.settings.retry_base
     assert stored.delay_time == world.clock.now() + pause
+
+
+class PartGate(Delegate):
+    """The real recognizer, but a start on audio longer than 10 s waits for ``release``."""
+
+    def __init__(self, inner: object) -> None:
+        super().__init__(inner)
+        self.entered = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def start(self, audio: object, *, duration: float | None, **options: object) -> object:
+        if duration is not None and duration > 10:
+            self.entered.set()
+            await self.release.wait()
+        return await self.inner.start(audio, duration=duration, **options)
+
+
+async def test_a_voice_note_never_waits_behind_a_part(tmp_path: Path) -> None:
+    """The general recognize loop holds a part; the express loop ends a voice note meanwhile."""
+    world = make_world(tmp_path, settings=NO_POLLING)
+    world.converter.duration = 150.0
+    world.converter.limits = DecodeLimits(min_bytes_per_second=0.01)
+    world.recognizer.limits = RecognizerLimits(max_seconds=60)
+    long = await world.submit()
+    await world.step(State.CONVERT)
+    planned = await world.step(State.RECOGNIZE)
+    assert planned is not None
+    assert planned.state is State.CHECK
+    gate = PartGate(world.services.recognizer)
+    world.services = attrs.evolve(world.services, recognizer=gate)
+    world.converter.duration = 5.0
+    workers = Workers(world.services, {State.CONVERT: 2, State.RECOGNIZE: 2, State.CHECK: 1})
+    workers.start()
+    try:
+        async with asyncio.timeout(10):
+            await gate.entered.wait()
+        note = await world.submit()
+        assert (await told(world, note.id, Event.DONE)).state is State.DONE
+        assert (await world.repo.get(long.id)).state is State.CHECK
+        assert not any(part.done for part in await world.repo.get_parts(long.id))
+        gate.release.set()
+        assert (await told(world, long.id, Event.DONE)).state is State.DONE
+    finally:
+        await workers.drain(grace=1)

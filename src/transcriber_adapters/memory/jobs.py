@@ -239,7 +239,17 @@ class MemoryJobRepository(MemoryOutbox):
                 for job in self._jobs.values()
                 if job.state in STEP_STATES and _eligible(job, now, lease_cutoff)
             )
-            return Ready(states=states, delivery_due=bool(self._eligible(now, lease_cutoff)))
+            parts_due = any(
+                _part_eligible(part, now, lease_cutoff)
+                for job_id, parts in self._parts.items()
+                if (job := self._jobs.get(job_id)) is not None and job.state is State.CHECK
+                for part in parts.values()
+            )
+            return Ready(
+                states=states,
+                delivery_due=bool(self._eligible(now, lease_cutoff)),
+                parts_due=parts_due,
+            )
 
     async def put_file(self, record: FileRecord) -> None:
         """Insert the file record, or replace the one with the same id."""
@@ -308,6 +318,65 @@ class MemoryJobRepository(MemoryOutbox):
             kept = self._parts.setdefault(job_id, {})
             for part in parts:
                 kept[part.index] = part
+
+    async def acquire_part(self, *, acquisition_id: str, lease: timedelta) -> JobPart | None:
+        """Lease the next unfinished part of any job waiting in check; None when there is none."""
+        with self._lock:
+            self.calls.append("acquire_part")
+            now = self._db.clock.now()
+            candidates = [
+                (job.created, job.id, part.index)
+                for job_id, parts in self._parts.items()
+                if (job := self._jobs.get(job_id)) is not None and job.state is State.CHECK
+                for part in parts.values()
+                if _part_eligible(part, now, now - lease)
+            ]
+            if not candidates:
+                return None
+            _, job_id, index = min(candidates)
+            part = self._parts[job_id][index]
+            leased = attrs.evolve(
+                part, acquisition_id=acquisition_id, acquire_time=now, attempts=part.attempts + 1
+            )
+            self._parts[job_id][index] = leased
+            return leased
+
+    async def renew_part(self, job_id: str, index: int, *, acquisition_id: str) -> None:
+        """Move the part's lease to the store's now; ``LeaseLost`` if not held."""
+        with self._lock:
+            self.calls.append("renew_part")
+            part = self._parts.get(job_id, {}).get(index)
+            if part is None or part.acquisition_id != acquisition_id:
+                raise LeaseLost()
+            self._parts[job_id][index] = attrs.evolve(part, acquire_time=self._db.clock.now())
+
+    async def save_part_if_held(
+        self, part: JobPart, *, acquisition_id: str, delay: timedelta | None = None
+    ) -> bool:
+        """Write the held part; a last finished part makes its job due at once (one lock)."""
+        with self._lock:
+            self.calls.append("save_part_if_held")
+            parts = self._parts.get(part.job_id, {})
+            stored = parts.get(part.index)
+            if stored is None or stored.acquisition_id != acquisition_id:
+                raise LeaseLost()
+            now = self._db.clock.now()
+            parts[part.index] = attrs.evolve(
+                part,
+                start=stored.start,
+                end=stored.end,
+                acquire_time=None if part.acquisition_id is None else stored.acquire_time,
+                delay_time=part.delay_time if delay is None else now + delay,
+            )
+            if not part.finished:
+                return False
+            job = self._jobs.get(part.job_id)
+            if job is None or job.state is not State.CHECK:
+                return False
+            if not part.failed and any(other.text is None for other in parts.values()):
+                return False
+            self._jobs[job.id] = attrs.evolve(job, delay_time=None)
+            return True
 
     async def delete_job(self, job_id: str) -> Removed:
         """Delete the job, its parts and their file records at once; ``JobNotFound`` if none."""
@@ -425,3 +494,12 @@ def _leased(job: Job, lease_cutoff: datetime) -> bool:
         and job.acquire_time is not None
         and job.acquire_time > lease_cutoff
     )
+
+
+def _part_eligible(part: JobPart, now: datetime, lease_cutoff: datetime) -> bool:
+    """A part some worker may take: unfinished, not delayed, no live lease (ADR 52)."""
+    if part.finished or (part.delay_time is not None and part.delay_time > now):
+        return False
+    if part.acquisition_id is None:
+        return True
+    return part.acquire_time is not None and part.acquire_time <= lease_cutoff

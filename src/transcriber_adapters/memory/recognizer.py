@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from datetime import timedelta
 
@@ -60,6 +61,10 @@ class MemoryRecognizer:
     a translated text is its text behind ``TRANSLATED_PREFIX``; the language
     it says it heard is the one asked for ("en" for a translation), else
     none. ``requests`` records what each ``start`` was asked.
+
+    With ``work_seconds`` each ``start`` works that long (cancellably), then
+    returns its outcome at once, as a local engine does (ADR 28): no check
+    follows, so any process may take the next part of a long recording.
     """
 
     def __init__(
@@ -70,9 +75,14 @@ class MemoryRecognizer:
         fail_with: str | None = None,
         max_seconds: float | None = None,
         max_bytes: int | None = None,
+        work_seconds: float = 0.0,
     ) -> None:
         if checks_before_done < 0:
             raise ValueError("checks_before_done must not be negative")
+        if not work_seconds >= 0:
+            raise ValueError("work_seconds must not be negative")
+        #: Seconds each ``start`` works before it answers with the outcome; 0: checks answer.
+        self.work_seconds = work_seconds
         #: What one operation accepts.
         self.limits = RecognizerLimits(max_seconds=max_seconds, max_bytes=max_bytes)
         #: What it can be asked for.
@@ -145,6 +155,12 @@ class MemoryRecognizer:
         self.requests.append(request)
         self.operations[operation_id] = operation
         self.started.append(operation_id)
+        if self.work_seconds > 0:
+            await asyncio.sleep(self.work_seconds)
+            operation.pending_checks = 0
+            outcome = await self.check(operation_id)
+            if isinstance(outcome, Recognized | Rejected):
+                return Started(operation_id=operation_id, outcome=outcome)
         return Started(operation_id=operation_id, advised_delay=timedelta(0))
 
     async def check(self, operation_id: str) -> CheckResult:

@@ -40,7 +40,7 @@ from transcriber_core.ports import Clock, Ready, Removed
 from transcriber_core.transitions import check_acquirable
 
 #: The poller's one query a tick: the ready step states, then ``DUE`` when a delivery is.
-_READY_SQL: LiteralString = sql.READY_STATES_SQL + DELIVERY_DUE_ROW
+_READY_SQL: LiteralString = sql.READY_STATES_SQL + DELIVERY_DUE_ROW + sql.PARTS_DUE_ROW
 
 
 class PostgresJobRepository(PostgresOutbox):
@@ -304,6 +304,54 @@ class PostgresJobRepository(PostgresOutbox):
                 await cursor.executemany(sql.PUT_PART_SQL, [sql.ROWS.part_params(p) for p in parts])
         if any(part.done for part in parts):
             await self.wakeups.job_changed(job_id)
+
+    async def acquire_part(self, *, acquisition_id: str, lease: timedelta) -> JobPart | None:
+        """Lease the next unfinished part of any job with ``ACQUIRE_PART_SQL``; None if none."""
+        params = {"acquisition_id": acquisition_id, "lease": lease, "now": now_param(self._clock)}
+        row = await self._db.fetchone(sql.ACQUIRE_PART_SQL, params)
+        return None if row is None else sql.ROWS.part_from_row(row)
+
+    async def renew_part(self, job_id: str, index: int, *, acquisition_id: str) -> None:
+        """Move the part's lease to the store's now; ``LeaseLost`` if not held."""
+        params = {
+            "job_id": job_id,
+            "part_index": index,
+            "acquisition_id": acquisition_id,
+            "now": now_param(self._clock),
+        }
+        if await self._db.execute(sql.RENEW_PART_SQL, params) == 0:
+            raise LeaseLost()
+
+    async def save_part_if_held(
+        self, part: JobPart, *, acquisition_id: str, delay: timedelta | None = None
+    ) -> bool:
+        """Write the held part; a last finished part makes its job due in the same transaction.
+
+        The job's row is locked first, so saves of one job's parts take turns.
+        A job made due wakes the check step, and a part done tells the ``/v1``
+        answers waiting on the job, once the transaction has committed.
+        """
+        params = {
+            **sql.ROWS.part_params(part),
+            "held_by": acquisition_id,
+            "now": now_param(self._clock),
+            "delay": delay,
+        }
+        due = False
+        async with self._db.transaction() as conn:
+            await conn.execute(sql.LOCK_PARTS_JOB_SQL, {"job_id": part.job_id})
+            cursor = await conn.execute(sql.SAVE_PART_IF_HELD_SQL, params)
+            if cursor.rowcount == 0:
+                raise LeaseLost()
+            if part.finished:
+                finished = {"job_id": part.job_id, "failed": part.failed}
+                cursor = await conn.execute(sql.PARTS_FINISHED_SQL, finished)
+                due = cursor.rowcount > 0
+        if due:
+            await self.wakeups.wake(State.CHECK)
+        if part.done:
+            await self.wakeups.job_changed(part.job_id)
+        return due
 
     async def delete_job(self, job_id: str) -> Removed:
         """Delete the job, its parts and their file records in one transaction; returns them."""

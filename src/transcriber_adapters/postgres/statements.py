@@ -252,6 +252,67 @@ PUT_PART_SQL = (
     + ", ".join(f"{c} = excluded.{c}" for c in PART_COLUMNS if c not in ("job_id", "part_index"))
 )
 
+#: A part that some worker may take (ADR 52), as ``p``: unfinished, not delayed, no live
+#: lease, and its job (``j``) waiting in check. Binds ``now`` and ``lease``.
+_PART_ELIGIBLE = (
+    "j.state = 'check' AND p.text IS NULL AND NOT p.failed"
+    f" AND (p.delay_time IS NULL OR p.delay_time <= {NOW_SQL})"
+    f" AND (p.acquisition_id IS NULL OR p.acquire_time <= {NOW_SQL} - %(lease)s::interval)"
+)
+
+#: Lease the next part of any job in one statement; parameters: ``acquisition_id``,
+#: ``now``, ``lease``. As ``ACQUIRE_SQL``: FOR UPDATE OF p re-tests a part another
+#: transaction changed (EvalPlanQual) and skips one another taker holds, and the part
+#: stays locked until the UPDATE commits, so no second test is needed.
+ACQUIRE_PART_SQL = (
+    f"UPDATE job_parts SET acquisition_id = %(acquisition_id)s, acquire_time = {NOW_SQL},"
+    " attempts = attempts + 1"
+    " WHERE (job_id, part_index) = ("
+    "SELECT p.job_id, p.part_index FROM job_parts AS p JOIN jobs AS j ON j.id = p.job_id"
+    f" WHERE {_PART_ELIGIBLE} ORDER BY j.created, j.id, p.part_index LIMIT 1"
+    f" FOR UPDATE OF p SKIP LOCKED) RETURNING {_PART_LIST}"
+)
+
+#: The poller's row for a part that may be taken; appended to ``READY_STATES_SQL``.
+PARTS_DUE_ROW = (
+    " UNION ALL SELECT 'parts' WHERE EXISTS (SELECT 1 FROM job_parts AS p"
+    f" JOIN jobs AS j ON j.id = p.job_id WHERE {_PART_ELIGIBLE})"
+)
+
+#: Move a part's held lease; parameters: ``job_id``, ``part_index``, ``acquisition_id``, ``now``.
+RENEW_PART_SQL = (
+    f"UPDATE job_parts SET acquire_time = {NOW_SQL} WHERE job_id = %(job_id)s"
+    " AND part_index = %(part_index)s AND acquisition_id = %(acquisition_id)s"
+)
+
+#: Lock a job's row for the save of one of its parts (``job_id``): saves of one job's
+#: parts take turns, so the test of the last part sees every other part's commit.
+#: NO KEY UPDATE: the parts' foreign keys (KEY SHARE) and acquires are not held up.
+LOCK_PARTS_JOB_SQL = "SELECT 1 FROM jobs WHERE id = %(job_id)s FOR NO KEY UPDATE"
+
+#: Write a held part's work and lease fields; parameters: ``part_params``, ``held_by``,
+#: ``now``, ``delay`` (an interval, or NULL for the part's own ``delay_time``). Its range
+#: is planned once and never rewritten; ``acquire_time`` is kept with the lease.
+SAVE_PART_IF_HELD_SQL = (
+    "UPDATE job_parts SET file_id = %(file_id)s, storage_file_id = %(storage_file_id)s,"
+    " operation_id = %(operation_id)s, text = %(text)s, words = %(words)s::jsonb,"
+    " attempts = %(attempts)s, error = %(error)s, failed = %(failed)s,"
+    f" delay_time = coalesce({NOW_SQL} + %(delay)s::interval, %(delay_time)s::timestamptz),"
+    " acquisition_id = %(acquisition_id)s::text,"
+    " acquire_time = CASE WHEN %(acquisition_id)s::text IS NULL THEN NULL ELSE acquire_time END"
+    " WHERE job_id = %(job_id)s AND part_index = %(part_index)s"
+    " AND acquisition_id = %(held_by)s"
+)
+
+#: Make a job that waits in check due now once its parts are all finished, or one
+#: failed for good; parameters: ``job_id``, ``failed``. Run after ``LOCK_PARTS_JOB_SQL``
+#: in the part's transaction, so the NOT EXISTS sees every other part's committed save.
+PARTS_FINISHED_SQL = (
+    "UPDATE jobs SET delay_time = NULL WHERE id = %(job_id)s AND state = 'check'"
+    " AND (%(failed)s::boolean OR NOT EXISTS (SELECT 1 FROM job_parts"
+    " WHERE job_id = %(job_id)s AND text IS NULL))"
+)
+
 #: Take a sweep lease unless it is held; parameters: ``name``, ``now``, ``lease``. One
 #: statement: a taker that finds the row waits for its holder's commit and re-tests the
 #: WHERE, so of processes asking at once one writes a row (row count 1), the rest none.

@@ -1,4 +1,4 @@
-"""What both SQL dialects' outbox and poller share: the ``DUE`` row and reading the answer."""
+"""What both SQL dialects' outbox and poller share: the ``DUE`` and ``PARTS`` rows, the answer."""
 
 from __future__ import annotations
 
@@ -9,10 +9,12 @@ from transcriber_core.ports import Ready
 
 #: The row each dialect's ``DELIVERY_DUE_ROW`` adds to the ready states; never a state's name.
 DUE = "outbox"
+#: The row each dialect's ``PARTS_DUE_ROW`` adds when a part may be taken (ADR 52).
+PARTS = "parts"
 
 
 def ready_of(names: Iterable[str]) -> Ready:
-    """The poller's answer from the names its one query returned: step states, then ``DUE``."""
+    """The poller's answer from its one query's names: step states, ``DUE``, ``PARTS``."""
     rows = list(names)
-    states = frozenset(RowMapping.state_of(name) for name in rows if name != DUE)
-    return Ready(states=states, delivery_due=DUE in rows)
+    states = frozenset(RowMapping.state_of(name) for name in rows if name not in (DUE, PARTS))
+    return Ready(states=states, delivery_due=DUE in rows, parts_due=PARTS in rows)

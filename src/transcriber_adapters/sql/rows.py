@@ -110,6 +110,12 @@ PART_COLUMNS: tuple[LiteralString, ...] = (
     "operation_id",
     "text",
     "words",
+    "attempts",
+    "acquisition_id",
+    "acquire_time",
+    "delay_time",
+    "error",
+    "failed",
 )
 #: Columns of ``admin_sessions`` in the order reads return them.
 SESSION_COLUMNS: tuple[LiteralString, ...] = (
@@ -394,12 +400,29 @@ class RowMapping:
             "operation_id": part.operation_id,
             "text": part.text,
             "words": words_to_db(part.words),
+            "attempts": part.attempts,
+            "acquisition_id": part.acquisition_id,
+            "acquire_time": self._time_or_none(part.acquire_time),
+            "delay_time": self._time_or_none(part.delay_time),
+            "error": part.error,
+            "failed": part.failed,
         }
+
+    def _time_or_none(self, value: datetime | None) -> Any:
+        return None if value is None else self._to_db(value)
 
     def part_from_row(self, row: Sequence[Any]) -> JobPart:
         """The part of a row selected as ``PART_COLUMNS``."""
-        job_id, index, start, end, file_id, storage_file_id, operation_id, text, words = row
+        (job_id, index, start, end, file_id, storage_file_id, operation_id, text, words) = row[:9]
+        attempts, acquisition_id, acquire_time, delay_time, error, failed = row[9:]
+        from_db = self._from_db
         return JobPart(
+            attempts=attempts,
+            acquisition_id=acquisition_id,
+            acquire_time=None if acquire_time is None else from_db(acquire_time),
+            delay_time=None if delay_time is None else from_db(delay_time),
+            error=error,
+            failed=bool(failed),
             job_id=job_id,
             index=index,
             start=start,

@@ -24,6 +24,7 @@ from transcriber_adapters.sql.removal import file_ids_of, job_ids_of
 from transcriber_adapters.sqlite.outbox import DELIVERY_DUE_ROW, SqliteOutbox, write_deliveries
 from transcriber_adapters.sqlite.schema import immediate, truncate_wal
 from transcriber_adapters.sqlite.statements import (
+    ACQUIRE_PART_SQL,
     ACQUIRE_SHORT_SQL,
     ACQUIRE_SQL,
     COUNT_BY_STATE_SQL,
@@ -46,14 +47,18 @@ from transcriber_adapters.sqlite.statements import (
     LIST_JOBS_IN_STATE_SQL,
     LIST_JOBS_SQL,
     LIST_OWNED_JOBS_SQL,
+    PARTS_DUE_ROW,
     PARTS_FILES_SQL,
+    PARTS_FINISHED_SQL,
     PUT_FILE_SQL,
     PUT_PART_SQL,
     QUEUE_POSITION_SQL,
     READY_STATES_SQL,
+    RENEW_PART_SQL,
     RENEW_SQL,
     ROWS,
     SAVE_IF_HELD_SQL,
+    SAVE_PART_IF_HELD_SQL,
     SAVE_PROGRESS_SQL,
     SAVE_SQL,
     TAKE_SWEEP_SQL,
@@ -215,6 +220,20 @@ class SqliteJobRepository(SqliteOutbox):
         check_parts(job_id, parts)
         await self._call(_save_parts_if_held, job_id, tuple(parts), acquisition_id)
 
+    async def acquire_part(self, *, acquisition_id: str, lease: timedelta) -> JobPart | None:
+        """Lease the next unfinished part of any job with ``ACQUIRE_PART_SQL``; None if none."""
+        return await self._call(_acquire_part, acquisition_id, self._clock, lease)
+
+    async def renew_part(self, job_id: str, index: int, *, acquisition_id: str) -> None:
+        """Move the part's lease to the store's now; ``LeaseLost`` if not held."""
+        await self._call(_renew_part, job_id, index, acquisition_id, self._clock)
+
+    async def save_part_if_held(
+        self, part: JobPart, *, acquisition_id: str, delay: timedelta | None = None
+    ) -> bool:
+        """Write the held part; a last finished part makes its job due in the same transaction."""
+        return await self._call(_save_part_if_held, part, acquisition_id, self._clock, delay)
+
     async def delete_job(self, job_id: str) -> Removed:
         """Delete the job, its parts and their file records in one transaction."""
         return await self._call(_delete_job, job_id)
@@ -373,7 +392,8 @@ def _save_if_unchanged(conn: sqlite3.Connection, job: Job, seen: Job) -> None:
 def _ready_states(conn: sqlite3.Connection, clock: Clock, lease: timedelta) -> Ready:
     params = _times(clock, lease)
     params["cutoff"] = params["lease_cutoff"]
-    return ready_of(row[0] for row in conn.execute(READY_STATES_SQL + DELIVERY_DUE_ROW, params))
+    query = READY_STATES_SQL + DELIVERY_DUE_ROW + PARTS_DUE_ROW
+    return ready_of(row[0] for row in conn.execute(query, params))
 
 
 def _times(clock: Clock, lease: timedelta) -> dict[str, int]:
@@ -423,6 +443,50 @@ def _save_parts_if_held(
         if conn.execute(JOB_HELD_SQL, {"id": job_id, "held_by": acquisition_id}).fetchone() is None:
             raise LeaseLost()
         conn.executemany(PUT_PART_SQL, [ROWS.part_params(part) for part in parts])
+
+
+def _acquire_part(
+    conn: sqlite3.Connection, acquisition_id: str, clock: Clock, lease: timedelta
+) -> JobPart | None:
+    params = {"acquisition_id": acquisition_id, **_times(clock, lease)}
+    # fetchall steps the statement to its end, which commits it (as ``_acquire``).
+    rows = conn.execute(ACQUIRE_PART_SQL, params).fetchall()
+    return ROWS.part_from_row(rows[0]) if rows else None
+
+
+def _renew_part(
+    conn: sqlite3.Connection, job_id: str, index: int, acquisition_id: str, clock: Clock
+) -> None:
+    params = {
+        "job_id": job_id,
+        "part_index": index,
+        "acquisition_id": acquisition_id,
+        "now": to_db(clock.now()),
+    }
+    if conn.execute(RENEW_PART_SQL, params).rowcount == 0:
+        raise LeaseLost()
+
+
+def _save_part_if_held(
+    conn: sqlite3.Connection,
+    part: JobPart,
+    acquisition_id: str,
+    clock: Clock,
+    delay: timedelta | None,
+) -> bool:
+    # BEGIN IMMEDIATE: the part's write and the test of its job's other parts see one
+    # state, so of two last parts saved at once the second sees the first done.
+    with immediate(conn):
+        if delay is not None:
+            part = attrs.evolve(part, delay_time=clock.now() + delay)
+        params = ROWS.part_params(part)
+        params["held_by"] = acquisition_id
+        if conn.execute(SAVE_PART_IF_HELD_SQL, params).rowcount == 0:
+            raise LeaseLost()
+        if not part.finished:
+            return False
+        finished = {"job_id": part.job_id, "failed": int(part.failed)}
+        return bool(conn.execute(PARTS_FINISHED_SQL, finished).rowcount)
 
 
 def _count_by_state(conn: sqlite3.Connection) -> dict[State, int]:

@@ -193,6 +193,59 @@ PUT_PART_SQL = (
     + ", ".join(f"{c} = excluded.{c}" for c in PART_COLUMNS if c not in ("job_id", "part_index"))
 )
 
+#: A part that some worker may take (ADR 52), as ``p``: unfinished, not delayed, no live
+#: lease, and its job (``j``) waiting in check. Binds ``now`` and ``lease_cutoff``.
+_PART_ELIGIBLE = (
+    "j.state = 'check' AND p.text IS NULL AND p.failed = 0"
+    " AND (p.delay_time IS NULL OR p.delay_time <= :now)"
+    " AND (p.acquisition_id IS NULL OR p.acquire_time <= :lease_cutoff)"
+)
+
+#: Lease the next part of any job in one statement; parameters: ``acquisition_id``,
+#: ``now``, ``lease_cutoff``. As ``ACQUIRE_SQL``: the UPDATE holds SQLite's write lock
+#: before the subselect reads, so no other taker can commit between choice and write.
+ACQUIRE_PART_SQL = (
+    "UPDATE job_parts SET acquisition_id = :acquisition_id, acquire_time = :now,"
+    " attempts = attempts + 1"
+    " WHERE (job_id, part_index) = ("
+    "SELECT p.job_id, p.part_index FROM job_parts AS p JOIN jobs AS j ON j.id = p.job_id"
+    f" WHERE {_PART_ELIGIBLE} ORDER BY j.created, j.id, p.part_index LIMIT 1"
+    f") RETURNING {_PART_LIST}"
+)
+
+#: The poller's row for a part that may be taken; appended to ``READY_STATES_SQL``.
+PARTS_DUE_ROW = (
+    " UNION ALL SELECT 'parts' WHERE EXISTS (SELECT 1 FROM job_parts AS p"
+    f" JOIN jobs AS j ON j.id = p.job_id WHERE {_PART_ELIGIBLE})"
+)
+
+#: Move a part's held lease; parameters: ``job_id``, ``part_index``, ``acquisition_id``, ``now``.
+RENEW_PART_SQL = (
+    "UPDATE job_parts SET acquire_time = :now WHERE job_id = :job_id"
+    " AND part_index = :part_index AND acquisition_id = :acquisition_id"
+)
+
+#: Write a held part's work and lease fields; parameters: ``part_params``, ``held_by``.
+#: Its range is planned once and never rewritten; ``acquire_time`` is the store's: kept
+#: while the lease is kept, cleared with it.
+SAVE_PART_IF_HELD_SQL = (
+    "UPDATE job_parts SET file_id = :file_id, storage_file_id = :storage_file_id,"
+    " operation_id = :operation_id, text = :text, words = :words, attempts = :attempts,"
+    " error = :error, failed = :failed, delay_time = :delay_time,"
+    " acquisition_id = :acquisition_id,"
+    " acquire_time = CASE WHEN :acquisition_id IS NULL THEN NULL ELSE acquire_time END"
+    " WHERE job_id = :job_id AND part_index = :part_index AND acquisition_id = :held_by"
+)
+
+#: Make a job that waits in check due now once its parts are all finished, or one
+#: failed for good (``failed`` 1); parameters: ``job_id``, ``failed``. Run in the
+#: transaction of the part's save, under the write lock: the count sees every commit.
+PARTS_FINISHED_SQL = (
+    "UPDATE jobs SET delay_time = NULL WHERE id = :job_id AND state = 'check'"
+    " AND (:failed = 1 OR NOT EXISTS (SELECT 1 FROM job_parts"
+    " WHERE job_id = :job_id AND text IS NULL))"
+)
+
 #: Take a sweep lease unless it is held; parameters: ``name``, ``now``, ``expires``. One
 #: statement: the upsert's WHERE reads the row under the write lock, so of processes asking
 #: at once one changes a row (rowcount 1) and the rest change none.
