@@ -185,3 +185,29 @@ async def test_without_a_standing_progress_is_ignored(chat: Chat) -> None:
     """A caller that keeps no status message sends no progress at all."""
     assert await chat.notifier.notify(job(State.RECOGNIZE), Event.PROGRESS) is None
     assert chat.api.sent_to(CHAT) == []
+
+
+async def test_flood_control_on_an_edit_carries_telegrams_retry_after(chat: Chat) -> None:
+    """editMessageText answered 429: the core is told Telegram's wait, and the text is unchanged."""
+    first = await chat.notifier.notify(job(), Event.ACCEPTED, standing=Standing())
+    chat.api.fail_next("editMessageText", 429, "Too Many Requests: retry after 9", retry_after=9)
+    done = job(State.DONE, text="the quick brown fox")
+    with pytest.raises(NotifierUnavailable) as refused:
+        await chat.notifier.notify(done, Event.DONE, standing=Standing(message_id=first))
+    assert refused.value.retry_after == timedelta(seconds=9)
+    assert chat.api.sent_to(CHAT)[0].text == ACCEPTED_TEXT
+    chat.clock.advance(timedelta(seconds=9))
+    await chat.notifier.notify(done, Event.DONE, standing=Standing(message_id=first))
+    assert chat.api.sent_to(CHAT)[0].text == "the quick brown fox"
+
+
+async def test_a_split_recordings_parts_show_in_order(chat: Chat) -> None:
+    """Parts done 1, 2 of 3 are shown in that order, each edit after the chat's pace."""
+    first = await chat.notifier.notify(job(), Event.ACCEPTED, standing=Standing())
+    shown = []
+    for done in (1, 2):
+        chat.clock.advance(CHAT_EDIT_INTERVAL)
+        standing = Standing(message_id=first, parts_done=done, parts_total=3)
+        await chat.notifier.notify(job(State.CHECK), Event.PROGRESS, standing=standing)
+        shown.append(chat.api.sent_to(CHAT)[0].text)
+    assert shown == ["Recognising: 1 of 3 parts done.", "Recognising: 2 of 3 parts done."]
