@@ -500,6 +500,8 @@ async def test_sender_and_file_names_never_reach_the_logs(
 ) -> None:
     """Every log line, ours and aiogram's, at DEBUG, is free of the sender's and file's names."""
     caplog.set_level(logging.DEBUG)
+    # configure_logging (run by earlier tests) quiets aiogram.event, its one per-update line.
+    caplog.set_level(logging.DEBUG, logger="aiogram.event")
     running = await start(allowed_chat_ids=[CHAT])
     await running.send("document", file_name=SECRET_FILE_NAME, mime_type="audio/mpeg")
     await running.api.wait_shown(CHAT, TRANSCRIPT)
