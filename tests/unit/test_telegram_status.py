@@ -97,15 +97,17 @@ async def test_accepted_sends_the_status_message_and_progress_edits_it(chat: Cha
 
 
 async def test_edits_of_one_chat_are_paced_through_the_budget(chat: Chat) -> None:
-    """A second edit within 3 s is refused with the wait; after the wait it goes through."""
+    """Within 3 s a progress edit is skipped and the end waits; after the wait it goes through."""
     first = await chat.notifier.notify(job(), Event.ACCEPTED, standing=Standing())
     standing = Standing(message_id=first, percent=10)
     await chat.notifier.notify(job(State.RECOGNIZE), Event.PROGRESS, standing=standing)
     chat.clock.advance(timedelta(seconds=1))
+    later = attrs.evolve(standing, percent=20)
+    assert await chat.notifier.notify(job(State.RECOGNIZE), Event.PROGRESS, standing=later) == first
+    assert chat.api.sent_to(CHAT)[0].text == "Recognising… 10 %", "the early edit is left out"
+    done = job(State.DONE, text="the quick brown fox")
     with pytest.raises(NotifierUnavailable) as refused:
-        await chat.notifier.notify(
-            job(State.RECOGNIZE), Event.PROGRESS, standing=attrs.evolve(standing, percent=20)
-        )
+        await chat.notifier.notify(done, Event.DONE, standing=Standing(message_id=first))
     wait = refused.value.retry_after
     assert wait is not None
     # The rest of the interval, rounded up to the budget's millisecond.
@@ -116,10 +118,8 @@ async def test_edits_of_one_chat_are_paced_through_the_budget(chat: Chat) -> Non
     )
     assert chat.api.sent_to(CHAT)[0].text == "Recognising… 10 %"
     chat.clock.advance(CHAT_EDIT_INTERVAL)
-    await chat.notifier.notify(
-        job(State.RECOGNIZE), Event.PROGRESS, standing=attrs.evolve(standing, percent=20)
-    )
-    assert chat.api.sent_to(CHAT)[0].text == "Recognising… 20 %"
+    await chat.notifier.notify(done, Event.DONE, standing=Standing(message_id=first))
+    assert chat.api.sent_to(CHAT)[0].text == "the quick brown fox"
 
 
 async def test_done_edits_the_status_message_into_the_transcript(chat: Chat) -> None:

@@ -6,8 +6,10 @@ its place, converting, recognising with the percent or the parts done),
 then edited into the transcript's first message or the reason it failed.
 Edits of one chat are paced by a budget in the database
 (``policy.chat_pace``), at most one every ``CHAT_EDIT_INTERVAL`` whichever
-process sends them; an edit that comes too soon raises
-``NotifierUnavailable`` with the wait, and the outbox tries it then.
+process sends them. A progress edit that comes too soon is skipped (the
+next one, or the end, shows more): in a busy group the transcripts are not
+queued behind other recordings' progress. Any other edit that comes too
+soon raises ``NotifierUnavailable`` with the wait, and the outbox tries it then.
 """
 
 from __future__ import annotations
@@ -118,7 +120,8 @@ class TelegramNotifier:
         status = standing.message_id
         if event is not Event.DONE:
             text = status_text(job, standing, event) if event in _MOVING else _notice(job, event)
-            return await self._show(chat_id, reply, status, text)
+            skippable = event is Event.PROGRESS
+            return await self._show(chat_id, reply, status, text, skippable=skippable)
         text = _transcript(job)
         parts = split_text(text)
         if len(parts) > self.max_messages:
@@ -141,10 +144,17 @@ class TelegramNotifier:
         status: int | None,
         text: str,
         buttons: InlineKeyboardMarkup | None = None,
+        *,
+        skippable: bool = False,
     ) -> int:
-        """Edit the status message to ``text``, or send it when there is none (or it is gone)."""
+        """Edit the status message to ``text``, or send it when there is none (or it is gone).
+
+        ``skippable``: an edit the chat's pace refuses is left out, not retried.
+        """
         if status is not None:
-            await self._pace(chat_id)
+            if not await self._pace(chat_id, skippable=skippable):
+                log.debug("telegram.progress_skipped")
+                return status
             try:
                 with telegram_errors():
                     await self.bot.edit_message_text(
@@ -164,15 +174,21 @@ class TelegramNotifier:
                 return status
         return (await self._send(chat_id, reply, text, buttons)).message_id
 
-    async def _pace(self, chat_id: int) -> None:
-        """Take the chat's edit token, or raise ``NotifierUnavailable`` with the wait (ADR 51)."""
+    async def _pace(self, chat_id: int, *, skippable: bool = False) -> bool:
+        """Take the chat's edit token: True; without one, False if ``skippable``, else raise.
+
+        The refusal is ``NotifierUnavailable`` with the wait (ADR 51).
+        """
         if self.budgets is None:
-            return
+            return True
         wait = await self.budgets.take(chat_pace(chat_id), capacity=1, per=CHAT_EDIT_INTERVAL)
-        if wait is not None:
-            raise NotifierUnavailable(
-                "the chat's status message was edited moments ago", retry_after=wait
-            )
+        if wait is None:
+            return True
+        if skippable:
+            return False
+        raise NotifierUnavailable(
+            "the chat's status message was edited moments ago", retry_after=wait
+        )
 
     async def _send_transcript(
         self, job: Job, chat_id: int, message_id: int | None, text: str
