@@ -407,3 +407,17 @@ async def test_startup_sweeps_expired_person_sessions(
     assert (await alice.get("/w/")).status_code == 303
     assert found.is_active
     await alice.aclose()
+
+
+async def test_the_sign_in_page_gets_every_stylesheet_it_links(runtime: Runtime) -> None:
+    """The workspace links the admin panel's stylesheet and its own: both served to anyone."""
+    async with in_process_client(runtime) as client:
+        page = await client.get("/w/login")
+        links = re.findall(r'<link rel="stylesheet" href="([^"]+)"', page.text)
+        assert links == ["/admin/static/admin.css", "/w/static/workspace.css"]
+        for href in links:
+            sheet = await client.get(href)
+            assert (sheet.status_code, sheet.headers["content-type"].split(";")[0]) == (
+                200,
+                "text/css",
+            )

@@ -25,6 +25,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.templating import Jinja2Templates
 
+from transcriber_app.web.admin.rendering import PREFIX as ADMIN_PREFIX
 from transcriber_app.web.admin.rendering import format_length, format_short_time, format_time
 from transcriber_app.web.admin.security import MAX_FORM_FIELDS, form_text
 from transcriber_app.web.auth import (
@@ -101,6 +102,7 @@ def render(
         "csrf_field": CSRF_FIELD,
         "flash": session.take_flash(),
         "prefix": PREFIX,
+        "admin_prefix": ADMIN_PREFIX,
         **(context or {}),
     }
     return templates.TemplateResponse(
