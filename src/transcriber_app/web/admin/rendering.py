@@ -67,9 +67,10 @@ def format_size(size: int) -> str:
     return text
 
 
-def _environment() -> jinja2.Environment:
+def page_environment(templates_folder: Path) -> jinja2.Environment:
+    """Jinja2 for pages of this panel's look: autoescaped, strict, with the panel's filters."""
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(HERE / "templates"),
+        loader=jinja2.FileSystemLoader(templates_folder),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -83,7 +84,7 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-templates = Jinja2Templates(env=_environment())
+templates = Jinja2Templates(env=page_environment(HERE / "templates"))
 
 
 def render(

@@ -19,14 +19,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
-import jinja2
 from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.templating import Jinja2Templates
 
 from transcriber_app.web.admin.rendering import PREFIX as ADMIN_PREFIX
-from transcriber_app.web.admin.rendering import format_length, format_short_time, format_time
+from transcriber_app.web.admin.rendering import page_environment
 from transcriber_app.web.admin.security import MAX_FORM_FIELDS, form_text
 from transcriber_app.web.auth import (
     AdminState,
@@ -65,21 +64,7 @@ Handler = Callable[[Request], Awaitable[Response]]
 FormHandler = Callable[[Request, FormData], Awaitable[Response]]
 
 
-def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(HERE / "templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    env.filters["when"] = format_time
-    env.filters["short_when"] = format_short_time
-    env.filters["length_of"] = format_length
-    return env
-
-
-templates = Jinja2Templates(env=_environment())
+templates = Jinja2Templates(env=page_environment(HERE / "templates"))
 
 
 # -- answering ----------------------------------------------------------------------------
