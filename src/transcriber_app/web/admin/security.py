@@ -99,10 +99,31 @@ def form_text(form: FormData, name: str) -> str:
     return value if isinstance(value, str) else ""
 
 
+#: The workspace's headers: the panel's, but its pages run their own scripts
+#: (``/w/static/*.js``, never inline), play the recording and fetch JSON from
+#: this origin (ADR 56).
+WORKSPACE_HEADERS: Mapping[str, str] = {
+    **SECURITY_HEADERS,
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self';"
+        " media-src 'self'; connect-src 'self'; form-action 'self';"
+        " frame-ancestors 'none'; base-uri 'none'"
+    ),
+}
+
+
 class SecurityHeaders(AnswerHeaders):
     """Adds ``SECURITY_HEADERS`` to every answer of the wrapped app."""
 
+    headers: Mapping[str, str] = SECURITY_HEADERS
+
     async def edit(self, scope: Scope, headers: MutableHeaders) -> None:
         """Each security header the answer does not set itself."""
-        for name, value in SECURITY_HEADERS.items():
+        for name, value in self.headers.items():
             headers.setdefault(name, value)
+
+
+class WorkspaceHeaders(SecurityHeaders):
+    """Adds ``WORKSPACE_HEADERS`` to every answer of the workspace."""
+
+    headers = WORKSPACE_HEADERS

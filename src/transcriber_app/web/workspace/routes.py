@@ -1,4 +1,4 @@
-"""The workspace's routes, mounted under ``/w`` with its sessions and the panel's headers."""
+"""The workspace's routes, mounted under ``/w`` with its sessions and its security headers."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from transcriber_app.web.admin.security import MAX_FORM_BYTES, SecurityHeaders
+from transcriber_app.web.admin.security import MAX_FORM_BYTES, WorkspaceHeaders
 from transcriber_app.web.workspace import views
 from transcriber_app.web.workspace.sessions import PREFIX, WorkspaceSessions
 
 
 def mount() -> Mount:
-    """The workspace under ``/w``: server-side sessions, the admin panel's CSP on every answer."""
+    """The workspace under ``/w``: server-side sessions, a strict CSP on every answer."""
     routes = [
         Route("/", views.home, methods=["GET"]),
         Route("/login", views.login_page, methods=["GET"]),
@@ -28,7 +28,7 @@ def mount() -> Mount:
         Mount("/static", app=StaticFiles(directory=views.HERE / "static"), name="workspace-static"),
     ]
     middleware = [
-        Middleware(SecurityHeaders),
+        Middleware(WorkspaceHeaders),
         Middleware(ExceptionMiddleware),
         Middleware(WorkspaceSessions),
     ]
