@@ -381,3 +381,51 @@ class FileStoreContract:
             await task
         assert list(staging_dir.iterdir()) == []
         assert list(system_temp.iterdir()) == []
+
+    @staticmethod
+    async def read_range(store: FileStore, record: FileRecord, start: int, stop: int) -> bytes:
+        """Every byte ``open_range`` gives for ``record`` from ``start`` to ``stop``."""
+        return b"".join([c async for c in store.open_range(record, start=start, stop=stop)])
+
+    async def test_open_range_gives_exactly_the_range(
+        self, store: FileStore, sources: Path
+    ) -> None:
+        """open_range gives the range's bytes: the first, a middle across chunks, the tail."""
+        data = _payload(LARGE)
+        record = await self.put_bytes(store, sources, data)
+        for start, stop in ((0, 100), (1_234_567, 2_345_678), (LARGE - 500, LARGE), (7, 8)):
+            assert await self.read_range(store, record, start, stop) == data[start:stop]
+
+    async def test_open_range_stops_at_the_end(self, store: FileStore, sources: Path) -> None:
+        """A range past the file's end gives what is there, and none when it starts past it."""
+        data = _payload(1000)
+        record = await self.put_bytes(store, sources, data)
+        assert await self.read_range(store, record, 900, 5000) == data[900:]
+        assert await self.read_range(store, record, 1000, 2000) == b""
+
+    async def test_open_range_streams_in_chunks(self, store: FileStore, sources: Path) -> None:
+        """A large range comes in several non-empty chunks, not as one piece in memory."""
+        data = _payload(LARGE)
+        record = await self.put_bytes(store, sources, data)
+        chunks = [c async for c in store.open_range(record, start=1, stop=LARGE)]
+        assert len(chunks) > 1
+        assert all(chunks)
+        assert b"".join(chunks) == data[1:]
+
+    async def test_open_range_refuses_an_empty_or_backward_range(
+        self, store: FileStore, sources: Path
+    ) -> None:
+        """start must be at least 0 and below stop: ValueError otherwise, nothing read."""
+        record = await self.put_bytes(store, sources, b"abcdef")
+        for start, stop in ((3, 3), (4, 2), (-1, 2)):
+            with pytest.raises(ValueError, match="range"):
+                await self.read_range(store, record, start, stop)
+
+    async def test_open_range_missing_raises(self, store: FileStore, sources: Path) -> None:
+        """open_range of a deleted or never-stored file raises FileNotFound."""
+        record = await self.put_bytes(store, sources, b"abc")
+        await store.delete(record)
+        with pytest.raises(FileNotFound):
+            await self.read_range(store, record, 0, 2)
+        with pytest.raises(FileNotFound):
+            await self.read_range(store, self.missing_record(), 0, 2)

@@ -158,6 +158,10 @@ class _Noted:
         """The wrapped store's bytes."""
         return self._store.open(record)
 
+    def open_range(self, record: FileRecord, *, start: int, stop: int) -> AsyncIterator[bytes]:
+        """The wrapped store's bytes of the range."""
+        return self._store.open_range(record, start=start, stop=stop)
+
     async def delete(self, record: FileRecord) -> None:
         """Delete through the wrapped store."""
         await self._store.delete(record)

@@ -720,6 +720,17 @@ class FileStore(Protocol):
         """The file's bytes in chunks; raises ``FileNotFound`` when they are gone."""
         ...
 
+    def open_range(self, record: FileRecord, *, start: int, stop: int) -> AsyncIterator[bytes]:
+        """The file's bytes from offset ``start`` up to, not including, ``stop``, in chunks.
+
+        For HTTP Range (a player seeking in a long recording): only those bytes
+        are read, never the whole file. ``0 <= start < stop`` (``ValueError``
+        otherwise); fewer bytes come when the file ends before ``stop``, none
+        when it ends before ``start``. Raises ``FileNotFound`` when the bytes
+        are gone.
+        """
+        ...
+
     async def delete(self, record: FileRecord) -> None:
         """Remove the file's bytes; nothing happens when they are already gone."""
         ...

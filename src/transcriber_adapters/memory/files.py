@@ -24,7 +24,7 @@ CHUNK_SIZE = 64 * 1024
 class FileCall:
     """One call made on a MemoryFileStore."""
 
-    #: The method: "put", "working_copy", "open", "delete" or "exists".
+    #: The method: "put", "working_copy", "open", "open_range", "delete" or "exists".
     method: str
     #: The stored name it was about.
     name: str
@@ -105,6 +105,18 @@ class MemoryFileStore:
         data = self.content(record)
         for start in range(0, len(data), CHUNK_SIZE):
             yield data[start : start + CHUNK_SIZE]
+
+    async def open_range(
+        self, record: FileRecord, *, start: int, stop: int
+    ) -> AsyncIterator[bytes]:
+        """The stored bytes from ``start`` to ``stop``, in chunks."""
+        if not 0 <= start < stop:
+            raise ValueError("a range runs from 0 <= start to a larger stop")
+        self.calls.append(FileCall(method="open_range", name=_name(record)))
+        data = self.content(record)
+        stop = min(stop, len(data))
+        for offset in range(start, stop, CHUNK_SIZE):
+            yield data[offset : min(offset + CHUNK_SIZE, stop)]
 
     async def delete(self, record: FileRecord) -> None:
         """Forget the bytes; nothing happens when they are already gone."""
