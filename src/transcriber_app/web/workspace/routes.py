@@ -8,7 +8,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from transcriber_app.web.admin.security import MAX_FORM_BYTES, WorkspaceHeaders
-from transcriber_app.web.workspace import views
+from transcriber_app.web.workspace import transcript, views
 from transcriber_app.web.workspace.sessions import PREFIX, WorkspaceSessions
 
 
@@ -21,7 +21,9 @@ def mount() -> Mount:
         Route("/logout", views.logout, methods=["POST"]),
         Route("/invite", views.invite_page, methods=["GET"]),
         Route("/invite", views.invite_submit, methods=["POST"]),
-        Route("/recordings/{job_id}", views.recording, methods=["GET"]),
+        Route("/recordings/{job_id}", transcript.recording, methods=["GET"]),
+        Route("/recordings/{job_id}/media", transcript.media, methods=["GET"]),
+        Route("/recordings/{job_id}/speakers", transcript.rename_speaker, methods=["POST"]),
         Route("/tokens", views.tokens_page, methods=["GET"]),
         Route("/tokens", views.make_token, methods=["POST"]),
         Route("/tokens/{token_id}/revoke", views.revoke_token, methods=["POST"]),

@@ -1,5 +1,8 @@
 """The workspace's pages: sign-in, set-password from an invite, one's recordings, one's tokens.
 
+The transcript page of one recording, its audio and its speakers are in
+``transcript``.
+
 Every page but sign-in and set-password needs a person's session: an
 anonymous page request is sent to the sign-in page (303), an anonymous form
 post is refused with 403. Every form carries the session's CSRF token (or,
@@ -44,8 +47,7 @@ from transcriber_app.web.workspace.sessions import (
     WorkspaceSession,
     workspace_session_of,
 )
-from transcriber_core import naming
-from transcriber_core.errors import Conflict, JobNotFound
+from transcriber_core.errors import Conflict
 from transcriber_core.people import (
     MAX_TOKENS_PER_PERSON,
     Person,
@@ -101,16 +103,6 @@ def _see_other(url: str) -> RedirectResponse:
 
 def _refused(text: str = "Sign in first.") -> Response:
     return PlainTextResponse(f"{text}\n", status_code=403)
-
-
-def _not_found(request: Request, person: Person) -> Response:
-    return render(
-        request,
-        "message.html",
-        {"title": "Not found", "text": "There is no such recording among yours."},
-        person=person,
-        status_code=404,
-    )
 
 
 async def _signed_in(request: Request) -> Person | None:
@@ -327,19 +319,6 @@ async def home(request: Request, person: Person) -> Response:
 def recording_url(job_id: str) -> str:
     """A recording's page in the workspace."""
     return f"{PREFIX}/recordings/{quote(job_id, safe='')}"
-
-
-@person_page
-async def recording(request: Request, person: Person) -> Response:
-    """``GET /w/recordings/{id}``: one of one's recordings; 404 for anyone else's."""
-    job_id = request.path_params["job_id"]
-    if not naming.well_formed_id(job_id):
-        return _not_found(request, person)
-    try:
-        job = await runtime_of(request).services.jobs.get(job_id, owned_by=person.owner_key)
-    except JobNotFound:
-        return _not_found(request, person)
-    return render(request, "recording.html", {"job": job}, person=person)
 
 
 # -- one's tokens -----------------------------------------------------------------------------
