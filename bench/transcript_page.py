@@ -183,6 +183,7 @@ async def in_browser(base_url: str, url: str, loads: int, play: float) -> dict[s
         await page.click("button[type=submit]")
         await page.wait_for_url("**/w/")
         ready: list[float] = []
+        phases: list[tuple[float, float, float]] = []
         loading_long: list[float] = []
         for _ in range(loads):
             await page.goto(base_url + url, wait_until="load")
@@ -190,6 +191,9 @@ async def in_browser(base_url: str, url: str, loads: int, play: float) -> dict[s
                 "() => performance.getEntriesByType('navigation')[0].toJSON()"
             )
             ready.append(timing["domContentLoadedEventEnd"])
+            phases.append(
+                (timing["responseStart"], timing["responseEnd"], timing["domInteractive"])
+            )
             loading_long.extend(t["duration"] for t in await page.evaluate("() => window.__long"))
         await page.wait_for_function(
             "() => document.getElementById('player').readyState >= 1", timeout=30_000
@@ -210,10 +214,17 @@ async def in_browser(base_url: str, url: str, loads: int, play: float) -> dict[s
                     }
                   }
                 }).observe(article, { subtree: true, attributeFilter: ["aria-current"] });
-                const audio = document.getElementById("player");
+                document.getElementById("player").currentTime = 5400;
+            }"""
+        )
+        # Paused, the page does not follow the lit word: this is the seek alone.
+        await page.wait_for_timeout(1500)
+        sought = await page.evaluate("() => window.__long.map((t) => t.duration)")
+        await page.evaluate(
+            """() => {
+                window.__long = [];
                 window.__seek = performance.now();
-                audio.currentTime = 5400;
-                return audio.play();
+                return document.getElementById("player").play();
             }"""
         )
         began = time.perf_counter()
@@ -237,9 +248,11 @@ async def in_browser(base_url: str, url: str, loads: int, play: float) -> dict[s
         await browser.close()
     return {
         "ready": ready,
+        "phases": phases,
         "loading_long": loading_long,
         "played": played,
         "idle": idle,
+        "sought": sought,
         "wall": wall,
     }
 
@@ -259,6 +272,12 @@ async def main(args: argparse.Namespace) -> None:
             assert reader is not None
             job = await make_job(runtime, root, reader.owner_key, args.words)
             url = f"/w/recordings/{job.id}"
+            reads = []
+            for _ in range(args.runs):
+                began = time.perf_counter()
+                await runtime.services.jobs.get(job.id, owned_by=reader.owner_key)
+                reads.append((time.perf_counter() - began) * 1000)
+            print(f"the job's read from SQLite alone: p50 {quantile(reads, 0.5):.0f} ms")
             times, body = await server_render(client, url, args.runs)
             await client.aclose()
             turns = body.count(b'<p class="turn"')
@@ -290,6 +309,11 @@ async def main(args: argparse.Namespace) -> None:
         f"time to interactive (DOMContentLoaded end): p50 {statistics.median(ready):.0f} ms,"
         f" max {max(ready):.0f} ms over {len(ready)} loads"
     )
+    first, last, parsed = (statistics.median(p[i] for p in seen["phases"]) for i in range(3))
+    print(
+        f"  of which: first byte {first:.0f} ms, last byte {last:.0f} ms,"
+        f" parsed (domInteractive) {parsed:.0f} ms"
+    )
     loading = seen["loading_long"]
     print(
         f"long tasks while loading: {len(loading)} over {len(ready)} loads,"
@@ -301,12 +325,18 @@ async def main(args: argparse.Namespace) -> None:
         f" (longest {max(idle, default=0):.0f} ms)"
     )
     played = seen["played"]
+    sought = seen["sought"]
     print(
-        f"the seek to 1:30:00, its first second: {len(played['seek'])} long tasks"
+        f"a seek to 1:30:00, paused: {len(sought)} long tasks"
+        f" (longest {max(sought, default=0):.0f} ms)"
+    )
+    print(
+        f"play from there, its first second (the page scrolls to the word):"
+        f" {len(played['seek'])} long tasks"
         f" (longest {max(played['seek'], default=0):.0f} ms)"
     )
     print(
-        f"playback {seen['wall']:.1f} s from 1:30:00 (to {played['at']:.1f} s), after that second:"
+        f"playback {seen['wall']:.1f} s (to {played['at']:.1f} s), after its first second:"
         f" {len(played['long'])} long tasks (longest {max(played['long'], default=0):.0f} ms),"
         f" {played['lit']} words lit in turn, {played['current']} lit at the end"
     )
