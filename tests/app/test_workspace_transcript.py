@@ -185,6 +185,10 @@ async def test_media_answers_each_range_from_the_store(
         assert answer.headers["content-length"] == str(stop - start)
         assert answer.headers["content-type"] == "audio/ogg"
         assert answer.content == data[start:stop], header
+    head = await alice.head(url, headers={"Range": "bytes=0-99"})
+    assert head.status_code == 206
+    assert head.headers["content-length"] == "100"
+    assert head.content == b""
     whole = await alice.get(url)
     assert whole.status_code == 200
     assert whole.headers["content-length"] == str(SIZE)

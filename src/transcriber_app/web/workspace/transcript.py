@@ -317,13 +317,10 @@ async def media(request: Request, person: Person) -> Response:
         (start, stop), status = span, 206
         headers["Content-Range"] = f"bytes {start}-{stop - 1}/{size}"
     headers["Content-Length"] = str(stop - start)
-    return await _send(
-        request,
-        person,
-        store.open_range(record, start=start, stop=stop) if stop > start else None,
-        status,
-        headers,
-    )
+    # A HEAD is answered from the record alone: nothing is read from the store.
+    wanted = stop > start and request.method == "GET"
+    chunks = store.open_range(record, start=start, stop=stop) if wanted else None
+    return await _send(request, person, chunks, status, headers)
 
 
 async def _send(
