@@ -92,7 +92,7 @@
       return;
     }
     var box = word.getBoundingClientRect();
-    var top = audio.getBoundingClientRect().bottom;
+    var top = (audio.closest(".player") || audio).getBoundingClientRect().bottom;
     if (box.top < top || box.bottom > window.innerHeight) {
       word.scrollIntoView({ block: "center" });
     }
