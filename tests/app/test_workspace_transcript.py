@@ -98,20 +98,23 @@ async def done_job(
     words: tuple[Word, ...] = (),
     speakers: tuple[Speaker, ...] = (),
     text: str = "",
+    extension: str = ".ogg",
+    converted: bool = True,
 ) -> Job:
-    """A done job of ``owner`` whose converted audio holds ``audio`` in the runtime's store."""
+    """A done job of ``owner`` whose converted audio (or only source) holds ``audio``."""
     services = runtime.services
-    source = tmp_path / "converted.ogg"
+    source = tmp_path / f"audio{extension}"
     source.write_bytes(audio or payload())
     record = await services.files.put(
-        services.ids.new_id(), ".ogg", source, now=services.clock.now()
+        services.ids.new_id(), extension, source, now=services.clock.now()
     )
     now = services.clock.now()
     job = Job(
         id=services.ids.new_id(),
         state=State.DONE,
         origin=Origin.http(),
-        converted_file_id=record.id,
+        converted_file_id=record.id if converted else None,
+        source_file_id=None if converted else record.id,
         duration=60.0,
         text=text or " ".join(w.text for w in words),
         words=words,
@@ -250,6 +253,29 @@ async def test_media_whose_bytes_are_gone_is_404(
     answer = await alice.get(f"/w/recordings/{job.id}/media", headers={"Range": "bytes=0-9"})
     assert answer.status_code == 404
     assert "no longer stored" in answer.text
+
+
+async def test_the_source_plays_when_there_is_no_converted_audio(
+    runtime: Runtime, alice: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    """Without converted audio the source plays if browsers play its kind; else no player, 404."""
+    key = await owner_key(runtime, "alice")
+    played = await done_job(
+        runtime, tmp_path, key, audio=b"ID3" + bytes(997), extension=".mp3", converted=False
+    )
+    page = await alice.get(f"/w/recordings/{played.id}")
+    assert 'id="player"' in page.text
+    answer = await alice.get(f"/w/recordings/{played.id}/media", headers={"Range": "bytes=0-2"})
+    assert answer.status_code == 206
+    assert answer.content == b"ID3"
+    assert answer.headers["content-type"] == "audio/mpeg"
+
+    unplayable = await done_job(runtime, tmp_path, key, extension=".mkv", converted=False)
+    page = await alice.get(f"/w/recordings/{unplayable.id}")
+    assert 'id="player"' not in page.text
+    assert 'id="no-audio"' in page.text
+    assert "player.js" not in page.text
+    assert (await alice.get(f"/w/recordings/{unplayable.id}/media")).status_code == 404
 
 
 _WORD = re.compile(

@@ -159,11 +159,7 @@ def version(job: Job) -> str:
     return seen.hexdigest()[:32]
 
 
-def _has_media(job: Job) -> bool:
-    return job.converted_file_id is not None or job.source_file_id is not None
-
-
-def _page(
+async def _page(
     request: Request,
     person: Person,
     job: Job,
@@ -172,10 +168,12 @@ def _page(
     status_code: int = 200,
 ) -> Response:
     names = speakers.names(job)
+    playable = await _playable(runtime_of(request).services, job)
     context = {
         "job": job,
         "seen": version(job),
-        "media_url": media_url(job.id) if _has_media(job) else None,
+        "media_url": media_url(job.id) if playable is not None else None,
+        "audio_gone": playable is None and bool(job.file_ids()),
         "speakers_url": f"{recording_url(job.id)}/speakers",
         "transcript": transcript_html(job.words, names) if job.words else None,
         "word_count": len(job.words),
@@ -190,7 +188,7 @@ async def recording(request: Request, person: Person) -> Response:
     job = await _own_job(request, person)
     if job is None:
         return _not_found(request, person)
-    return _page(request, person, job)
+    return await _page(request, person, job)
 
 
 # -- speakers' names ---------------------------------------------------------------------------
@@ -210,15 +208,18 @@ async def rename_speaker(request: Request, form: FormData, person: Person) -> Re
     if job is None:
         return _not_found(request, person)
     if form_text(form, "seen") != version(job):
-        return _changed(request, person, job)
+        return await _changed(request, person, job)
     new = {s.id: form_text(form, s.id) for s in job.speakers if s.id in form}
     try:
         await speakers.rename_speakers(runtime_of(request).services, job, new)
     except speakers.BadSpeakers as exc:
-        return _page(request, person, job, problem=f"Nothing was renamed: {exc}.", status_code=400)
+        problem = f"Nothing was renamed: {exc}."
+        return await _page(request, person, job, problem=problem, status_code=400)
     except (JobChanged, JobNotFound):
         fresh = await _own_job(request, person)
-        return _not_found(request, person) if fresh is None else _changed(request, person, fresh)
+        if fresh is None:
+            return _not_found(request, person)
+        return await _changed(request, person, fresh)
     log.info("workspace.speaker_renamed", extra={"job_id": job.id, "count": len(new)})
     workspace_session_of(request).flash(
         "Speaker renamed." if len(new) == 1 else "Speakers renamed."
@@ -226,12 +227,12 @@ async def rename_speaker(request: Request, form: FormData, person: Person) -> Re
     return Response(status_code=303, headers={"Location": recording_url(job.id) + "#speakers"})
 
 
-def _changed(request: Request, person: Person, job: Job) -> Response:
+async def _changed(request: Request, person: Person, job: Job) -> Response:
     problem = (
         "This recording changed since you opened the page (a rename or a correction"
         " elsewhere); nothing was renamed. The names below are the current ones."
     )
-    return _page(request, person, job, problem=problem, status_code=409)
+    return await _page(request, person, job, problem=problem, status_code=409)
 
 
 # -- the audio, with HTTP Range ----------------------------------------------------------------
