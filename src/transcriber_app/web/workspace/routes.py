@@ -8,7 +8,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from transcriber_app.web.admin.security import MAX_FORM_BYTES, WorkspaceHeaders
-from transcriber_app.web.workspace import views
+from transcriber_app.web.workspace import corrections, views
 from transcriber_app.web.workspace.sessions import PREFIX, WorkspaceSessions
 
 
@@ -22,6 +22,10 @@ def mount() -> Mount:
         Route("/invite", views.invite_page, methods=["GET"]),
         Route("/invite", views.invite_submit, methods=["POST"]),
         Route("/recordings/{job_id}", views.recording, methods=["GET"]),
+        # Corrections and downloads (ADR 57).
+        Route("/recordings/{job_id}/words", corrections.save_words, methods=["POST"]),
+        Route("/recordings/{job_id}/restore", corrections.restore, methods=["POST"]),
+        Route("/recordings/{job_id}/transcript.{format}", corrections.download, methods=["GET"]),
         Route("/tokens", views.tokens_page, methods=["GET"]),
         Route("/tokens", views.make_token, methods=["POST"]),
         Route("/tokens/{token_id}/revoke", views.revoke_token, methods=["POST"]),

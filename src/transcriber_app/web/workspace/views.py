@@ -401,3 +401,13 @@ async def revoke_token(request: Request, _form: FormData, person: Person) -> Res
     session: WorkspaceSession = workspace_session_of(request)
     session.flash("Token revoked." if revoked else "No such token of yours.")
     return _see_other(f"{PREFIX}/tokens")
+
+
+# -- shared with the workspace's other modules (corrections.py) -------------------------------
+
+#: The active person of the request's session, or None.
+signed_in = _signed_in
+#: The 404 page for a recording that is not among the person's.
+not_found = _not_found
+#: A 303 to ``url``.
+see_other = _see_other
