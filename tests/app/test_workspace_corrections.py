@@ -116,6 +116,12 @@ async def test_a_correction_is_saved_shown_and_downloaded_everywhere(
     api_token = await make_token(alice)
     api = await alice.get(f"/api/jobs/{job.id}/transcript", headers=bearer(api_token))
     assert "Hello world." in api.text
+    status = await alice.get(f"/api/status/{job.id}", headers=bearer(api_token))
+    assert status.json()["text"] == "Hello world. Good bye."
+    srt = await alice.get(
+        f"/api/jobs/{job.id}/transcript", params={"format": "srt"}, headers=bearer(api_token)
+    )
+    assert "Ann: Hello world." in srt.text
     await alice.aclose()
 
 
