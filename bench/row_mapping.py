@@ -53,9 +53,10 @@ def _cases(sq: Any, pg: Any, job: Job) -> dict[str, Callable[[], object]]:
     checkout (``--against``) exported the bound methods themselves.
     """
     sq, pg = getattr(sq, "ROWS", sq), getattr(pg, "ROWS", pg)
-    # A row as selected: the written columns, then the progress and status message (none),
-    # which an older checkout's mapping ignores as trailing columns.
-    no_progress = (None, None, None, None)
+    # A row as selected: the written columns, then the progress and status message (none)
+    # and the correction's version and originals (never corrected), which an older
+    # checkout's mapping ignores as trailing columns.
+    no_progress = (None, None, None, None, 0, None, None)
     sqlite_row = (*sq.job_params(job).values(), *no_progress)
     pg_params = pg.job_params(job)
     pg_params["words"] = json.loads(pg_params["words"])  # psycopg reads jsonb as a list

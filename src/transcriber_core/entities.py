@@ -202,8 +202,22 @@ class Job:
     #: The chat message that shows the job's status, edited as it moves (SPEC §21); the
     #: store's alone to write (``Outbox.save_status_message``). None: none sent yet.
     status_message_id: int | None = None
+    #: Grows by one at every correction of the transcript and every restore (ADR 57); the
+    #: page sends the one it read and the store saves only if it is still that. The store's
+    #: alone to write (``Corrections.save_correction``).
+    edit_version: int = 0
+    #: The recognizer's transcript, kept at the first correction (``text`` is then the
+    #: corrected one) and cleared by a restore; None: never corrected (ADR 57).
+    original_text: str | None = None
+    #: The recognizer's words, kept with ``original_text``; None: never corrected.
+    original_words: tuple[Word, ...] | None = None
     created: datetime
     updated: datetime
+
+    @property
+    def corrected(self) -> bool:
+        """True when the transcript is a person's correction of the recognizer's (ADR 57)."""
+        return self.original_text is not None
 
     @property
     def request(self) -> RecognitionRequest:
@@ -222,6 +236,21 @@ class Job:
             for file_id in (self.source_file_id, self.converted_file_id, self.storage_file_id)
             if file_id is not None
         )
+
+
+@attrs.frozen(kw_only=True)
+class Correction:
+    """A done job's transcript as a correction or a restore leaves it: what the store writes.
+
+    ``text`` and ``words`` replace the job's; ``original_text`` and
+    ``original_words`` are the recognizer's, kept from the first correction
+    on, or both None after a restore (ADR 57).
+    """
+
+    text: str
+    words: tuple[Word, ...]
+    original_text: str | None = None
+    original_words: tuple[Word, ...] | None = None
 
 
 class Event(enum.StrEnum):

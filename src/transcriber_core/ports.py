@@ -19,6 +19,7 @@ from transcriber_core.entities import (
     ChatMode,
     ChatSettings,
     Condition,
+    Correction,
     Delivery,
     DeliveryKind,
     FileRecord,
@@ -278,6 +279,21 @@ class Jobs(Protocol):
         ...
 
 
+class Corrections(Protocol):
+    """A person's corrections of a done job's transcript, saved compare-and-set (ADR 57)."""
+
+    async def save_correction(self, job_id: str, correction: Correction, *, version: int) -> Job:
+        """Write ``correction`` if the job is done and its ``edit_version`` is still ``version``.
+
+        One conditional write: ``text``, ``words`` and the originals as given,
+        ``edit_version`` one more, ``updated`` the store's now; no other field
+        changes. Returns the job as stored. Raises ``JobChanged`` (nothing
+        written) when the version moved on or the job is not done, and
+        ``JobNotFound`` when it is gone.
+        """
+        ...
+
+
 class FileRecords(Protocol):
     """The records of the files a job holds (their bytes are a ``FileStore``'s)."""
 
@@ -416,7 +432,9 @@ class Listings(Protocol):
         ...
 
 
-class JobRepository(JobQueue, PartQueue, Jobs, FileRecords, Outbox, Removals, Listings, Protocol):
+class JobRepository(
+    JobQueue, PartQueue, Jobs, Corrections, FileRecords, Outbox, Removals, Listings, Protocol
+):
     """Every role of the job database at once: what an adapter implements and the app opens.
 
     Only the composition root (and tests) hold it; each caller in the core

@@ -3,8 +3,8 @@
 The job database comes in whole (``repo``, the union ``JobRepository``, which
 only the composition root and tests touch) and is read by role: each core
 module takes the role it uses (``queue``, ``jobs``, ``file_records``,
-``outbox``, ``removals``, ``listings``, ``parts``), typed as that narrow port, so mypy
-holds it to that role's methods (ADR 40).
+``outbox``, ``removals``, ``listings``, ``parts``, ``corrections``), typed as
+that narrow port, so mypy holds it to that role's methods (ADR 40).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from transcriber_core.ports import (
     Clock,
     ConditionStore,
     Converter,
+    Corrections,
     Diarizer,
     DurationProbe,
     FileRecords,
@@ -80,6 +81,11 @@ class Services:
     @property
     def jobs(self) -> Jobs:
         """Taking jobs in, reading them, the owner's edits."""
+        return self.repo
+
+    @property
+    def corrections(self) -> Corrections:
+        """A person's corrections of a transcript, compare-and-set (ADR 57)."""
         return self.repo
 
     @property

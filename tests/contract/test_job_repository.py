@@ -11,6 +11,7 @@ import pytest
 from transcriber_adapters.memory.jobs import MemoryJobRepository
 from transcriber_adapters.postgres import Database, PostgresJobRepository
 from transcriber_adapters.sqlite import SqliteJobRepository
+from transcriber_contracts.corrections import CorrectionsContract
 from transcriber_contracts.job_repository import (
     JobLifecycleContract,
     JobRepositoryContract,
@@ -23,7 +24,7 @@ from transcriber_core.ports import JobRepository
 
 
 class TestMemoryJobRepository(
-    JobRepositoryContract, OutboxContract, JobLifecycleContract, PartsContract
+    JobRepositoryContract, OutboxContract, JobLifecycleContract, PartsContract, CorrectionsContract
 ):
     """The in-memory repository keeps the contract; a second one shares its database object."""
 
@@ -50,7 +51,7 @@ class TestMemoryJobRepository(
 
 
 class TestSqliteJobRepository(
-    JobRepositoryContract, OutboxContract, JobLifecycleContract, PartsContract
+    JobRepositoryContract, OutboxContract, JobLifecycleContract, PartsContract, CorrectionsContract
 ):
     """The SQLite repository keeps the contract on a real file; another is its own connection."""
 
@@ -90,7 +91,7 @@ class TestSqliteJobRepository(
 
 
 class TestPostgresJobRepository(
-    JobRepositoryContract, OutboxContract, JobLifecycleContract, PartsContract
+    JobRepositoryContract, OutboxContract, JobLifecycleContract, PartsContract, CorrectionsContract
 ):
     """The PostgreSQL repository keeps the contract; another is on a pool of its own."""
 

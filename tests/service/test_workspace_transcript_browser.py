@@ -167,7 +167,7 @@ async def test_the_transcript_page_plays_seeks_lights_and_renames_in_a_browser(
         await alice.locator("#speaker-S1").fill("Diane <the host>")
         await alice.get_by_role("button", name="Rename S1").click()
         await alice.wait_for_url(f"**/w/recordings/{job_id}#speakers")
-        assert "Speaker renamed." in (await alice.get_by_role("status").text_content() or "")
+        assert "Speaker renamed." in (await alice.locator("p.flash").text_content() or "")
         names = await alice.locator("p.turn[data-speaker='S1'] span.speaker").all_text_contents()
         assert names
         assert set(names) == {"Diane <the host>"}

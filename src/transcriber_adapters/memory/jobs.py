@@ -14,6 +14,7 @@ from transcriber_adapters.memory.outbox import MemoryOutbox
 from transcriber_core.entities import (
     PROGRESS_STATES,
     STEP_STATES,
+    Correction,
     FileRecord,
     Job,
     JobPart,
@@ -76,7 +77,16 @@ class MemoryJobRepository(MemoryOutbox):
             if job.id in self._jobs:
                 raise Conflict
             now = self._db.clock.now()
-            job = attrs.evolve(job, created=now, updated=now, progress=None, status_message_id=None)
+            job = attrs.evolve(
+                job,
+                created=now,
+                updated=now,
+                progress=None,
+                status_message_id=None,
+                edit_version=0,
+                original_text=None,
+                original_words=None,
+            )
             self._jobs[job.id] = job
             if job.dedup_key is not None:
                 self._dedup[job.dedup_key] = job.id
@@ -227,6 +237,27 @@ class MemoryJobRepository(MemoryOutbox):
             if stored != seen:
                 raise JobChanged()
             self._replace(stored, job)
+
+    async def save_correction(self, job_id: str, correction: Correction, *, version: int) -> Job:
+        """Write ``correction`` if the done job is still at ``version``; else ``JobChanged``."""
+        with self._lock:
+            self.calls.append("save_correction")
+            stored = self._jobs.get(job_id)
+            if stored is None:
+                raise JobNotFound()
+            if stored.state is not State.DONE or stored.edit_version != version:
+                raise JobChanged()
+            saved = attrs.evolve(
+                stored,
+                text=correction.text,
+                words=correction.words,
+                original_text=correction.original_text,
+                original_words=correction.original_words,
+                edit_version=stored.edit_version + 1,
+                updated=self._db.clock.now(),
+            )
+            self._jobs[job_id] = saved
+            return saved
 
     async def ready_states(self, *, lease: timedelta) -> Ready:
         """The step states that have at least one eligible job, and whether a delivery is due."""
@@ -466,6 +497,9 @@ class MemoryJobRepository(MemoryOutbox):
             job,
             progress=stored.progress if job.state in PROGRESS_STATES else None,
             status_message_id=stored.status_message_id,
+            edit_version=stored.edit_version,
+            original_text=stored.original_text,
+            original_words=stored.original_words,
         )
         if job.dedup_key != stored.dedup_key:
             owner = None if job.dedup_key is None else self._dedup.get(job.dedup_key)

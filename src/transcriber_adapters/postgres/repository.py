@@ -34,7 +34,7 @@ from transcriber_adapters.postgres.wakeups import WakeupSender
 from transcriber_adapters.sql.outbox import ready_of
 from transcriber_adapters.sql.removal import file_ids_of, job_ids_of
 from transcriber_adapters.sql.rows import delivery_params
-from transcriber_core.entities import FileRecord, Job, JobPart, NewDelivery, State
+from transcriber_core.entities import Correction, FileRecord, Job, JobPart, NewDelivery, State
 from transcriber_core.errors import FileNotFound, JobChanged, JobNotFound, LeaseLost
 from transcriber_core.ports import Clock, Ready, Removed
 from transcriber_core.transitions import check_acquirable
@@ -238,6 +238,23 @@ class PostgresJobRepository(PostgresOutbox):
             cursor = await conn.execute(sql.SAVE_SQL, params)
             rows = await cursor.fetchall()
         await self._wake(rows)
+
+    async def save_correction(self, job_id: str, correction: Correction, *, version: int) -> Job:
+        """Write ``correction`` with ``SAVE_CORRECTION_SQL`` if the done job is at ``version``.
+
+        One statement compares and writes; ``JobChanged`` when the version
+        moved on or the job is not done, ``JobNotFound`` when it is gone (ADR 57).
+        """
+        params = {
+            **sql.ROWS.correction_params(job_id, correction, version),
+            "now": now_param(self._clock),
+        }
+        row = await self._db.fetchone(sql.SAVE_CORRECTION_SQL, params)
+        if row is not None:
+            return sql.ROWS.job_from_row(row)
+        if await self._db.fetchone(sql.JOB_EXISTS_SQL, {"id": job_id}) is None:
+            raise JobNotFound()
+        raise JobChanged()
 
     async def ready_states(self, *, lease: timedelta) -> Ready:
         """The step states that have at least one eligible job and whether a delivery is due."""

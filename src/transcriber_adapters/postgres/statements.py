@@ -28,7 +28,7 @@ from transcriber_adapters.sql.rows import (
     RowMapping,
     words_from_items,
 )
-from transcriber_core.entities import PROGRESS_STATES, STEP_STATES, FileRecord, Job
+from transcriber_core.entities import PROGRESS_STATES, STEP_STATES, FileRecord, Job, State
 from transcriber_core.policy import QUEUE_POSITION_LIMIT
 
 _JOB_LIST = ", ".join(JOB_READ_COLUMNS)
@@ -183,6 +183,21 @@ INSERT_JOB_SQL = (
 
 #: One job by id; parameter: ``id``.
 GET_JOB_SQL = f"SELECT {_JOB_LIST} FROM jobs WHERE id = %(id)s"
+
+#: A person's correction of a done job's transcript, compare-and-set on ``edit_version`` in
+#: the one statement (ADR 57); parameters: ``RowMapping.correction_params`` and ``now``.
+#: No row returned: the version moved on, the job is not done, or it is gone. A racing
+#: writer waits on the row lock, then re-checks the WHERE on the row as committed.
+SAVE_CORRECTION_SQL = (
+    "UPDATE jobs SET text = %(text)s, words = %(words)s::jsonb,"
+    " original_text = %(original_text)s, original_words = %(original_words)s::jsonb,"
+    f" edit_version = edit_version + 1, updated = {NOW_SQL}"
+    " WHERE id = %(id)s AND edit_version = %(version)s"
+    f" AND state = '{State.DONE.value}'"
+    f" RETURNING {_JOB_LIST}"
+)
+#: Whether a job exists; parameter ``id``.
+JOB_EXISTS_SQL = "SELECT 1 FROM jobs WHERE id = %(id)s"
 
 #: One job by id and owner; parameters: ``id``, ``owner``. Another owner's row is
 #: refused on the primary key's heap tuple; its long columns (TOAST) are never read.

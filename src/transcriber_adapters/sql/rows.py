@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import Any, LiteralString
 
 from transcriber_core.entities import (
+    Correction,
     Delivery,
     DeliveryKind,
     Event,
@@ -84,11 +85,19 @@ PROGRESS_COLUMNS: tuple[LiteralString, ...] = (
 #: The chat message that shows the job's status (SPEC §21): only ``save_status_message``
 #: writes it; no save touches it.
 STATUS_MESSAGE_COLUMN: LiteralString = "status_message_id"
+#: A person's correction of the transcript (ADR 57): only ``save_correction`` writes them
+#: (with ``text`` and ``words``); no save touches them.
+CORRECTION_COLUMNS: tuple[LiteralString, ...] = (
+    "edit_version",
+    "original_text",
+    "original_words",
+)
 #: What every statement that reads a job selects or returns, in this order.
 JOB_READ_COLUMNS: tuple[LiteralString, ...] = (
     *JOB_COLUMNS,
     *PROGRESS_COLUMNS,
     STATUS_MESSAGE_COLUMN,
+    *CORRECTION_COLUMNS,
 )
 #: Columns of ``files`` in the order every statement selects them.
 FILE_COLUMNS: tuple[LiteralString, ...] = (
@@ -309,6 +318,9 @@ class RowMapping:
             progress_started,
             progress_updated,
             status_message_id,
+            edit_version,
+            original_text,
+            original_words,
         ) = row[:_JOB_WIDTH]
         from_db = self._job_time_from_db
         progress = None
@@ -363,7 +375,24 @@ class RowMapping:
             speakers=speakers_from_db(speakers),
             progress=progress,
             status_message_id=status_message_id,
+            edit_version=edit_version,
+            original_text=original_text,
+            original_words=None if original_words is None else self._words_from_db(original_words),
         )
+
+    def correction_params(
+        self, job_id: str, correction: Correction, version: int
+    ) -> dict[str, Any]:
+        """The named parameters of ``save_correction``'s statement (``now`` aside)."""
+        original = correction.original_words
+        return {
+            "id": job_id,
+            "version": version,
+            "text": correction.text,
+            "words": words_to_db(correction.words),
+            "original_text": correction.original_text,
+            "original_words": None if original is None else words_to_db(original),
+        }
 
     def file_params(self, record: FileRecord) -> dict[str, Any]:
         """The named parameters of every ``files`` column for ``record``."""

@@ -42,6 +42,7 @@ from transcriber_adapters.sqlite.statements import (
     GET_OWNED_JOB_SQL,
     GET_PARTS_SQL,
     INSERT_JOB_SQL,
+    JOB_EXISTS_SQL,
     JOB_FILES_SQL,
     JOB_HELD_SQL,
     LIST_JOBS_IN_STATE_SQL,
@@ -57,6 +58,7 @@ from transcriber_adapters.sqlite.statements import (
     RENEW_PART_SQL,
     RENEW_SQL,
     ROWS,
+    SAVE_CORRECTION_SQL,
     SAVE_IF_HELD_SQL,
     SAVE_PART_IF_HELD_SQL,
     SAVE_PROGRESS_SQL,
@@ -64,7 +66,7 @@ from transcriber_adapters.sqlite.statements import (
     TAKE_SWEEP_SQL,
 )
 from transcriber_adapters.sqlite.times import to_db
-from transcriber_core.entities import FileRecord, Job, JobPart, NewDelivery, State
+from transcriber_core.entities import Correction, FileRecord, Job, JobPart, NewDelivery, State
 from transcriber_core.errors import (
     FileNotFound,
     JobChanged,
@@ -176,6 +178,15 @@ class SqliteJobRepository(SqliteOutbox):
         check_edit(job, seen)
         await self._call(_save_if_unchanged, job, seen)
 
+    async def save_correction(self, job_id: str, correction: Correction, *, version: int) -> Job:
+        """Write ``correction`` with ``SAVE_CORRECTION_SQL`` if the done job is at ``version``.
+
+        ``JobChanged`` when the version moved on or the job is not done,
+        ``JobNotFound`` when it is gone (ADR 57).
+        """
+        params = ROWS.correction_params(job_id, correction, version)
+        return await self._call(_save_correction, params, self._clock)
+
     async def ready_states(self, *, lease: timedelta) -> Ready:
         """The step states that have at least one eligible job and whether a delivery is due."""
         return await self._call(_ready_states, self._clock, lease)
@@ -271,7 +282,16 @@ def _create(
                 return ROWS.job_from_row(rows[0]), False
         # Stamped under the write lock: queue order is the order of the commits.
         now = clock.now()
-        job = attrs.evolve(job, created=now, updated=now, progress=None, status_message_id=None)
+        job = attrs.evolve(
+            job,
+            created=now,
+            updated=now,
+            progress=None,
+            status_message_id=None,
+            edit_version=0,
+            original_text=None,
+            original_words=None,
+        )
         conn.execute(INSERT_JOB_SQL, ROWS.job_params(job))
         conn.executemany(PUT_FILE_SQL, file_rows)
         write_deliveries(conn, job.id, deliveries, now)
@@ -387,6 +407,18 @@ def _save_if_unchanged(conn: sqlite3.Connection, job: Job, seen: Job) -> None:
         if ROWS.job_from_row(rows[0]) != seen:
             raise JobChanged()
         conn.execute(SAVE_SQL, ROWS.job_params(job))
+
+
+def _save_correction(conn: sqlite3.Connection, params: dict[str, Any], clock: Clock) -> Job:
+    # One UPDATE compares and writes: SQLite's write lock is taken before it reads the
+    # row, so of two corrections from the same version exactly one matches.
+    with immediate(conn):
+        rows = conn.execute(SAVE_CORRECTION_SQL, {**params, "now": to_db(clock.now())}).fetchall()
+        if rows:
+            return ROWS.job_from_row(rows[0])
+        if conn.execute(JOB_EXISTS_SQL, {"id": params["id"]}).fetchone() is None:
+            raise JobNotFound()
+        raise JobChanged()
 
 
 def _ready_states(conn: sqlite3.Connection, clock: Clock, lease: timedelta) -> Ready:

@@ -23,7 +23,7 @@ from transcriber_adapters.sql.rows import (
     words_from_items,
 )
 from transcriber_adapters.sqlite.times import from_db, to_db
-from transcriber_core.entities import PROGRESS_STATES, STEP_STATES, Word
+from transcriber_core.entities import PROGRESS_STATES, STEP_STATES, State, Word
 from transcriber_core.policy import QUEUE_POSITION_LIMIT
 
 _JOB_LIST = ", ".join(JOB_READ_COLUMNS)
@@ -124,6 +124,19 @@ INSERT_JOB_SQL = (
 
 #: One job by id; parameter: ``id``.
 GET_JOB_SQL = f"SELECT {_JOB_LIST} FROM jobs WHERE id = :id"
+
+#: A person's correction of a done job's transcript, compare-and-set on ``edit_version`` in
+#: the one statement (ADR 57); parameters: ``RowMapping.correction_params`` and ``now``.
+#: No row returned: the version moved on, the job is not done, or it is gone.
+SAVE_CORRECTION_SQL = (
+    "UPDATE jobs SET text = :text, words = :words,"
+    " original_text = :original_text, original_words = :original_words,"
+    " edit_version = edit_version + 1, updated = :now"
+    f" WHERE id = :id AND edit_version = :version AND state = '{State.DONE.value}'"
+    f" RETURNING {_JOB_LIST}"
+)
+#: Whether a job exists; parameter ``id``.
+JOB_EXISTS_SQL = "SELECT 1 FROM jobs WHERE id = :id"
 
 #: One job by id and owner; parameters: ``id``, ``owner``. ``INDEXED BY``: the planner would
 #: take the unique id index and read the row to compare its owner; seeking (owner, id)

@@ -8,7 +8,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from transcriber_app.web.admin.security import MAX_FORM_BYTES, WorkspaceHeaders
-from transcriber_app.web.workspace import transcript, views
+from transcriber_app.web.workspace import corrections, transcript, views
 from transcriber_app.web.workspace.sessions import PREFIX, WorkspaceSessions
 
 
@@ -24,6 +24,10 @@ def mount() -> Mount:
         Route("/recordings/{job_id}", transcript.recording, methods=["GET"]),
         Route("/recordings/{job_id}/media", transcript.media, methods=["GET"]),
         Route("/recordings/{job_id}/speakers", transcript.rename_speaker, methods=["POST"]),
+        # Corrections and downloads (ADR 57).
+        Route("/recordings/{job_id}/words", corrections.save_words, methods=["POST"]),
+        Route("/recordings/{job_id}/restore", corrections.restore, methods=["POST"]),
+        Route("/recordings/{job_id}/transcript.{format}", corrections.download, methods=["GET"]),
         Route("/tokens", views.tokens_page, methods=["GET"]),
         Route("/tokens", views.make_token, methods=["POST"]),
         Route("/tokens/{token_id}/revoke", views.revoke_token, methods=["POST"]),

@@ -27,12 +27,15 @@ from transcriber_app.web.admin.security import form_text
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.workspace.sessions import workspace_session_of
 from transcriber_app.web.workspace.views import (
+    not_found,
+    own_job,
     person_action,
     person_page,
     recording_url,
     render,
 )
-from transcriber_core import naming, speakers
+from transcriber_core import speakers
+from transcriber_core.corrections import shown_tokens
 from transcriber_core.deletion import store_for
 from transcriber_core.entities import FileRecord, Job, Word
 from transcriber_core.errors import FileNotFound, JobChanged, JobNotFound, TranscriberError
@@ -97,8 +100,12 @@ def _turn_open(word: Word, names: dict[str, str]) -> str:
     return f'<p class="turn" data-speaker="{speaker}"><span class="speaker">{name}</span> {link} '
 
 
-def transcript_html(words: Sequence[Word], names: dict[str, str]) -> Markup:
+def transcript_html(words: Sequence[Word], names: dict[str, str], tokens: Sequence[str]) -> Markup:
     """The words as turns of ``span.w``, each with ``data-i``, ``data-start``, ``data-end``.
+
+    ``tokens`` is what each word shows (``corrections.shown_tokens``: the
+    text's own spelling where it lines up with the words), the same token
+    the editor sends back and the exports print.
 
     Built as one string rather than a template loop: a 3-hour recording has
     some 30,000 words and this is the page's whole cost (docs/benchmarks.md).
@@ -113,7 +120,7 @@ def transcript_html(words: Sequence[Word], names: dict[str, str]) -> Markup:
                 parts.append("</p>\n")
             parts.append(_turn_open(word, names))
             count = 0
-        text = word.text
+        text = tokens[index]
         parts.append(
             _WORD % (index, word.start, word.end, html.escape(text) if _unsafe(text) else text)
         )
@@ -122,27 +129,6 @@ def transcript_html(words: Sequence[Word], names: dict[str, str]) -> Markup:
     if previous is not None:
         parts.append("</p>")
     return Markup("".join(parts))  # noqa: S704 - every text in it went through escape()
-
-
-async def _own_job(request: Request, person: Person) -> Job | None:
-    """The path's job when it is the person's; None for any other id (never looked up if bad)."""
-    job_id = request.path_params["job_id"]
-    if not naming.well_formed_id(job_id):
-        return None
-    try:
-        return await runtime_of(request).services.jobs.get(job_id, owned_by=person.owner_key)
-    except JobNotFound:
-        return None
-
-
-def _not_found(request: Request, person: Person) -> Response:
-    return render(
-        request,
-        "message.html",
-        {"title": "Not found", "text": "There is no such recording among yours."},
-        person=person,
-        status_code=404,
-    )
 
 
 def version(job: Job) -> str:
@@ -175,7 +161,7 @@ async def _page(
         "media_url": media_url(job.id) if playable is not None else None,
         "audio_gone": playable is None and bool(job.file_ids()),
         "speakers_url": f"{recording_url(job.id)}/speakers",
-        "transcript": transcript_html(job.words, names) if job.words else None,
+        "transcript": (transcript_html(job.words, names, shown_tokens(job)) if job.words else None),
         "word_count": len(job.words),
         "problem": problem,
     }
@@ -185,9 +171,9 @@ async def _page(
 @person_page
 async def recording(request: Request, person: Person) -> Response:
     """``GET /w/recordings/{id}``: one of one's recordings with its player; 404 for others."""
-    job = await _own_job(request, person)
+    job = await own_job(request, person)
     if job is None:
-        return _not_found(request, person)
+        return not_found(request, person)
     return await _page(request, person, job)
 
 
@@ -204,9 +190,9 @@ async def rename_speaker(request: Request, form: FormData, person: Person) -> Re
     names. Between the read here and the write, the store's compare-and-set
     (``save_if_unchanged``) closes the race.
     """
-    job = await _own_job(request, person)
+    job = await own_job(request, person)
     if job is None:
-        return _not_found(request, person)
+        return not_found(request, person)
     if form_text(form, "seen") != version(job):
         return await _changed(request, person, job)
     new = {s.id: form_text(form, s.id) for s in job.speakers if s.id in form}
@@ -216,9 +202,9 @@ async def rename_speaker(request: Request, form: FormData, person: Person) -> Re
         problem = f"Nothing was renamed: {exc}."
         return await _page(request, person, job, problem=problem, status_code=400)
     except (JobChanged, JobNotFound):
-        fresh = await _own_job(request, person)
+        fresh = await own_job(request, person)
         if fresh is None:
-            return _not_found(request, person)
+            return not_found(request, person)
         return await _changed(request, person, fresh)
     log.info("workspace.speaker_renamed", extra={"job_id": job.id, "count": len(new)})
     workspace_session_of(request).flash(
@@ -294,9 +280,9 @@ async def media(request: Request, person: Person) -> Response:
     Streamed from the store a mebibyte at a time, whatever the file's size;
     for S3 the range goes to GetObject, so only it crosses the network.
     """
-    job = await _own_job(request, person)
+    job = await own_job(request, person)
     if job is None:
-        return _not_found(request, person)
+        return not_found(request, person)
     services = runtime_of(request).services
     record = await _playable(services, job)
     store = None if record is None else store_for(services, record)

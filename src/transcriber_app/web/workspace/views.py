@@ -47,7 +47,9 @@ from transcriber_app.web.workspace.sessions import (
     WorkspaceSession,
     workspace_session_of,
 )
-from transcriber_core.errors import Conflict
+from transcriber_core import naming
+from transcriber_core.entities import Job
+from transcriber_core.errors import Conflict, JobNotFound
 from transcriber_core.people import (
     MAX_TOKENS_PER_PERSON,
     Person,
@@ -380,3 +382,34 @@ async def revoke_token(request: Request, _form: FormData, person: Person) -> Res
     session: WorkspaceSession = workspace_session_of(request)
     session.flash("Token revoked." if revoked else "No such token of yours.")
     return _see_other(f"{PREFIX}/tokens")
+
+
+# -- shared with the workspace's other modules (transcript.py, corrections.py) ----------------
+
+
+async def own_job(request: Request, person: Person) -> Job | None:
+    """The path's job when it is the person's; None for any other id (never looked up if bad)."""
+    job_id = request.path_params["job_id"]
+    if not naming.well_formed_id(job_id):
+        return None
+    try:
+        return await runtime_of(request).services.jobs.get(job_id, owned_by=person.owner_key)
+    except JobNotFound:
+        return None
+
+
+def not_found(request: Request, person: Person) -> Response:
+    """The 404 page for a recording that is not among the person's (nor anyone's)."""
+    return render(
+        request,
+        "message.html",
+        {"title": "Not found", "text": "There is no such recording among yours."},
+        person=person,
+        status_code=404,
+    )
+
+
+#: The active person of the request's session, or None.
+signed_in = _signed_in
+#: A 303 to ``url``.
+see_other = _see_other

@@ -1,0 +1,210 @@
+"""Correcting one's transcript in place, undoing it, and downloading it (SPEC §20, ADR 57).
+
+``POST /w/recordings/{id}/words`` takes ``{"version", "start", "end",
+"text"}`` as JSON from the page's script, with the session's CSRF token in
+the ``X-CSRF-Token`` header, and answers JSON: the stretch's new words with
+their indices and the job's new version, or ``{"error": code, "message"}``
+(403 without a session or the token, 404 for anyone else's job, 400 for a
+bad body, range or text, 409 ``edit_conflict`` when someone saved first or
+``not_done``). ``POST /w/recordings/{id}/restore`` is a plain form that puts
+the recognizer's transcript back. ``GET /w/recordings/{id}/transcript.txt``
+(``.srt``, ``.vtt``, ``.json``) downloads the transcript as it now reads,
+named by date and id, never by the sender's file name.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import FormData
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from transcriber_app.web.errors import ApiError, error_response
+from transcriber_app.web.state import runtime_of
+from transcriber_app.web.transcripts import (
+    MEDIA_TYPES,
+    TranscriptFormat,
+    no_transcript,
+    render,
+)
+from transcriber_app.web.workspace import views
+from transcriber_app.web.workspace.sessions import workspace_session_of
+from transcriber_core.corrections import (
+    MAX_TEXT_CHARS,
+    BadCorrection,
+    correction_of,
+    restoration_of,
+    shown_tokens,
+)
+from transcriber_core.entities import Job, State
+from transcriber_core.errors import JobChanged, JobNotFound
+from transcriber_core.people import Person
+
+log = logging.getLogger("transcriber.workspace")
+
+#: The header that carries the session's CSRF token on the script's JSON posts.
+CSRF_HEADER = "X-CSRF-Token"
+#: The largest JSON body of a correction: the longest text, four bytes a character, and room.
+MAX_BODY_BYTES = MAX_TEXT_CHARS * 4 + 1024
+#: What a conflict says to the person.
+CONFLICT = (
+    "Someone saved a change to this transcript after you opened it; nothing was saved. "
+    "Reload the page to see the transcript as it is now."
+)
+
+
+async def _read_body(request: Request) -> dict[str, Any]:
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY_BYTES:
+            raise ApiError(413, "too_large", f"the body is over {MAX_BODY_BYTES} bytes")
+    try:
+        value = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise ApiError(400, "bad_request", "the body must be JSON") from None
+    if not isinstance(value, dict):
+        raise ApiError(400, "bad_request", "the body must be a JSON object")
+    return value
+
+
+def _whole(value: object, name: str) -> int:
+    # JSON's true and false are ints to Python: refused like any other non-integer.
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ApiError(400, "bad_request", f"{name} must be an integer")
+    return value
+
+
+def _word_items(job: Job, start: int, count: int) -> list[dict[str, Any]]:
+    """The words ``[start, start + count)`` as the page shows them (``shown_tokens``)."""
+    shown = shown_tokens(job)
+    return [
+        {"i": i, "text": shown[i], "start": w.start, "end": w.end, "speaker": w.speaker}
+        for i, w in enumerate(job.words[start : start + count], start=start)
+    ]
+
+
+async def save_words(request: Request) -> Response:
+    """``POST /w/recordings/{id}/words``: save a corrected stretch, compare-and-set (ADR 57)."""
+    try:
+        return await _save_words(request)
+    except ApiError as exc:
+        return error_response(exc)
+
+
+async def _save_words(request: Request) -> Response:
+    session = workspace_session_of(request)
+    person = await views.signed_in(request)
+    if person is None:
+        raise ApiError(403, "not_signed_in", "sign in first")
+    if not session.csrf_ok(request.headers.get(CSRF_HEADER)):
+        raise ApiError(403, "bad_csrf", "the page is stale or forged; reload it and try again")
+    job = await views.own_job(request, person)
+    if job is None:
+        raise ApiError(404, "job_not_found", "there is no such recording among yours")
+    body = await _read_body(request)
+    version = _whole(body.get("version"), "version")
+    start, end = _whole(body.get("start"), "start"), _whole(body.get("end"), "end")
+    text = body.get("text")
+    if not isinstance(text, str):
+        raise ApiError(400, "bad_request", "text must be a string")
+    if job.state is not State.DONE:
+        raise ApiError(409, *no_transcript(job))
+    if job.edit_version != version:
+        raise ApiError(409, "edit_conflict", CONFLICT)
+    try:
+        # Hours of words take a moment to align: not on the event loop.
+        correction = await run_in_threadpool(correction_of, job, start, end, text)
+    except BadCorrection as exc:
+        raise ApiError(400, exc.code, exc.message) from None
+    try:
+        saved = await runtime_of(request).services.corrections.save_correction(
+            job.id, correction, version=version
+        )
+    except JobChanged:
+        raise ApiError(409, "edit_conflict", CONFLICT) from None
+    except JobNotFound:
+        raise ApiError(404, "job_not_found", "there is no such recording among yours") from None
+    count = len(saved.words) - len(job.words) + (end - start)
+    log.info("workspace.corrected", extra={"job_id": job.id, "words": count})
+    return JSONResponse(
+        {
+            "version": saved.edit_version,
+            "start": start,
+            "end": start + count,
+            "shift": count - (end - start),
+            "words": _word_items(saved, start, count),
+            "corrected": saved.corrected,
+        }
+    )
+
+
+@views.person_action
+async def restore(request: Request, form: FormData, person: Person) -> Response:
+    """``POST /w/recordings/{id}/restore``: put the recognizer's transcript back (a form)."""
+    job = await views.own_job(request, person)
+    if job is None:
+        return views.not_found(request, person)
+    session = workspace_session_of(request)
+    back = views.recording_url(job.id)
+    if str(job.edit_version) != form.get("version"):
+        session.flash(CONFLICT)
+        return views.see_other(back)
+    try:
+        restored = restoration_of(job)
+        await runtime_of(request).services.corrections.save_correction(
+            job.id, restored, version=job.edit_version
+        )
+    except BadCorrection as exc:
+        session.flash(f"Nothing to restore: {exc.message}.")
+        return views.see_other(back)
+    except JobChanged:
+        session.flash(CONFLICT)
+        return views.see_other(back)
+    except JobNotFound:
+        return views.not_found(request, person)
+    log.info("workspace.restored", extra={"job_id": job.id})
+    session.flash("The recognizer's transcript is back; your corrections are gone.")
+    return views.see_other(back)
+
+
+def download_name(job: Job, wanted: TranscriptFormat) -> str:
+    """``transcript-<date>-<id>.<format>``: sent on that day, that id; never the sender's name."""
+    safe_id = re.sub(r"[^A-Za-z0-9_-]", "_", job.id)
+    return f"transcript-{job.created:%Y-%m-%d}-{safe_id}.{wanted.value}"
+
+
+def _body(job: Job, wanted: TranscriptFormat) -> bytes:
+    body = render(job, wanted)
+    if wanted is not TranscriptFormat.JSON:
+        return body
+    document = json.loads(body)
+    document["corrected"] = job.corrected
+    return json.dumps(document, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+
+
+@views.person_page
+async def download(request: Request, person: Person) -> Response:
+    """``GET /w/recordings/{id}/transcript.{txt,srt,vtt,json}``: the transcript as it reads now."""
+    try:
+        wanted = TranscriptFormat(request.path_params["format"])
+    except ValueError:
+        return views.not_found(request, person)
+    job = await views.own_job(request, person)
+    if job is None:
+        return views.not_found(request, person)
+    if job.state is not State.DONE:
+        _, sentence = no_transcript(job)
+        context = {"title": "No transcript yet", "text": sentence[:1].upper() + sentence[1:] + "."}
+        return views.render(request, "message.html", context, person=person, status_code=409)
+    body = await run_in_threadpool(_body, job, wanted)
+    return Response(
+        body,
+        media_type=MEDIA_TYPES[wanted],
+        headers={"Content-Disposition": f'attachment; filename="{download_name(job, wanted)}"'},
+    )

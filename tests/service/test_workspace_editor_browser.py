@@ -1,0 +1,139 @@
+"""Correcting a transcript in a real browser (ADR 57): edit, save, reload, download, restore.
+
+Headless Debian Chromium driven by Playwright, as the workspace's other
+browser test. The demo recognizer reads a sentence with a misspelt word;
+the person corrects it in place (Edit, type, Ctrl+Enter), the correction
+survives a reload and is in the downloaded .txt, Escape leaves a turn as it
+was, a second page saving from the same version is told of the conflict,
+and Restore brings the recognizer's words back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import httpx
+import pytest
+
+from tests.service.test_admin_browser import SCREENSHOT_DIR
+from tests.service.test_workspace_browser import (
+    _context,
+    _invite,
+    _join,
+    _make_token,
+    _owner,
+)
+from tests.service.test_workspace_browser import chromium as chromium  # noqa: PLC0414 - fixture
+from tests.support.media import tone
+from tests.support.service import running_service
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser, Page
+
+pytestmark = pytest.mark.slow
+
+#: What the demo recognizer hears: one word misspelt.
+HEARD = "The quick brwn fox jumps over the lazy dog."
+#: The person's correction of it.
+FIXED = "The quick brown fox jumps over the lazy dog."
+
+
+async def _snapshot(page: Page, name: str) -> None:
+    if SCREENSHOT_DIR:
+        await page.screenshot(path=str(Path(SCREENSHOT_DIR) / f"{name}.png"), full_page=True)
+
+
+async def _shown(page: Page) -> list[str]:
+    """The words the transcript shows, in order."""
+    return [text.strip() for text in await page.locator("#transcript span.w").all_text_contents()]
+
+
+async def test_correct_reload_download_and_restore_in_a_browser(
+    chromium: Browser, tmp_path: Path
+) -> None:
+    """A word corrected in place stays after a reload, is in the .txt, and Restore undoes it."""
+    recording = tone(tmp_path / "tone.mp3", 3.0).read_bytes()
+    config = {"memory": {"text": HEARD}}
+    with running_service(tmp_path / "service", config=config) as service:
+        owner = await _owner(chromium, service)
+        alice = await _join(chromium, await _invite(owner, "alice"))
+        token = await _make_token(alice, "editor test")
+        headers = {"Authorization": f"Bearer {token}"}
+        async with httpx.AsyncClient(base_url=service.base_url, timeout=10.0) as api:
+            sent = await api.post(
+                "/api/audio",
+                files={"file": ("interview.mp3", recording, "audio/mpeg")},
+                headers=headers,
+            )
+            assert sent.status_code == 202, sent.text
+        job_id = sent.json()["job_id"]
+        done = await asyncio.to_thread(service.wait_for_job, job_id, headers=headers)
+        assert done["state"] == "done"
+        url = f"{service.base_url}/w/recordings/{job_id}"
+        await alice.goto(url)
+        assert await _shown(alice) == HEARD.split()
+        assert await alice.get_attribute("#transcript", "data-version") == "0"
+
+        # Escape leaves the turn as it was.
+        await alice.get_by_role("button", name="Edit this turn").click()
+        box = alice.get_by_role("textbox", name="Corrected text of this turn")
+        await box.fill("nothing of the sort")
+        await box.press("Escape")
+        assert await box.count() == 0
+        assert await _shown(alice) == HEARD.split()
+
+        # Edit, type, Ctrl+Enter: saved in place, the word keeps its timing.
+        before = alice.locator("#transcript span.w[data-i='2']")
+        timing = (await before.get_attribute("data-start"), await before.get_attribute("data-end"))
+        await alice.get_by_role("button", name="Edit this turn").click()
+        await box.fill(FIXED)
+        await _snapshot(alice, "workspace-editor")
+        await box.press("Control+Enter")
+        await alice.get_by_role("status").filter(has_text="Saved.").wait_for()
+        assert await _shown(alice) == FIXED.split()
+        after = alice.locator("#transcript span.w[data-i='2']")
+        assert (await after.get_attribute("data-start"), await after.get_attribute("data-end")) == (
+            timing
+        )
+        assert await alice.get_attribute("#transcript", "data-version") == "1"
+
+        # A reload shows the correction; so does the downloaded text.
+        await alice.reload()
+        assert await _shown(alice) == FIXED.split()
+        await _snapshot(alice, "workspace-transcript-corrected")
+        async with alice.expect_download() as started:
+            await alice.get_by_role("link", name="Text (.txt)").click()
+        download = await started.value
+        assert download.suggested_filename.startswith("transcript-")
+        assert download.suggested_filename.endswith(f"-{job_id}.txt")
+        assert "brown" in Path(await download.path()).read_text(encoding="utf-8")
+
+        # A second page still at version 1 saves after the first: told of the conflict.
+        other = await (await _context(chromium)).new_page()
+        await other.context.add_cookies(await alice.context.cookies())
+        await other.goto(url)
+        await alice.get_by_role("button", name="Edit this turn").click()
+        await box.fill(FIXED.replace("lazy", "sleepy"))
+        await box.press("Control+Enter")
+        await alice.get_by_role("status").filter(has_text="Saved.").wait_for()
+        await other.get_by_role("button", name="Edit this turn").click()
+        late = other.get_by_role("textbox", name="Corrected text of this turn")
+        await late.fill(FIXED.replace("lazy", "idle"))
+        await late.press("Control+Enter")
+        conflict = other.get_by_role("status").filter(has_text="Someone saved a change")
+        await conflict.wait_for()
+        await _snapshot(other, "workspace-editor-conflict")
+        await alice.reload()
+        assert "sleepy" in await _shown(alice)
+
+        # Restore puts the recognizer's words back.
+        await alice.get_by_role("button", name="Restore the recognizer's transcript").click()
+        await alice.wait_for_url(url)
+        assert await _shown(alice) == HEARD.split()
+        assert (
+            await alice.get_by_role("button", name="Restore the recognizer's transcript").count()
+            == 0
+        )
+        assert await alice.locator("script:not([src])").count() == 0
