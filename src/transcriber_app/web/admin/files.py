@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import AsyncIterator
 
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
@@ -18,6 +17,7 @@ from starlette.responses import Response, StreamingResponse
 from transcriber_app.web.admin.rendering import plain
 from transcriber_app.web.admin.security import owner_only
 from transcriber_app.web.state import runtime_of
+from transcriber_app.web.streams import replay_first
 from transcriber_app.web.transcripts import (
     ALLOWED,
     no_transcript,
@@ -67,7 +67,7 @@ async def download(request: Request) -> Response:
         return plain("Storage did not answer; try again.", status_code=503)
     log.info("admin.download", extra=described)
     return StreamingResponse(
-        _stream(first, chunks),
+        replay_first(first, chunks),
         media_type="application/octet-stream",
         headers={
             "Content-Disposition": f'attachment; filename="{_download_name(record)}"',
@@ -99,15 +99,3 @@ async def transcript(request: Request) -> Response:
 def _download_name(record: FileRecord) -> str:
     """The stored name, ``<id><extension>``, with anything a header could choke on replaced."""
     return re.sub(r"[^A-Za-z0-9._-]", "_", record.name)
-
-
-async def _stream(first: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
-    try:
-        if first:
-            yield first
-        async for chunk in rest:
-            yield chunk
-    finally:
-        close = getattr(rest, "aclose", None)
-        if close is not None:
-            await close()

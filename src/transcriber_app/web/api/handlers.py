@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -22,6 +21,7 @@ from transcriber_app.web.openai_errors import OpenAIFault, openai_error_response
 from transcriber_app.web.probes import metrics_of
 from transcriber_app.web.schemas import to_json
 from transcriber_app.web.state import runtime_of
+from transcriber_app.web.streams import read_json_object
 from transcriber_app.web.transcripts import (
     ALLOWED,
     no_transcript,
@@ -345,17 +345,9 @@ async def rename_speakers(request: Request) -> Response:
     ``too_large``; compare-and-set like the owner's edits (ADR 23).
     """
     job = await reachable_job(request)
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_RENAME_BYTES:
-            raise ApiError(413, "too_large", f"the body is over {MAX_RENAME_BYTES} bytes")
-    try:
-        new = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        raise ApiError(400, "bad_speakers", 'the body must be JSON: {"S1": "Diane"}') from None
-    if not isinstance(new, dict):
-        raise ApiError(400, "bad_speakers", 'the body must be a JSON object: {"S1": "Diane"}')
+    new = await read_json_object(
+        request, max_bytes=MAX_RENAME_BYTES, code="bad_speakers", example=': {"S1": "Diane"}'
+    )
     services = runtime_of(request).services
     for _ in range(_RENAME_TRIES):
         try:

@@ -26,6 +26,7 @@ from starlette.responses import JSONResponse, Response
 
 from transcriber_app.web.errors import ApiError, error_response
 from transcriber_app.web.state import runtime_of
+from transcriber_app.web.streams import read_json_object
 from transcriber_app.web.transcripts import (
     MEDIA_TYPES,
     TranscriptFormat,
@@ -56,21 +57,6 @@ CONFLICT = (
     "Someone saved a change to this transcript after you opened it; nothing was saved. "
     "Reload the page to see the transcript as it is now."
 )
-
-
-async def _read_body(request: Request) -> dict[str, Any]:
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_BODY_BYTES:
-            raise ApiError(413, "too_large", f"the body is over {MAX_BODY_BYTES} bytes")
-    try:
-        value = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        raise ApiError(400, "bad_request", "the body must be JSON") from None
-    if not isinstance(value, dict):
-        raise ApiError(400, "bad_request", "the body must be a JSON object")
-    return value
 
 
 def _whole(value: object, name: str) -> int:
@@ -107,7 +93,7 @@ async def _save_words(request: Request) -> Response:
     job = await views.own_job(request, person)
     if job is None:
         raise ApiError(404, "job_not_found", "there is no such recording among yours")
-    body = await _read_body(request)
+    body = await read_json_object(request, max_bytes=MAX_BODY_BYTES, code="bad_request")
     version = _whole(body.get("version"), "version")
     start, end = _whole(body.get("start"), "start"), _whole(body.get("end"), "end")
     text = body.get("text")

@@ -25,6 +25,7 @@ from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from transcriber_app.web.admin.rendering import format_length
 from transcriber_app.web.admin.security import form_text
 from transcriber_app.web.state import runtime_of
+from transcriber_app.web.streams import replay_first
 from transcriber_app.web.workspace.sessions import workspace_session_of
 from transcriber_app.web.workspace.views import (
     not_found,
@@ -328,16 +329,4 @@ async def _send(
     except TranscriberError as exc:
         log.warning("workspace.media_failed", extra={"error_type": type(exc).__name__})
         return PlainTextResponse("Storage did not answer; try again.\n", status_code=503)
-    return StreamingResponse(_stream(first, chunks), status_code=status, headers=headers)
-
-
-async def _stream(first: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
-    try:
-        if first:
-            yield first
-        async for chunk in rest:
-            yield chunk
-    finally:
-        close = getattr(rest, "aclose", None)
-        if close is not None:
-            await close()
+    return StreamingResponse(replay_first(first, chunks), status_code=status, headers=headers)
