@@ -229,6 +229,19 @@ class Job:
             speakers=self.speakers_wanted,
         )
 
+    def as_created(self, now: datetime) -> Job:
+        """The job as a store records it when made: stamped ``now``, nothing a later step sets."""
+        return attrs.evolve(
+            self,
+            created=now,
+            updated=now,
+            progress=None,
+            status_message_id=None,
+            edit_version=0,
+            original_text=None,
+            original_words=None,
+        )
+
     def file_ids(self) -> tuple[str, ...]:
         """Ids of every file the job refers to, in pipeline order."""
         return tuple(

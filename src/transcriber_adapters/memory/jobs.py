@@ -77,16 +77,7 @@ class MemoryJobRepository(MemoryOutbox):
             if job.id in self._jobs:
                 raise Conflict
             now = self._db.clock.now()
-            job = attrs.evolve(
-                job,
-                created=now,
-                updated=now,
-                progress=None,
-                status_message_id=None,
-                edit_version=0,
-                original_text=None,
-                original_words=None,
-            )
+            job = job.as_created(now)
             self._jobs[job.id] = job
             if job.dedup_key is not None:
                 self._dedup[job.dedup_key] = job.id

@@ -282,16 +282,7 @@ def _create(
                 return ROWS.job_from_row(rows[0]), False
         # Stamped under the write lock: queue order is the order of the commits.
         now = clock.now()
-        job = attrs.evolve(
-            job,
-            created=now,
-            updated=now,
-            progress=None,
-            status_message_id=None,
-            edit_version=0,
-            original_text=None,
-            original_words=None,
-        )
+        job = job.as_created(now)
         conn.execute(INSERT_JOB_SQL, ROWS.job_params(job))
         conn.executemany(PUT_FILE_SQL, file_rows)
         write_deliveries(conn, job.id, deliveries, now)
