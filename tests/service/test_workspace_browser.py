@@ -12,6 +12,7 @@ page carries the strict CSP (scripts only from /w/static, never inline).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -35,9 +36,9 @@ SECRET = "a long enough password"
 DONE_WITHIN_MS = 30_000
 
 
-@pytest.fixture
-async def chromium() -> AsyncIterator[Browser]:
-    """Headless Debian Chromium; contexts made from it share nothing; fails without it."""
+@contextlib.asynccontextmanager
+async def headless_chromium(*extra_args: str) -> AsyncIterator[Browser]:
+    """Headless Debian Chromium with ``extra_args``; fails the test without it or Playwright."""
     if not CHROMIUM.exists():
         pytest.fail(f"{CHROMIUM} is not installed; apt-get install chromium")
     try:
@@ -46,12 +47,19 @@ async def chromium() -> AsyncIterator[Browser]:
         pytest.fail("the playwright package is not installed")
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+            executable_path=str(CHROMIUM), args=[*CHROMIUM_ARGS, *extra_args], headless=True
         )
         try:
             yield browser
         finally:
             await browser.close()
+
+
+@pytest.fixture
+async def chromium() -> AsyncIterator[Browser]:
+    """Headless Debian Chromium; contexts made from it share nothing; fails without it."""
+    async with headless_chromium() as browser:
+        yield browser
 
 
 async def _context(browser: Browser) -> BrowserContext:

@@ -16,8 +16,14 @@ from typing import TYPE_CHECKING
 import httpx
 import pytest
 
-from tests.service.test_admin_browser import CHROMIUM, CHROMIUM_ARGS, SCREENSHOT_DIR
-from tests.service.test_workspace_browser import _invite, _join, _make_token, _owner
+from tests.service.test_admin_browser import SCREENSHOT_DIR
+from tests.service.test_workspace_browser import (
+    _invite,
+    _join,
+    _make_token,
+    _owner,
+    headless_chromium,
+)
 from tests.support.dialogue import conversation
 from tests.support.service import running_service
 
@@ -36,22 +42,8 @@ TEXT = (
 @pytest.fixture
 async def chromium() -> AsyncIterator[Browser]:
     """Headless Debian Chromium that may play audio without a click first; fails without it."""
-    if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} is not installed; apt-get install chromium")
-    try:
-        from playwright.async_api import async_playwright  # noqa: PLC0415 - optional in dev
-    except ImportError:
-        pytest.fail("the playwright package is not installed")
-    async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=[*CHROMIUM_ARGS, "--autoplay-policy=no-user-gesture-required"],
-            headless=True,
-        )
-        try:
-            yield browser
-        finally:
-            await browser.close()
+    async with headless_chromium("--autoplay-policy=no-user-gesture-required") as browser:
+        yield browser
 
 
 async def _snapshot(page: Page, name: str) -> None:
