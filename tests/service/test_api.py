@@ -406,6 +406,9 @@ def test_slow_upload_within_inactivity_passes(service: Service, recording: bytes
 def test_client_disconnect_mid_upload_leaves_nothing(service: Service, recording: bytes) -> None:
     """A sender that goes away halfway leaves no staging file, no stored file and no job."""
     body = form(recording)
+    # Earlier tests' jobs end first: a conversion in flight has staging files of its own.
+    for (job_id,) in service.query("SELECT id FROM jobs"):
+        service.wait_for_job(job_id)
     before = service.stored_names()
     jobs_before = service.query("SELECT count(*) FROM jobs")
     with RawClient(service.port) as raw:

@@ -303,3 +303,30 @@ def test_open_files_hard_limit_too_low_is_named_in_the_log(tmp_path: Path) -> No
     assert "needed=1256" in line
     (row,) = [row for row in limits.splitlines() if row.startswith("Max open files")]
     assert row.split()[3:5] == ["512", "512"]
+
+
+def test_refused_upload_lets_its_sender_finish_the_body(service: Service) -> None:
+    """After refusing an upload before its body, the server drains the body instead of resetting.
+
+    A client library (httpx, the openai client) that is still sending the
+    body when it is reset loses the answer it had already received.
+    """
+    head = (
+        b"POST /api/audio HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        b"Content-Type: multipart/form-data; boundary=b\r\n"
+        b"Content-Length: %d\r\n\r\n" % (100 * 1024 * MIB)
+    )
+    with connect(service) as sock:
+        sock.sendall(head)
+        # The refusal is on its way before the body: the whole body arrives after it.
+        first = sock.recv(65536, socket.MSG_PEEK)
+        assert first.startswith(b"HTTP/1.1 413 "), first[:200]
+        for _ in range(16):
+            sock.sendall(b"x" * (16 * 1024))
+            time.sleep(0.01)  # the sender's pace: each piece after the server had its turn
+        received = bytearray()
+        while chunk := sock.recv(65536):
+            received += chunk
+    answer, _, rest = bytes(received).partition(b"\r\n\r\n")
+    assert b"connection: close" in answer.lower()
+    assert json.loads(rest)["error"] == "too_large"

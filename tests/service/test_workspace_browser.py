@@ -205,14 +205,11 @@ async def test_invite_token_upload_isolation_and_disable_in_a_browser(
             assert "Disabled" in (await notice.text_content() or "")
             await alice.reload()
             assert "/w/login" in alice.url
-            # A fresh connection: the pooled one may have idled past the server's
-            # keep-alive during the browser steps and be closed as it is reused.
-            async with httpx.AsyncClient(base_url=service.base_url, timeout=10.0) as fresh:
-                again = await fresh.post(
-                    "/api/audio",
-                    files={"file": ("again.mp3", recording, "audio/mpeg")},
-                    headers={"Authorization": f"Bearer {token}"},
-                )
+            again = await api.post(
+                "/api/audio",
+                files={"file": ("again.mp3", recording, "audio/mpeg")},
+                headers={"Authorization": f"Bearer {token}"},
+            )
             assert again.status_code == 401
             # Bob is untouched.
             await bob.reload()

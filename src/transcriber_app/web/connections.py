@@ -27,6 +27,14 @@ bounds, each enforced before the bytes reach the parser:
 A request the parser refuses (``Content-Length: -5``, a NUL in the path)
 gets a JSON 400 ``bad_request`` instead of uvicorn's plain text.
 
+**Lingering close.** An answer that closes the connection before the
+request's body has arrived (an upload refused for its token, its declared
+length or the disk) half-closes it and reads and drops what the client
+still sends, up to ``LINGER_BYTES`` for ``LINGER_SECONDS``, as after a 431.
+Closed at once, the socket would answer the body's next bytes with a reset,
+and a client still sending them (httpx, the openai client) loses the answer
+it had already received.
+
 ``fit_open_files_limit`` raises the process's soft RLIMIT_NOFILE to what
 ``max_connections`` needs, so the cap, not the kernel, refuses the excess.
 """
@@ -47,8 +55,9 @@ from transcriber_app.config import HttpConfig
 
 log = logging.getLogger("transcriber.http")
 
-#: After a 431, the request's further bytes are read and dropped up to this many,
-#: so a client still sending its header gets to read the answer instead of a reset.
+#: After a 431, or an answer that closes before the body came, the request's further
+#: bytes are read and dropped up to this many, so a client still sending them gets
+#: to read the answer instead of a reset.
 LINGER_BYTES = 1024 * 1024
 #: ... or for this long, whichever comes first.
 LINGER_SECONDS = 1.0
@@ -103,7 +112,8 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         self._timer: asyncio.TimerHandle | None = None
         #: Refused at accept (past the cap): never counted, never read.
         self._refused = False
-        #: After a 431: bytes still to drop before closing; None otherwise.
+        #: Lingering (after a 431 or an early closing answer): bytes still to drop
+        #: before closing; None otherwise.
         self._linger_left: int | None = None
 
     def connection_made(  # type: ignore[override]  # uvicorn narrows it the same way
@@ -176,6 +186,30 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         self._in_headers = False
         self._stop_timer()
         super().on_headers_complete()
+        cycle = self.cycle
+        if cycle is not None and cycle.transport is self.transport:
+            cycle.transport = _LingeringTransport(self)  # type: ignore[assignment]
+
+    def _close_after_answer(self) -> None:
+        """The app's answer closes the connection: linger if its request's body is still coming."""
+        cycle = self.cycle
+        transport = self.transport
+        if (
+            cycle is None
+            or not cycle.more_body
+            or transport.is_closing()
+            or not transport.can_write_eof()
+        ):
+            transport.close()
+            return
+        self._linger()
+
+    def _linger(self) -> None:
+        """Half-close, then drop what the client still sends for a while: it reads the answer."""
+        self._stop_timer()
+        self.transport.write_eof()
+        self._linger_left = LINGER_BYTES
+        self._timer = self.loop.call_later(LINGER_SECONDS, self.transport.close)
 
     def _start_deadline(self) -> None:
         self._stop_timer()
@@ -199,7 +233,7 @@ class LimitedHttpProtocol(HttpToolsProtocol):
             self.transport.close()
 
     def _refuse_headers(self) -> None:
-        """431, then drop what the client still sends for a while so it can read the answer."""
+        """431, then linger so a client still sending its headers can read the answer."""
         self._stop_timer()
         limit = self.limits.max_header_bytes
         self.transport.write(
@@ -210,9 +244,23 @@ class LimitedHttpProtocol(HttpToolsProtocol):
             )
         )
         if self.transport.can_write_eof():
-            self.transport.write_eof()
-        self._linger_left = LINGER_BYTES
-        self._timer = self.loop.call_later(LINGER_SECONDS, self.transport.close)
+            self._linger()
+        else:
+            self.transport.close()
+
+
+class _LingeringTransport:
+    """The connection's transport as a request's cycle sees it: its close lingers (module doc)."""
+
+    def __init__(self, protocol: LimitedHttpProtocol) -> None:
+        self._protocol = protocol
+        self._transport = protocol.transport
+
+    def close(self) -> None:
+        self._protocol._close_after_answer()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
 
 
 def protocol_for(http: HttpConfig) -> type[LimitedHttpProtocol]:
