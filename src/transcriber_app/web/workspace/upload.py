@@ -30,6 +30,14 @@ from transcriber_core.people import Person
 from transcriber_core.speakers import MAX_SPEAKERS, wanted_text
 
 
+def size_limit_text(size: int) -> str:
+    """A size limit for people: ``8 GiB``, ``500 MiB``, ``1.5 KiB``, ``900 bytes``."""
+    for unit, scale in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if size >= scale:
+            return f"{size / scale:.1f}".removesuffix(".0") + f" {unit}"
+    return f"{size} bytes"
+
+
 async def _person(request: Request) -> Person:
     """The signed-in person whose page sent the request with its CSRF token; else 403."""
     person = await views.signed_in(request)
@@ -74,6 +82,7 @@ async def upload_page(request: Request, person: Person) -> Response:
         "speakers_default": wanted_text(speakers.parse_wanted(default)) if labels else "off",
         "speakers_field": SPEAKERS_FIELD,
         "max_bytes": services.settings.max_record_bytes,
+        "limit": size_limit_text(services.settings.max_record_bytes),
         "nav": "upload",
     }
     return views.render(request, "upload.html", context, person=person)
