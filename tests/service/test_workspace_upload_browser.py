@@ -107,6 +107,12 @@ async def test_two_dropped_files_progress_and_turn_done_without_a_reload(
             assert control in stops, stops
         if await sender.locator("#speakers").count():
             assert "speakers" in stops, stops
+        # The file input is unseen: its label, the button people see, shows the focus.
+        await sender.focus("#files")
+        outline = await sender.evaluate(
+            "getComputedStyle(document.querySelector('label[for=files]')).outlineStyle"
+        )
+        assert outline == "solid"
         await sender.evaluate(MARK)
 
         await _drop(sender, {"interview.mp3": first, "meeting.mp3": second})

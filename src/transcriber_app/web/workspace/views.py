@@ -1,6 +1,7 @@
-"""The workspace's pages: sign-in, set-password from an invite, one's recordings, one's tokens.
+"""The workspace's pages: sign-in, set-password from an invite, one's tokens; the guards.
 
-The transcript page of one recording, its audio and its speakers are in
+The list of one's recordings is in ``live``, the upload page in ``upload``,
+the transcript page of one recording, its audio and its speakers in
 ``transcript``.
 
 Every page but sign-in and set-password needs a person's session: an

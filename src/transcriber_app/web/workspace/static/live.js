@@ -88,7 +88,7 @@
   function apply(answer) {
     var fresh = [];
     answer.jobs.forEach(function (job) {
-      var shown = document.querySelectorAll('[data-job="' + job.id + '"]');
+      var shown = document.querySelectorAll('[data-job="' + CSS.escape(job.id) + '"]');
       if (!shown.length) {
         fresh.push(job);
       }
