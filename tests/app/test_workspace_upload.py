@@ -269,10 +269,11 @@ async def test_the_live_list_reads_once_a_poll_and_says_what_happens_now(
 
 
 def test_now_says_parts_and_percent_of_a_running_job() -> None:
-    """A long job in check: its parts done of all and its percent, from its progress."""
+    """A long job in check: its parts done of all, not its place in check; a whole one: percent."""
     summary = JobSummary(
         id="j",
         state=State.CHECK,
+        queue_position=0,
         created=T0,
         updated=T0,
         duration=200.0,
@@ -281,8 +282,17 @@ def test_now_says_parts_and_percent_of_a_running_job() -> None:
         parts_total=8,
     )
     assert percent_of(summary) == 25
-    assert now_of(summary, 25) == "recognising · 2 of 8 parts · 25 %"
-    whole = JobSummary(id="k", state=State.CONVERT, created=T0, updated=T0)
-    assert now_of(whole, None) == "converting"
+    assert now_of(summary, 25) == "recognising · 2 of 8 parts"
+    whole = JobSummary(
+        id="w",
+        state=State.RECOGNIZE,
+        created=T0,
+        updated=T0,
+        duration=200.0,
+        progress=Progress(seconds_done=50.0, started=T0, updated=T0),
+    )
+    assert now_of(whole, percent_of(whole)) == "recognising · 25 %"
+    converting = JobSummary(id="k", state=State.CONVERT, created=T0, updated=T0)
+    assert now_of(converting, None) == "converting"
     done = JobSummary(id="d", state=State.DONE, created=T0, updated=T0, preview="hello")
     assert now_of(done, percent_of(done)) == ""

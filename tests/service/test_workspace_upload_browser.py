@@ -13,6 +13,7 @@ the API's code. The keyboard reaches every control; the pages are shot at
 from __future__ import annotations
 
 import base64
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -79,6 +80,7 @@ async def _tab_stops(page: Page, count: int) -> list[str]:
     return stops
 
 
+@pytest.mark.timeout(180)  # a service, four browser contexts, three recordings to done
 async def test_two_dropped_files_progress_and_turn_done_without_a_reload(
     chromium: Browser,  # noqa: F811 - the shared fixture
     tmp_path: Path,
@@ -183,3 +185,39 @@ async def test_two_dropped_files_progress_and_turn_done_without_a_reload(
             opened = await bob.goto(f"{service.base_url}/w/recordings/{job_id}")
             assert opened is not None
             assert opened.status == 404
+
+
+@pytest.mark.timeout(180)  # four parts recognised one after another, 2 s each
+async def test_a_long_recordings_parts_show_as_they_are_recognised(
+    chromium: Browser,  # noqa: F811 - the shared fixture
+    tmp_path: Path,
+) -> None:
+    """A recording split into parts: the list says how many parts are done, live, then done."""
+    long = tone(tmp_path / "long.mp3", 12.0).read_bytes()
+    from playwright.async_api import expect  # noqa: PLC0415 - optional in dev
+
+    # Parts of 4 s that take 2 s each, one at a time: the list has time to show them move.
+    config = {
+        "memory": {"max_seconds": 4, "work_seconds": 2},
+        "workers": {"convert": 1, "recognize": 1, "check": 1},
+    }
+    with running_service(tmp_path / "service", config=config) as service:
+        owner = await _owner(chromium, service)
+        alice = await _join(chromium, await _invite(owner, "alice"))
+        await alice.evaluate(MARK)
+        sender = await alice.context.new_page()
+        await sender.goto(service.base_url + "/w/upload")
+        await _drop(sender, {"long-interview.mp3": long})
+
+        row = alice.locator("table#recordings tbody tr")
+        await expect(row).to_have_count(1, timeout=DONE_WITHIN_MS)
+        now = row.locator("[data-field=now]")
+        # 12 s in parts of at most 4 s: four parts (the last a sliver), done one by one.
+        await expect(now).to_have_text(
+            re.compile(r"recognising · [123] of 4 parts"), timeout=DONE_WITHIN_MS
+        )
+        await _snapshot(alice, "workspace-recordings-working")
+        await expect(row.locator("[data-field=state]")).to_have_text("done", timeout=DONE_WITHIN_MS)
+        await expect(now).to_have_text("")
+        await expect(sender.locator("#uploads [data-field=state]")).to_have_text("done")
+        assert await alice.evaluate("window.uploadTestMark") == "still here"

@@ -83,7 +83,9 @@ def now_of(summary: JobSummary, percent: int | None) -> str:
     """What is happening to the job now, in a few words; empty once it ended."""
     if summary.state.is_terminal:
         return ""
-    if summary.queue_position is not None:
+    # A split recording waits in check, unleased, while its parts are recognised: its parts
+    # say how far it is, not its place among the jobs waiting in check.
+    if summary.queue_position is not None and not summary.parts_total:
         ahead = summary.queue_position
         if ahead == 0:
             return "waiting: next in line"
@@ -91,8 +93,10 @@ def now_of(summary: JobSummary, percent: int | None) -> str:
         return f"waiting: {ahead}{more} ahead"
     said = [_WORKING[summary.state]]
     if summary.parts_total:
+        # The parts say how far it is; the noted percent of a split recording lags them
+        # (it is noted when the job is next looked at), so the two could disagree.
         said.append(f"{summary.parts_done} of {summary.parts_total} parts")
-    if percent is not None:
+    elif percent is not None:
         said.append(f"{percent} %")
     return " · ".join(said)
 
