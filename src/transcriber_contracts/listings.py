@@ -8,14 +8,20 @@ from __future__ import annotations
 from datetime import timedelta
 
 from transcriber_contracts.repository_support import (
+    LEASE,
+    NOW,
     T0,
     RepositorySuite,
+    acquire,
     make_job,
     new_id,
     stored,
 )
 from transcriber_core.clocks import ManualClock
 from transcriber_core.entities import (
+    SUMMARY_PREVIEW_CHARS,
+    JobPart,
+    JobSummary,
     State,
 )
 from transcriber_core.ports import JobRepository
@@ -68,6 +74,73 @@ class ListingsContract(RepositorySuite):
         ]
         assert [job.id for job in await repo.list_owned_jobs(PERSON_B)] == [theirs.id]
         assert await repo.list_owned_jobs(PERSON_C) == []
+
+    # -- list_owned_summaries: the workspace's live list ------------------------------
+
+    async def test_summaries_list_the_owners_page_as_list_owned_jobs(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
+        """The live list holds the same jobs in the same order, paged; nobody else's."""
+        mine = [
+            make_job(id=new_id(f"{9 - n}-"), owner=PERSON_A, created=T0 + timedelta(seconds=n))
+            for n in range(3)
+        ]
+        await stored(clock, repo, make_job(owner=PERSON_B), make_job(), *mine)
+        clock.set(NOW)
+        summaries = await repo.list_owned_summaries(PERSON_A, lease=LEASE)
+        assert [s.id for s in summaries] == [job.id for job in reversed(mine)]
+        paged = await repo.list_owned_summaries(PERSON_A, lease=LEASE, limit=1, offset=1)
+        assert [s.id for s in paged] == [mine[1].id]
+        assert await repo.list_owned_summaries(PERSON_C, lease=LEASE) == []
+
+    async def test_summaries_agree_with_the_job_its_queue_and_its_parts(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
+        """Queue position, parts done of all, preview, error and progress as the other reads say."""
+        long_text = "word " * 100
+        done = make_job(owner=PERSON_A, state=State.DONE, text=long_text, duration=61.5, created=T0)
+        failed = make_job(owner=PERSON_A, state=State.FAILED, error="no speech", created=T0)
+        ahead = make_job(state=State.CONVERT, created=T0)
+        waiting = make_job(owner=PERSON_A, state=State.CONVERT, created=T0 + timedelta(seconds=1))
+        split = make_job(owner=PERSON_A, state=State.RECOGNIZE, duration=30.0, created=T0)
+        await stored(clock, repo, done, failed, ahead, waiting, split)
+        leased = await acquire(clock, repo, State.RECOGNIZE, acquisition_id="plan")
+        assert leased is not None
+        assert leased.id == split.id
+        parts = [
+            JobPart(job_id=split.id, index=n, start=10.0 * n, end=10.0 * (n + 1)) for n in range(3)
+        ]
+        parts[0] = JobPart(job_id=split.id, index=0, start=0.0, end=10.0, text="first")
+        await repo.save_parts_if_held(split.id, parts, acquisition_id="plan")
+        await repo.save_progress_if_held(split.id, 10.0, acquisition_id="plan")
+        clock.set(NOW)
+        by_id = {s.id: s for s in await repo.list_owned_summaries(PERSON_A, lease=LEASE)}
+        assert set(by_id) == {done.id, failed.id, waiting.id, split.id}
+
+        assert by_id[waiting.id].queue_position == 1
+        assert by_id[waiting.id].queue_position == await repo.queue_position(
+            waiting.id, lease=LEASE
+        )
+        assert (by_id[waiting.id].parts_done, by_id[waiting.id].parts_total) == (0, 0)
+
+        running = by_id[split.id]
+        assert running.queue_position is None  # leased: it is running, not waiting
+        assert (running.parts_done, running.parts_total) == (1, 3)
+        assert running.progress is not None
+        assert running.progress.seconds_done == 10.0
+        assert running.progress == (await repo.get(split.id)).progress
+
+        assert by_id[done.id] == JobSummary(
+            id=done.id,
+            state=State.DONE,
+            created=T0,
+            updated=T0,
+            duration=61.5,
+            preview=long_text[:SUMMARY_PREVIEW_CHARS],
+        )
+        assert by_id[failed.id].error == "no speech"
+        assert by_id[failed.id].preview is None
+        assert by_id[failed.id].queue_position is None
 
     async def test_list_jobs_pages_with_limit_and_offset(
         self, clock: ManualClock, repo: JobRepository

@@ -252,6 +252,37 @@ class Job:
 
 
 @attrs.frozen(kw_only=True)
+class JobSummary:
+    """One row of a person's live list (SPEC §20): what changes while a job runs, and no words.
+
+    Read in one statement for a whole page of jobs (``Listings.list_owned_summaries``):
+    the transcript's words are never read, its text only as a short preview.
+    """
+
+    id: str
+    state: State
+    created: datetime
+    updated: datetime
+    #: Seconds of audio, once measured.
+    duration: float | None = None
+    #: The first ``SUMMARY_PREVIEW_CHARS`` characters of the transcript, once there is one.
+    preview: str | None = None
+    #: Why the job ended without a transcript; None until it is terminal.
+    error: str | None = None
+    #: How far the recognition has come, while it runs and its recognizer says (ADR 51).
+    progress: Progress | None = None
+    #: Jobs waiting ahead of it in its step and lane (as ``queue_position``); None unless waiting.
+    queue_position: int | None = None
+    #: Parts recognised and parts in all, for a recording split into parts; 0 and 0 otherwise.
+    parts_done: int = 0
+    parts_total: int = 0
+
+
+#: Characters of the transcript a ``JobSummary`` carries: a line of the list, not the text.
+SUMMARY_PREVIEW_CHARS = 200
+
+
+@attrs.frozen(kw_only=True)
 class Correction:
     """A done job's transcript as a correction or a restore leaves it: what the store writes.
 

@@ -25,6 +25,7 @@ from transcriber_core.entities import (
     FileRecord,
     Job,
     JobPart,
+    JobSummary,
     Location,
     LoginFailures,
     NewDelivery,
@@ -429,6 +430,18 @@ class Listings(Protocol):
 
     async def count_by_state(self) -> dict[State, int]:
         """How many jobs are in each state; states with none are left out."""
+        ...
+
+    async def list_owned_summaries(
+        self, owner: str, *, lease: timedelta, limit: int = 50, offset: int = 0
+    ) -> list[JobSummary]:
+        """The live view of ``list_owned_jobs``'s page, in one statement (the workspace's poll).
+
+        Each job's state, times, duration, progress, the first
+        ``SUMMARY_PREVIEW_CHARS`` of its text, its error once terminal, its
+        queue position (as ``queue_position`` with ``lease``) and its parts done
+        and in all. Never the words: a page of 3-hour transcripts stays small.
+        """
         ...
 
 

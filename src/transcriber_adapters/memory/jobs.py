@@ -14,10 +14,12 @@ from transcriber_adapters.memory.outbox import MemoryOutbox
 from transcriber_core.entities import (
     PROGRESS_STATES,
     STEP_STATES,
+    SUMMARY_PREVIEW_CHARS,
     Correction,
     FileRecord,
     Job,
     JobPart,
+    JobSummary,
     NewDelivery,
     Progress,
     State,
@@ -147,17 +149,21 @@ class MemoryJobRepository(MemoryOutbox):
             job = self._jobs.get(job_id)
             if job is None:
                 raise JobNotFound()
-            if job.state not in STEP_STATES or _leased(job, lease_cutoff):
-                return None
-            ahead = sum(
-                1
-                for other in self._jobs.values()
-                if other.state == job.state
-                and (other.short or not job.short)
-                and (other.created, other.id) < (job.created, job.id)
-                and not _leased(other, lease_cutoff)
-            )
-            return min(ahead, QUEUE_POSITION_LIMIT)
+            return self._position(job, lease_cutoff)
+
+    def _position(self, job: Job, lease_cutoff: datetime) -> int | None:
+        """``queue_position`` of a job read under the lock."""
+        if job.state not in STEP_STATES or _leased(job, lease_cutoff):
+            return None
+        ahead = sum(
+            1
+            for other in self._jobs.values()
+            if other.state == job.state
+            and (other.short or not job.short)
+            and (other.created, other.id) < (job.created, job.id)
+            and not _leased(other, lease_cutoff)
+        )
+        return min(ahead, QUEUE_POSITION_LIMIT)
 
     async def renew(self, job_id: str, *, acquisition_id: str) -> None:
         """Move the lease's ``acquire_time`` to the store's now; ``LeaseLost`` if not held."""
@@ -313,6 +319,37 @@ class MemoryJobRepository(MemoryOutbox):
             jobs = [job for job in self._jobs.values() if job.owner == owner]
         jobs.sort(key=lambda job: (job.created, job.id), reverse=True)
         return jobs[offset : offset + limit]
+
+    async def list_owned_summaries(
+        self, owner: str, *, lease: timedelta, limit: int = 50, offset: int = 0
+    ) -> list[JobSummary]:
+        """The live view of the owner's page of jobs, under one hold of the lock."""
+        check_page(limit, offset)
+        with self._lock:
+            self.calls.append("list_owned_summaries")
+            lease_cutoff = self._db.clock.now() - lease
+            jobs = sorted(
+                (job for job in self._jobs.values() if job.owner == owner),
+                key=lambda job: (job.created, job.id),
+                reverse=True,
+            )[offset : offset + limit]
+            return [self._summary(job, lease_cutoff) for job in jobs]
+
+    def _summary(self, job: Job, lease_cutoff: datetime) -> JobSummary:
+        parts = self._parts.get(job.id, {}).values()
+        return JobSummary(
+            id=job.id,
+            state=job.state,
+            created=job.created,
+            updated=job.updated,
+            duration=job.duration,
+            preview=None if job.text is None else job.text[:SUMMARY_PREVIEW_CHARS],
+            error=job.error if job.state.is_terminal else None,
+            progress=job.progress if job.state in PROGRESS_STATES else None,
+            queue_position=self._position(job, lease_cutoff),
+            parts_done=sum(part.done for part in parts),
+            parts_total=len(parts),
+        )
 
     async def count_by_state(self) -> dict[State, int]:
         """How many jobs are in each state; states with none are left out."""

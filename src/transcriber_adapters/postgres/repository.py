@@ -34,7 +34,15 @@ from transcriber_adapters.postgres.wakeups import WakeupSender
 from transcriber_adapters.sql.outbox import ready_of
 from transcriber_adapters.sql.removal import file_ids_of, job_ids_of
 from transcriber_adapters.sql.rows import delivery_params
-from transcriber_core.entities import Correction, FileRecord, Job, JobPart, NewDelivery, State
+from transcriber_core.entities import (
+    Correction,
+    FileRecord,
+    Job,
+    JobPart,
+    JobSummary,
+    NewDelivery,
+    State,
+)
 from transcriber_core.errors import FileNotFound, JobChanged, JobNotFound, LeaseLost
 from transcriber_core.ports import Clock, Ready, Removed
 from transcriber_core.transitions import check_acquirable
@@ -295,6 +303,21 @@ class PostgresJobRepository(PostgresOutbox):
         params = {"owner": owner, "limit": limit, "offset": offset}
         rows = await self._db.fetchall(sql.LIST_OWNED_JOBS_SQL, params)
         return [sql.ROWS.job_from_row(row) for row in rows]
+
+    async def list_owned_summaries(
+        self, owner: str, *, lease: timedelta, limit: int = 50, offset: int = 0
+    ) -> list[JobSummary]:
+        """The live view of the owner's page of jobs with ``LIST_OWNED_SUMMARIES_SQL``."""
+        check_page(limit, offset)
+        params = {
+            "owner": owner,
+            "limit": limit,
+            "offset": offset,
+            "lease": lease,
+            "now": now_param(self._clock),
+        }
+        rows = await self._db.fetchall(sql.LIST_OWNED_SUMMARIES_SQL, params)
+        return [sql.ROWS.summary_from_row(row) for row in rows]
 
     async def count_by_state(self) -> dict[State, int]:
         """How many jobs are in each state; states with none are left out."""

@@ -25,6 +25,8 @@ from transcriber_adapters.sql.rows import (
     JOB_READ_COLUMNS,
     PART_COLUMNS,
     PROGRESS_COLUMNS,
+    SUMMARY_COLUMNS,
+    SUMMARY_PARTS,
     RowMapping,
     words_from_items,
 )
@@ -110,8 +112,8 @@ ACQUIRE_SHORT_SQL = _acquire(" AND short")
 
 #: Jobs waiting ahead of one job in its state and lane; parameters: ``id``, ``now``,
 #: ``lease``. No row when the job does not exist; NULL when it is not waiting.
-QUEUE_POSITION_SQL = (
-    f"SELECT CASE WHEN me.state NOT IN ({_STEP_LIST})"
+_QUEUE_POSITION_OF_ME: LiteralString = (
+    f"CASE WHEN me.state NOT IN ({_STEP_LIST})"
     " OR (me.acquisition_id IS NOT NULL"
     f" AND me.acquire_time > {NOW_SQL} - %(lease)s::interval) THEN NULL"
     " ELSE (SELECT count(*) FROM (SELECT 1 FROM jobs AS other"
@@ -120,8 +122,9 @@ QUEUE_POSITION_SQL = (
     " AND (other.acquisition_id IS NULL"
     f" OR other.acquire_time <= {NOW_SQL} - %(lease)s::interval)"
     f" LIMIT {QUEUE_POSITION_LIMIT}) AS ahead)"
-    " END FROM jobs AS me WHERE me.id = %(id)s"
+    " END"
 )
+QUEUE_POSITION_SQL = f"SELECT {_QUEUE_POSITION_OF_ME} FROM jobs AS me WHERE me.id = %(id)s"
 
 #: Write every field of a job still leased by ``held_by``, saying whether the save left it
 #: ready; parameters: ``job_params``, ``held_by``, ``now``. With a delay the
@@ -233,6 +236,15 @@ LIST_JOBS_IN_STATE_SQL = (
 LIST_OWNED_JOBS_SQL = (
     f"SELECT {_JOB_LIST} FROM jobs WHERE owner = %(owner)s"
     " ORDER BY created DESC, id DESC LIMIT %(limit)s OFFSET %(offset)s"
+)
+
+#: The live view of an owner's page of jobs in one statement (``summary_from_row``):
+#: each row's queue position and parts counted beside it; parameters: ``owner``,
+#: ``lease``, ``now``, ``limit``, ``offset``.
+LIST_OWNED_SUMMARIES_SQL = (
+    f"SELECT {', '.join(SUMMARY_COLUMNS)}, {_QUEUE_POSITION_OF_ME}, {SUMMARY_PARTS}"
+    " FROM jobs AS me WHERE me.owner = %(owner)s"
+    " ORDER BY me.created DESC, me.id DESC LIMIT %(limit)s OFFSET %(offset)s"
 )
 
 #: Jobs per state.

@@ -20,6 +20,8 @@ from datetime import datetime
 from typing import Any, LiteralString
 
 from transcriber_core.entities import (
+    PROGRESS_STATES,
+    SUMMARY_PREVIEW_CHARS,
     Correction,
     Delivery,
     DeliveryKind,
@@ -27,6 +29,7 @@ from transcriber_core.entities import (
     FileRecord,
     Job,
     JobPart,
+    JobSummary,
     Location,
     LoginFailures,
     NewDelivery,
@@ -98,6 +101,26 @@ JOB_READ_COLUMNS: tuple[LiteralString, ...] = (
     *PROGRESS_COLUMNS,
     STATUS_MESSAGE_COLUMN,
     *CORRECTION_COLUMNS,
+)
+#: What a summary statement selects of the job itself, as ``me``, before its queue position
+#: and its parts done and in all (``RowMapping.summary_from_row``).
+SUMMARY_COLUMNS: tuple[LiteralString, ...] = (
+    "me.id",
+    "me.state",
+    "me.created",
+    "me.updated",
+    "me.duration",
+    # substr counts characters in both dialects; the words are never read.
+    f"substr(me.text, 1, {SUMMARY_PREVIEW_CHARS})",
+    "me.error",
+    "me.progress_seconds",
+    "me.progress_started",
+    "me.progress_updated",
+)
+#: Parts in all and parts done of the job ``me``, as two columns (ADR 26).
+SUMMARY_PARTS: LiteralString = (
+    "(SELECT count(*) FROM job_parts AS p WHERE p.job_id = me.id),"
+    " (SELECT count(*) FROM job_parts AS p WHERE p.job_id = me.id AND p.text IS NOT NULL)"
 )
 #: Columns of ``files`` in the order every statement selects them.
 FILE_COLUMNS: tuple[LiteralString, ...] = (
@@ -436,6 +459,34 @@ class RowMapping:
             "error": part.error,
             "failed": part.failed,
         }
+
+    def summary_from_row(self, row: Sequence[Any]) -> JobSummary:
+        """The live view of a row selected as ``SUMMARY_COLUMNS`` (``list_owned_summaries``)."""
+        id_, state_value, created, updated, duration, preview, error = row[:7]
+        progress_seconds, progress_started, progress_updated = row[7:10]
+        queue_position, parts_total, parts_done = row[10:]
+        state = _STATES[state_value]
+        from_db = self._from_db
+        progress = None
+        if progress_seconds is not None and state in PROGRESS_STATES:
+            progress = Progress(
+                seconds_done=progress_seconds,
+                started=from_db(progress_started),
+                updated=from_db(progress_updated),
+            )
+        return JobSummary(
+            id=id_,
+            state=state,
+            created=from_db(created),
+            updated=from_db(updated),
+            duration=duration,
+            preview=preview,
+            error=error if state.is_terminal else None,
+            progress=progress,
+            queue_position=queue_position,
+            parts_done=parts_done,
+            parts_total=parts_total,
+        )
 
     def _time_or_none(self, value: datetime | None) -> Any:
         return None if value is None else self._to_db(value)

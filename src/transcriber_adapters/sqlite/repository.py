@@ -48,6 +48,7 @@ from transcriber_adapters.sqlite.statements import (
     LIST_JOBS_IN_STATE_SQL,
     LIST_JOBS_SQL,
     LIST_OWNED_JOBS_SQL,
+    LIST_OWNED_SUMMARIES_SQL,
     PARTS_DUE_ROW,
     PARTS_FILES_SQL,
     PARTS_FINISHED_SQL,
@@ -66,7 +67,15 @@ from transcriber_adapters.sqlite.statements import (
     TAKE_SWEEP_SQL,
 )
 from transcriber_adapters.sqlite.times import to_db
-from transcriber_core.entities import Correction, FileRecord, Job, JobPart, NewDelivery, State
+from transcriber_core.entities import (
+    Correction,
+    FileRecord,
+    Job,
+    JobPart,
+    JobSummary,
+    NewDelivery,
+    State,
+)
 from transcriber_core.errors import (
     FileNotFound,
     JobChanged,
@@ -215,6 +224,14 @@ class SqliteJobRepository(SqliteOutbox):
         check_page(limit, offset)
         params = {"owner": owner, "limit": limit, "offset": offset}
         return await self._call(_list_owned_jobs, params)
+
+    async def list_owned_summaries(
+        self, owner: str, *, lease: timedelta, limit: int = 50, offset: int = 0
+    ) -> list[JobSummary]:
+        """The live view of the owner's page of jobs with ``LIST_OWNED_SUMMARIES_SQL``."""
+        check_page(limit, offset)
+        params = {"owner": owner, "limit": limit, "offset": offset}
+        return await self._call(_list_owned_summaries, params, self._clock, lease)
 
     async def count_by_state(self) -> dict[State, int]:
         """How many jobs are in each state; states with none are left out."""
@@ -451,6 +468,14 @@ def _list_jobs(conn: sqlite3.Connection, state: State | None, limit: int, offset
 
 def _list_owned_jobs(conn: sqlite3.Connection, params: dict[str, object]) -> list[Job]:
     return [ROWS.job_from_row(row) for row in conn.execute(LIST_OWNED_JOBS_SQL, params)]
+
+
+def _list_owned_summaries(
+    conn: sqlite3.Connection, params: dict[str, object], clock: Clock, lease: timedelta
+) -> list[JobSummary]:
+    cutoff = _times(clock, lease)["lease_cutoff"]
+    rows = conn.execute(LIST_OWNED_SUMMARIES_SQL, {**params, "lease_cutoff": cutoff})
+    return [ROWS.summary_from_row(row) for row in rows]
 
 
 def _get_parts(conn: sqlite3.Connection, job_id: str) -> list[JobPart]:

@@ -19,6 +19,8 @@ from transcriber_adapters.sql.rows import (
     PART_COLUMNS,
     PROGRESS_COLUMNS,
     SESSION_COLUMNS,
+    SUMMARY_COLUMNS,
+    SUMMARY_PARTS,
     RowMapping,
     words_from_items,
 )
@@ -82,8 +84,8 @@ ACQUIRE_SHORT_SQL = (
 #: Jobs waiting ahead of one job in its state and lane (``queue_position``); parameters:
 #: ``id``, ``lease_cutoff``. No row when the job does not exist; NULL when it is not
 #: waiting (terminal, or under a live lease). A short job counts short jobs only.
-QUEUE_POSITION_SQL = (
-    "SELECT CASE WHEN me.state NOT IN ("
+_QUEUE_POSITION_OF_ME = (
+    "CASE WHEN me.state NOT IN ("
     + ", ".join(f"'{state.value}'" for state in STEP_STATES)
     + ") OR (me.acquisition_id IS NOT NULL AND me.acquire_time > :lease_cutoff) THEN NULL"
     " ELSE (SELECT count(*) FROM (SELECT 1 FROM jobs AS other"
@@ -91,8 +93,9 @@ QUEUE_POSITION_SQL = (
     " AND (other.created, other.id) < (me.created, me.id)"
     " AND (other.acquisition_id IS NULL OR other.acquire_time <= :lease_cutoff)"
     f" LIMIT {QUEUE_POSITION_LIMIT}))"
-    " END FROM jobs AS me WHERE me.id = :id"
+    " END"
 )
+QUEUE_POSITION_SQL = f"SELECT {_QUEUE_POSITION_OF_ME} FROM jobs AS me WHERE me.id = :id"
 
 #: Write every field of a job still leased by ``:held_by``; parameters: every
 #: column of ``JOB_COLUMNS`` (from ``job_params``) and ``held_by``.
@@ -172,6 +175,15 @@ LIST_JOBS_IN_STATE_SQL = (
 LIST_OWNED_JOBS_SQL = (
     f"SELECT {_JOB_LIST} FROM jobs WHERE owner = :owner"
     " ORDER BY created DESC, id DESC LIMIT :limit OFFSET :offset"
+)
+
+#: The live view of an owner's page of jobs in one statement (``summary_from_row``):
+#: each row's queue position and parts counted beside it; parameters: ``owner``,
+#: ``lease_cutoff``, ``limit``, ``offset``.
+LIST_OWNED_SUMMARIES_SQL = (
+    f"SELECT {', '.join(SUMMARY_COLUMNS)}, {_QUEUE_POSITION_OF_ME}, {SUMMARY_PARTS}"
+    " FROM jobs AS me WHERE me.owner = :owner"
+    " ORDER BY me.created DESC, me.id DESC LIMIT :limit OFFSET :offset"
 )
 
 #: Jobs per state.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -54,18 +54,35 @@ from transcriber_core.speakers import BadSpeakers, parse_wanted
 log = logging.getLogger("transcriber.http")
 
 
+#: What admits an upload before its body is read: the owner key its job is stored with
+#: (None on an open API) and its dedup key, or an ``ApiError`` that closes the connection.
+Admission = Callable[[Request], Awaitable[tuple[str | None, str | None]]]
+
+
 async def upload(request: Request) -> Response:
     """``POST /api/audio``: stream the ``file`` field to a temp file and enqueue a job (202).
 
     Everything that can be refused without the body (token, idempotency
     key, content type, declared length) is refused before reading it.
     """
+    return await intake(request, refuse_before_body)
+
+
+async def intake(request: Request, admit: Admission) -> Response:
+    """Take the request's recording into a job of the owner ``admit`` says: 202, or ``ApiError``.
+
+    The one intake of a multipart upload, for ``/api/audio`` and the
+    workspace's upload (``admit`` is the caller's own gate: a bearer token,
+    or a session and its CSRF token): the same limits, the same fields
+    (``language``, ``speakers``, ``prompt``, ``callback_url``), the same
+    errors and metrics. The staging file never outlives a refusal.
+    """
     runtime = runtime_of(request)
     metrics = metrics_of(request)
     services = runtime.services
     started = time.monotonic()
     try:
-        caller, dedup_key = await refuse_before_body(request)
+        caller, dedup_key = await admit(request)
         first = await first_job(services, dedup_key)
         if first is not None:
             return await replay(request, first)
@@ -124,16 +141,21 @@ async def refuse_before_body(request: Request) -> tuple[str | None, str | None]:
     Token, Idempotency-Key, declared length, disk space; a refusal closes the
     connection (``CLOSE``): the body is left unread, uvicorn must not swallow it.
     """
-    runtime = runtime_of(request)
     try:
         caller = await require_token(request)
         dedup_key = dedup_key_of(request, caller)
-        check_declared_length(request.headers, runtime.services.settings.max_record_bytes)
-        refuse_when_short_of_space(runtime)
+        refuse_unfit_body(request)
     except ApiError as exc:
         exc.headers = {**(exc.headers or {}), **CLOSE}
         raise
     return caller, dedup_key
+
+
+def refuse_unfit_body(request: Request) -> None:
+    """413 for a declared length over the cap, 507 while the disk is short: before the body."""
+    runtime = runtime_of(request)
+    check_declared_length(request.headers, runtime.services.settings.max_record_bytes)
+    refuse_when_short_of_space(runtime)
 
 
 def receiving(request: Request, *, digest: bool) -> AbstractAsyncContextManager[Received]:

@@ -2,35 +2,48 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from starlette.middleware import Middleware
 from starlette.middleware.exceptions import ExceptionMiddleware
-from starlette.routing import Mount, Route
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from transcriber_app.web.admin.security import MAX_FORM_BYTES, WorkspaceHeaders
-from transcriber_app.web.workspace import corrections, transcript, views
+from transcriber_app.web.workspace import corrections, live, transcript, upload, views
 from transcriber_app.web.workspace.sessions import PREFIX, WorkspaceSessions
+
+
+def _route(path: str, endpoint: Callable[[Request], Awaitable[Response]], method: str) -> Route:
+    """A page or form route: its body is bounded as the admin panel's forms are."""
+    return Route(path, endpoint, methods=[method], max_body_size=MAX_FORM_BYTES)
 
 
 def mount() -> Mount:
     """The workspace under ``/w``: server-side sessions, a strict CSP on every answer."""
-    routes = [
-        Route("/", views.home, methods=["GET"]),
-        Route("/login", views.login_page, methods=["GET"]),
-        Route("/login", views.login_submit, methods=["POST"]),
-        Route("/logout", views.logout, methods=["POST"]),
-        Route("/invite", views.invite_page, methods=["GET"]),
-        Route("/invite", views.invite_submit, methods=["POST"]),
-        Route("/recordings/{job_id}", transcript.recording, methods=["GET"]),
-        Route("/recordings/{job_id}/media", transcript.media, methods=["GET"]),
-        Route("/recordings/{job_id}/speakers", transcript.rename_speaker, methods=["POST"]),
+    routes: list[BaseRoute] = [
+        _route("/", live.home, "GET"),
+        _route("/recordings.json", live.recordings_json, "GET"),
+        _route("/login", views.login_page, "GET"),
+        _route("/login", views.login_submit, "POST"),
+        _route("/logout", views.logout, "POST"),
+        _route("/invite", views.invite_page, "GET"),
+        _route("/invite", views.invite_submit, "POST"),
+        _route("/upload", upload.upload_page, "GET"),
+        # A recording's body is bounded by the API's intake ([storage] max_record_bytes).
+        Route("/upload", upload.send, methods=["POST"]),
+        _route("/recordings/{job_id}", transcript.recording, "GET"),
+        _route("/recordings/{job_id}/media", transcript.media, "GET"),
+        _route("/recordings/{job_id}/speakers", transcript.rename_speaker, "POST"),
         # Corrections and downloads (ADR 57).
-        Route("/recordings/{job_id}/words", corrections.save_words, methods=["POST"]),
-        Route("/recordings/{job_id}/restore", corrections.restore, methods=["POST"]),
-        Route("/recordings/{job_id}/transcript.{format}", corrections.download, methods=["GET"]),
-        Route("/tokens", views.tokens_page, methods=["GET"]),
-        Route("/tokens", views.make_token, methods=["POST"]),
-        Route("/tokens/{token_id}/revoke", views.revoke_token, methods=["POST"]),
+        _route("/recordings/{job_id}/words", corrections.save_words, "POST"),
+        _route("/recordings/{job_id}/restore", corrections.restore, "POST"),
+        _route("/recordings/{job_id}/transcript.{format}", corrections.download, "GET"),
+        _route("/tokens", views.tokens_page, "GET"),
+        _route("/tokens", views.make_token, "POST"),
+        _route("/tokens/{token_id}/revoke", views.revoke_token, "POST"),
         Mount("/static", app=StaticFiles(directory=views.HERE / "static"), name="workspace-static"),
     ]
     middleware = [
@@ -38,4 +51,4 @@ def mount() -> Mount:
         Middleware(ExceptionMiddleware),
         Middleware(WorkspaceSessions),
     ]
-    return Mount(PREFIX, routes=routes, middleware=middleware, max_body_size=MAX_FORM_BYTES)
+    return Mount(PREFIX, routes=routes, middleware=middleware)

@@ -1,6 +1,7 @@
-"""The workspace's pages: sign-in, set-password from an invite, one's recordings, one's tokens.
+"""The workspace's pages: sign-in, set-password from an invite, one's tokens; the guards.
 
-The transcript page of one recording, its audio and its speakers are in
+The list of one's recordings is in ``live``, the upload page in ``upload``,
+the transcript page of one recording, its audio and its speakers in
 ``transcript``.
 
 Every page but sign-in and set-password needs a person's session: an
@@ -39,6 +40,7 @@ from transcriber_app.web.auth import (
     safe_next,
     verify_password,
 )
+from transcriber_app.web.errors import ApiError, error_response
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.workspace.credentials import digest, new_api_token, new_token_id
 from transcriber_app.web.workspace.sessions import (
@@ -61,8 +63,6 @@ log = logging.getLogger("transcriber.workspace")
 
 #: The workspace's own files: templates and the stylesheet.
 HERE = Path(__file__).parent
-#: Recordings one page of the list shows.
-PAGE_SIZE = 50
 
 Handler = Callable[[Request], Awaitable[Response]]
 FormHandler = Callable[[Request, FormData], Awaitable[Response]]
@@ -92,6 +92,7 @@ def render(
         "flash": session.take_flash(),
         "prefix": PREFIX,
         "admin_prefix": ADMIN_PREFIX,
+        "nav": None,
         **(context or {}),
     }
     return templates.TemplateResponse(
@@ -129,6 +130,19 @@ def person_page(handler: PersonPage) -> Handler:
         if person is None:
             target = request.url.path
             return _see_other(f"{PREFIX}/login?{urlencode({'next': target})}")
+        return await handler(request, person)
+
+    return guarded
+
+
+def person_api(handler: PersonPage) -> Handler:
+    """Only a signed-in person gets the JSON; anyone else a JSON 403 ``not_signed_in``."""
+
+    @functools.wraps(handler)
+    async def guarded(request: Request) -> Response:
+        person = await _signed_in(request)
+        if person is None:
+            return error_response(ApiError(403, "not_signed_in", "sign in first"))
         return await handler(request, person)
 
     return guarded
@@ -295,27 +309,7 @@ async def logout(request: Request, _form: FormData) -> Response:
     return _see_other(f"{PREFIX}/login")
 
 
-# -- one's recordings -------------------------------------------------------------------------
-
-
-@person_page
-async def home(request: Request, person: Person) -> Response:
-    """``GET /w/``: the person's own recordings, newest first: state, created, length."""
-    try:
-        page = max(0, int(request.query_params.get("page", "0")))
-    except ValueError:
-        page = 0
-    page = min(page, 10_000)
-    jobs = await runtime_of(request).services.listings.list_owned_jobs(
-        person.owner_key, limit=PAGE_SIZE + 1, offset=page * PAGE_SIZE
-    )
-    context = {
-        "jobs": jobs[:PAGE_SIZE],
-        "page": page,
-        "more": len(jobs) > PAGE_SIZE,
-        "recording_url": recording_url,
-    }
-    return render(request, "home.html", context, person=person)
+# -- one's recordings (the list is in ``live``) ------------------------------------------
 
 
 def recording_url(job_id: str) -> str:
@@ -335,7 +329,7 @@ async def _tokens_page(
     status_code: int = 200,
 ) -> Response:
     tokens = await runtime_of(request).people.list_tokens(person.id)
-    context = {"tokens": tokens, "made": made, "problem": problem}
+    context = {"tokens": tokens, "made": made, "problem": problem, "nav": "tokens"}
     return render(request, "tokens.html", context, person=person, status_code=status_code)
 
 

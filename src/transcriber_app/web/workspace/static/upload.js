@@ -1,0 +1,193 @@
+// Sending recordings from the upload page (SPEC §20, ADR 64). No build step, no inline script.
+//
+// Attaches to the DOM contract of the upload page:
+//   <form id="upload" action data-csrf data-max-bytes data-recordings> with the
+//   #language and #speakers choices, a [data-dropzone] and the file input #files;
+//   <ul id="uploads"> gets one row a file from <template id="upload-row">.
+// Every file chosen or dropped is sent at once (two at a time) as its own POST of the
+// form to the action, with the session's CSRF token in X-CSRF-Token; its bar follows
+// xhr.upload.onprogress. An accepted file's row gets data-job="ID", so live.js keeps its
+// state current; a refused one shows the service's message and its error code.
+(function () {
+  "use strict";
+
+  var form = document.getElementById("upload");
+  var input = document.getElementById("files");
+  var list = document.getElementById("uploads");
+  var template = document.getElementById("upload-row");
+  if (!form || !input || !list || !template) {
+    return;
+  }
+  var zone = form.querySelector("[data-dropzone]");
+  var section = document.getElementById("sent-section");
+  var maxBytes = Number(form.getAttribute("data-max-bytes"));
+  var PARALLEL = 2;
+  var waiting = [];
+  var sending = 0;
+
+  function choice(id) {
+    var select = document.getElementById(id);
+    return select ? select.value : null;
+  }
+
+  function setPercent(item, percent) {
+    var bar = item.row.querySelector("progress");
+    bar.value = percent;
+    item.row.querySelector(".percent").textContent = percent + " %";
+  }
+
+  function status(item, text) {
+    item.row.querySelector('[data-field="now"]').textContent = text;
+  }
+
+  function badge(item, text, state) {
+    var element = item.row.querySelector('[data-field="state"]');
+    element.textContent = text;
+    element.className = "badge state-" + state;
+  }
+
+  function refused(item, code, message) {
+    item.row.classList.remove("sending");
+    item.row.classList.add("refused");
+    item.row.setAttribute("data-terminal", "yes");
+    badge(item, "refused", "failed");
+    status(item, message + " (" + code + ")");
+    item.row.querySelector('[data-field="now"]').setAttribute("role", "alert");
+  }
+
+  function accepted(item, jobId) {
+    item.row.classList.remove("sending");
+    setPercent(item, 100);
+    badge(item, "sent", "convert");
+    status(item, "sent; waiting for its turn");
+    var open = item.row.querySelector("a.open");
+    open.href = form.getAttribute("data-recordings") + encodeURIComponent(jobId);
+    open.hidden = false;
+    item.row.setAttribute("data-job", jobId);
+    document.dispatchEvent(new CustomEvent("live:poll"));
+  }
+
+  function answerOf(xhr) {
+    try {
+      return JSON.parse(xhr.responseText);
+    } catch (ignored) {
+      return null;
+    }
+  }
+
+  function finish() {
+    sending -= 1;
+    next();
+  }
+
+  function send(item) {
+    sending += 1;
+    item.row.classList.add("sending");
+    status(item, "sending");
+    var data = new FormData();
+    data.append("language", item.language);
+    if (item.speakers !== null) {
+      data.append("speakers", item.speakers);
+    }
+    data.append("file", item.file, item.file.name);
+    var xhr = new XMLHttpRequest();
+    xhr.open("POST", form.action);
+    xhr.setRequestHeader("X-CSRF-Token", form.getAttribute("data-csrf"));
+    xhr.setRequestHeader("Accept", "application/json");
+    xhr.upload.onprogress = function (event) {
+      if (event.lengthComputable && event.total > 0) {
+        setPercent(item, Math.floor((100 * event.loaded) / event.total));
+      }
+    };
+    xhr.upload.onload = function () {
+      setPercent(item, 100);
+      status(item, "sent; being stored");
+    };
+    xhr.onload = function () {
+      var answer = answerOf(xhr);
+      if (xhr.status === 202 && answer && answer.job_id) {
+        accepted(item, answer.job_id);
+      } else if (answer && answer.error) {
+        refused(item, answer.error, answer.message);
+      } else {
+        refused(item, "http_" + xhr.status, "The service refused the file");
+      }
+      finish();
+    };
+    xhr.onerror = function () {
+      refused(item, "network", "The connection broke before the file was taken; try again");
+      finish();
+    };
+    xhr.send(data);
+  }
+
+  function next() {
+    while (sending < PARALLEL && waiting.length) {
+      send(waiting.shift());
+    }
+  }
+
+  function add(file) {
+    var row = template.content.firstElementChild.cloneNode(true);
+    row.querySelector(".name").textContent = file.name;
+    row.querySelector("progress").setAttribute("aria-label", "Sending " + file.name);
+    list.appendChild(row);
+    if (section) {
+      section.hidden = false;
+    }
+    var item = {
+      file: file,
+      row: row,
+      language: choice("language") || "auto",
+      speakers: choice("speakers"),
+    };
+    if (maxBytes && file.size > maxBytes) {
+      // The service would refuse it by its declared length; no need to send it first.
+      refused(item, "too_large", "The file is larger than the limit of " + maxBytes + " bytes");
+      return;
+    }
+    status(item, "waiting to be sent");
+    waiting.push(item);
+  }
+
+  function addAll(files) {
+    Array.prototype.forEach.call(files, add);
+    next();
+  }
+
+  form.addEventListener("submit", function (event) {
+    event.preventDefault();
+  });
+  input.addEventListener("change", function () {
+    addAll(input.files);
+    // The same file can be chosen again.
+    input.value = "";
+  });
+  if (zone) {
+    ["dragenter", "dragover"].forEach(function (name) {
+      zone.addEventListener(name, function (event) {
+        event.preventDefault();
+        zone.classList.add("over");
+      });
+    });
+    ["dragleave", "drop"].forEach(function (name) {
+      zone.addEventListener(name, function () {
+        zone.classList.remove("over");
+      });
+    });
+    zone.addEventListener("drop", function (event) {
+      event.preventDefault();
+      if (event.dataTransfer && event.dataTransfer.files.length) {
+        addAll(event.dataTransfer.files);
+      }
+    });
+  }
+  // A file dropped beside the zone must not replace the page with itself.
+  ["dragover", "drop"].forEach(function (name) {
+    window.addEventListener(name, function (event) {
+      if (!zone || !zone.contains(event.target)) {
+        event.preventDefault();
+      }
+    });
+  });
+})();

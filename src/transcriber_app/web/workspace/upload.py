@@ -1,0 +1,88 @@
+"""Sending recordings from the workspace: the upload page and the endpoint its script posts to.
+
+``GET /w/upload`` shows a drop zone and a file input (several files at
+once), the ``language`` and ``speakers`` choices of SPEC §18 as this
+service accepts them, and a row per file with a progress bar
+(``upload.js``). Each file is its own ``POST /w/upload``: the multipart form
+of ``POST /api/audio`` (``file``, ``language``, ``speakers``), with the
+session's CSRF token in ``X-CSRF-Token``. It goes through the API's own
+intake (``handlers.intake``): the same limits, fields, errors (JSON with
+the same stable codes) and metrics, the job stored as the person's. Only
+the gate differs: a signed-in person and the token, checked before a byte
+of the body is read; a refusal then closes the connection, the body unread.
+"""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from transcriber_app.web.api.handlers import SPEAKERS_FIELD, intake, refuse_unfit_body
+from transcriber_app.web.errors import ApiError, error_response
+from transcriber_app.web.state import runtime_of
+from transcriber_app.web.uploads import CLOSE
+from transcriber_app.web.workspace import views
+from transcriber_app.web.workspace.corrections import CSRF_HEADER
+from transcriber_app.web.workspace.sessions import workspace_session_of
+from transcriber_core import speakers
+from transcriber_core.languages import AUTO
+from transcriber_core.people import Person
+from transcriber_core.speakers import MAX_SPEAKERS, wanted_text
+
+
+def size_limit_text(size: int) -> str:
+    """A size limit for people: ``8 GiB``, ``500 MiB``, ``1.5 KiB``, ``900 bytes``."""
+    for unit, scale in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if size >= scale:
+            return f"{size / scale:.1f}".removesuffix(".0") + f" {unit}"
+    return f"{size} bytes"
+
+
+async def _person(request: Request) -> Person:
+    """The signed-in person whose page sent the request with its CSRF token; else 403."""
+    person = await views.signed_in(request)
+    if person is None:
+        raise ApiError(403, "not_signed_in", "sign in first")
+    if not workspace_session_of(request).csrf_ok(request.headers.get(CSRF_HEADER)):
+        raise ApiError(403, "bad_csrf", "the page is stale or forged; reload it and try again")
+    return person
+
+
+async def _admit(request: Request) -> tuple[str | None, str | None]:
+    """The person's owner key, before the body: signed in, the CSRF header, a body that fits."""
+    try:
+        person = await _person(request)
+        refuse_unfit_body(request)
+    except ApiError as exc:
+        exc.headers = {**(exc.headers or {}), **CLOSE}
+        raise
+    # No Idempotency-Key: each file of the page is sent once, by a person who sees it go.
+    return person.owner_key, None
+
+
+async def send(request: Request) -> Response:
+    """``POST /w/upload``: one recording into the person's jobs: 202 ``{"job_id"}``, or 4xx JSON."""
+    try:
+        return await intake(request, _admit)
+    except ApiError as exc:
+        return error_response(exc)
+
+
+@views.person_page
+async def upload_page(request: Request, person: Person) -> Response:
+    """``GET /w/upload``: the drop zone, the file input, the language and speakers choices."""
+    runtime = runtime_of(request)
+    services = runtime.services
+    languages = sorted(services.recognizer.abilities.languages)
+    labels = speakers.labels_speakers(services)
+    default = runtime.config.diarization.default
+    context = {
+        "languages": [AUTO, *languages],
+        "speaker_choices": ["off", "auto", *map(str, range(1, MAX_SPEAKERS + 1))] if labels else [],
+        "speakers_default": wanted_text(speakers.parse_wanted(default)) if labels else "off",
+        "speakers_field": SPEAKERS_FIELD,
+        "max_bytes": services.settings.max_record_bytes,
+        "limit": size_limit_text(services.settings.max_record_bytes),
+        "nav": "upload",
+    }
+    return views.render(request, "upload.html", context, person=person)
