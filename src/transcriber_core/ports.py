@@ -39,6 +39,8 @@ from transcriber_core.entities import (
 from transcriber_core.entities import Event as Event  # noqa: PLC0414 - explicit re-export
 from transcriber_core.languages import DEFAULT_REQUEST, Abilities, RecognitionRequest
 from transcriber_core.people import Invite, Person, PersonSession, PersonToken
+from transcriber_core.policy import QuotaDecision
+from transcriber_core.usage import Charge, Usage
 
 
 class Clock(Protocol):
@@ -623,6 +625,31 @@ class BudgetStore(Protocol):
 
     async def levels(self) -> dict[str, float]:
         """Tokens each budget used so far holds now (the store's clock), by name."""
+        ...
+
+
+class UsageStore(Protocol):
+    """Seconds sent per payer per UTC day, shared by every process on the database (ADR 59)."""
+
+    async def charge(self, charge: Charge, *, limit: int) -> QuotaDecision:
+        """Count ``charge`` on the store's today unless ``policy.quota_decision`` refuses it.
+
+        The check and the count are one transaction that payers' other
+        charges wait for, so racing intakes never both take the last
+        seconds. A job already charged is counted nothing more and allowed.
+        """
+        ...
+
+    async def settle(self, job_id: str, seconds: float) -> None:
+        """Set the job's charge to the measured ``seconds``; nothing when it was never charged."""
+        ...
+
+    async def uncharge(self, job_id: str) -> None:
+        """Take the job's charge back: its intake stored nothing (a replay, a failed insert)."""
+        ...
+
+    async def usage(self, payers: Sequence[str]) -> dict[str, Usage]:
+        """Each payer's seconds today and this month so far, on the store's clock."""
         ...
 
 
