@@ -28,6 +28,7 @@ from transcriber_adapters.sqlite import (
     SqliteJobRepository,
     SqliteOwnerStore,
     SqlitePeopleStore,
+    SqliteUsageStore,
 )
 from transcriber_adapters.system import RandomIds, SystemClock, free_bytes, host_name
 from transcriber_app.conditions import DiskSpace
@@ -51,6 +52,7 @@ from transcriber_core.ports import (
     PeopleStore,
     Recognizer,
     Standing,
+    UsageStore,
     WakeupFeed,
     WebhookSender,
 )
@@ -137,6 +139,7 @@ def settings_from(config: Config) -> Settings:
         express_bytes=config.workers.express_bytes,
         express_duration=timedelta(seconds=config.workers.express_seconds),
         recordings_kept=timedelta(days=config.retention.recordings_days),
+        seconds_per_day=config.quotas.seconds_per_day,
         jobs_kept=timedelta(days=config.retention.jobs_days),
         sweep_interval=timedelta(seconds=config.retention.sweep_seconds),
     )
@@ -228,6 +231,7 @@ async def build(
             recognizer_files=recognizer_files,
             diarizer=diarizer or _diarizer(),
             conditions=stores.conditions,
+            usage=stores.usage,
             probe=HeaderProbe(),
             host=host_name() if host is None else host,
             notifier=_notifier(bot, stores.budgets) if notifier is None else notifier,
@@ -340,6 +344,8 @@ class _Stores:
     people: PeopleStore
     conditions: ConditionStore
     budgets: BudgetStore
+    #: Seconds sent per payer per day (ADR 59).
+    usage: UsageStore
     #: The Telegram poller's lease and each chat's settings (ADR 53).
     chats: ChatStore
     #: Other processes' wake-ups: the database's LISTEN feed, or None on SQLite.
@@ -358,6 +364,7 @@ async def _sqlite_stores(
         people=SqlitePeopleStore(database, clock=clock),
         conditions=SqliteConditionStore(database, clock=clock),
         budgets=SqliteBudgetStore(database, clock=clock),
+        usage=SqliteUsageStore(database, clock=clock),
         chats=SqliteChatStore(database, clock=clock),
     )
 
@@ -381,6 +388,7 @@ async def _postgres_stores(
         people=postgres.PostgresPeopleStore(database),
         conditions=postgres.PostgresConditionStore(database),
         budgets=postgres.PostgresBudgetStore(database),
+        usage=postgres.PostgresUsageStore(database),
         chats=postgres.PostgresChatStore(database),
         wakeup_feed=postgres.PostgresWakeupFeed(url, settings=settings),
     )

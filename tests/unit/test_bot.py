@@ -30,6 +30,7 @@ from tests.support.fake_bot_api import (
 from tests.support.gates import GatedConverter
 from tests.support.world import TEST_SETTINGS, World, make_world
 from transcriber_adapters.localdisk import STAGING_PREFIX
+from transcriber_adapters.memory import MemoryUsageStore
 from transcriber_adapters.telegram import (
     CLOUD_DOWNLOAD_LIMIT,
     LOCAL_DOWNLOAD_LIMIT,
@@ -54,6 +55,7 @@ from transcriber_core.entities import Job, Origin, State
 from transcriber_core.errors import ConverterUnavailable, StorageDown, UnreadableMedia
 from transcriber_core.policy import Settings
 from transcriber_core.services import Services
+from transcriber_core.usage import Charge, telegram_payer
 from transcriber_core.worker import Workers
 
 CHAT = 4242
@@ -115,6 +117,7 @@ async def start(tmp_path: Path, temp_dir: Path) -> AsyncIterator[Start]:
             allowed_chat_ids: Collection[int] = (),
             gated: bool = False,
             short_of_space: bool = False,
+            quota: int | None = None,
         ) -> Running:
             api = await stack.enter_async_context(FakeBotApi(local=local, files_dir=files_dir))
             world = make_world(tmp_path, settings=settings)
@@ -124,6 +127,12 @@ async def start(tmp_path: Path, temp_dir: Path) -> AsyncIterator[Start]:
             services = attrs.evolve(world.services, notifier=TelegramNotifier(bot))
             if gated:
                 services = attrs.evolve(services, converter=GatedConverter(world.converter))
+            if quota is not None:
+                services = attrs.evolve(
+                    services,
+                    usage=MemoryUsageStore(world.clock),
+                    settings=attrs.evolve(services.settings, seconds_per_day=quota),
+                )
             workers = Workers(services)
             workers.start()
             stack.push_async_callback(workers.drain, 1)
@@ -605,3 +614,43 @@ async def test_telegram_unreachable_at_start_is_tried_again_until_polling_begins
         finally:
             await polling.stop(0)
             await close_bot(bot)
+
+
+async def test_a_spent_day_is_told_with_its_reset_before_any_download(start: Start) -> None:
+    """A sender whose day is spent is told when it resets (UTC); nothing is downloaded or stored."""
+    running = await start(quota=60)
+    usage = running.services.usage
+    assert usage is not None
+    running.world.clock.set(datetime(2026, 3, 1, 23, 0, tzinfo=UTC))
+    await usage.charge(Charge(job_id="earlier", payer=telegram_payer(CHAT), seconds=60), limit=0)
+    message_id = await running.send("voice")
+    [reply] = await running.api.wait_sent(CHAT, 1)
+    assert reply.reply_to == message_id
+    assert "used up" in reply.body
+    assert "2026-03-02 00:00 UTC" in reply.body
+    assert await running.jobs() == []
+    assert "getfile" not in running.api.calls
+    # From midnight UTC the day is whole again; the job counts its measured seconds once.
+    running.world.clock.set(datetime(2026, 3, 2, tzinfo=UTC))
+    await running.send("voice")
+    await running.api.wait_shown(CHAT, TRANSCRIPT)
+    [job] = await running.jobs()
+    assert job.duration
+    used = (await usage.usage([telegram_payer(CHAT)]))[telegram_payer(CHAT)]
+    assert (used.today, used.month) == (job.duration, 60 + job.duration)
+
+
+async def test_a_group_members_recording_counts_against_the_member(start: Start) -> None:
+    """In a group each member pays for their own recordings, in their own language."""
+    running = await start(quota=60)
+    usage = running.services.usage
+    assert usage is not None
+    await usage.charge(Charge(job_id="spent", payer=telegram_payer(7), seconds=60), limit=0)
+    file = running.api.add_file(b"a member's voice")
+    group = -100123
+    await running.api.push_media(group, "voice", file, user_id=7, language_code="ru")
+    [reply] = await running.api.wait_sent(group, 1)
+    assert "исчерпано" in reply.body
+    other = running.api.add_file(b"another member's voice")
+    await running.api.push_media(group, "voice", other, user_id=8)
+    await running.api.wait_shown(group, TRANSCRIPT)

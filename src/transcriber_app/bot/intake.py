@@ -45,6 +45,7 @@ from transcriber_app.bot.texts import (
     Texts,
     accepted_languages,
     duplicate_text,
+    quota_text,
     settings_text,
     texts_for,
     too_large_text,
@@ -54,13 +55,15 @@ from transcriber_core.entities import ChatMode, ChatSettings, Job, Origin, State
 from transcriber_core.errors import (
     JobNotFound,
     OptionRefused,
+    QuotaExceeded,
     ServiceCondition,
     TranscriberError,
 )
-from transcriber_core.intake import first_job, submit
+from transcriber_core.intake import check_quota, first_job, submit
 from transcriber_core.languages import DEFAULT_REQUEST, RecognitionRequest, check_language
 from transcriber_core.ports import ChatStore
 from transcriber_core.services import Services
+from transcriber_core.usage import telegram_payer
 
 log = logging.getLogger("transcriber.bot")
 
@@ -73,6 +76,17 @@ _OUTAGE_PAUSE_CAP = 10.0
 ADMIN_CACHE_SECONDS = 60.0
 #: Chat types where several members talk and the bot answers only what is addressed to it.
 GROUP_TYPES = frozenset({"group", "supergroup"})
+
+
+def payer_of(message: Message) -> str:
+    """Whose daily quota a recording counts against: its sender's Telegram user (ADR 59).
+
+    A message with no user (a channel's post, an anonymous group admin)
+    counts against its chat; a chat's id is negative for groups and
+    channels, so it never equals a user's.
+    """
+    sender = message.from_user
+    return telegram_payer(sender.id if sender is not None else message.chat.id)
 
 
 class BotIntake:
@@ -181,6 +195,10 @@ class BotIntake:
         except FileTooLarge:
             await self._too_large(bot, answer, texts, extra)
             return
+        except QuotaExceeded as exc:
+            log.info("bot.quota_exceeded", extra=extra)
+            await self._reply(bot, answer, quota_text(exc, texts))
+            return
         except (TelegramUnavailable, TelegramRefused) as exc:
             log.warning("bot.download_failed", extra={**extra, "error_type": type(exc).__name__})
             await self._reply(bot, answer, texts.download_failed)
@@ -248,6 +266,9 @@ class BotIntake:
         if first is not None:
             # The same file again: answered without downloading it a second time.
             return first, False
+        payer = payer_of(message)
+        # A spent day is told before the file is downloaded (ADR 59).
+        await check_quota(services, payer)
         async with services.files.staging(recording.extension) as path:
             await download_file(
                 bot,
@@ -263,6 +284,7 @@ class BotIntake:
                 origin=Origin.telegram(chat_id, message.message_id),
                 dedup_key=dedup_key,
                 request=request,
+                payer=payer,
             )
 
     async def _too_large(

@@ -9,9 +9,13 @@ itself are the notifier's (``transcriber_adapters.telegram.notifier``):
 
 from __future__ import annotations
 
+import math
+from datetime import UTC
+
 import attrs
 
 from transcriber_core.entities import ChatMode, ChatSettings, Job, State
+from transcriber_core.errors import QuotaExceeded
 from transcriber_core.languages import AUTO
 
 
@@ -45,6 +49,10 @@ class Texts:
     transcript_gone: str
     auto: str
     modes: dict[ChatMode, str]
+    #: The sender's daily quota is spent (ADR 59); ``{resets}``, the next UTC midnight.
+    quota_spent: str
+    #: The recording is longer than the day's rest: ``{seconds}``, ``{left}``, ``{resets}``.
+    quota_too_long: str
 
 
 ENGLISH = Texts(
@@ -95,6 +103,11 @@ ENGLISH = Texts(
     transcribe_usage="Answer a voice message or a recording with /transcribe.",
     transcript_gone="This transcript is no longer kept.",
     auto="auto (detected)",
+    quota_spent=("Your recording time for today is used up. You can send more after {resets}."),
+    quota_too_long=(
+        "This recording ({seconds} s) is longer than the {left} s left of your time for today."
+        " Your time starts again at {resets}."
+    ),
     modes={ChatMode.AUTO: "auto (every recording)", ChatMode.COMMAND: "command (when asked)"},
 )
 
@@ -142,6 +155,13 @@ RUSSIAN = Texts(
     transcribe_usage="Ответьте командой /transcribe на голосовое сообщение или запись.",
     transcript_gone="Эта расшифровка больше не хранится.",
     auto="auto (определяется сам)",
+    quota_spent=(
+        "Ваше время записей на сегодня исчерпано. Новые записи можно прислать после {resets}."
+    ),
+    quota_too_long=(
+        "Эта запись ({seconds} с) длиннее, чем осталось вашего времени на сегодня ({left} с)."
+        " Время начнётся заново в {resets}."
+    ),
     modes={ChatMode.AUTO: "auto (все записи)", ChatMode.COMMAND: "command (по просьбе)"},
 )
 
@@ -176,6 +196,16 @@ def duplicate_text(job: Job, texts: Texts = ENGLISH) -> str:
     """The reply to a recording already sent to this chat, by what became of the first copy."""
     text = texts.duplicates.get(job.state, texts.duplicate_in_progress)
     return text.format(error=job.error or "no reason recorded")
+
+
+def quota_text(exc: QuotaExceeded, texts: Texts = ENGLISH) -> str:
+    """The reply to a recording refused by the daily quota, with when it resets (UTC)."""
+    resets = exc.resets.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    if exc.left <= 0:
+        return texts.quota_spent.format(resets=resets)
+    return texts.quota_too_long.format(
+        seconds=math.ceil(exc.incoming), left=math.floor(exc.left), resets=resets
+    )
 
 
 def settings_text(settings: ChatSettings, texts: Texts) -> str:

@@ -1,4 +1,4 @@
-"""The owner's people page: invite someone by a one-time link, see who exists, disable them.
+"""The owner's people page: invite someone by a one-time link, see who exists and their usage.
 
 The link's secret is shown once, on the answer to the invite, and stored
 only as its SHA-256; it expires ``INVITE_LIFETIME`` after the invite by the
@@ -35,9 +35,14 @@ async def _people_page(
     name: str = "",
     status_code: int = 200,
 ) -> Response:
-    people = await runtime_of(request).people.list_people()
+    runtime = runtime_of(request)
+    people = await runtime.people.list_people()
+    usage_store = runtime.services.usage
+    usage = {} if usage_store is None else await usage_store.usage([p.owner_key for p in people])
     context = {
         "people": people,
+        "usage": usage,
+        "quota": runtime.services.settings.seconds_per_day,
         "invited": invited,
         "link": link,
         "problem": problem,

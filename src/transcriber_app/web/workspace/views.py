@@ -306,10 +306,16 @@ async def home(request: Request, person: Person) -> Response:
     except ValueError:
         page = 0
     page = min(page, 10_000)
-    jobs = await runtime_of(request).services.listings.list_owned_jobs(
+    services = runtime_of(request).services
+    jobs = await services.listings.list_owned_jobs(
         person.owner_key, limit=PAGE_SIZE + 1, offset=page * PAGE_SIZE
     )
+    usage = None
+    if services.usage is not None:
+        usage = (await services.usage.usage([person.owner_key]))[person.owner_key]
     context = {
+        "usage": usage,
+        "quota": services.settings.seconds_per_day,
         "jobs": jobs[:PAGE_SIZE],
         "page": page,
         "more": len(jobs) > PAGE_SIZE,
