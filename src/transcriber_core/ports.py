@@ -38,7 +38,14 @@ from transcriber_core.entities import (
 # ``Event`` moved to the entities (a delivery names one); it is still exported from here.
 from transcriber_core.entities import Event as Event  # noqa: PLC0414 - explicit re-export
 from transcriber_core.languages import DEFAULT_REQUEST, Abilities, RecognitionRequest
-from transcriber_core.people import Invite, Person, PersonSession, PersonToken
+from transcriber_core.people import (
+    Invite,
+    LinkCode,
+    LinkedChat,
+    Person,
+    PersonSession,
+    PersonToken,
+)
 from transcriber_core.policy import QuotaDecision
 from transcriber_core.usage import Charge, Usage
 
@@ -556,6 +563,49 @@ class Accounts(Protocol):
         """
         ...
 
+    async def enable_person(self, person_id: str) -> bool:
+        """Let a disabled person sign in again; False when unknown (ADR 60).
+
+        In one transaction with it the person's API tokens are deleted (a
+        token that may have leaked does not come back to life); their
+        sessions were ended by the disabling. Linked chats stay linked.
+        """
+        ...
+
+
+class ChatLinks(Protocol):
+    """Telegram chats linked to people by one-time codes (ADR 60)."""
+
+    async def make_link_code(
+        self, person_id: str, *, code_hash: str, lifetime: timedelta
+    ) -> LinkCode:
+        """Store a code for ``person_id`` expiring ``lifetime`` after the store's now.
+
+        The person's earlier codes stop working: one live code per person.
+        """
+        ...
+
+    async def use_link_code(self, code_hash: str, *, chat_id: int) -> Person | None:
+        """Use the code once and link ``chat_id`` to its person; None when it cannot be used.
+
+        Unknown, used, expired (on the store's clock) or of a person not
+        active: None, nothing changed. Of uses racing on one code exactly one
+        wins. A chat linked before is linked to the code's person instead.
+        """
+        ...
+
+    async def person_for_chat(self, chat_id: int) -> Person | None:
+        """The active person ``chat_id`` is linked to, or None."""
+        ...
+
+    async def list_linked_chats(self, person_id: str) -> list[LinkedChat]:
+        """The person's linked chats, newest first."""
+        ...
+
+    async def unlink_chat(self, chat_id: int, *, person_id: str | None = None) -> bool:
+        """Unlink ``chat_id`` (only from ``person_id`` when given); False when it was not linked."""
+        ...
+
 
 class PersonTokens(Protocol):
     """People's API tokens, kept as hashes."""
@@ -601,7 +651,7 @@ class PersonSessions(Protocol):
         ...
 
 
-class PeopleStore(Invitations, Accounts, PersonTokens, PersonSessions, Protocol):
+class PeopleStore(Invitations, Accounts, PersonTokens, PersonSessions, ChatLinks, Protocol):
     """Every role of the people's tables: what an adapter implements and the app opens."""
 
     async def close(self) -> None:

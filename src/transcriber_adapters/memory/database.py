@@ -22,7 +22,14 @@ from transcriber_core.entities import (
     LoginFailures,
     OwnerSession,
 )
-from transcriber_core.people import Invite, Person, PersonSession, PersonToken
+from transcriber_core.people import (
+    Invite,
+    LinkCode,
+    LinkedChat,
+    Person,
+    PersonSession,
+    PersonToken,
+)
 from transcriber_core.ports import Clock
 from transcriber_core.usage import Charge
 
@@ -61,6 +68,9 @@ class MemoryDatabase:
         #: Token hash -> token; session id hash -> session.
         self.person_tokens: dict[str, PersonToken] = {}
         self.person_sessions: dict[str, PersonSession] = {}
+        #: Telegram link codes (ADR 60): code hash -> (code, used); chat id -> its link.
+        self.link_codes: dict[str, tuple[LinkCode, bool]] = {}
+        self.person_chats: dict[int, LinkedChat] = {}
         #: Seconds sent (ADR 59): job id -> (its charge, the UTC day it counts on).
         self.usage: dict[str, tuple[Charge, date]] = {}
 
@@ -84,6 +94,8 @@ class MemoryDatabase:
             self.person_tokens.clear()
             self.person_sessions.clear()
             self.usage.clear()
+            self.link_codes.clear()
+            self.person_chats.clear()
 
 
 def database_for(clock: Clock | None, database: MemoryDatabase | None) -> MemoryDatabase:
