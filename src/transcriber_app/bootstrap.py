@@ -38,6 +38,7 @@ from transcriber_core.entities import Job, Location, State
 from transcriber_core.policy import DecodeLimits, Settings
 from transcriber_core.ports import (
     BudgetStore,
+    ChatLinks,
     ChatStore,
     Clock,
     ConditionStore,
@@ -253,7 +254,11 @@ async def build(
         owners=stores.owners,
         people=stores.people,
         space=space,
-        bot=_polling(config, services, bot, space=space, chats=stores.chats) if intake else None,
+        bot=(
+            _polling(config, services, bot, space=space, chats=stores.chats, links=stores.people)
+            if intake
+            else None
+        ),
         budgets=stores.budgets,
         closers=closers,
     )
@@ -308,7 +313,13 @@ def _notifier(bot: Bot | None, budgets: BudgetStore) -> Notifier:
 
 
 def _polling(
-    config: Config, services: Services, bot: Bot | None, *, space: DiskSpace, chats: ChatStore
+    config: Config,
+    services: Services,
+    bot: Bot | None,
+    *,
+    space: DiskSpace,
+    chats: ChatStore,
+    links: ChatLinks,
 ) -> BotPolling | BotWebhook | None:
     """The Telegram intake of ``serve`` in the configured mode; None without a bot."""
     if bot is None:
@@ -323,6 +334,7 @@ def _polling(
         max_file_bytes=download_limit(telegram.api_base),
         allowed_chat_ids=telegram.allowed_chat_ids,
         short_of_space=space.is_short,
+        links=links,
     )
     if telegram.mode == "webhook":
         return BotWebhook(bot, dispatcher, url=telegram.webhook_url, secret=telegram.webhook_secret)

@@ -12,6 +12,7 @@ loosened without rebuilding the table, so a person's id is 57 characters.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from datetime import datetime, timedelta
 
@@ -73,6 +74,11 @@ def link_code_of(text: str) -> str | None:
     if len(code) != LINK_CODE_LENGTH or any(c not in LINK_CODE_ALPHABET for c in code):
         return None
     return code
+
+
+def link_code_hash(code: str) -> str:
+    """What the store keeps and looks a link code up by: SHA-256 (hex) of its normal form."""
+    return hashlib.sha256(code.encode()).hexdigest()
 
 
 def token_label_problem(label: str) -> str | None:

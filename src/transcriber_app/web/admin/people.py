@@ -92,3 +92,19 @@ async def disable(request: Request, _form: FormData) -> Response:
         "Disabled; their sessions and tokens stopped." if done else "No such person."
     )
     return see_other(f"{PREFIX}/people")
+
+
+@action
+async def enable(request: Request, _form: FormData) -> Response:
+    """``POST /admin/people/{id}/enable``: a disabled person may sign in again (ADR 60).
+
+    Their sessions stay ended (disabling deleted them) and their API tokens
+    are deleted with it: a token that may have leaked does not come back.
+    """
+    done = await runtime_of(request).people.enable_person(request.path_params["person_id"])
+    if done:
+        log.info("admin.person_enabled")
+    session_of(request).flash(
+        "Enabled; they sign in again and make new API tokens." if done else "No such person."
+    )
+    return see_other(f"{PREFIX}/people")

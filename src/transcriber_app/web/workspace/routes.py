@@ -8,7 +8,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from transcriber_app.web.admin.security import MAX_FORM_BYTES, WorkspaceHeaders
-from transcriber_app.web.workspace import corrections, transcript, views
+from transcriber_app.web.workspace import corrections, telegram, transcript, views
 from transcriber_app.web.workspace.sessions import PREFIX, WorkspaceSessions
 
 
@@ -31,6 +31,10 @@ def mount() -> Mount:
         Route("/tokens", views.tokens_page, methods=["GET"]),
         Route("/tokens", views.make_token, methods=["POST"]),
         Route("/tokens/{token_id}/revoke", views.revoke_token, methods=["POST"]),
+        # Telegram chats linked by one-time codes (ADR 60).
+        Route("/telegram", telegram.telegram_page, methods=["GET"]),
+        Route("/telegram/code", telegram.make_code, methods=["POST"]),
+        Route("/telegram/{chat_id}/unlink", telegram.unlink, methods=["POST"]),
         Mount("/static", app=StaticFiles(directory=views.HERE / "static"), name="workspace-static"),
     ]
     middleware = [
