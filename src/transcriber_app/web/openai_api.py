@@ -812,6 +812,7 @@ def _audio_endpoint(path: str, handler: Callable[[Request], Any], *, translate: 
             openai_error(400, "a field cannot be used, or the recording failed"),
             openai_error(404, "the job was deleted before it ended"),
             openai_error(413, "the recording, or the form's other fields, passed their limit"),
+            openai_error(429, "the caller's daily quota is spent until the next UTC midnight"),
             openai_error(500, "the service gave up on the job, or it still runs at the timeout"),
             openai_error(503, "the database or store did not answer, or the disk is full"),
         ),
