@@ -71,7 +71,9 @@ async def submit(
             speakers_wanted=speakers_wanted,
             request=request,
         )
-    except BaseException:
+    except Exception:
+        # Nothing was stored. A cancellation keeps the charge, as it keeps the bytes: the
+        # insert may still commit after its caller went away.
         if payer is not None and services.usage is not None:
             await _uncharge(services, job_id)
         raise
