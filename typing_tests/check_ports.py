@@ -19,6 +19,7 @@ from transcriber_adapters.memory import (
     MemoryOwnerStore,
     MemoryPeopleStore,
     MemoryRecognizer,
+    MemoryUsageStore,
     MemoryWakeupFeed,
 )
 from transcriber_adapters.postgres import (
@@ -29,6 +30,7 @@ from transcriber_adapters.postgres import (
     PostgresJobRepository,
     PostgresOwnerStore,
     PostgresPeopleStore,
+    PostgresUsageStore,
     PostgresWakeupFeed,
 )
 from transcriber_adapters.s3 import S3FileStore
@@ -39,6 +41,7 @@ from transcriber_adapters.sqlite import (
     SqliteJobRepository,
     SqliteOwnerStore,
     SqlitePeopleStore,
+    SqliteUsageStore,
 )
 from transcriber_adapters.system import RandomIds, SystemClock
 from transcriber_adapters.telegram import TelegramNotifier, make_bot
@@ -70,6 +73,7 @@ from transcriber_core.ports import (
     PersonTokens,
     Recognizer,
     Removals,
+    UsageStore,
     WakeupFeed,
     WebhookSender,
 )
@@ -86,6 +90,7 @@ def check(
     sqlite_budgets: SqliteBudgetStore,
     sqlite_chats: SqliteChatStore,
     sqlite_people: SqlitePeopleStore,
+    sqlite_usage: SqliteUsageStore,
     postgres: Database,
 ) -> None:
     """Never called: mypy reads the assignments."""
@@ -127,7 +132,9 @@ def check(
     accounts: list[Accounts] = [memory_people, sqlite_people, postgres_people]
     tokens: list[PersonTokens] = [memory_people, sqlite_people, postgres_people]
     sessions: list[PersonSessions] = [memory_people, sqlite_people, postgres_people]
-    del chats, people, invitations, accounts, tokens, sessions
+    # Seconds sent per payer per day (ADR 59).
+    usage: list[UsageStore] = [MemoryUsageStore(), sqlite_usage, PostgresUsageStore(postgres)]
+    del usage, chats, people, invitations, accounts, tokens, sessions
     del senders, feeds, budgets, probes, conditions, owners, repos, stores, converters
     del recognizers, notifiers, clocks, ids
     del queues, part_queues, jobs, records, outboxes, removals, listings

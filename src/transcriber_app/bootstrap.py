@@ -28,6 +28,7 @@ from transcriber_adapters.sqlite import (
     SqliteJobRepository,
     SqliteOwnerStore,
     SqlitePeopleStore,
+    SqliteUsageStore,
 )
 from transcriber_adapters.system import RandomIds, SystemClock, free_bytes, host_name
 from transcriber_app.conditions import DiskSpace
@@ -37,6 +38,7 @@ from transcriber_core.entities import Job, Location, State
 from transcriber_core.policy import DecodeLimits, Settings
 from transcriber_core.ports import (
     BudgetStore,
+    ChatLinks,
     ChatStore,
     Clock,
     ConditionStore,
@@ -51,6 +53,7 @@ from transcriber_core.ports import (
     PeopleStore,
     Recognizer,
     Standing,
+    UsageStore,
     WakeupFeed,
     WebhookSender,
 )
@@ -137,6 +140,7 @@ def settings_from(config: Config) -> Settings:
         express_bytes=config.workers.express_bytes,
         express_duration=timedelta(seconds=config.workers.express_seconds),
         recordings_kept=timedelta(days=config.retention.recordings_days),
+        seconds_per_day=config.quotas.seconds_per_day,
         jobs_kept=timedelta(days=config.retention.jobs_days),
         sweep_interval=timedelta(seconds=config.retention.sweep_seconds),
     )
@@ -228,6 +232,7 @@ async def build(
             recognizer_files=recognizer_files,
             diarizer=diarizer or _diarizer(),
             conditions=stores.conditions,
+            usage=stores.usage,
             probe=HeaderProbe(),
             host=host_name() if host is None else host,
             notifier=_notifier(bot, stores.budgets) if notifier is None else notifier,
@@ -249,7 +254,11 @@ async def build(
         owners=stores.owners,
         people=stores.people,
         space=space,
-        bot=_polling(config, services, bot, space=space, chats=stores.chats) if intake else None,
+        bot=(
+            _polling(config, services, bot, space=space, chats=stores.chats, links=stores.people)
+            if intake
+            else None
+        ),
         budgets=stores.budgets,
         closers=closers,
     )
@@ -304,7 +313,13 @@ def _notifier(bot: Bot | None, budgets: BudgetStore) -> Notifier:
 
 
 def _polling(
-    config: Config, services: Services, bot: Bot | None, *, space: DiskSpace, chats: ChatStore
+    config: Config,
+    services: Services,
+    bot: Bot | None,
+    *,
+    space: DiskSpace,
+    chats: ChatStore,
+    links: ChatLinks,
 ) -> BotPolling | BotWebhook | None:
     """The Telegram intake of ``serve`` in the configured mode; None without a bot."""
     if bot is None:
@@ -319,6 +334,7 @@ def _polling(
         max_file_bytes=download_limit(telegram.api_base),
         allowed_chat_ids=telegram.allowed_chat_ids,
         short_of_space=space.is_short,
+        links=links,
     )
     if telegram.mode == "webhook":
         return BotWebhook(bot, dispatcher, url=telegram.webhook_url, secret=telegram.webhook_secret)
@@ -340,6 +356,8 @@ class _Stores:
     people: PeopleStore
     conditions: ConditionStore
     budgets: BudgetStore
+    #: Seconds sent per payer per day (ADR 59).
+    usage: UsageStore
     #: The Telegram poller's lease and each chat's settings (ADR 53).
     chats: ChatStore
     #: Other processes' wake-ups: the database's LISTEN feed, or None on SQLite.
@@ -358,6 +376,7 @@ async def _sqlite_stores(
         people=SqlitePeopleStore(database, clock=clock),
         conditions=SqliteConditionStore(database, clock=clock),
         budgets=SqliteBudgetStore(database, clock=clock),
+        usage=SqliteUsageStore(database, clock=clock),
         chats=SqliteChatStore(database, clock=clock),
     )
 
@@ -381,6 +400,7 @@ async def _postgres_stores(
         people=postgres.PostgresPeopleStore(database),
         conditions=postgres.PostgresConditionStore(database),
         budgets=postgres.PostgresBudgetStore(database),
+        usage=postgres.PostgresUsageStore(database),
         chats=postgres.PostgresChatStore(database),
         wakeup_feed=postgres.PostgresWakeupFeed(url, settings=settings),
     )

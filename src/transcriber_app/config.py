@@ -296,6 +296,14 @@ class OpenAIConfig:
 
 
 @attrs.frozen(kw_only=True)
+class QuotasConfig:
+    """How much each payer may send (SPEC §20, ADR 59)."""
+
+    #: Seconds of recordings per person (or Telegram user, or static token) per UTC day; 0: none.
+    seconds_per_day: int = 0
+
+
+@attrs.frozen(kw_only=True)
 class WorkerConfig:
     """Where ``transcriber worker`` answers ``/health`` and ``/metrics`` (ADR 38)."""
 
@@ -332,6 +340,7 @@ class Config:
     webhooks: WebhooksConfig = WebhooksConfig()
     diarization: DiarizationConfig = DiarizationConfig()
     openai: OpenAIConfig = OpenAIConfig()
+    quotas: QuotasConfig = QuotasConfig()
     worker: WorkerConfig = WorkerConfig()
     shutdown: ShutdownConfig = ShutdownConfig()
 
@@ -353,6 +362,7 @@ _SECTIONS: dict[str, type[Any]] = {
     "webhooks": attrs.resolve_types(WebhooksConfig),
     "diarization": attrs.resolve_types(DiarizationConfig),
     "openai": attrs.resolve_types(OpenAIConfig),
+    "quotas": attrs.resolve_types(QuotasConfig),
     "worker": attrs.resolve_types(WorkerConfig),
     "shutdown": attrs.resolve_types(ShutdownConfig),
 }
@@ -609,6 +619,8 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
     )
     if config.storage.min_free_bytes < 0:
         raise ConfigError("[storage] min_free_bytes: must not be negative")
+    if config.quotas.seconds_per_day < 0:
+        raise ConfigError("[quotas] seconds_per_day: must be 0 (no quota) or a positive number")
     _check_database(config.database)
     _check_forwarded(config.http.forwarded_allow_ips)
     if config.recognizer.kind not in ("memory", "yandex", "whisper"):

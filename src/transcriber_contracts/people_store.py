@@ -41,7 +41,9 @@ from transcriber_core.entities import OwnerSession
 from transcriber_core.errors import Conflict
 from transcriber_core.people import (
     INVITE_LIFETIME,
+    LINK_CODE_LIFETIME,
     PERSON_ID_LENGTH,
+    LinkedChat,
     Person,
     PersonSession,
     PersonToken,
@@ -363,6 +365,141 @@ class PeopleStoreContract:
         assert await people.delete_expired_person_sessions(now=T0 + HOUR) == 1
         assert await people.get_person_session(over.login.id_hash) is None
         assert await people.get_person_session(live.login.id_hash) == live
+
+    # -- re-enabling (ADR 60) -------------------------------------------------------------
+
+    async def test_enable_lets_the_person_in_with_no_old_token(self, people: PeopleStore) -> None:
+        """Re-enabled, the person is active again; their old tokens and sessions stay gone."""
+        me = await active(people, 1)
+        await people.add_token(token(1, me.id))
+        await people.create_person_session(session(1, me.id))
+        await people.disable_person(me.id, now=T0)
+        assert await people.enable_person(me.id) is True
+        stored = await people.get_person(me.id)
+        assert stored == me
+        assert stored.is_active
+        assert await people.person_for_token(token(1, me.id).token_hash) is None
+        assert await people.list_tokens(me.id) == []
+        assert await people.get_person_session(session(1, me.id).login.id_hash) is None
+        assert await people.enable_person("nobody") is False
+
+    # -- Telegram link codes (ADR 60) -----------------------------------------------------
+
+    async def test_a_code_links_a_chat_once(self, clock: ManualClock, people: PeopleStore) -> None:
+        """A code links the chat to its person; used again (any chat) it links nothing."""
+        me = await active(people, 1)
+        code = await people.make_link_code(me.id, code_hash=digest("c"), lifetime=MINUTE)
+        assert (code.person_id, code.expires) == (me.id, T0 + MINUTE)
+        assert await people.person_for_chat(77) is None
+        clock.set(T0 + timedelta(seconds=5))
+        assert await people.use_link_code(digest("c"), chat_id=77) == me
+        assert await people.person_for_chat(77) == me
+        assert await people.use_link_code(digest("c"), chat_id=78) is None
+        assert await people.person_for_chat(78) is None
+        assert await people.list_linked_chats(me.id) == [
+            LinkedChat(chat_id=77, person_id=me.id, linked=T0 + timedelta(seconds=5))
+        ]
+
+    async def test_a_wrong_or_expired_code_links_nothing(
+        self, clock: ManualClock, people: PeopleStore
+    ) -> None:
+        """An unknown code, or one at its expiry on the store's clock, links nothing."""
+        me = await active(people, 1)
+        await people.make_link_code(me.id, code_hash=digest("c"), lifetime=LINK_CODE_LIFETIME)
+        assert await people.use_link_code(digest("wrong"), chat_id=77) is None
+        clock.set(T0 + LINK_CODE_LIFETIME)
+        assert await people.use_link_code(digest("c"), chat_id=77) is None
+        assert await people.person_for_chat(77) is None
+
+    async def test_a_new_code_replaces_the_persons_old_one(self, people: PeopleStore) -> None:
+        """One live code per person: making another stops the first."""
+        me = await active(people, 1)
+        await people.make_link_code(me.id, code_hash=digest("old"), lifetime=HOUR)
+        await people.make_link_code(me.id, code_hash=digest("new"), lifetime=HOUR)
+        assert await people.use_link_code(digest("old"), chat_id=77) is None
+        assert await people.use_link_code(digest("new"), chat_id=77) == me
+
+    async def test_a_disabled_persons_code_and_chats_stop(self, people: PeopleStore) -> None:
+        """A disabled person's code links nothing and their chats find nobody until re-enabled."""
+        me = await active(people, 1)
+        await people.make_link_code(me.id, code_hash=digest("a"), lifetime=HOUR)
+        await people.use_link_code(digest("a"), chat_id=77)
+        await people.make_link_code(me.id, code_hash=digest("b"), lifetime=HOUR)
+        await people.disable_person(me.id, now=T0)
+        assert await people.use_link_code(digest("b"), chat_id=78) is None
+        assert await people.person_for_chat(77) is None
+        await people.enable_person(me.id)
+        assert await people.person_for_chat(77) == me
+
+    async def test_linking_again_moves_the_chat_and_unlink_ends_it(
+        self, people: PeopleStore
+    ) -> None:
+        """A chat has one person: another's code moves it; unlink by its person or the chat."""
+        me, other = await active(people, 1), await active(people, 2)
+        await people.make_link_code(me.id, code_hash=digest("a"), lifetime=HOUR)
+        await people.use_link_code(digest("a"), chat_id=77)
+        await people.make_link_code(other.id, code_hash=digest("b"), lifetime=HOUR)
+        await people.use_link_code(digest("b"), chat_id=77)
+        assert await people.person_for_chat(77) == other
+        assert await people.list_linked_chats(me.id) == []
+        assert await people.unlink_chat(77, person_id=me.id) is False
+        assert await people.unlink_chat(77, person_id=other.id) is True
+        assert await people.person_for_chat(77) is None
+        await people.make_link_code(me.id, code_hash=digest("c"), lifetime=HOUR)
+        await people.use_link_code(digest("c"), chat_id=77)
+        assert await people.unlink_chat(77) is True
+        assert await people.unlink_chat(77) is False
+
+    def test_racing_uses_of_one_code_have_one_winner(
+        self, people: PeopleStore, open_people: OpenPeople
+    ) -> None:
+        """Threads, each with its own store and loop, use one code from four chats: one wins."""
+        asyncio.run(_code_once(open_people))
+        barrier = threading.Barrier(RACERS)
+        results: list[Person | None] = [None] * RACERS
+        errors: list[BaseException] = []
+
+        def race(n: int) -> None:
+            async def use() -> Person | None:
+                store = await open_people()
+                try:
+                    barrier.wait()
+                    return await store.use_link_code(digest("race-code"), chat_id=100 + n)
+                finally:
+                    await store.close()
+
+            try:
+                results[n] = asyncio.run(use())
+            except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=race, args=(n,)) for n in range(RACERS)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == []
+        assert len([result for result in results if result is not None]) == 1
+        chats = asyncio.run(_chats_of(open_people, person(1).id))
+        assert len(chats) == 1
+        assert results[chats[0].chat_id - 100] is not None
+
+
+async def _code_once(open_people: OpenPeople) -> None:
+    store = await open_people()
+    try:
+        await active(store, 1)
+        await store.make_link_code(person(1).id, code_hash=digest("race-code"), lifetime=HOUR)
+    finally:
+        await store.close()
+
+
+async def _chats_of(open_people: OpenPeople, person_id: str) -> list[LinkedChat]:
+    store = await open_people()
+    try:
+        return await store.list_linked_chats(person_id)
+    finally:
+        await store.close()
 
 
 async def _invite_once(open_people: OpenPeople) -> None:

@@ -14,6 +14,7 @@ edge, so that the worker can classify a failure by type alone::
     ├── InvalidTransition
     ├── CallbackRefused           a callback URL or its address is refused for good (ADR 35)
     ├── OptionRefused             a sender's language, prompt or task cannot be honoured
+    ├── QuotaExceeded             the sender's seconds for today are spent (SPEC §20, ADR 59)
     └── StepError                 a step could not finish this attempt
         ├── ServiceCondition      the service cannot work now, not the job: it waits, no attempt
         │   ├── DiskFull                        (disk_full, this host)
@@ -54,7 +55,7 @@ a library's message, because a job's error is shown to its sender (reference: Pr
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import ClassVar
 
 
@@ -120,6 +121,21 @@ class OptionRefused(TranscriberError):  # noqa: N818
         self.code = code
         #: The form field at fault.
         self.field = field
+
+
+class QuotaExceeded(TranscriberError):  # noqa: N818
+    """Today's seconds are spent; more can be sent after the next UTC midnight."""
+
+    def __init__(
+        self, message: str | None = None, *, resets: datetime, left: float, incoming: float
+    ) -> None:
+        super().__init__(message)
+        #: When the day's count starts again (the next UTC midnight).
+        self.resets = resets
+        #: Seconds still free today.
+        self.left = left
+        #: Seconds the refused recording declares (0 when unknown).
+        self.incoming = incoming
 
 
 class StepError(TranscriberError):

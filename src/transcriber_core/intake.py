@@ -6,11 +6,12 @@ import logging
 from pathlib import Path
 
 from transcriber_core.entities import Event, Job, Origin, State
-from transcriber_core.errors import DedupKeyReused
+from transcriber_core.errors import DedupKeyReused, QuotaExceeded
 from transcriber_core.languages import DEFAULT_REQUEST, RecognitionRequest
 from transcriber_core.outbox import deliver_next, deliveries_for
-from transcriber_core.policy import is_short
+from transcriber_core.policy import QuotaDecision, is_short, quota_decision
 from transcriber_core.services import Services
+from transcriber_core.usage import Charge
 from transcriber_core.wakeup import OUTBOX
 
 log = logging.getLogger("transcriber.intake")
@@ -28,6 +29,7 @@ async def submit(
     callback_url: str | None = None,
     speakers_wanted: int | None = None,
     request: RecognitionRequest = DEFAULT_REQUEST,
+    payer: str | None = None,
 ) -> tuple[Job, bool]:
     """Move the recording at ``source`` into storage and enqueue a job for it.
 
@@ -39,13 +41,100 @@ async def submit(
     ``callback_url``, already checked, is called when the job ends (ADR 35).
     ``speakers_wanted`` (``speakers.parse_wanted``) asks for speaker labels (ADR 45).
     ``request`` (checked by ``languages.recognition_request``) goes to the recognizer.
+    ``payer`` (default: ``owner``) is whose daily seconds the recording counts
+    against (ADR 59); over ``seconds_per_day`` it raises ``QuotaExceeded``
+    with nothing stored, and the caller removes ``source``. Otherwise
     ``source`` is gone either way.
     """
     declared = None if services.probe is None else await services.probe.declared_duration(source)
+    payer = owner if payer is None else payer
+    # The recording's id first, then the job's: the order ids have always been drawn in.
+    file_id, job_id = services.ids.new_id(), services.ids.new_id()
+    if payer is not None and services.usage is not None:
+        charge = Charge(job_id=job_id, payer=payer, seconds=max(declared or 0.0, 0.0))
+        limit = services.settings.seconds_per_day
+        decision = await services.usage.charge(charge, limit=limit)
+        if not decision.allowed:
+            raise _refusal(decision, charge.seconds)
+    try:
+        stored, is_new = await _store(
+            services,
+            source,
+            (file_id, job_id),
+            declared,
+            extension=extension,
+            origin=origin,
+            dedup_key=dedup_key,
+            digest=digest,
+            owner=owner,
+            callback_url=callback_url,
+            speakers_wanted=speakers_wanted,
+            request=request,
+        )
+    except Exception:
+        # Nothing was stored. A cancellation keeps the charge, as it keeps the bytes: the
+        # insert may still commit after its caller went away.
+        if payer is not None and services.usage is not None:
+            await _uncharge(services, job_id)
+        raise
+    if not is_new and payer is not None and services.usage is not None:
+        # A replay counts as its first job did, and no more.
+        await _uncharge(services, job_id)
+    return stored, is_new
+
+
+async def check_quota(services: Services, payer: str | None) -> None:
+    """Raise ``QuotaExceeded`` when ``payer``'s day is already spent, before any bytes come in.
+
+    A read, not a charge: ``submit`` decides for good under the store's
+    lock. This only spares a sender the upload of a recording that will be
+    refused anyway.
+    """
+    limit = services.settings.seconds_per_day
+    if payer is None or services.usage is None or limit == 0:
+        return
+    used = (await services.usage.usage([payer]))[payer]
+    decision = quota_decision(now=services.clock.now(), used=used.today, incoming=0.0, limit=limit)
+    if not decision.allowed:
+        raise _refusal(decision, 0.0)
+
+
+def _refusal(decision: QuotaDecision, incoming: float) -> QuotaExceeded:
+    if decision.resets is None:  # pragma: no cover - only a quota refuses, and it resets
+        raise AssertionError("a refusal without a quota")
+    return QuotaExceeded(resets=decision.resets, left=decision.left, incoming=incoming)
+
+
+async def _uncharge(services: Services, job_id: str) -> None:
+    if services.usage is None:  # pragma: no cover - checked by the callers
+        return
+    try:
+        await services.usage.uncharge(job_id)
+    except Exception as exc:  # noqa: BLE001 - a charge left behind over-counts one recording
+        log.warning("intake.uncharge_error", extra={"error_type": type(exc).__name__})
+
+
+async def _store(
+    services: Services,
+    source: Path,
+    ids: tuple[str, str],
+    declared: float | None,
+    *,
+    extension: str,
+    origin: Origin,
+    dedup_key: str | None,
+    digest: str | None,
+    owner: str | None,
+    callback_url: str | None,
+    speakers_wanted: int | None,
+    request: RecognitionRequest,
+) -> tuple[Job, bool]:
+    """``submit`` once the quota took the recording: the bytes, the job, the notice."""
+    file_id, job_id = ids
     now = services.clock.now()
-    record = await services.files.put(services.ids.new_id(), extension, source, now=now, move=True)
+    record = await services.files.put(file_id, extension, source, now=now, move=True)
     job = Job(
-        id=services.ids.new_id(),
+        id=job_id,
         state=State.CONVERT,
         origin=origin,
         source_file_id=record.id,

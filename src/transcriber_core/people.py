@@ -12,6 +12,7 @@ loosened without rebuilding the table, so a person's id is 57 characters.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from datetime import datetime, timedelta
 
@@ -29,6 +30,12 @@ _PERSON_ID = re.compile(rf"[0-9a-f]{{{PERSON_ID_LENGTH}}}")
 PERSON_TOKEN_PREFIX = "tsp_"  # noqa: S105 - a prefix, not a secret
 #: How long an invite link stays usable, counted on the store's clock.
 INVITE_LIFETIME = timedelta(days=7)
+#: How long a Telegram link code works (ADR 60), counted on the store's clock.
+LINK_CODE_LIFETIME = timedelta(minutes=10)
+#: What a link code is made of: no 0/O, 1/I/L, so it is read off a screen and typed without doubt.
+LINK_CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+#: Characters of a link code: about 40 bits, against a code that lives minutes and is used once.
+LINK_CODE_LENGTH = 8
 #: What a person's name (their sign-in name) may hold: short, plain, case kept.
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
 #: The longest label a token may carry.
@@ -55,6 +62,23 @@ def name_problem(name: str) -> str | None:
             " starting with a letter or digit."
         )
     return None
+
+
+def link_code_of(text: str) -> str | None:
+    """The link code typed in ``text`` (case, blanks and dashes forgiven); None if it is none.
+
+    ``/link abcd-2345`` and ``/link ABCD2345`` name one code: what the store
+    looks up is the hash of this normal form.
+    """
+    code = "".join(text.split()).replace("-", "").upper()
+    if len(code) != LINK_CODE_LENGTH or any(c not in LINK_CODE_ALPHABET for c in code):
+        return None
+    return code
+
+
+def link_code_hash(code: str) -> str:
+    """What the store keeps and looks a link code up by: SHA-256 (hex) of its normal form."""
+    return hashlib.sha256(code.encode()).hexdigest()
 
 
 def token_label_problem(label: str) -> str | None:
@@ -128,3 +152,27 @@ class PersonSession:
     person_id: str
     #: The cookie's hash, CSRF token, times and flash, as an owner's session keeps them.
     login: OwnerSession
+
+
+@attrs.frozen(kw_only=True)
+class LinkCode:
+    """A one-time code that links a Telegram chat to a person (ADR 60): its hash, never the code."""
+
+    #: SHA-256 (hex) of the code's normal form (``link_code_of``).
+    code_hash: str = attrs.field(repr=False)
+    #: Whose chat it links.
+    person_id: str
+    #: The store's time from which the code is refused.
+    expires: datetime
+
+
+@attrs.frozen(kw_only=True)
+class LinkedChat:
+    """A Telegram chat whose new recordings belong to a person (ADR 60)."""
+
+    #: The private chat's id: the Telegram user who linked it.
+    chat_id: int
+    #: Whose recordings they are.
+    person_id: str
+    #: When the code was used, on the store's clock.
+    linked: datetime

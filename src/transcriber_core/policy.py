@@ -27,6 +27,7 @@ from transcriber_core.errors import (
     StorageDown,
 )
 from transcriber_core.people import PERSON_OWNER_PREFIX
+from transcriber_core.usage import next_utc_midnight
 
 
 @attrs.frozen(kw_only=True)
@@ -94,6 +95,9 @@ class Settings:
     #: Longest wait between two tries to reconnect it (the idle poll covers the gap).
     reconnect_cap: timedelta = timedelta(seconds=5)
 
+    #: Seconds of recordings one payer may send per UTC day (SPEC §20); 0: no quota.
+    seconds_per_day: int = 0
+
     def __attrs_post_init__(self) -> None:
         if self.max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
@@ -108,6 +112,8 @@ class Settings:
             raise ValueError("condition_max_age must be longer than condition_pause")
         if self.express_bytes <= 0 or self.express_duration <= timedelta(0):
             raise ValueError("express_bytes and express_duration must be positive")
+        if self.seconds_per_day < 0:
+            raise ValueError("seconds_per_day must be 0 (no quota) or positive")
         if self.recordings_kept <= timedelta(0) or self.jobs_kept < self.recordings_kept:
             raise ValueError("recordings_kept must be positive and jobs_kept no shorter")
         if self.sweep_interval <= timedelta(0) or self.sweep_batch < 1:
@@ -522,3 +528,42 @@ CHAT_PACE_PREFIX = "chat-edits:"
 def chat_pace(chat_id: int) -> str:
     """The name of the budget that paces the edits of one chat's status messages."""
     return f"{CHAT_PACE_PREFIX}{chat_id}"
+
+
+@attrs.frozen(kw_only=True)
+class QuotaDecision:
+    """What the daily quota says about one more recording (ADR 59)."""
+
+    #: True when the recording may be taken.
+    allowed: bool
+    #: Seconds the payer had counted today before this recording.
+    used: float
+    #: The day's quota in seconds; 0: none.
+    limit: int
+    #: When the day's count starts again (the next UTC midnight); None when there is no quota.
+    resets: datetime | None
+
+    @property
+    def left(self) -> float:
+        """Seconds still free today (0 when spent); meaningless without a quota."""
+        return max(float(self.limit) - self.used, 0.0)
+
+
+def quota_decision(*, now: datetime, used: float, incoming: float, limit: int) -> QuotaDecision:
+    """May a recording of ``incoming`` seconds be taken from a payer who used ``used`` today?
+
+    ``limit`` 0 means no quota. Otherwise the recording fits while
+    ``used + incoming`` is at most ``limit``: a recording ending exactly at
+    the limit is taken, one a second longer is not; once the day is spent
+    (``used`` at the limit) nothing is, not even a recording of unknown
+    length. ``incoming`` is what the header declares, 0 when it says
+    nothing. The day is UTC, so a refusal lasts until the next UTC midnight
+    after ``now``.
+    """
+    if limit < 0:
+        raise ValueError("a quota is 0 (none) or a positive number of seconds")
+    if limit == 0:
+        return QuotaDecision(allowed=True, used=used, limit=0, resets=None)
+    resets = next_utc_midnight(now)
+    allowed = used < limit and used + max(incoming, 0.0) <= limit
+    return QuotaDecision(allowed=allowed, used=used, limit=limit, resets=resets)

@@ -39,7 +39,16 @@ from transcriber_core.entities import (
 # ``Event`` moved to the entities (a delivery names one); it is still exported from here.
 from transcriber_core.entities import Event as Event  # noqa: PLC0414 - explicit re-export
 from transcriber_core.languages import DEFAULT_REQUEST, Abilities, RecognitionRequest
-from transcriber_core.people import Invite, Person, PersonSession, PersonToken
+from transcriber_core.people import (
+    Invite,
+    LinkCode,
+    LinkedChat,
+    Person,
+    PersonSession,
+    PersonToken,
+)
+from transcriber_core.policy import QuotaDecision
+from transcriber_core.usage import Charge, Usage
 
 
 class Clock(Protocol):
@@ -567,6 +576,49 @@ class Accounts(Protocol):
         """
         ...
 
+    async def enable_person(self, person_id: str) -> bool:
+        """Let a disabled person sign in again; False when unknown (ADR 60).
+
+        In one transaction with it the person's API tokens are deleted (a
+        token that may have leaked does not come back to life); their
+        sessions were ended by the disabling. Linked chats stay linked.
+        """
+        ...
+
+
+class ChatLinks(Protocol):
+    """Telegram chats linked to people by one-time codes (ADR 60)."""
+
+    async def make_link_code(
+        self, person_id: str, *, code_hash: str, lifetime: timedelta
+    ) -> LinkCode:
+        """Store a code for ``person_id`` expiring ``lifetime`` after the store's now.
+
+        The person's earlier codes stop working: one live code per person.
+        """
+        ...
+
+    async def use_link_code(self, code_hash: str, *, chat_id: int) -> Person | None:
+        """Use the code once and link ``chat_id`` to its person; None when it cannot be used.
+
+        Unknown, used, expired (on the store's clock) or of a person not
+        active: None, nothing changed. Of uses racing on one code exactly one
+        wins. A chat linked before is linked to the code's person instead.
+        """
+        ...
+
+    async def person_for_chat(self, chat_id: int) -> Person | None:
+        """The active person ``chat_id`` is linked to, or None."""
+        ...
+
+    async def list_linked_chats(self, person_id: str) -> list[LinkedChat]:
+        """The person's linked chats, newest first."""
+        ...
+
+    async def unlink_chat(self, chat_id: int, *, person_id: str | None = None) -> bool:
+        """Unlink ``chat_id`` (only from ``person_id`` when given); False when it was not linked."""
+        ...
+
 
 class PersonTokens(Protocol):
     """People's API tokens, kept as hashes."""
@@ -612,7 +664,7 @@ class PersonSessions(Protocol):
         ...
 
 
-class PeopleStore(Invitations, Accounts, PersonTokens, PersonSessions, Protocol):
+class PeopleStore(Invitations, Accounts, PersonTokens, PersonSessions, ChatLinks, Protocol):
     """Every role of the people's tables: what an adapter implements and the app opens."""
 
     async def close(self) -> None:
@@ -636,6 +688,31 @@ class BudgetStore(Protocol):
 
     async def levels(self) -> dict[str, float]:
         """Tokens each budget used so far holds now (the store's clock), by name."""
+        ...
+
+
+class UsageStore(Protocol):
+    """Seconds sent per payer per UTC day, shared by every process on the database (ADR 59)."""
+
+    async def charge(self, charge: Charge, *, limit: int) -> QuotaDecision:
+        """Count ``charge`` on the store's today unless ``policy.quota_decision`` refuses it.
+
+        The check and the count are one transaction that payers' other
+        charges wait for, so racing intakes never both take the last
+        seconds. A job already charged is counted nothing more and allowed.
+        """
+        ...
+
+    async def settle(self, job_id: str, seconds: float) -> None:
+        """Set the job's charge to the measured ``seconds``; nothing when it was never charged."""
+        ...
+
+    async def uncharge(self, job_id: str) -> None:
+        """Take the job's charge back: its intake stored nothing (a replay, a failed insert)."""
+        ...
+
+    async def usage(self, payers: Sequence[str]) -> dict[str, Usage]:
+        """Each payer's seconds today and this month so far, on the store's clock."""
         ...
 
 

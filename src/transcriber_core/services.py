@@ -31,6 +31,7 @@ from transcriber_core.ports import (
     PartQueue,
     Recognizer,
     Removals,
+    UsageStore,
     WakeupFeed,
     WebhookSender,
 )
@@ -60,6 +61,8 @@ class Services:
     probe: DurationProbe | None = None
     #: Sends webhooks (ADR 35); None: ``[webhooks] secret`` is unset and callbacks are refused.
     webhooks: WebhookSender | None = None
+    #: Seconds sent per payer per day, which the intake charges (ADR 59); None: nothing counted.
+    usage: UsageStore | None = None
     #: This host's name: the scope of conditions about its own disk.
     host: str = ""
     settings: Settings = DEFAULT_SETTINGS

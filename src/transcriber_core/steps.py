@@ -76,6 +76,10 @@ async def convert(job: Job, services: Services) -> Job:
     # The record exists before the job points at it (reference: queue rule 9); a retry
     # replaces both under the same id.
     await services.file_records.put_file(record)
+    if services.usage is not None:
+        # The measured length replaces the one the header declared at intake (ADR 59): a
+        # set, keyed by the job, so a retried convert counts the recording once.
+        await services.usage.settle(job.id, duration)
     return transition(
         job,
         State.RECOGNIZE,

@@ -241,6 +241,10 @@ def test_secrets_are_not_in_repr() -> None:
         ("[retention]\njobs_days = 40000\n", {}, r"\[retention\] jobs_days: must be at least"),
         ("[retention]\nsweep_seconds = 3601\n", {}, r"\[retention\] sweep_seconds: must be"),
         ("[retention]\nsweep_seconds = nan\n", {}, r"\[retention\] sweep_seconds: must be"),
+        ("[quotas]\nseconds_per_day = -1\n", {}, r"\[quotas\] seconds_per_day: must be 0"),
+        ('[quotas]\nseconds_per_day = "1h"\n', {}, r"\[quotas\] seconds_per_day: expected a"),
+        ("", {"TRANSCRIBER_QUOTAS_SECONDS_PER_DAY": "x"}, r"\[quotas\] seconds_per_day \(from"),
+        ("[quotas]\nminutes_per_day = 5\n", {}, r"\[quotas\] minutes_per_day: unknown key"),
         ("http = 1\n", {}, r"\[http\] must be a table"),
         ("[http\n", {}, r"not valid TOML"),
     ],
@@ -251,6 +255,15 @@ def test_bad_config_names_the_key(
     """Every mistake stops loading with a message that says which key is wrong."""
     with pytest.raises(ConfigError, match=message):
         load_config(write(tmp_path, text), env)
+
+
+def test_quotas_default_to_none_and_can_be_set(tmp_path: Path) -> None:
+    """``[quotas] seconds_per_day`` is 0 (no quota) by default; file and env set it (ADR 59)."""
+    assert load_config(None, {}).quotas.seconds_per_day == 0
+    path = write(tmp_path, "[quotas]\nseconds_per_day = 3600\n")
+    assert load_config(path, {}).quotas.seconds_per_day == 3600
+    env = {"TRANSCRIBER_QUOTAS_SECONDS_PER_DAY": "60"}
+    assert load_config(path, env).quotas.seconds_per_day == 60
 
 
 def test_webhooks_keys_from_file_and_env(tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ from tests.support.fake_bot_api import (
 from tests.support.gates import GatedConverter
 from tests.support.world import TEST_SETTINGS, World, make_world
 from transcriber_adapters.localdisk import STAGING_PREFIX
+from transcriber_adapters.memory import ManualClock, MemoryPeopleStore, MemoryUsageStore
 from transcriber_adapters.telegram import (
     CLOUD_DOWNLOAD_LIMIT,
     LOCAL_DOWNLOAD_LIMIT,
@@ -45,15 +46,25 @@ from transcriber_app.bot.texts import (
     DOWNLOAD_FAILED_TEXT,
     DUPLICATE_IN_PROGRESS_TEXT,
     DUPLICATE_TEXTS,
+    ENGLISH,
     HELP_TEXT,
     REFUSED_TEXT,
+    RUSSIAN,
     UNAVAILABLE_TEXT,
     duplicate_text,
 )
 from transcriber_core.entities import Job, Origin, State
 from transcriber_core.errors import ConverterUnavailable, StorageDown, UnreadableMedia
+from transcriber_core.people import (
+    LINK_CODE_LIFETIME,
+    Person,
+    link_code_hash,
+    person_owner,
+)
 from transcriber_core.policy import Settings
+from transcriber_core.ports import ChatLinks
 from transcriber_core.services import Services
+from transcriber_core.usage import Charge, telegram_payer
 from transcriber_core.worker import Workers
 
 CHAT = 4242
@@ -115,6 +126,8 @@ async def start(tmp_path: Path, temp_dir: Path) -> AsyncIterator[Start]:
             allowed_chat_ids: Collection[int] = (),
             gated: bool = False,
             short_of_space: bool = False,
+            quota: int | None = None,
+            links: ChatLinks | None = None,
         ) -> Running:
             api = await stack.enter_async_context(FakeBotApi(local=local, files_dir=files_dir))
             world = make_world(tmp_path, settings=settings)
@@ -124,6 +137,12 @@ async def start(tmp_path: Path, temp_dir: Path) -> AsyncIterator[Start]:
             services = attrs.evolve(world.services, notifier=TelegramNotifier(bot))
             if gated:
                 services = attrs.evolve(services, converter=GatedConverter(world.converter))
+            if quota is not None:
+                services = attrs.evolve(
+                    services,
+                    usage=MemoryUsageStore(world.clock),
+                    settings=attrs.evolve(services.settings, seconds_per_day=quota),
+                )
             workers = Workers(services)
             workers.start()
             stack.push_async_callback(workers.drain, 1)
@@ -132,6 +151,7 @@ async def start(tmp_path: Path, temp_dir: Path) -> AsyncIterator[Start]:
                 max_file_bytes=max_file_bytes,
                 allowed_chat_ids=allowed_chat_ids,
                 short_of_space=lambda: short_of_space,
+                links=links,
             )
             polling = BotPolling(bot, dispatcher, polling_timeout=10)
             await polling.start()
@@ -605,3 +625,121 @@ async def test_telegram_unreachable_at_start_is_tried_again_until_polling_begins
         finally:
             await polling.stop(0)
             await close_bot(bot)
+
+
+async def test_a_spent_day_is_told_with_its_reset_before_any_download(start: Start) -> None:
+    """A sender whose day is spent is told when it resets (UTC); nothing is downloaded or stored."""
+    running = await start(quota=60)
+    usage = running.services.usage
+    assert usage is not None
+    running.world.clock.set(datetime(2026, 3, 1, 23, 0, tzinfo=UTC))
+    await usage.charge(Charge(job_id="earlier", payer=telegram_payer(CHAT), seconds=60), limit=0)
+    message_id = await running.send("voice")
+    [reply] = await running.api.wait_sent(CHAT, 1)
+    assert reply.reply_to == message_id
+    assert "used up" in reply.body
+    assert "2026-03-02 00:00 UTC" in reply.body
+    assert await running.jobs() == []
+    assert "getfile" not in running.api.calls
+    # From midnight UTC the day is whole again; the job counts its measured seconds once.
+    running.world.clock.set(datetime(2026, 3, 2, tzinfo=UTC))
+    await running.send("voice")
+    await running.api.wait_shown(CHAT, TRANSCRIPT)
+    [job] = await running.jobs()
+    assert job.duration
+    used = (await usage.usage([telegram_payer(CHAT)]))[telegram_payer(CHAT)]
+    assert (used.today, used.month) == (job.duration, 60 + job.duration)
+
+
+async def test_a_group_members_recording_counts_against_the_member(start: Start) -> None:
+    """In a group each member pays for their own recordings, in their own language."""
+    running = await start(quota=60)
+    usage = running.services.usage
+    assert usage is not None
+    await usage.charge(Charge(job_id="spent", payer=telegram_payer(7), seconds=60), limit=0)
+    file = running.api.add_file(b"a member's voice")
+    group = -100123
+    await running.api.push_media(group, "voice", file, user_id=7, language_code="ru")
+    [reply] = await running.api.wait_sent(group, 1)
+    assert "исчерпано" in reply.body
+    other = running.api.add_file(b"another member's voice")
+    await running.api.push_media(group, "voice", other, user_id=8)
+    await running.api.wait_shown(group, TRANSCRIPT)
+
+
+async def _linkable(clock: Any) -> tuple[MemoryPeopleStore, Person]:
+    """A people store on ``clock`` with one active person, Alice, and her code ABCD-2345."""
+    people = MemoryPeopleStore(clock)
+    alice = Person(id="a" * 57, name="alice", created=NOW)
+    await people.invite(alice, token_hash="invite", lifetime=timedelta(days=1))
+    active = await people.accept_invite("invite", password_hash="hash")
+    assert active is not None
+    await people.make_link_code(
+        alice.id, code_hash=link_code_hash("ABCD2345"), lifetime=LINK_CODE_LIFETIME
+    )
+    return people, active
+
+
+async def test_link_makes_the_chats_recordings_the_persons(start: Start) -> None:
+    """``/link CODE`` links the private chat: its next recording is Alice's and in her list."""
+    people, alice = await _linkable(ManualClock(NOW))
+    running = await start(links=people, quota=3600)
+    await running.api.push_text(CHAT, "/link abcd-2345")
+    [linked] = await running.api.wait_sent(CHAT, 1)
+    assert linked.text == ENGLISH.link_done.format(name="alice")
+    message_id = await running.send("voice")
+    await running.api.wait_shown(CHAT, TRANSCRIPT)
+    [job] = await running.jobs()
+    assert job.owner == person_owner(alice.id)
+    assert job.origin == Origin.telegram(CHAT, message_id)
+    assert [j.id for j in await running.world.repo.list_owned_jobs(alice.owner_key)] == [job.id]
+    # The person pays for the linked chat's recordings, not the Telegram user.
+    usage = running.services.usage
+    assert usage is not None
+    found = await usage.usage([alice.owner_key, telegram_payer(CHAT)])
+    assert found[alice.owner_key].today == job.duration
+    assert found[telegram_payer(CHAT)].today == 0
+    # /unlink: the next recording is nobody's again.
+    await running.api.push_text(CHAT, "/unlink")
+    *_, unlinked = await running.api.wait_sent(CHAT, 3)
+    assert unlinked.text == ENGLISH.unlink_done
+    second = await running.send("voice")
+    await running.api.wait_sent(CHAT, 4)
+    [newest] = [j for j in await running.jobs() if j.origin == Origin.telegram(CHAT, second)]
+    assert newest.owner is None
+
+
+@pytest.mark.parametrize("code", ["ABCD-2345", "ZZZZ-9999", "not a code", ""])
+async def test_a_wrong_or_used_code_is_told_clearly(start: Start, code: str) -> None:
+    """A used, unknown or malformed code gets a clear reply and links nothing."""
+    people, _ = await _linkable(ManualClock(NOW))
+    await people.use_link_code(link_code_hash("ABCD2345"), chat_id=999)
+    running = await start(links=people)
+    await running.api.push_text(CHAT, f"/link {code}".strip())
+    [reply] = await running.api.wait_sent(CHAT, 1)
+    expected = ENGLISH.link_refused if code in ("ABCD-2345", "ZZZZ-9999") else ENGLISH.link_usage
+    assert reply.text == expected
+    assert await people.person_for_chat(CHAT) is None
+
+
+async def test_an_expired_code_is_refused_in_russian(start: Start) -> None:
+    """A code past its ten minutes on the store's clock is refused, in the sender's language."""
+    clock = ManualClock(NOW)
+    people, _ = await _linkable(clock)
+    clock.set(NOW + LINK_CODE_LIFETIME)
+    running = await start(links=people)
+    await running.api.push_text(CHAT, "/link ABCD2345", language_code="ru")
+    [reply] = await running.api.wait_sent(CHAT, 1)
+    assert reply.text == RUSSIAN.link_refused
+
+
+async def test_a_group_cannot_be_linked(start: Start) -> None:
+    """``/link`` in a group is refused (a group's recordings are its members'), code unused."""
+    people, alice = await _linkable(ManualClock(NOW))
+    running = await start(links=people)
+    group = -100777
+    await running.api.push_text(group, "/link ABCD-2345", user_id=55)
+    [reply] = await running.api.wait_sent(group, 1)
+    assert reply.text == ENGLISH.link_private_only
+    assert await people.person_for_chat(group) is None
+    assert await people.use_link_code(link_code_hash("ABCD2345"), chat_id=1) == alice

@@ -5,11 +5,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+import attrs
 import pytest
 
 from tests.support.world import World, make_world
+from transcriber_adapters.memory import MemoryUsageStore
 from transcriber_core.entities import Job, Origin, State
-from transcriber_core.errors import DedupKeyReused
+from transcriber_core.errors import DedupKeyReused, QuotaExceeded
 from transcriber_core.intake import check_replay, submit
 
 #: Two SHA-256 digests, as the HTTP intake computes them.
@@ -77,3 +79,62 @@ def test_unknown_digest_is_no_evidence() -> None:
     check_replay(with_digest, DIGEST_A)
     with pytest.raises(DedupKeyReused):
         check_replay(with_digest, DIGEST_B)
+
+
+class _Probe:
+    """A header that declares ``seconds`` for every recording."""
+
+    def __init__(self, seconds: float | None) -> None:
+        self.seconds = seconds
+
+    async def declared_duration(self, path: Path) -> float | None:
+        return self.seconds
+
+
+def _quota_world(
+    world: World, declared: float | None, quota: int
+) -> tuple[World, MemoryUsageStore]:
+    """``world`` with a usage store, a probe declaring ``declared`` and a daily ``quota``."""
+    usage = MemoryUsageStore(world.clock)
+    services = attrs.evolve(
+        world.services,
+        usage=usage,
+        probe=_Probe(declared),
+        settings=attrs.evolve(world.services.settings, seconds_per_day=quota),
+    )
+    return attrs.evolve(world, services=services), usage
+
+
+async def _paid(world: World, data: bytes, *, key: str | None = None) -> tuple[Job, bool]:
+    source = world.tmp / f"paid-{len(world.files.names())}-{data.hex()}"
+    source.write_bytes(data)
+    return await submit(
+        world.services,
+        source,
+        extension=".wav",
+        origin=Origin.http(),
+        dedup_key=key,
+        owner="person:" + "a" * 57,
+    )
+
+
+async def test_the_race_loser_of_one_key_is_not_counted_again(world: World) -> None:
+    """Two uploads of one key past the lookup count once: the loser's charge is taken back."""
+    paid, usage = _quota_world(world, 30.0, 0)
+    first, _ = await _paid(paid, b"same", key="http::k")
+    again, is_new = await _paid(paid, b"same", key="http::k")
+    assert (again.id, is_new) == (first.id, False)
+    payer = "person:" + "a" * 57
+    assert (await usage.usage([payer]))[payer].today == 30.0
+
+
+async def test_a_refused_recording_stores_nothing(world: World) -> None:
+    """Past the quota ``submit`` raises with no job and no file; the declared seconds decide."""
+    paid, usage = _quota_world(world, 40.0, 60)
+    await _paid(paid, b"first")
+    with pytest.raises(QuotaExceeded) as refused:
+        await _paid(paid, b"second")
+    assert (refused.value.left, refused.value.incoming) == (20.0, 40.0)
+    assert await paid.repo.count_by_state() == {State.CONVERT: 1}
+    assert len(paid.files.names()) == 1
+    assert usage.charges[-1][1] is False

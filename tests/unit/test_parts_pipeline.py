@@ -15,9 +15,10 @@ import pytest
 
 from tests.support.delegate import Delegate
 from tests.support.world import World, make_world
-from transcriber_adapters.memory import ManualClock, MemoryFileStore
-from transcriber_core.entities import FileRecord, State
-from transcriber_core.errors import RecognizerUnavailable
+from transcriber_adapters.memory import ManualClock, MemoryFileStore, MemoryUsageStore
+from transcriber_core.entities import FileRecord, Origin, State
+from transcriber_core.errors import ConverterUnavailable, RecognizerUnavailable
+from transcriber_core.intake import submit
 from transcriber_core.policy import DecodeLimits
 from transcriber_core.ports import JobRepository, RecognizerLimits, Silence, Started
 from transcriber_core.progress import report_of
@@ -264,3 +265,25 @@ async def test_progress_is_the_seconds_of_the_parts_done(new_world: NewWorld) ->
     report = report_of(job)
     assert report is not None
     assert report.percent == 66
+
+
+async def test_a_split_retried_recording_counts_its_seconds_once(new_world: NewWorld) -> None:
+    """A convert retried and three parts, one retried: the payer's day holds 150 s, once."""
+    world = new_world()
+    usage = MemoryUsageStore(world.clock)
+    world = attrs.evolve(world, services=attrs.evolve(world.services, usage=usage))
+    source = world.tmp / "upload"
+    source.write_bytes(b"RIFF fake recording bytes")
+    job, _ = await submit(
+        world.services, source, extension=".ogg", origin=Origin.http(), payer="telegram:7"
+    )
+    assert (await usage.usage(["telegram:7"]))["telegram:7"].today == 0  # no header length
+    world.converter.fail_next(ConverterUnavailable())
+    world.recognizer.fail_next_start(RecognizerUnavailable())
+    for text in ("one", "two", "three"):
+        world.recognizer.finish_next(text)
+    done = await world.run_to_end(job.id)
+    assert done.state is State.DONE, done.error
+    assert len(await world.repo.get_parts(job.id)) == 3
+    assert (await usage.usage(["telegram:7"]))["telegram:7"].today == 150.0
+    assert [job_id for job_id, _ in usage.charges] == [job.id]

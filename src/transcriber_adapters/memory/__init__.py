@@ -16,6 +16,7 @@ from transcriber_adapters.memory.notifier import MemoryNotifier, Notice
 from transcriber_adapters.memory.owners import MemoryOwnerStore
 from transcriber_adapters.memory.people import MemoryPeopleStore
 from transcriber_adapters.memory.recognizer import MemoryRecognizer
+from transcriber_adapters.memory.usage import MemoryUsageStore
 from transcriber_adapters.memory.wakeups import MemoryWakeupFeed
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "MemoryOwnerStore",
     "MemoryPeopleStore",
     "MemoryRecognizer",
+    "MemoryUsageStore",
     "MemoryWakeupFeed",
     "Notice",
 ]

@@ -9,7 +9,7 @@ store method is atomic from tasks and threads alike, whichever object runs it.
 from __future__ import annotations
 
 import threading
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 
 from transcriber_adapters.system import SystemClock
 from transcriber_core.budgets import Bucket
@@ -22,8 +22,16 @@ from transcriber_core.entities import (
     LoginFailures,
     OwnerSession,
 )
-from transcriber_core.people import Invite, Person, PersonSession, PersonToken
+from transcriber_core.people import (
+    Invite,
+    LinkCode,
+    LinkedChat,
+    Person,
+    PersonSession,
+    PersonToken,
+)
 from transcriber_core.ports import Clock
+from transcriber_core.usage import Charge
 
 
 class MemoryDatabase:
@@ -60,6 +68,11 @@ class MemoryDatabase:
         #: Token hash -> token; session id hash -> session.
         self.person_tokens: dict[str, PersonToken] = {}
         self.person_sessions: dict[str, PersonSession] = {}
+        #: Telegram link codes (ADR 60): code hash -> (code, used); chat id -> its link.
+        self.link_codes: dict[str, tuple[LinkCode, bool]] = {}
+        self.person_chats: dict[int, LinkedChat] = {}
+        #: Seconds sent (ADR 59): job id -> (its charge, the UTC day it counts on).
+        self.usage: dict[str, tuple[Charge, date]] = {}
 
     def clear(self) -> None:
         """Forget every row of every table."""
@@ -80,6 +93,9 @@ class MemoryDatabase:
             self.invites.clear()
             self.person_tokens.clear()
             self.person_sessions.clear()
+            self.usage.clear()
+            self.link_codes.clear()
+            self.person_chats.clear()
 
 
 def database_for(clock: Clock | None, database: MemoryDatabase | None) -> MemoryDatabase:

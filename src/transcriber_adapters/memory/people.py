@@ -8,7 +8,14 @@ import attrs
 
 from transcriber_adapters.memory.database import MemoryDatabase, database_for
 from transcriber_core.errors import Conflict
-from transcriber_core.people import Invite, Person, PersonSession, PersonToken
+from transcriber_core.people import (
+    Invite,
+    LinkCode,
+    LinkedChat,
+    Person,
+    PersonSession,
+    PersonToken,
+)
 from transcriber_core.ports import Clock
 
 
@@ -41,6 +48,8 @@ class MemoryPeopleStore:
             self._db.invites.clear()
             self._db.person_tokens.clear()
             self._db.person_sessions.clear()
+            self._db.link_codes.clear()
+            self._db.person_chats.clear()
             self.calls.clear()
 
     def _active(self, person_id: str) -> Person | None:
@@ -111,6 +120,77 @@ class MemoryPeopleStore:
             sessions = self._db.person_sessions
             for key in [key for key, each in sessions.items() if each.person_id == person_id]:
                 del sessions[key]
+            return True
+
+    async def enable_person(self, person_id: str) -> bool:
+        """Let the person sign in again, their tokens deleted."""
+        with self._lock:
+            self.calls.append("enable_person")
+            person = self._db.people.get(person_id)
+            if person is None:
+                return False
+            self._db.people[person_id] = attrs.evolve(person, disabled=None)
+            tokens = self._db.person_tokens
+            for key in [key for key, each in tokens.items() if each.person_id == person_id]:
+                del tokens[key]
+            return True
+
+    async def make_link_code(
+        self, person_id: str, *, code_hash: str, lifetime: timedelta
+    ) -> LinkCode:
+        """Store the person's one live code; expiry from the database's clock."""
+        with self._lock:
+            self.calls.append("make_link_code")
+            codes = self._db.link_codes
+            for key in [key for key, (each, _) in codes.items() if each.person_id == person_id]:
+                del codes[key]
+            if code_hash in codes:
+                raise Conflict()
+            code = LinkCode(
+                code_hash=code_hash, person_id=person_id, expires=self._db.clock.now() + lifetime
+            )
+            codes[code_hash] = (code, False)
+            return code
+
+    async def use_link_code(self, code_hash: str, *, chat_id: int) -> Person | None:
+        """Use the code once and link the chat to its active person."""
+        with self._lock:
+            self.calls.append("use_link_code")
+            found = self._db.link_codes.get(code_hash)
+            now = self._db.clock.now()
+            if found is None or found[1] or now >= found[0].expires:
+                return None
+            person = self._active(found[0].person_id)
+            if person is None:
+                return None
+            self._db.link_codes[code_hash] = (found[0], True)
+            self._db.person_chats[chat_id] = LinkedChat(
+                chat_id=chat_id, person_id=person.id, linked=now
+            )
+            return person
+
+    async def person_for_chat(self, chat_id: int) -> Person | None:
+        """The active person the chat is linked to, or None."""
+        with self._lock:
+            self.calls.append("person_for_chat")
+            link = self._db.person_chats.get(chat_id)
+            return None if link is None else self._active(link.person_id)
+
+    async def list_linked_chats(self, person_id: str) -> list[LinkedChat]:
+        """The person's linked chats, newest first."""
+        with self._lock:
+            self.calls.append("list_linked_chats")
+            mine = [c for c in self._db.person_chats.values() if c.person_id == person_id]
+        return sorted(mine, key=lambda chat: (chat.linked, chat.chat_id), reverse=True)
+
+    async def unlink_chat(self, chat_id: int, *, person_id: str | None = None) -> bool:
+        """Unlink the chat (only from ``person_id`` when given)."""
+        with self._lock:
+            self.calls.append("unlink_chat")
+            link = self._db.person_chats.get(chat_id)
+            if link is None or (person_id is not None and link.person_id != person_id):
+                return False
+            del self._db.person_chats[chat_id]
             return True
 
     async def add_token(self, token: PersonToken) -> None:

@@ -15,6 +15,7 @@ from transcriber_adapters.postgres.owners import PostgresOwnerStore
 from transcriber_adapters.postgres.people import PostgresPeopleStore
 from transcriber_adapters.postgres.repository import PostgresJobRepository
 from transcriber_adapters.postgres.schema import MIGRATION_LOCK, migrate, shipped_migrations
+from transcriber_adapters.postgres.usage import PostgresUsageStore
 from transcriber_adapters.postgres.wakeups import WAKEUP_CHANNEL, PostgresWakeupFeed
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "PostgresJobRepository",
     "PostgresOwnerStore",
     "PostgresPeopleStore",
+    "PostgresUsageStore",
     "PostgresWakeupFeed",
     "migrate",
     "shipped_migrations",

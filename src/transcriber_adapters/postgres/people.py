@@ -15,12 +15,20 @@ from transcriber_adapters.postgres.clock import NOW_SQL, now_param
 from transcriber_adapters.postgres.connection import Database
 from transcriber_adapters.postgres.statements import ROWS
 from transcriber_adapters.sql.people import (
+    LINKED_CHAT_COLUMNS,
     PERSON_COLUMNS,
     PERSON_SESSION_COLUMNS,
     TOKEN_COLUMNS,
     PeopleRows,
 )
-from transcriber_core.people import Invite, Person, PersonSession, PersonToken
+from transcriber_core.people import (
+    Invite,
+    LinkCode,
+    LinkedChat,
+    Person,
+    PersonSession,
+    PersonToken,
+)
 from transcriber_core.ports import Clock
 
 _ROWS = PeopleRows(ROWS)
@@ -82,6 +90,36 @@ _SAVE_SESSION = (
 )
 _DELETE_SESSION = "DELETE FROM person_sessions WHERE id_hash = %(id_hash)s"
 _DELETE_EXPIRED = "DELETE FROM person_sessions WHERE expires <= %(now)s"
+_ENABLE = "UPDATE people SET disabled = NULL WHERE id = %(id)s"
+_END_TOKENS_OF = "DELETE FROM person_tokens WHERE person_id = %(id)s"
+_END_CODES_OF = "DELETE FROM person_link_codes WHERE person_id = %(person_id)s"
+_INSERT_CODE = (
+    "INSERT INTO person_link_codes (code_hash, person_id, expires, used)"
+    f" VALUES (%(code_hash)s, %(person_id)s, {NOW_SQL} + %(lifetime)s, NULL) RETURNING expires"
+)
+#: The check, the use and the link in one statement: a second use finds ``used`` set.
+_USE_CODE = (
+    f"WITH used AS (UPDATE person_link_codes SET used = {NOW_SQL}"
+    f" WHERE code_hash = %(code_hash)s AND used IS NULL AND expires > {NOW_SQL}"
+    " AND person_id IN (SELECT id FROM people WHERE"
+    " password_hash IS NOT NULL AND disabled IS NULL) RETURNING person_id),"
+    " linked AS (INSERT INTO person_chats (chat_id, person_id, linked)"
+    f" SELECT %(chat_id)s, person_id, {NOW_SQL} FROM used"
+    " ON CONFLICT (chat_id) DO UPDATE SET person_id = excluded.person_id,"
+    " linked = excluded.linked RETURNING person_id)"
+    f" SELECT {_PEOPLE_PERSON} FROM people JOIN linked ON people.id = linked.person_id"
+)
+_PERSON_FOR_CHAT = (
+    f"SELECT {_PEOPLE_PERSON} FROM person_chats"
+    " JOIN people ON people.id = person_chats.person_id"
+    f" WHERE person_chats.chat_id = %(chat_id)s AND {_ACTIVE}"
+)
+_LIST_CHATS = (
+    f"SELECT {', '.join(LINKED_CHAT_COLUMNS)} FROM person_chats"
+    " WHERE person_id = %(person_id)s ORDER BY linked DESC, chat_id DESC"
+)
+_UNLINK = "DELETE FROM person_chats WHERE chat_id = %(chat_id)s"
+_UNLINK_OF = "DELETE FROM person_chats WHERE chat_id = %(chat_id)s AND person_id = %(person_id)s"
 
 
 class PostgresPeopleStore:
@@ -149,6 +187,56 @@ class PostgresPeopleStore:
             cursor = await conn.execute(_DISABLE, {"id": person_id, "now": now})
             await conn.execute(_END_SESSIONS_OF, {"id": person_id})
         return cursor.rowcount == 1
+
+    async def enable_person(self, person_id: str) -> bool:
+        """Let the person sign in again and delete their tokens, in one transaction."""
+        async with self._db.transaction() as conn:
+            cursor = await conn.execute(_ENABLE, {"id": person_id})
+            await conn.execute(_END_TOKENS_OF, {"id": person_id})
+        return cursor.rowcount == 1
+
+    async def make_link_code(
+        self, person_id: str, *, code_hash: str, lifetime: timedelta
+    ) -> LinkCode:
+        """Replace the person's codes by this one; expiry on the database's clock."""
+        params = {
+            "code_hash": code_hash,
+            "person_id": person_id,
+            "lifetime": lifetime,
+            "now": now_param(self._clock),
+        }
+        async with self._db.transaction() as conn:
+            await conn.execute(_END_CODES_OF, {"person_id": person_id})
+            cursor = await conn.execute(_INSERT_CODE, params)
+            row = await cursor.fetchone()
+        if row is None:  # pragma: no cover - an INSERT … RETURNING returns its row
+            raise AssertionError("the link code was not stored")
+        return LinkCode(code_hash=code_hash, person_id=person_id, expires=row[0])
+
+    async def use_link_code(self, code_hash: str, *, chat_id: int) -> Person | None:
+        """Use the code once and link the chat, in one statement."""
+        params = {"code_hash": code_hash, "chat_id": chat_id, "now": now_param(self._clock)}
+        async with self._db.transaction() as conn:
+            cursor = await conn.execute(_USE_CODE, params)
+            row = await cursor.fetchone()
+        return None if row is None else _ROWS.person_from_row(row)
+
+    async def person_for_chat(self, chat_id: int) -> Person | None:
+        """The active person the chat is linked to, or None."""
+        row = await self._db.fetchone(_PERSON_FOR_CHAT, {"chat_id": chat_id})
+        return None if row is None else _ROWS.person_from_row(row)
+
+    async def list_linked_chats(self, person_id: str) -> list[LinkedChat]:
+        """The person's linked chats, newest first."""
+        rows = await self._db.fetchall(_LIST_CHATS, {"person_id": person_id})
+        return [_ROWS.linked_chat_from_row(row) for row in rows]
+
+    async def unlink_chat(self, chat_id: int, *, person_id: str | None = None) -> bool:
+        """Unlink the chat (only from ``person_id`` when given)."""
+        if person_id is None:
+            return await self._db.execute(_UNLINK, {"chat_id": chat_id}) == 1
+        params = {"chat_id": chat_id, "person_id": person_id}
+        return await self._db.execute(_UNLINK_OF, params) == 1
 
     async def add_token(self, token: PersonToken) -> None:
         """Insert the token; a stored hash or id raises ``Conflict``."""

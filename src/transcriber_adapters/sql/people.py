@@ -14,12 +14,14 @@ from datetime import datetime
 from typing import Any, LiteralString
 
 from transcriber_adapters.sql.rows import SESSION_COLUMNS, RowMapping
-from transcriber_core.people import Person, PersonSession, PersonToken
+from transcriber_core.people import LinkedChat, Person, PersonSession, PersonToken
 
 #: Columns of ``people`` in the order reads return them.
 PERSON_COLUMNS: tuple[LiteralString, ...] = ("id", "name", "password_hash", "created", "disabled")
 #: Columns of ``person_tokens`` in the order reads return them.
 TOKEN_COLUMNS: tuple[LiteralString, ...] = ("id", "token_hash", "person_id", "label", "created")
+#: Columns of ``person_chats`` (SQLite's 0022, PostgreSQL's 0013) in the order reads return them.
+LINKED_CHAT_COLUMNS: tuple[LiteralString, ...] = ("chat_id", "person_id", "linked")
 #: Columns of ``person_sessions`` in the order reads return them: the person, then the login.
 PERSON_SESSION_COLUMNS: tuple[LiteralString, ...] = ("person_id", *SESSION_COLUMNS)
 
@@ -92,3 +94,8 @@ class PeopleRows:
     def session_from_row(self, row: Sequence[Any]) -> PersonSession:
         """The session of a row selected in ``PERSON_SESSION_COLUMNS`` order."""
         return PersonSession(person_id=row[0], login=self._rows.session_from_row(row[1:]))
+
+    def linked_chat_from_row(self, row: Sequence[Any]) -> LinkedChat:
+        """The link of a row selected in ``LINKED_CHAT_COLUMNS`` order."""
+        chat_id, person_id, linked = row
+        return LinkedChat(chat_id=chat_id, person_id=person_id, linked=self._from_db(linked))

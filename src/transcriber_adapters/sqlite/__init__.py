@@ -14,6 +14,7 @@ from transcriber_adapters.sqlite.repository import SqliteJobRepository
 from transcriber_adapters.sqlite.schema import connect, migrate, shipped_migrations
 from transcriber_adapters.sqlite.statements import ACQUIRE_SQL, ROWS, SAVE_IF_HELD_SQL
 from transcriber_adapters.sqlite.times import from_db, to_db
+from transcriber_adapters.sqlite.usage import SqliteUsageStore
 
 #: A job's named parameters as every SQLite statement binds them.
 job_params = ROWS.job_params
@@ -28,6 +29,7 @@ __all__ = [
     "SqliteJobRepository",
     "SqliteOwnerStore",
     "SqlitePeopleStore",
+    "SqliteUsageStore",
     "connect",
     "from_db",
     "job_params",

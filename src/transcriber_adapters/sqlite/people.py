@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from transcriber_adapters.sql.people import (
+    LINKED_CHAT_COLUMNS,
     PERSON_COLUMNS,
     PERSON_SESSION_COLUMNS,
     TOKEN_COLUMNS,
@@ -24,7 +25,14 @@ from transcriber_adapters.sqlite.connection import SqliteStore
 from transcriber_adapters.sqlite.schema import immediate
 from transcriber_adapters.sqlite.statements import ROWS
 from transcriber_adapters.sqlite.times import from_db, to_db
-from transcriber_core.people import Invite, Person, PersonSession, PersonToken
+from transcriber_core.people import (
+    Invite,
+    LinkCode,
+    LinkedChat,
+    Person,
+    PersonSession,
+    PersonToken,
+)
 from transcriber_core.ports import Clock
 
 _ROWS = PeopleRows(ROWS, time_to_db=to_db, time_from_db=from_db)
@@ -84,6 +92,37 @@ _SAVE_SESSION = (
 )
 _DELETE_SESSION = "DELETE FROM person_sessions WHERE id_hash = :id_hash"
 _DELETE_EXPIRED = "DELETE FROM person_sessions WHERE expires <= :now"
+_ENABLE = "UPDATE people SET disabled = NULL WHERE id = :id"
+_END_TOKENS_OF = "DELETE FROM person_tokens WHERE person_id = :id"
+_END_CODES_OF = "DELETE FROM person_link_codes WHERE person_id = :person_id"
+_INSERT_CODE = (
+    "INSERT INTO person_link_codes (code_hash, person_id, expires, used)"
+    " VALUES (:code_hash, :person_id, :expires, NULL)"
+)
+#: The check and the use in one statement: a second use finds ``used`` set and changes nothing.
+_USE_CODE = (
+    "UPDATE person_link_codes SET used = :now"
+    " WHERE code_hash = :code_hash AND used IS NULL AND expires > :now"
+    " AND person_id IN (SELECT id FROM people WHERE"
+    " password_hash IS NOT NULL AND disabled IS NULL)"
+    " RETURNING person_id"
+)
+_LINK_CHAT = (
+    "INSERT INTO person_chats (chat_id, person_id, linked) VALUES (:chat_id, :person_id, :now)"
+    " ON CONFLICT (chat_id) DO UPDATE SET person_id = excluded.person_id, linked = excluded.linked"
+)
+_CHAT = ", ".join(LINKED_CHAT_COLUMNS)
+_PERSON_FOR_CHAT = (
+    f"SELECT {', '.join('people.' + c for c in PERSON_COLUMNS)} FROM person_chats"
+    " JOIN people ON people.id = person_chats.person_id"
+    f" WHERE person_chats.chat_id = :chat_id AND {_ACTIVE}"
+)
+_LIST_CHATS = (
+    f"SELECT {_CHAT} FROM person_chats WHERE person_id = :person_id"
+    " ORDER BY linked DESC, chat_id DESC"
+)
+_UNLINK = "DELETE FROM person_chats WHERE chat_id = :chat_id"
+_UNLINK_OF = "DELETE FROM person_chats WHERE chat_id = :chat_id AND person_id = :person_id"
 
 
 class SqlitePeopleStore(SqliteStore):
@@ -114,6 +153,35 @@ class SqlitePeopleStore(SqliteStore):
     async def disable_person(self, person_id: str, *, now: datetime) -> bool:
         """Disable the person and delete their sessions in one transaction."""
         return await self._call(_disable, person_id, now)
+
+    async def enable_person(self, person_id: str) -> bool:
+        """Let the person sign in again and delete their tokens, in one transaction."""
+        return await self._call(_enable, person_id)
+
+    async def make_link_code(
+        self, person_id: str, *, code_hash: str, lifetime: timedelta
+    ) -> LinkCode:
+        """Replace the person's codes by this one; expiry from the store's clock."""
+        return await self._call(_make_code, person_id, code_hash, lifetime, self._clock)
+
+    async def use_link_code(self, code_hash: str, *, chat_id: int) -> Person | None:
+        """Use the code once and link the chat, in one write transaction."""
+        return await self._call(_use_code, code_hash, chat_id, self._clock)
+
+    async def person_for_chat(self, chat_id: int) -> Person | None:
+        """The active person the chat is linked to, or None."""
+        return await self._call(_one_person, _PERSON_FOR_CHAT, {"chat_id": chat_id})
+
+    async def list_linked_chats(self, person_id: str) -> list[LinkedChat]:
+        """The person's linked chats, newest first."""
+        return await self._call(_chats, person_id)
+
+    async def unlink_chat(self, chat_id: int, *, person_id: str | None = None) -> bool:
+        """Unlink the chat (only from ``person_id`` when given)."""
+        if person_id is None:
+            return await self._call(_execute, _UNLINK, {"chat_id": chat_id}) == 1
+        params = {"chat_id": chat_id, "person_id": person_id}
+        return await self._call(_execute, _UNLINK_OF, params) == 1
 
     async def add_token(self, token: PersonToken) -> None:
         """Insert the token; a stored hash or id raises ``Conflict``."""
@@ -212,3 +280,41 @@ def _tokens(conn: sqlite3.Connection, person_id: str) -> list[PersonToken]:
 def _get_session(conn: sqlite3.Connection, id_hash: str) -> PersonSession | None:
     rows = conn.execute(_GET_SESSION, {"id_hash": id_hash}).fetchall()
     return _ROWS.session_from_row(rows[0]) if rows else None
+
+
+def _enable(conn: sqlite3.Connection, person_id: str) -> bool:
+    # One transaction: the person is never active with a token from before the disabling.
+    with immediate(conn):
+        changed = conn.execute(_ENABLE, {"id": person_id}).rowcount
+        conn.execute(_END_TOKENS_OF, {"id": person_id})
+    return changed == 1
+
+
+def _make_code(
+    conn: sqlite3.Connection, person_id: str, code_hash: str, lifetime: timedelta, clock: Clock
+) -> LinkCode:
+    with immediate(conn):
+        expires = clock.now() + lifetime
+        conn.execute(_END_CODES_OF, {"person_id": person_id})
+        params = {"code_hash": code_hash, "person_id": person_id, "expires": to_db(expires)}
+        conn.execute(_INSERT_CODE, params)
+    return LinkCode(code_hash=code_hash, person_id=person_id, expires=expires)
+
+
+def _use_code(
+    conn: sqlite3.Connection, code_hash: str, chat_id: int, clock: Clock
+) -> Person | None:
+    with immediate(conn):
+        now = to_db(clock.now())
+        used = conn.execute(_USE_CODE, {"now": now, "code_hash": code_hash}).fetchall()
+        if not used:
+            return None
+        person_id = used[0][0]
+        conn.execute(_LINK_CHAT, {"chat_id": chat_id, "person_id": person_id, "now": now})
+        rows = conn.execute(_GET_PERSON, {"id": person_id}).fetchall()
+    return _ROWS.person_from_row(rows[0]) if rows else None
+
+
+def _chats(conn: sqlite3.Connection, person_id: str) -> list[LinkedChat]:
+    rows = conn.execute(_LIST_CHATS, {"person_id": person_id})
+    return [_ROWS.linked_chat_from_row(row) for row in rows]

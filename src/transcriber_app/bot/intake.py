@@ -45,6 +45,7 @@ from transcriber_app.bot.texts import (
     Texts,
     accepted_languages,
     duplicate_text,
+    quota_text,
     settings_text,
     texts_for,
     too_large_text,
@@ -54,13 +55,16 @@ from transcriber_core.entities import ChatMode, ChatSettings, Job, Origin, State
 from transcriber_core.errors import (
     JobNotFound,
     OptionRefused,
+    QuotaExceeded,
     ServiceCondition,
     TranscriberError,
 )
-from transcriber_core.intake import first_job, submit
+from transcriber_core.intake import check_quota, first_job, submit
 from transcriber_core.languages import DEFAULT_REQUEST, RecognitionRequest, check_language
-from transcriber_core.ports import ChatStore
+from transcriber_core.people import Person, link_code_hash, link_code_of
+from transcriber_core.ports import ChatLinks, ChatStore
 from transcriber_core.services import Services
+from transcriber_core.usage import telegram_payer
 
 log = logging.getLogger("transcriber.bot")
 
@@ -75,6 +79,17 @@ ADMIN_CACHE_SECONDS = 60.0
 GROUP_TYPES = frozenset({"group", "supergroup"})
 
 
+def payer_of(message: Message) -> str:
+    """Whose daily quota a recording counts against: its sender's Telegram user (ADR 59).
+
+    A message with no user (a channel's post, an anonymous group admin)
+    counts against its chat; a chat's id is negative for groups and
+    channels, so it never equals a user's.
+    """
+    sender = message.from_user
+    return telegram_payer(sender.id if sender is not None else message.chat.id)
+
+
 class BotIntake:
     """What the handlers do: check, download, submit, keep chat settings, reply when refused."""
 
@@ -86,8 +101,11 @@ class BotIntake:
         max_file_bytes: int = CLOUD_DOWNLOAD_LIMIT,
         allowed_chat_ids: Collection[int] = (),
         short_of_space: Callable[[], bool] = lambda: False,
+        links: ChatLinks | None = None,
     ) -> None:
         self.services = services
+        #: Chats linked to people (ADR 60); None: ``/link`` is not offered (no people store).
+        self.links = links
         #: Each chat's settings; the job database in service, a dict of this process in tests.
         self.chats: ChatStore = chats if chats is not None else MemoryChatStore(services.clock)
         #: True while the data dir is below ``[storage] min_free_bytes``: nothing is downloaded.
@@ -181,6 +199,10 @@ class BotIntake:
         except FileTooLarge:
             await self._too_large(bot, answer, texts, extra)
             return
+        except QuotaExceeded as exc:
+            log.info("bot.quota_exceeded", extra=extra)
+            await self._reply(bot, answer, quota_text(exc, texts))
+            return
         except (TelegramUnavailable, TelegramRefused) as exc:
             log.warning("bot.download_failed", extra={**extra, "error_type": type(exc).__name__})
             await self._reply(bot, answer, texts.download_failed)
@@ -248,6 +270,12 @@ class BotIntake:
         if first is not None:
             # The same file again: answered without downloading it a second time.
             return first, False
+        # A private chat linked to a person makes that person's jobs, paid by them (ADR 60).
+        person = await self._linked_person(message)
+        owner = None if person is None else person.owner_key
+        payer = owner or payer_of(message)
+        # A spent day is told before the file is downloaded (ADR 59).
+        await check_quota(services, payer)
         async with services.files.staging(recording.extension) as path:
             await download_file(
                 bot,
@@ -263,7 +291,52 @@ class BotIntake:
                 origin=Origin.telegram(chat_id, message.message_id),
                 dedup_key=dedup_key,
                 request=request,
+                owner=owner,
+                payer=payer,
             )
+
+    async def _linked_person(self, message: Message) -> Person | None:
+        """The person a private chat is linked to; None in a group or when none is."""
+        if self.links is None or is_group(message):
+            return None
+        return await self.links.person_for_chat(message.chat.id)
+
+    async def link(self, bot: Bot, message: Message, value: str | None) -> None:
+        """``/link CODE``: link this private chat to the code's person, once (ADR 60)."""
+        texts = await self.texts(message)
+        if is_group(message):
+            await self._reply(bot, message, texts.link_private_only)
+            return
+        code = link_code_of(value or "")
+        if code is None or self.links is None:
+            await self._reply(bot, message, texts.link_usage)
+            return
+        try:
+            person = await self.links.use_link_code(link_code_hash(code), chat_id=message.chat.id)
+        except TranscriberError as exc:
+            log.warning("bot.link_failed", extra={"error_type": type(exc).__name__})
+            await self._reply(bot, message, texts.unavailable)
+            return
+        if person is None:
+            log.info("bot.link_refused")
+            await self._reply(bot, message, texts.link_refused)
+            return
+        log.info("bot.linked")
+        await self._reply(bot, message, texts.link_done.format(name=person.name))
+
+    async def unlink(self, bot: Bot, message: Message) -> None:
+        """``/unlink``: this private chat's new recordings are no longer a person's."""
+        texts = await self.texts(message)
+        if is_group(message):
+            await self._reply(bot, message, texts.link_private_only)
+            return
+        try:
+            done = self.links is not None and await self.links.unlink_chat(message.chat.id)
+        except TranscriberError as exc:
+            log.warning("bot.link_failed", extra={"error_type": type(exc).__name__})
+            await self._reply(bot, message, texts.unavailable)
+            return
+        await self._reply(bot, message, texts.unlink_done if done else texts.unlink_none)
 
     async def _too_large(
         self, bot: Bot, message: Message, texts: Texts, extra: Mapping[str, object]
@@ -482,6 +555,8 @@ def make_router() -> Router:
     router.message.register(_mode, Command("mode"))
     router.message.register(_settings, Command("settings"))
     router.message.register(_transcribe, Command("transcribe"))
+    router.message.register(_link, Command("link"))
+    router.message.register(_unlink, Command("unlink"))
     router.message.register(_receive, _carries_recording)
     router.message.register(_help, _is_private)
     router.callback_query.register(_button, _is_transcript_button)
@@ -495,12 +570,14 @@ def make_dispatcher(
     max_file_bytes: int = CLOUD_DOWNLOAD_LIMIT,
     allowed_chat_ids: Collection[int] = (),
     short_of_space: Callable[[], bool] = lambda: False,
+    links: ChatLinks | None = None,
 ) -> Dispatcher:
     """A dispatcher with the bot's handlers; its dependencies go in as workflow data.
 
     ``max_file_bytes`` is ``download_limit(api_base)``: 20 MB for the cloud
     Bot API, 2,000 MB through a local Bot API server. ``chats`` keeps each
     chat's settings (the job database; None: this process's memory).
+    ``links`` are the chats linked to people (the people store; None: no ``/link``).
     """
     intake = BotIntake(
         services,
@@ -508,6 +585,7 @@ def make_dispatcher(
         max_file_bytes=max_file_bytes,
         allowed_chat_ids=allowed_chat_ids,
         short_of_space=short_of_space,
+        links=links,
     )
     dispatcher = Dispatcher(disable_fsm=True, intake=intake)
     dispatcher.include_router(make_router())
@@ -558,6 +636,14 @@ async def _language(message: Message, bot: Bot, intake: BotIntake, command: Comm
 
 async def _mode(message: Message, bot: Bot, intake: BotIntake, command: CommandObject) -> None:
     await intake.set_mode(bot, message, command.args)
+
+
+async def _link(message: Message, bot: Bot, intake: BotIntake, command: CommandObject) -> None:
+    await intake.link(bot, message, command.args)
+
+
+async def _unlink(message: Message, bot: Bot, intake: BotIntake) -> None:
+    await intake.unlink(bot, message)
 
 
 async def _settings(message: Message, bot: Bot, intake: BotIntake) -> None:

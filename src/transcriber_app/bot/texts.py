@@ -9,9 +9,13 @@ itself are the notifier's (``transcriber_adapters.telegram.notifier``):
 
 from __future__ import annotations
 
+import math
+from datetime import UTC
+
 import attrs
 
 from transcriber_core.entities import ChatMode, ChatSettings, Job, State
+from transcriber_core.errors import QuotaExceeded
 from transcriber_core.languages import AUTO
 
 
@@ -45,6 +49,20 @@ class Texts:
     transcript_gone: str
     auto: str
     modes: dict[ChatMode, str]
+    #: The sender's daily quota is spent (ADR 59); ``{resets}``, the next UTC midnight.
+    quota_spent: str
+    #: ``/link`` without a code, or with something that is not one.
+    link_usage: str
+    #: ``/link CODE`` worked; ``{name}``, the person's sign-in name.
+    link_done: str
+    #: A code that is wrong, used or expired.
+    link_refused: str
+    #: ``/link`` or ``/unlink`` in a group.
+    link_private_only: str
+    unlink_done: str
+    unlink_none: str
+    #: The recording is longer than the day's rest: ``{seconds}``, ``{left}``, ``{resets}``.
+    quota_too_long: str
 
 
 ENGLISH = Texts(
@@ -54,7 +72,8 @@ ENGLISH = Texts(
         "/language <code|auto> sets the language of this chat's recordings\n"
         "/mode auto|command (groups) transcribes every recording, or only those "
         "answered with /transcribe or mentioning me\n"
-        "/settings shows this chat's settings"
+        "/settings shows this chat's settings\n"
+        "/link <code> shows this chat's recordings in your workspace; /unlink stops it"
     ),
     refused="Sorry, this bot is private and does not take recordings from this chat.",
     too_large=(
@@ -95,6 +114,26 @@ ENGLISH = Texts(
     transcribe_usage="Answer a voice message or a recording with /transcribe.",
     transcript_gone="This transcript is no longer kept.",
     auto="auto (detected)",
+    link_usage=(
+        "To see this chat's recordings in your workspace, make a code on your workspace page"
+        " (Telegram) and send it here: /link ABCD-2345"
+    ),
+    link_done=(
+        "Linked: from now on the recordings you send here appear in the workspace of {name}."
+        " /unlink undoes it."
+    ),
+    link_refused=(
+        "This code does not work: it is wrong, already used or expired (a code works once,"
+        " for 10 minutes). Make a new one on your workspace page."
+    ),
+    link_private_only="/link and /unlink work in a private chat with me, not in a group.",
+    unlink_done="Unlinked: new recordings from this chat no longer go to a workspace.",
+    unlink_none="This chat is not linked to a workspace.",
+    quota_spent="Your recording time for today is used up. You can send more after {resets}.",
+    quota_too_long=(
+        "This recording ({seconds} s) is longer than the {left} s left of your time for today."
+        " Your time starts again at {resets}."
+    ),
     modes={ChatMode.AUTO: "auto (every recording)", ChatMode.COMMAND: "command (when asked)"},
 )
 
@@ -105,7 +144,8 @@ RUSSIAN = Texts(
         "/language <код|auto> задаёт язык записей в этом чате\n"
         "/mode auto|command (в группах): расшифровывать все записи или только те, "
         "на которые ответили /transcribe или где меня упомянули\n"
-        "/settings показывает настройки этого чата"
+        "/settings показывает настройки этого чата\n"
+        "/link <код> показывает записи этого чата в вашем рабочем пространстве; /unlink отменяет"
     ),
     refused="Извините, это закрытый бот, и он не принимает записи из этого чата.",
     too_large=(
@@ -142,6 +182,28 @@ RUSSIAN = Texts(
     transcribe_usage="Ответьте командой /transcribe на голосовое сообщение или запись.",
     transcript_gone="Эта расшифровка больше не хранится.",
     auto="auto (определяется сам)",
+    link_usage=(
+        "Чтобы записи из этого чата появлялись в вашем рабочем пространстве, получите код"
+        " на его странице (Telegram) и пришлите его сюда: /link ABCD-2345"
+    ),
+    link_done=(
+        "Готово: записи, которые вы присылаете сюда, теперь появляются в рабочем пространстве"
+        " {name}. /unlink отменяет это."
+    ),
+    link_refused=(
+        "Этот код не подходит: он неверный, уже использован или истёк (код действует один раз,"
+        " 10 минут). Получите новый на странице рабочего пространства."
+    ),
+    link_private_only="/link и /unlink работают в личном чате со мной, не в группе.",
+    unlink_done="Готово: новые записи из этого чата больше не попадают в рабочее пространство.",
+    unlink_none="Этот чат не связан с рабочим пространством.",
+    quota_spent=(
+        "Ваше время записей на сегодня исчерпано. Новые записи можно прислать после {resets}."
+    ),
+    quota_too_long=(
+        "Эта запись ({seconds} с) длиннее, чем осталось вашего времени на сегодня ({left} с)."
+        " Время начнётся заново в {resets}."
+    ),
     modes={ChatMode.AUTO: "auto (все записи)", ChatMode.COMMAND: "command (по просьбе)"},
 )
 
@@ -176,6 +238,16 @@ def duplicate_text(job: Job, texts: Texts = ENGLISH) -> str:
     """The reply to a recording already sent to this chat, by what became of the first copy."""
     text = texts.duplicates.get(job.state, texts.duplicate_in_progress)
     return text.format(error=job.error or "no reason recorded")
+
+
+def quota_text(exc: QuotaExceeded, texts: Texts = ENGLISH) -> str:
+    """The reply to a recording refused by the daily quota, with when it resets (UTC)."""
+    resets = exc.resets.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    if exc.left <= 0:
+        return texts.quota_spent.format(resets=resets)
+    return texts.quota_too_long.format(
+        seconds=math.ceil(exc.incoming), left=math.floor(exc.left), resets=resets
+    )
 
 
 def settings_text(settings: ChatSettings, texts: Texts) -> str:

@@ -29,7 +29,11 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from transcriber_app.bootstrap import Runtime
 from transcriber_app.config import Config
 from transcriber_app.web.api.auth import require_token
-from transcriber_app.web.api.handlers import receiving, refuse_before_body
+from transcriber_app.web.api.handlers import (
+    receiving,
+    refuse_before_body,
+    refuse_when_quota_spent,
+)
 from transcriber_app.web.endpoints import Answer, Endpoint, FormField, Param, json_answer
 from transcriber_app.web.errors import ApiError
 from transcriber_app.web.openai_errors import (
@@ -38,6 +42,7 @@ from transcriber_app.web.openai_errors import (
     openai_error_response,
 )
 from transcriber_app.web.probes import metrics_of
+from transcriber_app.web.quotas import QUOTA_EXCEEDED, quota_refused
 from transcriber_app.web.schemas import doc, to_json
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.uploads import Received
@@ -48,6 +53,7 @@ from transcriber_core.errors import (
     DiskFull,
     JobNotFound,
     OptionRefused,
+    QuotaExceeded,
     TranscriberError,
 )
 from transcriber_core.intake import check_replay, first_job, submit
@@ -360,6 +366,8 @@ async def _take(request: Request, task: Task) -> tuple[Job, Ask]:
     try:
         caller, dedup_key = await refuse_before_body(request)
         first = await first_job(runtime.services, dedup_key)
+        if first is None:
+            await refuse_when_quota_spent(request, caller)
         # A known key's first job is answered once this body proves the same file (ADR 21).
         async with receiving(request, digest=dedup_key is not None) as received:
             ask = parse_ask(runtime, received.fields, task=task)
@@ -372,6 +380,9 @@ async def _take(request: Request, task: Task) -> tuple[Job, Ask]:
     except OpenAIFault as fault:
         metrics.uploads.labels(fault.code).inc()
         raise
+    except QuotaExceeded as exc:
+        metrics.uploads.labels(QUOTA_EXCEEDED).inc()
+        raise OpenAIFault.of(quota_refused(exc, now=runtime.services.clock.now())) from None
     except DedupKeyReused:
         metrics.uploads.labels("idempotency_key_reused").inc()
         raise OpenAIFault(
@@ -801,6 +812,7 @@ def _audio_endpoint(path: str, handler: Callable[[Request], Any], *, translate: 
             openai_error(400, "a field cannot be used, or the recording failed"),
             openai_error(404, "the job was deleted before it ended"),
             openai_error(413, "the recording, or the form's other fields, passed their limit"),
+            openai_error(429, "the caller's daily quota is spent until the next UTC midnight"),
             openai_error(500, "the service gave up on the job, or it still runs at the timeout"),
             openai_error(503, "the database or store did not answer, or the disk is full"),
         ),

@@ -82,6 +82,9 @@ def error_type(status: int) -> str:
     """OpenAI's ``type`` of an error answered with ``status``."""
     if status == 401:
         return "authentication_error"
+    if status == 429:
+        # What OpenAI answers when an account's quota is spent.
+        return "insufficient_quota"
     if status >= 500:
         return "server_error"
     return "invalid_request_error"

@@ -1,4 +1,4 @@
-"""The owner's people page: invite someone by a one-time link, see who exists, disable them.
+"""The owner's people page: invite someone by a one-time link, see who exists and their usage.
 
 The link's secret is shown once, on the answer to the invite, and stored
 only as its SHA-256; it expires ``INVITE_LIFETIME`` after the invite by the
@@ -35,9 +35,14 @@ async def _people_page(
     name: str = "",
     status_code: int = 200,
 ) -> Response:
-    people = await runtime_of(request).people.list_people()
+    runtime = runtime_of(request)
+    people = await runtime.people.list_people()
+    usage_store = runtime.services.usage
+    usage = {} if usage_store is None else await usage_store.usage([p.owner_key for p in people])
     context = {
         "people": people,
+        "usage": usage,
+        "quota": runtime.services.settings.seconds_per_day,
         "invited": invited,
         "link": link,
         "problem": problem,
@@ -85,5 +90,21 @@ async def disable(request: Request, _form: FormData) -> Response:
         log.info("admin.person_disabled")
     session_of(request).flash(
         "Disabled; their sessions and tokens stopped." if done else "No such person."
+    )
+    return see_other(f"{PREFIX}/people")
+
+
+@action
+async def enable(request: Request, _form: FormData) -> Response:
+    """``POST /admin/people/{id}/enable``: a disabled person may sign in again (ADR 60).
+
+    Their sessions stay ended (disabling deleted them) and their API tokens
+    are deleted with it: a token that may have leaked does not come back.
+    """
+    done = await runtime_of(request).people.enable_person(request.path_params["person_id"])
+    if done:
+        log.info("admin.person_enabled")
+    session_of(request).flash(
+        "Enabled; they sign in again and make new API tokens." if done else "No such person."
     )
     return see_other(f"{PREFIX}/people")

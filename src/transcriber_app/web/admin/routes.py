@@ -40,6 +40,7 @@ def mount() -> Mount:
         Route("/people", people.people_page, methods=["GET"]),
         Route("/people", people.invite, methods=["POST"]),
         Route("/people/{person_id}/disable", people.disable, methods=["POST"]),
+        Route("/people/{person_id}/enable", people.enable, methods=["POST"]),
         Mount("/static", app=StaticFiles(directory=HERE / "static"), name="admin-static"),
     ]
     middleware = [

@@ -169,6 +169,15 @@ ENDPOINTS: tuple[Endpoint, ...] = (
                 "idempotency_key_reused",
                 description="the Idempotency-Key was first used with a different file",
             ),
+            error(
+                429,
+                "quota_exceeded",
+                description=(
+                    "the caller's [quotas] seconds_per_day is spent, or this recording is longer"
+                    " than what is left; resets is the next UTC midnight (ADR 59)"
+                ),
+                headers={"Retry-After": "seconds until the quota resets"},
+            ),
             UNAVAILABLE,
             error(
                 507,

@@ -19,6 +19,7 @@ from transcriber_app.web.errors import ApiError, error_response
 from transcriber_app.web.metrics import Metrics
 from transcriber_app.web.openai_errors import OpenAIFault, openai_error_response
 from transcriber_app.web.probes import metrics_of
+from transcriber_app.web.quotas import QUOTA_EXCEEDED, quota_refused
 from transcriber_app.web.schemas import to_json
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.streams import read_json_object
@@ -44,9 +45,10 @@ from transcriber_core.errors import (
     JobChanged,
     JobNotFound,
     OptionRefused,
+    QuotaExceeded,
     TranscriberError,
 )
-from transcriber_core.intake import check_replay, first_job, submit
+from transcriber_core.intake import check_quota, check_replay, first_job, submit
 from transcriber_core.languages import RecognitionRequest, recognition_request
 from transcriber_core.policy import reachable_by
 from transcriber_core.speakers import BadSpeakers, parse_wanted
@@ -86,6 +88,7 @@ async def intake(request: Request, admit: Admission) -> Response:
         first = await first_job(services, dedup_key)
         if first is not None:
             return await replay(request, first)
+        await refuse_when_quota_spent(request, caller)
         async with receiving(request, digest=dedup_key is not None) as received:
             size = received.size
             request_ = requested(runtime, received.field)
@@ -110,6 +113,10 @@ async def intake(request: Request, admit: Admission) -> Response:
         raise
     except DedupKeyReused:
         raise _key_reused(metrics) from None
+    except QuotaExceeded as exc:
+        metrics.uploads.labels(QUOTA_EXCEEDED).inc()
+        log.info("upload.refused", extra={"status": 429, "code": QUOTA_EXCEEDED})
+        raise quota_refused(exc, now=services.clock.now()) from None
     except ClientDisconnect:
         metrics.uploads.labels("disconnected").inc()
         log.info("upload.aborted", extra={"reason": "client_disconnected"})
@@ -156,6 +163,21 @@ def refuse_unfit_body(request: Request) -> None:
     runtime = runtime_of(request)
     check_declared_length(request.headers, runtime.services.settings.max_record_bytes)
     refuse_when_short_of_space(runtime)
+
+
+async def refuse_when_quota_spent(request: Request, caller: str | None) -> None:
+    """429 before the body when the caller's day is already spent (ADR 59); the body unread.
+
+    ``submit`` decides for good with the recording's length; this spares the
+    upload of a recording that would be refused anyway.
+    """
+    services = runtime_of(request).services
+    try:
+        await check_quota(services, caller)
+    except QuotaExceeded as exc:
+        refusal = quota_refused(exc, now=services.clock.now())
+        refusal.headers = {**(refusal.headers or {}), **CLOSE}
+        raise refusal from None
 
 
 def receiving(request: Request, *, digest: bool) -> AbstractAsyncContextManager[Received]:

@@ -11,7 +11,12 @@ from __future__ import annotations
 import hashlib
 import secrets
 
-from transcriber_core.people import PERSON_ID_LENGTH, PERSON_TOKEN_PREFIX
+from transcriber_core.people import (
+    LINK_CODE_ALPHABET,
+    LINK_CODE_LENGTH,
+    PERSON_ID_LENGTH,
+    PERSON_TOKEN_PREFIX,
+)
 
 
 def digest(secret: str) -> str:
@@ -32,3 +37,10 @@ def new_api_token() -> str:
 def new_token_id() -> str:
     """A short random id a token is listed and revoked by; not a secret."""
     return secrets.token_hex(6)
+
+
+def new_link_code() -> str:
+    """A fresh Telegram link code, shown as ``ABCD-2345``: short to type, used once (ADR 60)."""
+    code = "".join(secrets.choice(LINK_CODE_ALPHABET) for _ in range(LINK_CODE_LENGTH))
+    half = LINK_CODE_LENGTH // 2
+    return f"{code[:half]}-{code[half:]}"

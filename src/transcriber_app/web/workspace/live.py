@@ -162,7 +162,13 @@ async def home(request: Request, person: Person) -> Response:
     """``GET /w/``: one's recordings, newest first, as rows the page's script keeps current."""
     page = page_of(request)
     rows, more = await rows_of(request, person, page)
+    services = runtime_of(request).services
+    usage = None
+    if services.usage is not None:
+        usage = (await services.usage.usage([person.owner_key]))[person.owner_key]
     context = {
+        "usage": usage,
+        "quota": services.settings.seconds_per_day,
         "rows": rows,
         "page": page,
         "more": more,

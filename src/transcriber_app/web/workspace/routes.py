@@ -12,7 +12,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from transcriber_app.web.admin.security import MAX_FORM_BYTES, WorkspaceHeaders
-from transcriber_app.web.workspace import corrections, live, transcript, upload, views
+from transcriber_app.web.workspace import corrections, live, telegram, transcript, upload, views
 from transcriber_app.web.workspace.sessions import PREFIX, WorkspaceSessions
 
 
@@ -44,6 +44,10 @@ def mount() -> Mount:
         _route("/tokens", views.tokens_page, "GET"),
         _route("/tokens", views.make_token, "POST"),
         _route("/tokens/{token_id}/revoke", views.revoke_token, "POST"),
+        # Telegram chats linked by one-time codes (ADR 60).
+        _route("/telegram", telegram.telegram_page, "GET"),
+        _route("/telegram/code", telegram.make_code, "POST"),
+        _route("/telegram/{chat_id}/unlink", telegram.unlink, "POST"),
         Mount("/static", app=StaticFiles(directory=views.HERE / "static"), name="workspace-static"),
     ]
     middleware = [

@@ -1,0 +1,81 @@
+"""The workspace's Telegram page: a one-time code to link a chat, the linked chats, unlink (ADR 60).
+
+The code is shown once, on the answer to the POST that makes it, and
+stored only as the hash of its normal form; it works for
+``LINK_CODE_LIFETIME`` on the store's clock, once, and a newer code of the
+same person replaces it. In Telegram, ``/link CODE`` in a private chat with
+the bot links that chat; its new recordings are then this person's.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from starlette.datastructures import FormData
+from starlette.requests import Request
+from starlette.responses import Response
+
+from transcriber_app.web.state import runtime_of
+from transcriber_app.web.workspace import views
+from transcriber_app.web.workspace.credentials import new_link_code
+from transcriber_app.web.workspace.sessions import PREFIX, workspace_session_of
+from transcriber_core.errors import Conflict
+from transcriber_core.people import (
+    LINK_CODE_LIFETIME,
+    Person,
+    link_code_hash,
+    link_code_of,
+)
+
+log = logging.getLogger("transcriber.workspace")
+
+
+async def _page(
+    request: Request, person: Person, *, code: str | None = None, status_code: int = 200
+) -> Response:
+    chats = await runtime_of(request).people.list_linked_chats(person.id)
+    context = {
+        "chats": chats,
+        "code": code,
+        "minutes": int(LINK_CODE_LIFETIME.total_seconds() // 60),
+        "nav": "telegram",
+    }
+    return views.render(request, "telegram.html", context, person=person, status_code=status_code)
+
+
+@views.person_page
+async def telegram_page(request: Request, person: Person) -> Response:
+    """``GET /w/telegram``: the chats linked to one, and the button that makes a code."""
+    return await _page(request, person)
+
+
+@views.person_action
+async def make_code(request: Request, _form: FormData, person: Person) -> Response:
+    """``POST /w/telegram/code``: a new one-time code, shown this once; earlier ones stop."""
+    code = new_link_code()
+    normal = link_code_of(code)
+    if normal is None:  # pragma: no cover - new_link_code makes only well-formed codes
+        raise AssertionError("a link code that link_code_of refuses")
+    try:
+        await runtime_of(request).people.make_link_code(
+            person.id, code_hash=link_code_hash(normal), lifetime=LINK_CODE_LIFETIME
+        )
+    except Conflict:  # pragma: no cover - 40 random bits met a live code
+        workspace_session_of(request).flash("Try again.")
+        return views.see_other(f"{PREFIX}/telegram")
+    log.info("workspace.link_code_made")
+    return await _page(request, person, code=code, status_code=201)
+
+
+@views.person_action
+async def unlink(request: Request, _form: FormData, person: Person) -> Response:
+    """``POST /w/telegram/{chat_id}/unlink``: that chat's new recordings are no longer one's."""
+    try:
+        chat_id = int(request.path_params["chat_id"])
+    except ValueError:
+        chat_id = 0
+    done = chat_id != 0 and await runtime_of(request).people.unlink_chat(
+        chat_id, person_id=person.id
+    )
+    workspace_session_of(request).flash("Chat unlinked." if done else "No such chat of yours.")
+    return views.see_other(f"{PREFIX}/telegram")
