@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.app.test_workspace import bearer, make_token, owner, person
+from tests.app.test_workspace import bearer, csrf, make_token, owner, person
 from tests.support.admin import in_process_client
 from tests.support.media import tone
 from transcriber_adapters.memory import ManualClock
@@ -136,4 +136,23 @@ async def test_a_persons_usage_shows_on_their_page_and_the_people_page(
     # Another payer's day is apart: the static token still has its two seconds.
     assert (await upload(alice, wav[1.5])).status_code == 202
     assert (await upload(alice, wav[0.5], token=token)).status_code == 202
+    assert (await upload(alice, wav[0.5], token=token)).status_code == 429
+
+
+async def test_the_upload_page_shares_the_persons_day_with_their_tokens(
+    runtime: Runtime, owner: httpx.AsyncClient, wav: dict[float, bytes]
+) -> None:
+    """A file sent from the upload page counts on the person's day; past it, 429 quota_exceeded."""
+    alice = await person(runtime, owner, "alice")
+    token = await make_token(alice)
+    assert (await upload(alice, wav[1.5], token=token)).status_code == 202
+    page = await alice.get("/w/upload")
+    headers = {"X-CSRF-Token": csrf(page.text)}
+    files = {"file": ("a.wav", wav[1.5], "audio/wav")}
+    over = await alice.post("/w/upload", files=files, headers=headers)
+    assert over.status_code == 429
+    assert over.json()["error"] == "quota_exceeded"
+    assert datetime.fromisoformat(over.json()["resets"]) == MIDNIGHT
+    files = {"file": ("a.wav", wav[0.5], "audio/wav")}
+    assert (await alice.post("/w/upload", files=files, headers=headers)).status_code == 202
     assert (await upload(alice, wav[0.5], token=token)).status_code == 429
