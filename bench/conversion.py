@@ -11,7 +11,12 @@ All in one script, on one file (20 minutes of 16 kHz mono 16-bit WAV,
   from the first answer to the last job leaving ``convert``.
 
 Prints each time, ``four at once / (4 x one alone)`` (goal ≤ 0.6 on two
-CPUs) and ``one alone / bare ffmpeg`` (goal ≤ 1.2).
+CPUs) and ``one alone / bare ffmpeg`` (goal ≤ 1.2). And what the CPUs
+allow (ADR 63): the CPU seconds ffmpeg took per recording (the service's
+reaped children), how many CPUs one alone kept busy, the best ratio that
+leaves on this machine's CPUs (one alone's CPUs / the CPUs), and the
+machine's idle CPU seconds while the four converted (0: someone else or we
+used every CPU; a serialised service would leave CPUs idle).
 
 Usage: .venv/bin/python -P bench/conversion.py [--minutes 20] [--convert N] [--rounds 1]
 Run it with PYTHONPATH pointing at the sources to measure.
@@ -21,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -31,6 +37,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # for tests.support
 
+import attrs  # noqa: E402 - after the path
 import httpx  # noqa: E402 - after the path
 from tests.support.media import generate  # noqa: E402
 from tests.support.service import Service, running_service  # noqa: E402
@@ -48,13 +55,40 @@ def recording(target: Path, minutes: int) -> Path:
     return generate(target, "-f", "lavfi", "-i", source, "-ac", "1", "-c:a", "pcm_s16le")
 
 
-def bare(source: Path, target: Path) -> float:
-    """Seconds for ffmpeg alone with the converter's own arguments."""
+@attrs.frozen
+class Measure:
+    """One figure: wall seconds, ffmpeg's CPU seconds, the machine's idle CPU seconds meanwhile."""
+
+    wall: float
+    cpu: float
+    idle: float
+
+
+def machine_idle() -> float:
+    """Idle (and I/O wait) CPU seconds of the whole machine since boot, from /proc/stat."""
+    fields = Path("/proc/stat").read_text().splitlines()[0].split()
+    return (int(fields[4]) + int(fields[5])) / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu(pid: int) -> float:
+    """User and system CPU seconds of ``pid``'s reaped children (its ffmpegs), from /proc."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
+
+
+def bare(source: Path, target: Path) -> Measure:
+    """ffmpeg alone with the converter's own arguments (at the default priority)."""
     limit = DEFAULT_DECODE_LIMITS.allowed_seconds(source.stat().st_size)
     arguments = command(find_ffmpeg(), source, target, max_seconds=limit)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    idle = machine_idle()
     started = time.monotonic()
     subprocess.run(arguments, check=True, capture_output=True)
-    return time.monotonic() - started
+    wall = time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return Measure(wall=wall, cpu=cpu, idle=machine_idle() - idle)
 
 
 def upload(client: httpx.Client, data: bytes, name: str) -> str:
@@ -77,19 +111,23 @@ def wait_converted(service: Service, job_ids: list[str]) -> float:
     return time.monotonic()
 
 
-def through_service(root: Path, workers: dict[str, Any], data: bytes, count: int) -> float:
-    """Seconds from the first upload's answer until ``count`` uploads are all converted."""
+def through_service(root: Path, workers: dict[str, Any], data: bytes, count: int) -> Measure:
+    """From the first upload's answer until ``count`` uploads are all converted."""
     config = {"workers": workers, "shutdown": {"grace_seconds": 0, "hard_seconds": 10}}
     with running_service(root, config=config) as service, service.client(timeout=120) as client:
+        cpu = children_cpu(service.pid)
         job_ids = [upload(client, data, "recording.wav")]
         started = time.monotonic()
+        idle = machine_idle()
         job_ids += [upload(client, data, "recording.wav") for _ in range(count - 1)]
         finished = wait_converted(service, job_ids)
+        idle = machine_idle() - idle
+        cpu = children_cpu(service.pid) - cpu
         states = {row[0] for row in service.query("SELECT state FROM jobs")}
         service.kill()
     if states - {"recognize", "check", "done"}:
         raise SystemExit(f"unexpected states after conversion: {states}")
-    return finished - started
+    return Measure(wall=finished - started, cpu=cpu, idle=idle)
 
 
 def main() -> None:
@@ -102,7 +140,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1)
     arguments = parser.parse_args()
     workers: dict[str, Any] = {} if arguments.convert is None else {"convert": arguments.convert}
-    print(f"cpus: {len(os.sched_getaffinity(0))}, load: {os.getloadavg()[0]:.2f}")
+    cpus = len(os.sched_getaffinity(0))
+    print(f"cpus: {cpus}, load: {os.getloadavg()[0]:.2f}")
     with tempfile.TemporaryDirectory(prefix="conversion-") as folder:
         base = Path(folder)
         source = recording(base / "recording.wav", arguments.minutes)
@@ -111,12 +150,17 @@ def main() -> None:
             ffmpeg = bare(source, base / "bare.ogg")
             one = through_service(base / f"one-{round_}", workers, data, 1)
             four = through_service(base / f"four-{round_}", workers, data, 4)
+            busy = one.cpu / one.wall
             print(
                 f"{arguments.minutes}-minute WAV ({len(data) / 1e6:.1f} MB),"
-                f" workers={workers or 'defaults'}: bare ffmpeg {ffmpeg:.2f} s,"
-                f" one alone {one:.2f} s, four at once {four:.2f} s;"
-                f" four / (4 x one) = {four / (4 * one):.2f},"
-                f" one / bare = {one / ffmpeg:.2f}"
+                f" workers={workers or 'defaults'}: bare ffmpeg {ffmpeg.wall:.2f} s,"
+                f" one alone {one.wall:.2f} s, four at once {four.wall:.2f} s;"
+                f" four / (4 x one) = {four.wall / (4 * one.wall):.2f},"
+                f" one / bare = {one.wall / ffmpeg.wall:.2f};"
+                f" ffmpeg CPU s per recording: bare {ffmpeg.cpu:.2f}, one {one.cpu:.2f},"
+                f" four {four.cpu / 4:.2f}; one alone kept {busy:.2f} CPUs busy, so the best"
+                f" four / (4 x one) here is {busy / cpus:.2f}; machine idle while the four"
+                f" converted {four.idle:.2f} CPU s; load now {os.getloadavg()[0]:.2f}"
             )
 
 

@@ -187,10 +187,17 @@ class StampingConverter:
         return self.inner.output_extension
 
     async def convert(
-        self, source: Path, target: Path, *, on_progress: ProgressCallback | None = None
+        self,
+        source: Path,
+        target: Path,
+        *,
+        on_progress: ProgressCallback | None = None,
+        background: bool = False,
     ) -> float:
         self.entered()
-        return await self.inner.convert(source, target, on_progress=on_progress)
+        return await self.inner.convert(
+            source, target, on_progress=on_progress, background=background
+        )
 
 
 class CountingRepository:

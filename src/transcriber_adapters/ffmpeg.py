@@ -27,6 +27,11 @@ opens a further file; ffmpeg works in an empty directory that is already
 removed; it is killed once its output passes the ``DecodeLimits``, or as
 soon as the container declares more audio than they allow; and it dies
 with the process that started it (``setpriv --pdeathsig``).
+
+A long recording's ffmpeg runs at a lower CPU priority (``nice``, ADR 63):
+one ffmpeg already keeps more than one CPU busy (its demuxer, decoder,
+filter, encoder and muxer are threads of their own), so on a small host two
+long conversions would otherwise take the CPU a voice note's needs.
 """
 
 from __future__ import annotations
@@ -99,8 +104,12 @@ ALLOWED_DEMUXERS = (
     "dv",
 )
 
-#: setpriv's exit codes when it could not start ffmpeg (not found, not executable).
+#: The exit codes of setpriv or nice when it could not start ffmpeg (not found, not executable).
 SETPRIV_EXEC_FAILED = frozenset({126, 127})
+#: The niceness of a background (long recording's) ffmpeg. Against a voice note's
+#: ffmpeg and the service itself at 0, it gets about a tenth of a CPU they both want
+#: (CFS weights 110 against 1024), and all of a CPU nobody else wants (ADR 63).
+BACKGROUND_NICENESS = 10
 #: Extra seconds ffmpeg may write past the allowed length, so that an output
 #: cut by ``-t`` is still seen to pass the limit.
 LIMIT_MARGIN_SECONDS = 1.0
@@ -214,6 +223,20 @@ def find_death_signal() -> list[str]:
     if not prefix:
         log.warning("ffmpeg.no_death_signal")
     return prefix
+
+
+def find_background_priority() -> list[str]:
+    """The command prefix that runs a child at a lower CPU priority: ``nice -n 10``.
+
+    Empty (with a warning in the log) where ``nice`` is missing: long
+    conversions then compete with a voice note's on equal terms (ADR 63).
+    Lowering one's own priority needs no privilege.
+    """
+    nice = shutil.which("nice")
+    if nice is None:
+        log.warning("ffmpeg.no_background_priority")
+        return []
+    return [nice, "-n", str(BACKGROUND_NICENESS), "--"]
 
 
 def command(
@@ -446,7 +469,8 @@ class FfmpegConverter:
     ``RecordingTooLong``; ffmpeg missing, killed, or short of disk raises
     ``ConverterUnavailable``. Cancelling ``convert`` kills ffmpeg and waits
     for it to exit; the partial output stays at ``target`` for the caller's
-    staging to remove.
+    staging to remove. A ``background`` conversion runs at niceness
+    ``BACKGROUND_NICENESS`` (ADR 63).
     """
 
     def __init__(
@@ -462,6 +486,7 @@ class FfmpegConverter:
         self._output = output
         self._limits = limits
         self._death_signal: list[str] | None = None
+        self._background: list[str] | None = None
         self._noise_db = silence_noise_db
         self._min_silence = min_silence_seconds
 
@@ -471,25 +496,28 @@ class FfmpegConverter:
         return self._output.extension
 
     async def convert(
-        self, source: Path, target: Path, *, on_progress: ProgressCallback | None = None
+        self,
+        source: Path,
+        target: Path,
+        *,
+        on_progress: ProgressCallback | None = None,
+        background: bool = False,
     ) -> float:
         """Write ``source``'s first audio stream to ``target``; return its duration in seconds."""
-        if self._binary is None:
-            self._binary = await asyncio.to_thread(find_ffmpeg)
-        if self._death_signal is None:
-            self._death_signal = await asyncio.to_thread(find_death_signal)
+        binary = await self._ready()
+        if background and self._background is None:
+            self._background = await asyncio.to_thread(find_background_priority)
+        prefix = [*((self._background or []) if background else []), *(self._death_signal or [])]
         size = await asyncio.to_thread(_regular_size, source)
         watch = _Limits(self._limits, size)
-        arguments = command(
-            self._binary, source, target, max_seconds=watch.allowed, output=self._output
-        )
-        process = await _start([*self._death_signal, *arguments])
+        arguments = command(binary, source, target, max_seconds=watch.allowed, output=self._output)
+        process = await _start([*prefix, *arguments])
         try:
             returncode, duration, tail = await _follow(process, watch, on_progress)
         except BaseException:
             await _kill(process)
             raise
-        if returncode in SETPRIV_EXEC_FAILED and self._death_signal and not tail.input_opened:
+        if returncode in SETPRIV_EXEC_FAILED and prefix and not tail.input_opened:
             raise ConverterUnavailable("ffmpeg could not be started")
         if returncode != 0:
             raise classify_failure(

@@ -889,9 +889,18 @@ class Converter(Protocol):
         ...
 
     async def convert(
-        self, source: Path, target: Path, *, on_progress: ProgressCallback | None = None
+        self,
+        source: Path,
+        target: Path,
+        *,
+        on_progress: ProgressCallback | None = None,
+        background: bool = False,
     ) -> float:
         """Write ``source``'s first audio stream to ``target``; return its duration in seconds.
+
+        ``background``: a long recording's conversion, which may run at a
+        lower CPU priority than a short one's, so that a voice note converted
+        meanwhile is not slowed by it (ADR 63); an adapter may ignore it.
 
         Raises ``UnreadableMedia`` when the input has no audio, cannot be
         decoded or is not a real audio or video container,

@@ -49,7 +49,8 @@ async def convert(job: Job, services: Services) -> Job:
 
     A short job that decodes past the express limit is stopped there and
     handed back as long (ADR 27): a tiny file that decodes to hours must
-    not hold the express lane while it converts.
+    not hold the express lane while it converts. A long job converts in the
+    background (ADR 63): a voice note's conversion comes first on the CPUs.
     """
     source = await load_file(services, job.source_file_id, "source")
     files = services.files
@@ -63,7 +64,7 @@ async def convert(job: Job, services: Services) -> Job:
                     log.info("job.lane_long", extra={"job_id": job.id, "limit_seconds": limit})
                     return transition(job, State.CONVERT, now=services.clock.now(), short=False)
             else:
-                duration = await services.converter.convert(path, target)
+                duration = await services.converter.convert(path, target, background=True)
             record = await files.put(
                 derived_file_id(job.id, CONVERTED),
                 extension,

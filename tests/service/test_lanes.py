@@ -8,6 +8,7 @@ express loop. Then SIGTERM stops a service whose loops are all busy.
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support.media import generate
+from tests.support.media import FFMPEG, generate
 from tests.support.service import Service, running_service
 
 pytestmark = pytest.mark.slow
@@ -115,3 +116,59 @@ def test_sigterm_with_two_conversions_running_stops_after_the_grace(
     assert sorted(rows) == sorted(
         [(job_id, "convert", 1) for job_id in long_ids] + [(queued, "convert", 0)]
     )
+
+
+#: Stands in for ffmpeg on the service's PATH: notes when each run starts and ends, its
+#: niceness and the size of its input, and runs the real ffmpeg in between.
+_TIMED_FFMPEG = """#!/bin/sh
+input=""
+previous=""
+for argument in "$@"; do
+    [ "$previous" = "-i" ] && input="${{argument#file:}}"
+    previous="$argument"
+done
+started=$(date +%s.%N)
+"{ffmpeg}" "$@"
+code=$?
+echo "$started $(date +%s.%N) $(nice) $(stat -c %s "$input")" >> "{runs}"
+exit $code
+"""
+
+
+def test_two_long_conversions_overlap_and_yield_to_a_clip(tmp_path: Path, clip: bytes) -> None:
+    """Two long recordings' ffmpegs run at the same time, niced by 10; the clip's is not (ADR 63).
+
+    Overlap is read from the times each ffmpeg noted itself: a lock, one
+    shared thread or a database lock held across a conversion would make
+    the second start only after the first ended.
+    """
+    long_wav = _wav(tmp_path / "three-minutes.wav", 180)
+    runs = tmp_path / "ffmpeg-runs"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    wrapper = bin_dir / "ffmpeg"
+    wrapper.write_text(_TIMED_FFMPEG.format(ffmpeg=FFMPEG, runs=runs))
+    wrapper.chmod(0o755)
+    config = {
+        # Explicit, so that a one-CPU machine runs two general loops too.
+        "workers": {"convert": 3, "express_seconds": 60},
+        "shutdown": {"grace_seconds": 0, "hard_seconds": 10},
+    }
+    env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    with (
+        running_service(tmp_path / "service", config=config, env=env) as service,
+        service.client(timeout=60) as client,
+    ):
+        job_ids = [_upload(client, long_wav, f"long-{n}.wav") for n in range(2)]
+        job_ids.append(_upload(client, clip, "clip.wav"))
+        for job_id in job_ids:
+            service.wait_for_job(job_id, states=frozenset({"done"}), timeout=DEADLINE)
+    rows = [line.split() for line in runs.read_text().splitlines()]
+    by_size: dict[int, list[tuple[float, float, int]]] = {}
+    for started, ended, niceness, size in rows:
+        by_size.setdefault(int(size), []).append((float(started), float(ended), int(niceness)))
+    own = os.getpriority(os.PRIO_PROCESS, 0)
+    longs, clips = by_size[long_wav.stat().st_size], by_size[len(clip)]
+    assert max(started for started, _, _ in longs) < min(ended for _, ended, _ in longs), longs
+    assert [niceness for _, _, niceness in longs] == [min(own + 10, 19)] * 2
+    assert [niceness for _, _, niceness in clips] == [own]

@@ -22,7 +22,12 @@ class GatedConverter:
         return self.inner.output_extension
 
     async def convert(
-        self, source: Path, target: Path, *, on_progress: ProgressCallback | None = None
+        self,
+        source: Path,
+        target: Path,
+        *,
+        on_progress: ProgressCallback | None = None,
+        background: bool = False,
     ) -> float:
         self.entered.set()
         try:
@@ -30,4 +35,6 @@ class GatedConverter:
         except asyncio.CancelledError:
             self.cancelled.set()
             raise
-        return await self.inner.convert(source, target, on_progress=on_progress)
+        return await self.inner.convert(
+            source, target, on_progress=on_progress, background=background
+        )

@@ -55,14 +55,17 @@ def group_members(group: int) -> list[int]:
     return [pid for pid, _, _, pgrp in _live_processes() if pgrp == group]
 
 
-async def open_fifo_writer(fifo: Path, reader: asyncio.Task[Any]) -> BinaryIO:
+async def open_fifo_writer(
+    fifo: Path, reader: asyncio.Task[Any], *, wait_seconds: float | None = None
+) -> BinaryIO:
     """The write end of ``fifo``, once ``reader`` (a task) has opened it for reading.
 
     Opening a FIFO for writing blocks until someone reads; if ``reader``
-    ends without ever opening it, the open is released and its error raised.
+    ends without ever opening it, or nothing opens it within ``wait_seconds``
+    seconds, the open is released and an error raised.
     """
     opening = asyncio.ensure_future(asyncio.to_thread(open, fifo, "wb", buffering=0))
-    await asyncio.wait({opening, reader}, return_when=asyncio.FIRST_COMPLETED)
+    await asyncio.wait({opening, reader}, timeout=wait_seconds, return_when=asyncio.FIRST_COMPLETED)
     if opening.done():
         return opening.result()
     # Free the thread blocked in open(), then report why the reader never came.
@@ -71,5 +74,7 @@ async def open_fifo_writer(fifo: Path, reader: asyncio.Task[Any]) -> BinaryIO:
         (await opening).close()
     finally:
         os.close(release)
+    if not reader.done():
+        raise AssertionError(f"nothing opened the FIFO for reading in {wait_seconds} s")
     reader.result()
     raise AssertionError("the reader finished without opening the FIFO")

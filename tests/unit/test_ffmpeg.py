@@ -184,6 +184,62 @@ def test_no_binary_anywhere_is_transient(monkeypatch: pytest.MonkeyPatch) -> Non
         ffmpeg.find_ffmpeg()
 
 
+def _niceness(pid: int) -> int:
+    """The niceness of process ``pid``, from /proc (the 19th field of its stat line)."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat[stat.rindex(")") + 2 :].split()[16])
+
+
+def _reading(pid: int) -> str:
+    """The input a running ffmpeg was given (the argument after ``-i``)."""
+    arguments = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    return arguments[arguments.index(b"-i") + 1].decode()
+
+
+@pytest.mark.timeout(30)
+async def test_two_conversions_run_at_once_a_background_one_at_lower_priority(
+    converter: FfmpegConverter, tmp_path: Path
+) -> None:
+    """Two conversions' ffmpegs run at the same time; a long recording's is niced by 10 (ADR 63).
+
+    Each ffmpeg reads a FIFO, which opens for writing only once that ffmpeg
+    has opened it for reading: both are open before either has a byte, so
+    neither conversion waited for the other to end.
+    """
+    wav = media.generate(tmp_path / "second.wav", "-f", "lavfi", "-i", "sine=duration=1")
+    fifos = {background: tmp_path / f"input-{background}.wav" for background in (False, True)}
+    for fifo in fifos.values():
+        os.mkfifo(fifo)
+    tasks = {
+        background: asyncio.create_task(
+            converter.convert(fifo, tmp_path / f"out-{background}.ogg", background=background)
+        )
+        for background, fifo in fifos.items()
+    }
+    writers = []
+    try:
+        for key in (False, True):
+            # One at a time, so the writers opened so far are closed if the next one fails.
+            writers.append(await open_fifo_writer(fifos[key], tasks[key], wait_seconds=10))  # noqa: PERF401
+        running = {_reading(pid): pid for pid in children(FFMPEG_COMM)}
+        own = os.getpriority(os.PRIO_PROCESS, 0)
+        assert {key: _niceness(running[f"file:{fifo}"]) for key, fifo in fifos.items()} == {
+            False: own,
+            True: min(own + ffmpeg.BACKGROUND_NICENESS, 19),
+        }
+        for writer in writers:
+            writer.write(wav.read_bytes())
+    except BaseException:
+        for task in tasks.values():
+            task.cancel()
+        raise
+    finally:
+        for writer in writers:
+            writer.close()
+        durations = await asyncio.gather(*tasks.values(), return_exceptions=True)
+    assert durations == [pytest.approx(1.0, abs=0.1)] * 2
+
+
 @pytest.mark.timeout(20)
 async def test_cancellation_kills_ffmpeg(
     converter: FfmpegConverter, tmp_path: Path, system_temp: Path

@@ -52,7 +52,12 @@ class HeldBySize:
         return self.inner.output_extension
 
     async def convert(
-        self, source: Path, target: Path, *, on_progress: ProgressCallback | None = None
+        self,
+        source: Path,
+        target: Path,
+        *,
+        on_progress: ProgressCallback | None = None,
+        background: bool = False,
     ) -> float:
         if source.stat().st_size > self.threshold:
             async with self.started:
@@ -63,7 +68,9 @@ class HeldBySize:
             except asyncio.CancelledError:
                 self.cancelled += 1
                 raise
-        return await self.inner.convert(source, target, on_progress=on_progress)
+        return await self.inner.convert(
+            source, target, on_progress=on_progress, background=background
+        )
 
     async def wait_running(self, count: int) -> None:
         async with asyncio.timeout(10), self.started:
@@ -81,7 +88,12 @@ class Overrunning:
         return ".ogg"
 
     async def convert(
-        self, source: Path, target: Path, *, on_progress: ProgressCallback | None = None
+        self,
+        source: Path,
+        target: Path,
+        *,
+        on_progress: ProgressCallback | None = None,
+        background: bool = False,
     ) -> float:
         assert on_progress is not None
         try:
@@ -160,6 +172,15 @@ async def test_a_measured_short_job_keeps_its_mark(world: World) -> None:
     assert converted is not None
     assert converted.short
     assert await acquire_next(world.services, State.RECOGNIZE, short_only=True) is not None
+
+
+async def test_only_a_long_job_converts_in_the_background(world: World) -> None:
+    """A long job's conversion is asked for at background priority, a short one's not (ADR 63)."""
+    world.converter.duration = 30.0
+    for data in (BIG, SMALL):
+        await world.submit(data)
+        assert await world.step(State.CONVERT) is not None
+    assert [call.background for call in world.converter.calls] == [True, False]
 
 
 async def test_a_decode_bomb_is_stopped_at_the_express_limit(world: World) -> None:

@@ -27,6 +27,8 @@ class ConvertCall:
 
     source: Path
     target: Path
+    #: Whether the caller asked for a background (long recording's) conversion.
+    background: bool = False
 
 
 class MemoryConverter:
@@ -80,10 +82,15 @@ class MemoryConverter:
         return ".ogg"
 
     async def convert(
-        self, source: Path, target: Path, *, on_progress: ProgressCallback | None = None
+        self,
+        source: Path,
+        target: Path,
+        *,
+        on_progress: ProgressCallback | None = None,
+        background: bool = False,
     ) -> float:
         """Measure ``source``, write a stub to ``target``, report half-way and the end."""
-        self.calls.append(ConvertCall(source=source, target=target))
+        self.calls.append(ConvertCall(source=source, target=target, background=background))
         if self._failures:
             raise self._failures.pop(0)
         try:
