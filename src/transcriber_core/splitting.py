@@ -151,9 +151,10 @@ def join_parts(parts: Sequence[JobPart]) -> tuple[str, tuple[Word, ...]]:
             raise ValueError("the parts of a job must be numbered 0..n-1 in order")
         if part.text is None:
             raise ValueError(f"part {part.index} is not done")
+        # Speaker labels are dropped, as before ADR 62: each part's recognition numbers its own.
         kept.append(
             [
-                attrs.evolve(word, start=word.start + part.start, end=word.end + part.start)
+                Word(text=word.text, start=word.start + part.start, end=word.end + part.start)
                 for word in part.words
             ]
         )
