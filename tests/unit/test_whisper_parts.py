@@ -162,24 +162,34 @@ async def _whole(speech: Path, model: Path, folder: Path) -> Recognized:
     return started.outcome
 
 
-def cut_in_a_word(words: tuple[Word, ...], seconds: float) -> float:
-    """A ``part_seconds`` near ``PART_SECONDS`` whose first cut, without pauses, is mid-word.
+def cuts_inside_sentences(words: tuple[Word, ...], seconds: float) -> float:
+    """A ``part_seconds`` near ``PART_SECONDS`` whose every cut, without pauses, is mid-sentence.
 
-    The cut is placed by the core's own rules; the word is one the whole
-    recognition timed, and the cut falls in its middle half.
+    The cuts are placed by the core's own rules. Each must fall between the
+    starts of two words of one sentence, as the whole recognition timed them
+    (a word that ends a sentence or clause stretches into the pause after it).
     """
     for hundredths in range(int(PART_SECONDS * 100), int(PART_SECONDS * 120), 5):
         candidate = hundredths / 100
         longest = part_length(RecognizerLimits(max_seconds=candidate), seconds=seconds, size=1)
         assert longest is not None
-        window = search_window(0, seconds=seconds, longest=longest)
-        assert window is not None
-        at = choose_cut(window, []).at
-        for word in words:
-            quarter = (word.end - word.start) / 4
-            if len(words_of(word.text)) == 1 and word.start + quarter <= at <= word.end - quarter:
-                return candidate
-    raise AssertionError("no part length near PART_SECONDS puts the first cut inside a word")
+        cuts, start = [], 0.0
+        while (window := search_window(start, seconds=seconds, longest=longest)) is not None:
+            cuts.append(cut := choose_cut(window, []))
+            start = cut.next_start
+        if all(inside_a_sentence(words, cut.at) for cut in cuts):
+            return candidate
+    raise AssertionError("no part length near PART_SECONDS puts every cut inside a sentence")
+
+
+def inside_a_sentence(words: tuple[Word, ...], at: float) -> bool:
+    """Whether ``at`` is at least 0.1 s after a word starts and before the next, in one sentence."""
+    return any(
+        word.text[-1:].isalnum()
+        and word.start + 0.1 <= at <= after.start - 0.1
+        and after.start - word.start <= 1.0
+        for word, after in itertools.pairwise(words)
+    )
 
 
 def gaps_near(reference: str, words: tuple[Word, ...], at: float) -> int:
@@ -230,7 +240,7 @@ async def test_parts_cut_inside_speech_neither_lose_nor_double_a_word(
     tmp_path: Path, speech: Path, model: Path, reference: str, whole: Recognized
 ) -> None:
     """Cut inside words, the overlapping parts join with no word lost or doubled at the cuts."""
-    part_seconds = cut_in_a_word(whole.words, seconds_of(speech))
+    part_seconds = cuts_inside_sentences(whole.words, seconds_of(speech))
     converter = FfmpegConverter(min_silence_seconds=NO_PAUSE_SECONDS)
     joined = await transcribed(tmp_path, speech, model, converter, part_seconds)
     assert len(joined.parts) >= 3
