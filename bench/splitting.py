@@ -28,6 +28,7 @@ from tests.support.media import generate  # noqa: E402 - needs ROOT on the path
 from transcriber_adapters.ffmpeg import FfmpegConverter  # noqa: E402 - after tests.support
 from transcriber_core.ports import RecognizerLimits  # noqa: E402
 from transcriber_core.splitting import (  # noqa: E402
+    Cut,
     choose_cut,
     part_length,
     plan_ranges,
@@ -55,17 +56,17 @@ async def run(seconds: int, limit: float) -> None:
         if longest is None:
             print("fits the limit: nothing to split")
             return
-        cuts: list[float] = []
+        cuts: list[Cut] = []
         start = 0.0
         while (window := search_window(start, seconds=duration, longest=longest)) is not None:
             began = time.monotonic()
             silences = await converter.find_silences(audio, start=window.start, end=window.end)
-            start = choose_cut(window, silences)
-            cuts.append(start)
+            cuts.append(cut := choose_cut(window, silences))
+            start = cut.next_start
             spent = time.monotonic() - began
             print(
                 f"silences in {window.start:.0f}-{window.end:.0f} s:"
-                f" {spent:.2f} s, cut at {start:.1f}"
+                f" {spent:.2f} s, cut at {cut.at:.1f}"
             )
         for index, (begin, end) in enumerate(plan_ranges(duration, cuts)):
             began = time.monotonic()

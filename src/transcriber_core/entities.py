@@ -373,6 +373,8 @@ class JobPart:
 
     A split job is recognised part by part; its transcript is the parts'
     texts joined in order, word timings shifted by each part's ``start``.
+    Two parts cut inside speech overlap, and the join keeps each word once
+    (ADR 62).
     """
 
     job_id: str

@@ -38,7 +38,7 @@ from transcriber_core.ports import CheckResult, Event, Pending, Recognized, Reje
 from transcriber_core.progress import note_progress
 from transcriber_core.services import Services
 from transcriber_core.speakers import diarize
-from transcriber_core.splitting import choose_cut, join_parts, plan_ranges, search_window
+from transcriber_core.splitting import Cut, choose_cut, join_parts, plan_ranges, search_window
 from transcriber_core.transitions import transition
 
 log = logging.getLogger("transcriber.parts")
@@ -89,12 +89,12 @@ async def _plan(
     job: Job, services: Services, path: Path, seconds: float, longest: float
 ) -> list[JobPart]:
     """Cut points chosen window by window: the converter only decodes where a cut may go."""
-    cuts: list[float] = []
+    cuts: list[Cut] = []
     start = 0.0
     while (window := search_window(start, seconds=seconds, longest=longest)) is not None:
         silences = await services.converter.find_silences(path, start=window.start, end=window.end)
-        start = choose_cut(window, silences)
-        cuts.append(start)
+        cuts.append(cut := choose_cut(window, silences))
+        start = cut.next_start
     return [
         JobPart(job_id=job.id, index=index, start=start, end=end)
         for index, (start, end) in enumerate(plan_ranges(seconds, cuts))

@@ -1,23 +1,21 @@
-"""A Whisper recording cut into parts gives the words it gives whole (SPEC §22, ADR 52).
+"""A Whisper recording cut into parts gives the words it gives whole (SPEC §22, ADR 52, ADR 62).
 
-The pipeline runs step by step (memory queue, real ffmpeg converter, Whisper
-tiny.en) on espeak-ng's voice telling ``STORY`` three times with a pause
-after each sentence, as people pause, with ``[whisper] part_seconds`` far
-below its length, then the parts are joined. Its word error rate against
-the story may differ from the whole recording's by at most ``WER_SLACK``:
-issue 20 asks for one point; tiny.en with 45-second parts measured 1.3 points
-(0.119 against 0.106 whole, 2026-12-02), the differences spread over the text
-rather than at the cuts (each part decodes without the text before it), so
-the bound is two points until a larger model or an overlap at the cuts is in.
-
-A cut inside speech (no pause in a part's search window) is not tested
-here: on this speech it lost a word at the cut (ADR 52, "Left open").
+The pipeline runs step by step (memory queue, real ffmpeg converter, Whisper base)
+on espeak-ng's voice telling ``STORY`` three times with a pause after each
+sentence, as people pause, with ``[whisper] part_seconds`` far below its
+length, then the parts are joined. Once the converter finds the pauses and
+cuts in them; once it is told to hear no pause, so every cut falls inside
+speech and the parts overlap. Either way the joined transcript's word error
+rate against the story may exceed the whole recording's by at most
+``WER_SLACK`` (issue 20: one point), and around a cut inside speech the
+joined words miss or repeat no more than the whole recording's do there.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import itertools
 import subprocess
 from pathlib import Path
 
@@ -25,21 +23,39 @@ import attrs
 import pytest
 
 from tests.support.media import FFMPEG
-from tests.support.speech import STORY, espeak, looped, opus, tiny_en_model, word_error_rate
+from tests.support.speech import (
+    STORY,
+    base_model,
+    espeak,
+    looped,
+    opus,
+    word_error_rate,
+    words_of,
+)
 from tests.support.world import make_world
 from transcriber_adapters.ffmpeg import FfmpegConverter
 from transcriber_adapters.whisper import WhisperRecognizer, WhisperSettings
-from transcriber_core.entities import State
-from transcriber_core.ports import Recognized
+from transcriber_core.entities import JobPart, State, Word
+from transcriber_core.ports import Recognized, RecognizerLimits
+from transcriber_core.splitting import choose_cut, part_length, search_window
 
 #: How many times the story is told: long enough for several parts, short enough for CI.
 TELLINGS = 3
-#: The part length the tests ask for, in seconds.
+#: The part length the test of cuts in silences asks for, in seconds.
 PART_SECONDS = 45.0
-#: How much worse than whole the joined parts' word error rate may be (module docstring).
-WER_SLACK = 0.02
+#: How much worse than whole the joined parts' word error rate may be: issue 20's one point.
+WER_SLACK = 0.01
+#: The pause espeak-ng makes after each sentence (SSML), in milliseconds: above the
+#: converter's 0.5 s minimum silence, so the splitter finds it.
+PAUSE_MS = 1500
+#: A converter that counts only a pause this long as a silence hears none in this speech.
+NO_PAUSE_SECONDS = 10.0
+#: How far either side of a cut inside speech the words are compared, in seconds.
+NEAR_CUT_SECONDS = 3.0
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+#: The module took 96 s on a 2-CPU box shared by seven test runs, and 23 minutes when
+#: their load was 10-29 (2026-12-03): the bound is for a hang, not a pace.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
 
 
 @pytest.fixture(autouse=True)
@@ -60,11 +76,6 @@ def seconds_of(path: Path) -> float:
     stamp = [line for line in result.stderr.splitlines() if "time=" in line][-1]
     hours, minutes, seconds = stamp.split("time=")[1].split()[0].split(":")
     return int(hours) * 3600 + int(minutes) * 60 + float(seconds)
-
-
-#: The pause espeak-ng makes after each sentence (SSML), in milliseconds: above the
-#: converter's 0.5 s minimum silence, so the splitter finds it.
-PAUSE_MS = 1500
 
 
 @functools.cache
@@ -96,43 +107,148 @@ def reference() -> str:
     return " ".join([" ".join(STORY)] * TELLINGS)
 
 
-def settings(part_seconds: float) -> WhisperSettings:
-    """tiny.en, beam 5 as served, split at ``part_seconds`` (0: whole)."""
-    return WhisperSettings(model_dir=tiny_en_model(), part_seconds=part_seconds)
+@pytest.fixture(scope="module")
+def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Whisper base: tiny.en's errors on this voice move by points with where its windows fall.
+
+    Whole against parts cut in silences, tiny.en measured 8.7 % against
+    13.1 % (2026-12-03), the parts' errors spread over the text, not at the
+    cuts; base 8.7 % against 6.1 % (ADR 62).
+    """
+    return base_model(tmp_path_factory.mktemp("base"))
 
 
-async def transcribed(tmp_path: Path, speech: Path, converter: FfmpegConverter) -> tuple[str, int]:
-    """The recording through the pipeline with parts of ``PART_SECONDS``: text and part count."""
+def settings(model: Path, part_seconds: float) -> WhisperSettings:
+    """``model``, beam 5 as served, split at ``part_seconds`` (0: whole)."""
+    return WhisperSettings(model_dir=model, part_seconds=part_seconds)
+
+
+@attrs.frozen(kw_only=True)
+class Joined:
+    """What the pipeline made of the recording cut into parts."""
+
+    text: str
+    words: tuple[Word, ...]
+    parts: list[JobPart]
+
+
+async def transcribed(
+    tmp_path: Path, speech: Path, model: Path, converter: FfmpegConverter, part_seconds: float
+) -> Joined:
+    """The recording through the pipeline with parts of ``part_seconds``."""
     world = make_world(tmp_path)
-    recognizer = WhisperRecognizer(world.files, settings(PART_SECONDS))
+    recognizer = WhisperRecognizer(world.files, settings(model, part_seconds))
     world.services = attrs.evolve(world.services, converter=converter, recognizer=recognizer)
     job = await world.submit(speech.read_bytes(), filename="told.ogg")
     ended = await world.run_to_end(job.id)
     assert ended.state is State.DONE, ended.error
     assert ended.text is not None
-    return ended.text, len(await world.repo.get_parts(job.id))
+    return Joined(text=ended.text, words=ended.words, parts=await world.repo.get_parts(job.id))
 
 
 @pytest.fixture(scope="module")
-def whole_wer(speech: Path, reference: str, tmp_path_factory: pytest.TempPathFactory) -> float:
-    """The word error rate of the recording recognised whole."""
-    return asyncio.run(_whole_wer(speech, reference, tmp_path_factory.mktemp("whole")))
+def whole(speech: Path, model: Path, tmp_path_factory: pytest.TempPathFactory) -> Recognized:
+    """The recording recognised whole."""
+    return asyncio.run(_whole(speech, model, tmp_path_factory.mktemp("whole")))
 
 
-async def _whole_wer(speech: Path, reference: str, folder: Path) -> float:
+async def _whole(speech: Path, model: Path, folder: Path) -> Recognized:
     world = make_world(folder)
-    recognizer = WhisperRecognizer(world.files, settings(0))
+    recognizer = WhisperRecognizer(world.files, settings(model, 0))
     assert recognizer.limits.max_seconds is None
     record = await world.files.put("told", ".ogg", speech, now=world.clock.now())
     started = await recognizer.start(record, duration=None)
     assert isinstance(started.outcome, Recognized)
-    return word_error_rate(reference, started.outcome.text)
+    return started.outcome
+
+
+def cuts_inside_sentences(words: tuple[Word, ...], seconds: float) -> float:
+    """A ``part_seconds`` near ``PART_SECONDS`` whose every cut, without pauses, is mid-sentence.
+
+    The cuts are placed by the core's own rules. Each must fall between the
+    starts of two words of one sentence, as the whole recognition timed them
+    (a word that ends a sentence or clause stretches into the pause after it).
+    """
+    for hundredths in range(int(PART_SECONDS * 100), int(PART_SECONDS * 120), 5):
+        candidate = hundredths / 100
+        longest = part_length(RecognizerLimits(max_seconds=candidate), seconds=seconds, size=1)
+        assert longest is not None
+        cuts, start = [], 0.0
+        while (window := search_window(start, seconds=seconds, longest=longest)) is not None:
+            cuts.append(cut := choose_cut(window, []))
+            start = cut.next_start
+        if all(inside_a_sentence(words, cut.at) for cut in cuts):
+            return candidate
+    raise AssertionError("no part length near PART_SECONDS puts every cut inside a sentence")
+
+
+def inside_a_sentence(words: tuple[Word, ...], at: float) -> bool:
+    """Whether ``at`` is at least 0.1 s after a word starts and before the next, in one sentence."""
+    return any(
+        word.text[-1:].isalnum()
+        and word.start + 0.1 <= at <= after.start - 0.1
+        and after.start - word.start <= 1.0
+        for word, after in itertools.pairwise(words)
+    )
+
+
+def gaps_near(reference: str, words: tuple[Word, ...], at: float) -> int:
+    """Words of ``reference`` left out, and words added, within ``NEAR_CUT_SECONDS`` of ``at``.
+
+    The words are aligned with the reference over the whole recording with
+    the fewest edits (a misheard word is a substitution, not counted here); a
+    word left out is placed at the heard word before it.
+    """
+    ref = words_of(reference)
+    heard = [
+        (spelled, (word.start + word.end) / 2) for word in words for spelled in words_of(word.text)
+    ]
+    cost = [list(range(len(heard) + 1))]
+    for i, said in enumerate(ref, 1):
+        row = [i]
+        for j, (spelled, _) in enumerate(heard, 1):
+            row.append(
+                min(cost[i - 1][j - 1] + (said != spelled), cost[i - 1][j] + 1, row[j - 1] + 1)
+            )
+        cost.append(row)
+    gaps: list[float] = []
+    i, j = len(ref), len(heard)
+    while i or j:
+        if i and j and cost[i][j] == cost[i - 1][j - 1] + (ref[i - 1] != heard[j - 1][0]):
+            i, j = i - 1, j - 1
+        elif j and cost[i][j] == cost[i][j - 1] + 1:
+            gaps.append(heard[j - 1][1])
+            j -= 1
+        else:
+            gaps.append(heard[j - 1][1] if j else 0.0)
+            i -= 1
+    return sum(1 for seconds in gaps if abs(seconds - at) <= NEAR_CUT_SECONDS)
 
 
 async def test_parts_cut_at_silences_hear_what_the_whole_hears(
-    tmp_path: Path, speech: Path, reference: str, whole_wer: float
+    tmp_path: Path, speech: Path, model: Path, reference: str, whole: Recognized
 ) -> None:
-    """Cut in the pauses between sentences: the joined parts' WER stays near the whole one's."""
-    text, parts = await transcribed(tmp_path, speech, FfmpegConverter())
-    assert parts >= 3
-    assert word_error_rate(reference, text) <= whole_wer + WER_SLACK, text
+    """Cut in the pauses between sentences: the joined parts' WER is at most a point worse."""
+    joined = await transcribed(tmp_path, speech, model, FfmpegConverter(), PART_SECONDS)
+    assert len(joined.parts) >= 3
+    assert all(a.end == b.start for a, b in itertools.pairwise(joined.parts)), "cut in pauses"
+    limit = word_error_rate(reference, whole.text) + WER_SLACK
+    assert word_error_rate(reference, joined.text) <= limit, joined.text
+
+
+async def test_parts_cut_inside_speech_neither_lose_nor_double_a_word(
+    tmp_path: Path, speech: Path, model: Path, reference: str, whole: Recognized
+) -> None:
+    """Cut inside sentences, the overlapping parts join with no word lost or doubled at the cuts."""
+    part_seconds = cuts_inside_sentences(whole.words, seconds_of(speech))
+    converter = FfmpegConverter(min_silence_seconds=NO_PAUSE_SECONDS)
+    joined = await transcribed(tmp_path, speech, model, converter, part_seconds)
+    assert len(joined.parts) >= 3
+    for earlier, later in itertools.pairwise(joined.parts):
+        assert later.start < earlier.end, "every cut is inside speech: the parts overlap"
+        at = (later.start + earlier.end) / 2
+        assert gaps_near(reference, joined.words, at) <= gaps_near(reference, whole.words, at), (
+            f"words lost or doubled at the cut at {at:.2f} s: {joined.text}"
+        )
+    limit = word_error_rate(reference, whole.text) + WER_SLACK
+    assert word_error_rate(reference, joined.text) <= limit, joined.text
