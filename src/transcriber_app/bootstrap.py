@@ -215,6 +215,7 @@ async def build(
                 config, closers, files, stores.budgets, staging_dir=lock.staging
             )
         bot = _bot(config, closers)
+        this_host = host_name() if host is None else host
         services = Services(
             repo=stores.repo,
             files=files,
@@ -229,7 +230,9 @@ async def build(
             diarizer=diarizer or _diarizer(),
             conditions=stores.conditions,
             probe=HeaderProbe(),
-            host=host_name() if host is None else host,
+            host=this_host,
+            # Two worker processes on one host are told apart by their process id.
+            worker=f"{this_host}:{os.getpid()}",
             notifier=_notifier(bot, stores.budgets) if notifier is None else notifier,
             webhooks=_webhooks(config, clock, closers),
             clock=clock,

@@ -22,8 +22,10 @@ from transcriber_adapters.memory import ManualClock, MemoryBudgetStore, MemoryJo
 from transcriber_adapters.sqlite import SqliteBudgetStore
 from transcriber_core.entities import FileRecord, State
 from transcriber_core.errors import BudgetSpent
+from transcriber_core.naming import holder_of
 from transcriber_core.policy import DecodeLimits
 from transcriber_core.ports import BudgetStore, JobRepository, RecognizerLimits, Started
+from transcriber_core.worker import acquire_next_part
 
 #: SpeechKit's default start budget: a burst of 50, then one start in eight seconds.
 STARTS: dict[str, Any] = {"capacity": 500, "per": timedelta(hours=1)}
@@ -176,3 +178,16 @@ async def test_a_later_job_is_not_starved_by_an_earlier_jobs_parts(new_world: Ne
     asks = asks_of(world)
     assert sum(admitted for _, admitted in asks) == count
     assert len(asks) <= 2 * count
+
+
+async def test_a_part_lease_names_the_worker_that_holds_it(new_world: NewWorld) -> None:
+    """The acquisition id of a part begins with its taker (host:process), read back by holder_of."""
+    world = new_world(150.0)
+    world.services = attrs.evolve(world.services, worker="worker-host-a:4242")
+    await planned(world)
+    lease = await acquire_next_part(world.services)
+    assert lease is not None
+    assert holder_of(lease.acquisition_id) == "worker-host-a:4242"
+    assert lease.part.acquisition_id == lease.acquisition_id
+    assert holder_of(None) is None
+    assert holder_of("an-unnamed-lease") is None
