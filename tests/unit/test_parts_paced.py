@@ -2,8 +2,9 @@
 
 The recognizer's start asks a budget store for a token named by the part's
 audio, as SpeechKit's adapter does; the job repository and the budget store
-are memory, or SQLite on one real file. The part loops are run by hand on a
-manual clock, as idle loops woken every poll would run them.
+are memory, SQLite on one real file, or PostgreSQL on one database. The part
+loops are run by hand on a manual clock, as idle loops woken every poll
+would run them.
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ import attrs
 import pytest
 
 from tests.support.delegate import Delegate
+from tests.support.postgres import empty
 from tests.support.world import World, make_world
 from transcriber_adapters.memory import ManualClock, MemoryBudgetStore, MemoryJobRepository
-from transcriber_adapters.sqlite import SqliteBudgetStore
+from transcriber_adapters.postgres import Database, PostgresBudgetStore, PostgresJobRepository
+from transcriber_adapters.sqlite import SqliteBudgetStore, SqliteJobRepository
 from transcriber_core.entities import FileRecord, State
 from transcriber_core.errors import BudgetSpent
 from transcriber_core.naming import holder_of
@@ -54,22 +57,60 @@ class PacedStarts(Delegate):
         return started
 
 
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+def kind(request: pytest.FixtureRequest) -> str:
+    """Which stores the parts run on."""
+    return str(request.param)
+
+
+@pytest.fixture
+async def pg(kind: str, request: pytest.FixtureRequest) -> AsyncIterator[Database | None]:
+    """This run's PostgreSQL database, migrated and emptied, for the postgres kind only."""
+    if kind != "postgres":
+        yield None
+        return
+    database = await Database.open(request.getfixturevalue("postgres_url"), pool_size=4)
+    try:
+        await empty(database)
+        yield database
+    finally:
+        await database.close()
+
+
+@pytest.fixture
+async def repo(
+    pg: Database | None, kind: str, tmp_path: Path, clock: ManualClock
+) -> AsyncIterator[JobRepository]:
+    """The job repository the parts run on: in memory, SQLite on a file, or PostgreSQL."""
+    repository: JobRepository
+    if pg is not None:
+        repository = PostgresJobRepository(pg, clock=clock)
+    elif kind == "memory":
+        repository = MemoryJobRepository(clock)
+    else:
+        repository = await SqliteJobRepository.open(tmp_path / "jobs.db", clock=clock)
+    yield repository
+    await repository.close()
+
+
 @pytest.fixture
 async def budgets(
-    repo: JobRepository, clock: ManualClock, tmp_path: Path
+    pg: Database | None, kind: str, repo: JobRepository, clock: ManualClock, tmp_path: Path
 ) -> AsyncIterator[BudgetStore]:
-    """A start budget beside the repository (the same SQLite file), its burst already spent."""
+    """A start budget on the repository's database, its burst already spent."""
     store: BudgetStore
-    if isinstance(repo, MemoryJobRepository):
+    closing: SqliteBudgetStore | None = None
+    if pg is not None:
+        store = PostgresBudgetStore(pg, clock=clock)
+    elif kind == "memory":
         store = MemoryBudgetStore(clock)
     else:
-        store = await SqliteBudgetStore.open(tmp_path / "jobs.db", clock=clock)
+        store = closing = await SqliteBudgetStore.open(tmp_path / "jobs.db", clock=clock)
     for _ in range(50):
         assert await store.take("starts", **STARTS) is None
     yield store
-    close = getattr(store, "close", None)
-    if close is not None:
-        await close()
+    if closing is not None:
+        await closing.close()
 
 
 NewWorld = Callable[[float], World]
