@@ -241,8 +241,9 @@ async def test_a_job_waiting_for_the_start_budget_is_not_copied_again(
     assert waiting is not None
     assert waiting.state is State.RECOGNIZE
     assert waiting.attempts == 0
-    # The token is an hour away; the job waits at most the condition cap, then asks again.
-    assert waiting.delay_time == world.clock.now() + timedelta(minutes=5)
+    # The token is an hour away and promised to this job (ADR 61): it waits for it whole,
+    # past the condition cap, and is not taken again before.
+    assert waiting.delay_time == world.clock.now() + timedelta(hours=1)
     puts = [call for call in bucket.calls if call.method == "put"]
     assert len(puts) == 2
     for job_id in (first.id, second.id):
