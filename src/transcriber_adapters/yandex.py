@@ -223,7 +223,9 @@ class YandexRecognizer:
     token from ``budgets`` (shared by every process when it is the SQLite
     store, on the store's own clock) before anything is sent. An empty start or sync
     budget raises ``BudgetSpent`` with the wait; an empty check budget
-    answers ``Pending`` with the wait. Nothing is sent either way.
+    answers ``Pending`` with the wait. Nothing is sent either way. A start
+    told to wait keeps its turn (the audio's id is the holder, ADR 61): the
+    token at the end of the wait is its own, and no other start takes it.
 
     One aiohttp session is opened on first use and reused; ``close``
     releases it. Every request has a total ``timeout`` in seconds.
@@ -400,7 +402,9 @@ class YandexRecognizer:
                 raise DirectRefused("synchronous recognition labels no speakers")
             raise DirectRefused("the audio is too long or too large for synchronous recognition")
         body = self.request_body(audio, request)
-        await self._take(STARTS_BUDGET)
+        # The audio's id names who waits: the same recording or part on every retry, so a
+        # start told to wait keeps its turn and is admitted at it (ADR 61).
+        await self._take(STARTS_BUDGET, holder=audio.id)
         url = f"{self._v3_url}/recognizeFileAsync" if self.async_api == "v3" else self._stt_url
         answer = await self._request("start", "POST", url, duration, json=body)
         operation_id = answer.get("id")
@@ -469,9 +473,9 @@ class YandexRecognizer:
         capacity, per = self._shapes[name]
         return {"capacity": capacity, "per": per}
 
-    async def _take(self, name: str) -> None:
+    async def _take(self, name: str, *, holder: str | None = None) -> None:
         """Take a token of the budget or raise ``BudgetSpent`` with the wait; nothing is sent."""
-        wait = await self._budgets.take(name, **self._shape(name))
+        wait = await self._budgets.take(name, **self._shape(name), holder=holder)
         if wait is not None:
             _log_request("sync" if name == SYNC_BUDGET else "start", "paced", None)
             raise BudgetSpent(

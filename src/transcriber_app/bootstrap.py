@@ -219,6 +219,7 @@ async def build(
                 config, closers, files, stores.budgets, staging_dir=lock.staging
             )
         bot = _bot(config, closers)
+        this_host = host_name() if host is None else host
         services = Services(
             repo=stores.repo,
             files=files,
@@ -234,7 +235,9 @@ async def build(
             conditions=stores.conditions,
             usage=stores.usage,
             probe=HeaderProbe(),
-            host=host_name() if host is None else host,
+            host=this_host,
+            # Two worker processes on one host are told apart by their process id.
+            worker=f"{this_host}:{os.getpid()}",
             notifier=_notifier(bot, stores.budgets) if notifier is None else notifier,
             webhooks=_webhooks(config, clock, closers),
             clock=clock,

@@ -1,4 +1,4 @@
-"""The contract every BudgetStore adapter passes: tokens taken, waits told, budgets apart.
+"""The contract every BudgetStore adapter passes: tokens taken, waits told, turns kept.
 
 Use it from your own tests::
 
@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -61,6 +62,20 @@ async def take(
     """Take a token with the store's clock at ``now``."""
     clock.set(now)
     return await budgets.take(name, capacity=capacity, per=per)
+
+
+#: SpeechKit's start budget: a burst of 50, then one token in eight seconds.
+STARTS: dict[str, Any] = {"capacity": 500, "per": HOUR}
+#: One token back of ``STARTS``.
+REFILL = timedelta(seconds=8)
+
+
+async def ask(
+    clock: ManualClock, budgets: BudgetStore, holder: str | None, *, now: datetime
+) -> timedelta | None:
+    """A start of ``holder`` (None: unnamed) asks the ``STARTS`` budget at ``now``."""
+    clock.set(now)
+    return await budgets.take("starts", capacity=500, per=HOUR, holder=holder)
 
 
 async def levels(clock: ManualClock, budgets: BudgetStore, *, now: datetime) -> dict[str, float]:
@@ -171,3 +186,67 @@ class BudgetStoreContract:
             *(store.take("sync", capacity=20, per=HOUR) for _ in range(10) for store in racers)
         )
         assert sum(result is None for result in results) == burst_of(20)
+
+    async def test_a_holder_told_to_wait_is_admitted_at_its_turn(
+        self, clock: ManualClock, budgets: BudgetStore
+    ) -> None:
+        """A named start on a spent budget is admitted at the refill, on the token promised it."""
+        await _taken(clock, budgets, "starts", 50, T0, **STARTS)
+        assert await ask(clock, budgets, "part-a", now=T0) == REFILL
+        # Asked again early: the rest of the wait, and nothing more promised.
+        assert await ask(clock, budgets, "part-a", now=T0 + REFILL / 2) == REFILL / 2
+        # The token coming back is part-a's: an unnamed take or another holder waits behind it.
+        assert await ask(clock, budgets, None, now=T0 + REFILL) == REFILL
+        assert await ask(clock, budgets, "part-b", now=T0 + REFILL) == REFILL
+        assert await ask(clock, budgets, "part-a", now=T0 + REFILL) is None
+        # Admitted once: its next start is a new one, behind part-b.
+        assert await ask(clock, budgets, "part-a", now=T0 + REFILL) == REFILL * 2
+
+    async def test_waiting_holders_get_turns_one_refill_apart_and_ask_twice_each(
+        self, clock: ManualClock, budgets: BudgetStore
+    ) -> None:
+        """N starts on a spent budget: turns a refill apart; each asks once, then is admitted."""
+        await _taken(clock, budgets, "starts", 50, T0, **STARTS)
+        count = 12
+        dues = {}
+        for n in range(count):
+            wait = await ask(clock, budgets, f"part-{n}", now=T0)
+            assert wait is not None
+            dues[f"part-{n}"] = T0 + wait
+        assert sorted(dues.values()) == [T0 + REFILL * (n + 1) for n in range(count)]
+        asks = count
+        for holder, due in sorted(dues.items(), key=lambda item: item[1]):
+            assert await ask(clock, budgets, holder, now=due) is None
+            asks += 1
+        assert asks == 2 * count
+        # No token was taken twice: the budget is exactly as spent as twelve refills allow.
+        assert await ask(clock, budgets, None, now=T0 + REFILL * count) == REFILL
+
+    async def test_holders_on_one_database_racing_get_turns_apart(
+        self, clock: ManualClock, budgets: BudgetStore, another_budgets: OpenAnother
+    ) -> None:
+        """Three stores' holders asking a spent budget at once each get a turn of their own."""
+        await _taken(clock, budgets, "starts", 50, T0, **STARTS)
+        racers = [budgets, await another_budgets(), await another_budgets()]
+        waits = await asyncio.gather(
+            *(
+                store.take("starts", **STARTS, holder=f"{n}-{m}")
+                for n, store in enumerate(racers)
+                for m in range(4)
+            )
+        )
+        assert sorted(wait for wait in waits if wait is not None) == [
+            REFILL * (n + 1) for n in range(12)
+        ]
+
+    async def test_a_turn_never_claimed_is_forgotten_after_a_period(
+        self, clock: ManualClock, budgets: BudgetStore
+    ) -> None:
+        """A holder that never came back holds no turn an hour on: the budget is whole again."""
+        await _taken(clock, budgets, "starts", 50, T0, **STARTS)
+        wait = await ask(clock, budgets, "gone", now=T0)
+        assert wait == REFILL
+        later = T0 + REFILL + HOUR + timedelta(seconds=1)
+        assert await _taken(clock, budgets, "starts", 60, later, **STARTS) == burst_of(500)
+        # The forgotten holder, back at last, asks as a new start: behind the others.
+        assert await ask(clock, budgets, "gone", now=later) == REFILL

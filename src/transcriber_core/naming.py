@@ -41,3 +41,23 @@ def derived_file_id(job_id: str, role: str) -> str:
     """
     digest = hashlib.sha256(f"{job_id}\x00{role}".encode()).digest()[:16]
     return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
+
+#: Between the holder and the unique rest of a part's acquisition id (ADR 61).
+_HOLDER_END = "/"
+
+
+def held_by(holder: str, unique: str) -> str:
+    """An acquisition id that names its holder (a worker's host and process) before ``unique``.
+
+    The id stays unique (``unique`` is), so it fences as any other; the admin
+    page reads who holds a part from it (``holder_of``) with no column of its own.
+    """
+    return f"{holder}{_HOLDER_END}{unique}" if holder else unique
+
+
+def holder_of(acquisition_id: str | None) -> str | None:
+    """The holder an acquisition id names (``held_by``); None for none, or an unnamed lease."""
+    if not acquisition_id or _HOLDER_END not in acquisition_id:
+        return None
+    return acquisition_id.rsplit(_HOLDER_END, 1)[0] or None

@@ -368,11 +368,14 @@ def condition_pause(
     """How long a job waits out a service condition: a fixed pause, or longer if the vendor asks.
 
     The wait never grows with repetition: a full disk or a revoked key may be
-    fixed at any moment, and the job should notice within one pause.
+    fixed at any moment, and the job should notice within one pause. An
+    exact wait (a budget's turn, ADR 61) is kept whole, past the cap: the
+    token at its end is promised to this job, so asking sooner only hears
+    the rest of the wait.
     """
     asked = condition.retry_after
     if condition.exact and asked is not None:
-        return min(asked, settings.condition_pause_cap)
+        return asked
     if asked is None or asked <= settings.condition_pause:
         return settings.condition_pause
     return min(asked, settings.condition_pause_cap)

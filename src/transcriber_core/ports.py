@@ -675,7 +675,9 @@ class PeopleStore(Invitations, Accounts, PersonTokens, PersonSessions, ChatLinks
 class BudgetStore(Protocol):
     """Request budgets shared by every process on the database (ADR 29)."""
 
-    async def take(self, name: str, *, capacity: int, per: timedelta) -> timedelta | None:
+    async def take(
+        self, name: str, *, capacity: int, per: timedelta, holder: str | None = None
+    ) -> timedelta | None:
         """Take one token of budget ``name`` (``capacity`` per ``per``) now; None when taken.
 
         "Now" is the store's own clock, so hosts whose clocks disagree share one refill.
@@ -683,6 +685,13 @@ class BudgetStore(Protocol):
         Otherwise nothing is taken and the answer is how long until a token
         is back. No window of length ``per`` ever sees more than ``capacity``
         tokens taken, whichever process takes them.
+
+        A ``holder`` (who asks: a recording or part that comes back when told)
+        told to wait is promised the next token and keeps a turn, stored
+        with the budget (``budgets.take_turn``, ADR 61): asked again before
+        it, the answer is the rest of the wait; at or after it, the holder
+        is admitted without taking again. Turns follow one another one
+        refill apart, and no take overtakes a promised one.
         """
         ...
 

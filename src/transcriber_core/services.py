@@ -65,6 +65,8 @@ class Services:
     usage: UsageStore | None = None
     #: This host's name: the scope of conditions about its own disk.
     host: str = ""
+    #: This process among the workers (host and process id): named in the parts it leases.
+    worker: str = ""
     settings: Settings = DEFAULT_SETTINGS
     #: This process's fan-out to its idle loops.
     wakeup: Wakeup = attrs.field(factory=Wakeup)

@@ -26,6 +26,7 @@ from transcriber_core.errors import (
     StepTimedOut,
     TransientError,
 )
+from transcriber_core.naming import held_by
 from transcriber_core.notices import remove_storage_copy
 from transcriber_core.outbox import deliver_next, move_deliveries
 from transcriber_core.part_steps import recognize_part
@@ -144,7 +145,8 @@ async def acquire_next_part(services: Services) -> PartLease | None:
     """
     settings = services.settings
     while True:
-        acquisition_id = services.ids.new_id()
+        # The lease names its holder, so the admin page shows who works on which part.
+        acquisition_id = held_by(services.worker or services.host, services.ids.new_id())
         part = await services.parts.acquire_part(
             acquisition_id=acquisition_id, lease=settings.lease
         )

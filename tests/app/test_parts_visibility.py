@@ -5,12 +5,15 @@ from __future__ import annotations
 import secrets
 from datetime import timedelta
 
+import attrs
 import httpx
 
 from tests.support.admin import PASSWORD, T0, in_process_client, log_in
+from transcriber_adapters.memory import ManualClock
 from transcriber_app.bootstrap import Runtime
 from transcriber_app.web.auth import hash_password
 from transcriber_core.entities import Job, JobPart, Origin, State
+from transcriber_core.naming import held_by
 
 
 def new_job(state: State) -> Job:
@@ -80,3 +83,40 @@ async def test_job_page_of_a_whole_job_has_no_parts(runtime: Runtime) -> None:
         page = await client.get(f"/admin/jobs/{job.id}")
     assert page.status_code == 200
     assert 'id="job-parts"' not in page.text
+
+
+async def test_admin_job_page_names_the_worker_holding_a_part(
+    runtime: Runtime, clock: ManualClock
+) -> None:
+    """A held part shows its worker, attempts and lease end; a part finished since shows none."""
+    job = await split_job(runtime)
+    repo = runtime.services.repo
+    lease = runtime.services.settings.lease
+    held = await repo.acquire_part(acquisition_id=held_by("worker-b:4242", "p1"), lease=lease)
+    assert held is not None
+    assert held.index == 1
+    finished = await repo.acquire_part(acquisition_id=held_by("worker-c:77", "p2"), lease=lease)
+    assert finished is not None
+    assert finished.index == 2
+    done = attrs.evolve(finished, text="c", operation_id="op-third", acquisition_id=None)
+    await repo.save_part_if_held(done, acquisition_id=held_by("worker-c:77", "p2"))
+    await runtime.owners.create_owner(await hash_password(PASSWORD), now=T0)
+    async with in_process_client(runtime) as client:
+        assert (await log_in(client)).status_code == 303
+        page = await client.get(f"/admin/jobs/{job.id}")
+    assert page.status_code == 200
+    rows = page.text.split('<tr class="part">')[1:]
+    assert len(rows) == 3
+    assert "worker-b:4242" in rows[1]
+    assert '<td class="num part-attempts">1</td>' in rows[1]
+    assert '<td class="time part-lease">—</td>' not in rows[1]
+    for finished_row in (rows[0], rows[2]):
+        assert '<td class="part-holder">—</td>' in finished_row
+        assert '<td class="time part-lease">—</td>' in finished_row
+    assert "worker-c" not in page.text
+    # The lease lapses unrenewed: the page no longer names a holder for part 2.
+    clock.advance(lease * 2)
+    async with in_process_client(runtime) as client:
+        assert (await log_in(client)).status_code == 303
+        later = await client.get(f"/admin/jobs/{job.id}")
+    assert "worker-b:4242" not in later.text

@@ -11,6 +11,7 @@ import pytest
 from tests.support.world import HOST, World, make_world
 from transcriber_core.entities import EVERYWHERE, State
 from transcriber_core.errors import (
+    BudgetSpent,
     DatabaseDown,
     DiskFull,
     InvalidTransition,
@@ -64,6 +65,18 @@ def test_condition_pause_takes_a_longer_vendor_wait_up_to_the_cap() -> None:
     assert condition_pause(greedy, settings) == timedelta(minutes=5)
     short = RecognizerThrottled(retry_after=timedelta(seconds=1))
     assert condition_pause(short, settings) == timedelta(seconds=30)
+
+
+def test_a_budget_turn_is_waited_whole_short_or_past_the_cap() -> None:
+    """A spent budget's wait is exact (ADR 61): kept as told, below the pause or past the cap."""
+    settings = Settings(
+        condition_pause=timedelta(seconds=30), condition_pause_cap=timedelta(minutes=5)
+    )
+    assert condition_pause(BudgetSpent(retry_after=timedelta(seconds=8)), settings) == timedelta(
+        seconds=8
+    )
+    turn = timedelta(minutes=40)
+    assert condition_pause(BudgetSpent(retry_after=turn), settings) == turn
 
 
 def test_disk_conditions_belong_to_the_host_and_keys_to_everyone() -> None:

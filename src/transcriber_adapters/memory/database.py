@@ -51,6 +51,8 @@ class MemoryDatabase:
         self.sweeps: dict[str, datetime] = {}
         #: budget name -> (bucket, capacity, period).
         self.buckets: dict[str, tuple[Bucket, int, timedelta]] = {}
+        #: (budget name, holder) -> when the token promised to the holder is due (ADR 61).
+        self.turns: dict[tuple[str, str], datetime] = {}
         #: (code, scope) -> condition.
         self.conditions: dict[tuple[str, str], Condition] = {}
         #: The owner's password hash; None while there is no owner.
@@ -83,6 +85,7 @@ class MemoryDatabase:
             self.parts.clear()
             self.sweeps.clear()
             self.buckets.clear()
+            self.turns.clear()
             self.conditions.clear()
             self.owner_hash = None
             self.sessions.clear()

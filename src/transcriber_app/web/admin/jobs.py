@@ -10,9 +10,11 @@ the job changed since the owner read it (ADR 23).
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
+import attrs
 from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
@@ -31,9 +33,9 @@ from transcriber_app.web.state import runtime_of
 from transcriber_app.web.transcripts import TranscriptFormat, no_transcript
 from transcriber_core import deletion, edits, speakers
 from transcriber_core.deletion import store_for
-from transcriber_core.entities import FileRecord, Job, State
+from transcriber_core.entities import FileRecord, Job, JobPart, State
 from transcriber_core.errors import FileNotFound, JobChanged, JobNotFound
-from transcriber_core.naming import well_formed_id
+from transcriber_core.naming import holder_of, well_formed_id
 from transcriber_core.policy import files_go_at, job_goes_at
 from transcriber_core.progress import report_of
 from transcriber_core.services import Services
@@ -131,7 +133,7 @@ async def job_detail(request: Request) -> Response:
     context = {
         "job": job,
         "files": await _file_rows(services, job),
-        "parts": await services.jobs.get_parts(job.id),
+        "parts": _part_rows(services, await services.jobs.get_parts(job.id)),
         "states": list(State),
         "revive_to": edits.revive_state(job),
         "lease_until": lease_until,
@@ -145,6 +147,52 @@ async def job_detail(request: Request) -> Response:
         "job_url": job_url,
     }
     return render(request, "job.html", context)
+
+
+@attrs.frozen(kw_only=True)
+class PartRow:
+    """One part as the job page shows it: its work, and who holds its lease until when."""
+
+    part: JobPart
+    #: done, failed, recognising (it has an operation) or not started.
+    state: str
+    #: The worker (host:process) whose lease on the part is live; None when none is.
+    holder: str | None
+    #: When that lease lapses unless renewed.
+    lease_until: datetime | None
+
+    @property
+    def done(self) -> bool:
+        """True once the part's transcript is in (the page counts these)."""
+        return self.part.done
+
+
+def _part_rows(services: Services, parts: list[JobPart]) -> list[PartRow]:
+    """The parts of a split job with their holders: a lease counts while it has not lapsed."""
+    now = services.clock.now()
+    rows = []
+    for part in parts:
+        until = None
+        if part.acquisition_id is not None and part.acquire_time is not None:
+            until = part.acquire_time + services.settings.lease
+        live = until is not None and until > now
+        rows.append(
+            PartRow(
+                part=part,
+                state=_part_state(part),
+                holder=holder_of(part.acquisition_id) if live else None,
+                lease_until=until if live else None,
+            )
+        )
+    return rows
+
+
+def _part_state(part: JobPart) -> str:
+    if part.done:
+        return "done"
+    if part.failed:
+        return "failed"
+    return "recognising" if part.operation_id else "not started"
 
 
 async def _file_rows(services: Services, job: Job) -> list[dict[str, Any]]:
