@@ -21,7 +21,13 @@ from typing import Any, LiteralString
 
 from psycopg import AsyncConnection
 
-from transcriber_adapters.checks import check_edit, check_page, check_parts, check_progress
+from transcriber_adapters.checks import (
+    check_edit,
+    check_page,
+    check_parts,
+    check_progress,
+    check_search_limit,
+)
 from transcriber_adapters.postgres import statements as sql
 from transcriber_adapters.postgres.clock import now_param
 from transcriber_adapters.postgres.connection import Database
@@ -37,6 +43,7 @@ from transcriber_adapters.sql.rows import delivery_params
 from transcriber_core.entities import Correction, FileRecord, Job, JobPart, NewDelivery, State
 from transcriber_core.errors import FileNotFound, JobChanged, JobNotFound, LeaseLost
 from transcriber_core.ports import Clock, Ready, Removed
+from transcriber_core.search import Hit, SearchQuery
 from transcriber_core.transitions import check_acquirable
 
 #: The poller's one query a tick: the ready step states, then ``DUE`` when a delivery is.
@@ -295,6 +302,15 @@ class PostgresJobRepository(PostgresOutbox):
         params = {"owner": owner, "limit": limit, "offset": offset}
         rows = await self._db.fetchall(sql.LIST_OWNED_JOBS_SQL, params)
         return [sql.ROWS.job_from_row(row) for row in rows]
+
+    async def search(self, owner: str, query: SearchQuery, *, limit: int = 20) -> list[Hit]:
+        """The owner's done transcripts that match, newest first, found by ``tsvector`` (ADR 58)."""
+        check_search_limit(limit)
+        if query.empty:
+            return []
+        params = {"owner": owner, "tsquery": sql.tsquery_of(query), "limit": limit}
+        rows = await self._db.fetchall(sql.SEARCH_SQL, params)
+        return [hit for row in rows if (hit := sql.ROWS.hit_from_row(query, row)) is not None]
 
     async def count_by_state(self) -> dict[State, int]:
         """How many jobs are in each state; states with none are left out."""

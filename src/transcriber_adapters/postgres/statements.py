@@ -25,11 +25,13 @@ from transcriber_adapters.sql.rows import (
     JOB_READ_COLUMNS,
     PART_COLUMNS,
     PROGRESS_COLUMNS,
+    SEARCH_COLUMNS,
     RowMapping,
     words_from_items,
 )
 from transcriber_core.entities import PROGRESS_STATES, STEP_STATES, FileRecord, Job, State
 from transcriber_core.policy import QUEUE_POSITION_LIMIT
+from transcriber_core.search import SearchQuery
 
 _JOB_LIST = ", ".join(JOB_READ_COLUMNS)
 _JOB_WRITE_LIST = ", ".join(JOB_COLUMNS)
@@ -234,6 +236,29 @@ LIST_OWNED_JOBS_SQL = (
     f"SELECT {_JOB_LIST} FROM jobs WHERE owner = %(owner)s"
     " ORDER BY created DESC, id DESC LIMIT %(limit)s OFFSET %(offset)s"
 )
+
+_SEARCH_LIST = ", ".join(SEARCH_COLUMNS)
+
+#: One owner's done jobs whose ``search`` vector matches, newest first (ADR 58);
+#: parameters: ``tsquery`` (``tsquery_of``), ``owner``, ``limit``. The GIN index
+#: ``jobs_search`` finds the rows; their long text and words stay TOASTed until the
+#: page's few rows are returned.
+SEARCH_SQL = (
+    f"SELECT {_SEARCH_LIST} FROM jobs"
+    " WHERE search @@ to_tsquery('simple', %(tsquery)s) AND owner = %(owner)s"
+    f" AND state = '{State.DONE.value}'"
+    " ORDER BY created DESC, id DESC LIMIT %(limit)s"
+)
+
+
+def tsquery_of(query: SearchQuery) -> str:
+    """The ``to_tsquery`` text of ``query``: each term a quoted prefix (``'term':*``), ANDed.
+
+    The terms hold only letters and digits (``SearchQuery``); quoted besides,
+    ``&``, ``|``, ``!``, ``<->`` or ``:`` typed by a person never reach the parser.
+    """
+    return " & ".join("'" + term.replace("'", "''") + "':*" for term in query.terms)
+
 
 #: Jobs per state.
 COUNT_BY_STATE_SQL = "SELECT state, count(*) FROM jobs GROUP BY state"

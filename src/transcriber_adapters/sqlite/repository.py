@@ -18,7 +18,13 @@ from typing import Any, TypeVar
 
 import attrs
 
-from transcriber_adapters.checks import check_edit, check_page, check_parts, check_progress
+from transcriber_adapters.checks import (
+    check_edit,
+    check_page,
+    check_parts,
+    check_progress,
+    check_search_limit,
+)
 from transcriber_adapters.sql.outbox import ready_of
 from transcriber_adapters.sql.removal import file_ids_of, job_ids_of
 from transcriber_adapters.sqlite.outbox import DELIVERY_DUE_ROW, SqliteOutbox, write_deliveries
@@ -63,7 +69,9 @@ from transcriber_adapters.sqlite.statements import (
     SAVE_PART_IF_HELD_SQL,
     SAVE_PROGRESS_SQL,
     SAVE_SQL,
+    SEARCH_SQL,
     TAKE_SWEEP_SQL,
+    fts5_match,
 )
 from transcriber_adapters.sqlite.times import to_db
 from transcriber_core.entities import Correction, FileRecord, Job, JobPart, NewDelivery, State
@@ -74,6 +82,7 @@ from transcriber_core.errors import (
     LeaseLost,
 )
 from transcriber_core.ports import Clock, Ready, Removed
+from transcriber_core.search import Hit, SearchQuery
 from transcriber_core.transitions import check_acquirable
 
 T = TypeVar("T")
@@ -215,6 +224,14 @@ class SqliteJobRepository(SqliteOutbox):
         check_page(limit, offset)
         params = {"owner": owner, "limit": limit, "offset": offset}
         return await self._call(_list_owned_jobs, params)
+
+    async def search(self, owner: str, query: SearchQuery, *, limit: int = 20) -> list[Hit]:
+        """The owner's done transcripts that match, newest first, found with FTS5 (ADR 58)."""
+        check_search_limit(limit)
+        if query.empty:
+            return []
+        params = {"owner": owner, "match": fts5_match(query), "limit": limit}
+        return await self._call(_search, query, params)
 
     async def count_by_state(self) -> dict[State, int]:
         """How many jobs are in each state; states with none are left out."""
@@ -451,6 +468,11 @@ def _list_jobs(conn: sqlite3.Connection, state: State | None, limit: int, offset
 
 def _list_owned_jobs(conn: sqlite3.Connection, params: dict[str, object]) -> list[Job]:
     return [ROWS.job_from_row(row) for row in conn.execute(LIST_OWNED_JOBS_SQL, params)]
+
+
+def _search(conn: sqlite3.Connection, query: SearchQuery, params: dict[str, object]) -> list[Hit]:
+    rows = conn.execute(SEARCH_SQL, params).fetchall()
+    return [hit for row in rows if (hit := ROWS.hit_from_row(query, row)) is not None]
 
 
 def _get_parts(conn: sqlite3.Connection, job_id: str) -> list[JobPart]:

@@ -18,6 +18,7 @@ from transcriber_adapters.sql.rows import (
     NO_WORDS,
     PART_COLUMNS,
     PROGRESS_COLUMNS,
+    SEARCH_COLUMNS,
     SESSION_COLUMNS,
     RowMapping,
     words_from_items,
@@ -25,6 +26,7 @@ from transcriber_adapters.sql.rows import (
 from transcriber_adapters.sqlite.times import from_db, to_db
 from transcriber_core.entities import PROGRESS_STATES, STEP_STATES, State, Word
 from transcriber_core.policy import QUEUE_POSITION_LIMIT
+from transcriber_core.search import SearchQuery
 
 _JOB_LIST = ", ".join(JOB_READ_COLUMNS)
 _JOB_WRITE_LIST = ", ".join(JOB_COLUMNS)
@@ -173,6 +175,35 @@ LIST_OWNED_JOBS_SQL = (
     f"SELECT {_JOB_LIST} FROM jobs WHERE owner = :owner"
     " ORDER BY created DESC, id DESC LIMIT :limit OFFSET :offset"
 )
+
+_SEARCH_LIST = ", ".join(SEARCH_COLUMNS)
+
+#: One owner's done jobs whose text ``jobs_search`` matches, newest first (ADR 58);
+#: parameters: ``match`` (``fts5_match``), ``owner``, ``limit``. The inner select walks the
+#: owner's entries of ``jobs_owner_created`` newest first and keeps the rowids the match
+#: holds (a set built once from the index alone): no job row is read to choose, since a
+#: row's owner and times sit after its long text and words. Only the page's rows are read.
+#: The index holds done jobs only; the outer WHERE says so again for a row edited by hand,
+#: its unary ``+`` keeping the planner on the rowids rather than another index.
+SEARCH_SQL = (
+    f"SELECT {_SEARCH_LIST} FROM jobs WHERE rowid IN ("
+    " SELECT rowid FROM jobs INDEXED BY jobs_owner_created WHERE owner = :owner"
+    " AND rowid IN (SELECT rowid FROM jobs_search WHERE jobs_search MATCH :match)"
+    " ORDER BY created DESC, id DESC LIMIT :limit)"
+    f" AND +owner = :owner AND +state = '{State.DONE.value}'"
+    " ORDER BY created DESC, id DESC"
+)
+
+
+def fts5_match(query: SearchQuery) -> str:
+    """The FTS5 expression of ``query``: each term a quoted prefix, all of them (AND).
+
+    The terms hold only letters and digits (``SearchQuery``), and each is
+    quoted besides, so ``NEAR``, ``AND``, ``*`` or ``-`` typed by a person
+    stays a word to find.
+    """
+    return " ".join('"' + term.replace('"', '""') + '"*' for term in query.terms)
+
 
 #: Jobs per state.
 COUNT_BY_STATE_SQL = "SELECT state, count(*) FROM jobs GROUP BY state"

@@ -1,0 +1,201 @@
+"""Full-text search over one's own transcripts: what a query means, and what a hit shows (ADR 58).
+
+The stores find candidates with an index of their own (SQLite FTS5,
+PostgreSQL ``tsvector``, a scan in memory); what a query is and where it
+matches in a transcript is decided here, once, for all three:
+
+- A query is its words: the text folded (NFKC, lower case) and cut into runs
+  of letters and digits. Everything else (quotes, ``*``, ``-``, ``NEAR``,
+  parentheses, ``:`` and ``&``) only separates words, so no query syntax of
+  any store reaches it and no input can make a search fail.
+- A transcript matches when each word of the query begins one of its words
+  (prefix, case-insensitive): ``transcr`` finds "Transcription".
+- A hit shows the stretch around the first matching word of the transcript
+  with every matching word marked, and that word's start (seconds), so the
+  result links to that moment of the recording.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import unicodedata
+from collections.abc import Sequence
+from datetime import datetime
+
+import attrs
+
+from transcriber_core.entities import Word
+
+#: A query longer than this is cut here before it is read: a search box, not a document.
+MAX_QUERY_CHARACTERS = 500
+#: Words of a query past this many are ignored.
+MAX_TERMS = 16
+#: A longer word of a query is cut to this many characters: still a prefix of what it was.
+MAX_TERM_CHARACTERS = 64
+#: The most hits one search returns.
+MAX_HITS = 100
+#: Words a snippet shows before the first matching word, and in all.
+SNIPPET_BEFORE = 8
+SNIPPET_WORDS = 28
+
+# A word is a run of letters and digits (no underscore): FTS5's unicode61 and
+# PostgreSQL's parser both split at an underscore, and so must the rule they prefilter for.
+_WORD = re.compile(r"[^\W_]+")
+
+
+def fold(text: str) -> str:
+    """``text`` as searches compare it: NFKC-normalised, lower case."""
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def _is_term(term: str) -> bool:
+    return _WORD.fullmatch(term) is not None and fold(term) == term
+
+
+def _check_terms(_instance: object, _attribute: object, terms: tuple[str, ...]) -> None:
+    if len(terms) > MAX_TERMS or not all(
+        _is_term(term) and len(term) <= MAX_TERM_CHARACTERS for term in terms
+    ):
+        raise ValueError("a query's terms are folded runs of letters and digits")
+
+
+@attrs.frozen(kw_only=True)
+class SearchQuery:
+    """A person's search, read once: the words to find, each a folded run of letters and digits.
+
+    What a store's index is asked is built from ``terms`` alone, which hold no
+    character any query language gives a meaning to.
+    """
+
+    #: The words, in the order typed, each once; empty: nothing to look for.
+    terms: tuple[str, ...] = attrs.field(default=(), validator=_check_terms)
+
+    @classmethod
+    def parse(cls, raw: str) -> SearchQuery:
+        """The query a person typed; never raises, whatever ``raw`` holds."""
+        seen: dict[str, None] = {}
+        for term in _WORD.findall(fold(raw[:MAX_QUERY_CHARACTERS])):
+            seen.setdefault(term[:MAX_TERM_CHARACTERS], None)
+        return cls(terms=tuple(seen)[:MAX_TERMS])
+
+    @property
+    def empty(self) -> bool:
+        """True when there is nothing to look for: no store is asked."""
+        return not self.terms
+
+    def matches(self, text: str) -> bool:
+        """True when each term begins a word of ``text``: the rule every store's hits obey."""
+        if self.empty:
+            return False
+        folded = fold(text)
+        return all(re.search(rf"(?<![^\W_]){re.escape(term)}", folded) for term in self.terms)
+
+
+@attrs.frozen(kw_only=True)
+class Fragment:
+    """A stretch of a snippet; the page marks (``<mark>``) the stretches that matched."""
+
+    text: str
+    marked: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class Hit:
+    """One transcript a search found: whose, when, the stretch that matched, and its moment."""
+
+    job_id: str
+    #: When the recording was sent (the job's ``created``).
+    created: datetime
+    #: The words around the first match, the matching ones marked; plain text, never HTML.
+    snippet: tuple[Fragment, ...]
+    #: Whether the transcript goes on before and after the snippet.
+    more_before: bool = False
+    more_after: bool = False
+    #: Start in seconds of the first matching word; None for a transcript without timings.
+    at: float | None = None
+
+
+def hit_of(
+    query: SearchQuery,
+    *,
+    job_id: str,
+    created: datetime,
+    text: str,
+    words: Sequence[Word],
+) -> Hit | None:
+    """The hit a transcript makes for ``query``; None when it does not match.
+
+    A store's index only proposes a transcript; this decides, so every store
+    answers alike. The snippet and the moment come from the timed words when
+    one of them matches, otherwise from the text (words separated by spaces).
+    """
+    if not query.matches(text):
+        return None
+    pattern = _pattern(query.terms)
+    if words:
+        found = _first_match(pattern, [word.text for word in words])
+        if found is not None:
+            pieces = [word.text for word in words]
+            return _hit(
+                pattern, pieces, found, job_id=job_id, created=created, at=words[found].start
+            )
+    pieces = text.split()
+    found = _first_match(pattern, pieces)
+    return _hit(pattern, pieces, found or 0, job_id=job_id, created=created, at=None)
+
+
+def _pattern(terms: Sequence[str]) -> re.Pattern[str]:
+    """Any of ``terms`` at the start of a word: not preceded by a letter or a digit."""
+    alternatives = "|".join(re.escape(term) for term in terms)
+    return re.compile(rf"(?<![^\W_])(?:{alternatives})")
+
+
+def _first_match(pattern: re.Pattern[str], pieces: Sequence[str]) -> int | None:
+    """The index of the first piece a term begins a word of; one regex pass over them all."""
+    folded = [fold(piece) for piece in pieces]
+    # One newline between pieces keeps a match from running across two.
+    starts: list[int] = []
+    offset = 0
+    for piece in folded:
+        starts.append(offset)
+        offset += len(piece) + 1
+    match = pattern.search("\n".join(folded))
+    if match is None:
+        return None
+    return bisect.bisect_right(starts, match.start()) - 1
+
+
+def _hit(
+    pattern: re.Pattern[str],
+    pieces: Sequence[str],
+    found: int,
+    *,
+    job_id: str,
+    created: datetime,
+    at: float | None,
+) -> Hit:
+    first = max(0, found - SNIPPET_BEFORE)
+    last = min(len(pieces), first + SNIPPET_WORDS)
+    fragments: list[Fragment] = []
+    for index in range(first, last):
+        if index > first:
+            _add(fragments, " ", marked=False)
+        piece = pieces[index]
+        _add(fragments, piece, marked=pattern.search(fold(piece)) is not None)
+    return Hit(
+        job_id=job_id,
+        created=created,
+        snippet=tuple(fragments),
+        more_before=first > 0,
+        more_after=last < len(pieces),
+        at=at,
+    )
+
+
+def _add(fragments: list[Fragment], text: str, *, marked: bool) -> None:
+    """Append ``text``, joining it to the last fragment when both are plain."""
+    if fragments and not marked and not fragments[-1].marked:
+        fragments[-1] = Fragment(text=fragments[-1].text + text)
+    else:
+        fragments.append(Fragment(text=text, marked=marked))
