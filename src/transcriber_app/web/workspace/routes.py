@@ -8,7 +8,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from transcriber_app.web.admin.security import MAX_FORM_BYTES, WorkspaceHeaders
-from transcriber_app.web.workspace import corrections, transcript, views
+from transcriber_app.web.workspace import corrections, search, transcript, views
 from transcriber_app.web.workspace.sessions import PREFIX, WorkspaceSessions
 
 
@@ -28,6 +28,7 @@ def mount() -> Mount:
         Route("/recordings/{job_id}/words", corrections.save_words, methods=["POST"]),
         Route("/recordings/{job_id}/restore", corrections.restore, methods=["POST"]),
         Route("/recordings/{job_id}/transcript.{format}", corrections.download, methods=["GET"]),
+        Route("/search", search.search, methods=["GET"]),
         Route("/tokens", views.tokens_page, methods=["GET"]),
         Route("/tokens", views.make_token, methods=["POST"]),
         Route("/tokens/{token_id}/revoke", views.revoke_token, methods=["POST"]),
