@@ -25,8 +25,6 @@ from datetime import datetime
 
 import attrs
 
-from transcriber_core.entities import Word
-
 #: A query longer than this is cut here before it is read: a search box, not a document.
 MAX_QUERY_CHARACTERS = 500
 #: Words of a query past this many are ignored.
@@ -86,10 +84,7 @@ class SearchQuery:
 
     def matches(self, text: str) -> bool:
         """True when each term begins a word of ``text``: the rule every store's hits obey."""
-        if self.empty:
-            return False
-        folded = fold(text)
-        return all(re.search(rf"(?<![^\W_]){re.escape(term)}", folded) for term in self.terms)
+        return _holds_every_term(self, fold(text))
 
 
 @attrs.frozen(kw_only=True)
@@ -122,27 +117,48 @@ def hit_of(
     job_id: str,
     created: datetime,
     text: str,
-    words: Sequence[Word],
+    word_texts: Sequence[str] = (),
+    word_starts: Sequence[float] = (),
 ) -> Hit | None:
     """The hit a transcript makes for ``query``; None when it does not match.
 
-    A store's index only proposes a transcript; this decides, so every store
-    answers alike. The snippet and the moment come from the timed words when
-    one of them matches, otherwise from the text (words separated by spaces).
+    ``word_texts`` and ``word_starts`` are the job's timed words (their text
+    and start, in order; empty for a transcript of text alone). A store's
+    index only proposes a transcript; this decides, so every store answers
+    alike. The snippet and the moment come from the timed words when one of
+    them matches, otherwise from the text (words separated by spaces).
+
+    The first match is found in the text in one pass; when the text's
+    space-separated pieces line up one to one with the words (as the
+    recognizers and corrections write them, ADR 57) that is the word, and no
+    other word is folded: a page of 50 long transcripts stays cheap.
     """
-    if not query.matches(text):
+    folded = fold(text)
+    if not _holds_every_term(query, folded):
         return None
     pattern = _pattern(query.terms)
-    if words:
-        found = _first_match(pattern, [word.text for word in words])
-        if found is not None:
-            pieces = [word.text for word in words]
-            return _hit(
-                pattern, pieces, found, job_id=job_id, created=created, at=words[found].start
-            )
     pieces = text.split()
-    found = _first_match(pattern, pieces)
-    return _hit(pattern, pieces, found or 0, job_id=job_id, created=created, at=None)
+    in_text = _first_piece(pattern, folded, len(pieces))
+    if word_texts:
+        found: int | None = None
+        lined_up = len(word_texts) == len(pieces) == len(word_starts)
+        if lined_up and in_text is not None and pattern.search(fold(word_texts[in_text])):
+            found = in_text
+        else:
+            found = _first_match(pattern, word_texts)
+        if found is not None:
+            return _hit(
+                pattern, word_texts, found, job_id=job_id, created=created, at=word_starts[found]
+            )
+    if in_text is None:
+        in_text = _first_match(pattern, pieces)
+    return _hit(pattern, pieces, in_text or 0, job_id=job_id, created=created, at=None)
+
+
+def _holds_every_term(query: SearchQuery, folded: str) -> bool:
+    return bool(query.terms) and all(
+        re.search(rf"(?<![^\W_]){re.escape(term)}", folded) for term in query.terms
+    )
 
 
 def _pattern(terms: Sequence[str]) -> re.Pattern[str]:
@@ -151,8 +167,26 @@ def _pattern(terms: Sequence[str]) -> re.Pattern[str]:
     return re.compile(rf"(?<![^\W_])(?:{alternatives})")
 
 
+def _first_piece(pattern: re.Pattern[str], folded: str, pieces: int) -> int | None:
+    """The index of the space-separated piece of ``folded`` holding the first match.
+
+    None when nothing matches, or when folding changed how many pieces there
+    are (NFKC turns a few characters into spaces): the caller then looks piece by piece.
+    """
+    match = pattern.search(folded)
+    if match is None:
+        return None
+    before = folded[: match.start()]
+    index = len(before.split())
+    if before and not before[-1].isspace():
+        index -= 1  # the match is inside a piece already counted ("e-mail" for "mail")
+    if len(folded.split()) != pieces:
+        return None
+    return index
+
+
 def _first_match(pattern: re.Pattern[str], pieces: Sequence[str]) -> int | None:
-    """The index of the first piece a term begins a word of; one regex pass over them all."""
+    """The index of the first piece a term begins a word of, each piece folded on its own."""
     folded = [fold(piece) for piece in pieces]
     # One newline between pieces keeps a match from running across two.
     starts: list[int] = []

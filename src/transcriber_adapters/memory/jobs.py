@@ -340,7 +340,14 @@ class MemoryJobRepository(MemoryOutbox):
         for job in jobs:
             if job.text is None:
                 continue
-            hit = hit_of(query, job_id=job.id, created=job.created, text=job.text, words=job.words)
+            hit = hit_of(
+                query,
+                job_id=job.id,
+                created=job.created,
+                text=job.text,
+                word_texts=[word.text for word in job.words],
+                word_starts=[word.start for word in job.words],
+            )
             if hit is not None:
                 hits.append(hit)
                 if len(hits) == limit:

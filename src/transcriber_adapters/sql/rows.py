@@ -391,12 +391,16 @@ class RowMapping:
         dialects answer as the store in memory does.
         """
         id_, created, text, words = row[:4]
+        # No Word is built: a hit needs each word's text and start only (the JSON text
+        # of SQLite is decoded here, PostgreSQL's jsonb arrives decoded).
+        items = json.loads(words) if isinstance(words, str) else words
         return hit_of(
             query,
             job_id=id_,
             created=self._from_db(created),
             text=text,
-            words=self._words_from_db(words),
+            word_texts=[item["text"] for item in items],
+            word_starts=[item["start"] for item in items],
         )
 
     def correction_params(

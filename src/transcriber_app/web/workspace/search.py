@@ -20,7 +20,7 @@ from transcriber_core.people import Person
 from transcriber_core.search import MAX_QUERY_CHARACTERS, Hit, SearchQuery
 
 #: Hits one page shows.
-PAGE_HITS = 50
+PAGE_HITS = 20
 
 
 def hit_url(hit: Hit) -> str:
