@@ -310,6 +310,23 @@ class SearchContract(RepositorySuite):
         (hit,) = await repo.search(ALICE, SearchQuery.parse("timings"))
         assert (hit.job_id, hit.at, marked(hit)) == (job.id, None, ["timings."])
 
+    async def test_words_that_do_not_line_up_with_the_text_still_give_the_moment(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
+        """Words cut apart from the text's pieces: the matching word's start, its snippet."""
+        words = timed("good morning every one at the harbour")
+        (job,) = await put(clock, repo, done("Good morning, everyone at the harbour!", words=words))
+        (hit,) = await repo.search(ALICE, SearchQuery.parse("harb"))
+        assert (hit.job_id, hit.at, marked(hit)) == (job.id, 3.0, ["harbour"])
+
+    async def test_a_text_whose_word_differs_gives_the_text_without_a_moment(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
+        """Text and words that line up but disagree on the match: the text's snippet, no ``at``."""
+        (job,) = await put(clock, repo, done("the harbour", words=timed("the port")))
+        (hit,) = await repo.search(ALICE, SearchQuery.parse("harbour"))
+        assert (hit.job_id, hit.at, marked(hit)) == (job.id, None, ["harbour"])
+
     async def test_a_long_transcript_is_cut_around_the_first_match(
         self, clock: ManualClock, repo: JobRepository
     ) -> None:

@@ -111,6 +111,51 @@ class Hit:
     at: float | None = None
 
 
+@attrs.frozen(kw_only=True)
+class Located:
+    """Where a query first matches a transcript's text: what a store reads the moment by.
+
+    ``locate`` makes it from the text alone. When the transcript's words line
+    up with the text's pieces (``lines_up``, as recognizers and corrections
+    write them, ADR 57), the store reads only the word at ``index`` and asks
+    ``hit_with_word``; otherwise, or when that word does not match, it reads
+    every word and asks ``hit_of``. Either way no store decodes a long
+    transcript's words for the common case.
+    """
+
+    query: SearchQuery
+    #: The text's space-separated pieces.
+    pieces: tuple[str, ...]
+    #: The piece holding the first match.
+    index: int
+
+    def lines_up(self, word_count: int) -> bool:
+        """True when the transcript has one timed word per piece of its text."""
+        return word_count == len(self.pieces) > 0
+
+    def hit_with_word(
+        self, *, job_id: str, created: datetime, word_text: str, word_start: float
+    ) -> Hit | None:
+        """The hit, given the word at ``index`` (text and start); None when it does not match."""
+        pattern = _pattern(self.query.terms)
+        if pattern.search(fold(word_text)) is None:
+            return None
+        return _hit(pattern, self.pieces, self.index, job_id=job_id, created=created, at=word_start)
+
+
+def locate(query: SearchQuery, text: str) -> Located | None:
+    """Where ``query`` first matches ``text``; None when the text does not match it."""
+    folded = fold(text)
+    if not _holds_every_term(query, folded):
+        return None
+    pattern = _pattern(query.terms)
+    pieces = tuple(text.split())
+    index = _first_piece(pattern, folded, len(pieces))
+    if index is None:
+        index = _first_match(pattern, pieces)
+    return Located(query=query, pieces=pieces, index=index or 0)
+
+
 def hit_of(
     query: SearchQuery,
     *,
@@ -126,33 +171,30 @@ def hit_of(
     and start, in order; empty for a transcript of text alone). A store's
     index only proposes a transcript; this decides, so every store answers
     alike. The snippet and the moment come from the timed words when one of
-    them matches, otherwise from the text (words separated by spaces).
-
-    The first match is found in the text in one pass; when the text's
-    space-separated pieces line up one to one with the words (as the
-    recognizers and corrections write them, ADR 57) that is the word, and no
-    other word is folded: a page of 50 long transcripts stays cheap.
+    them matches, otherwise from the text (words separated by spaces). When
+    the words line up with the text, the first matching piece of the text is
+    that word, and no other word is folded.
     """
-    folded = fold(text)
-    if not _holds_every_term(query, folded):
+    located = locate(query, text)
+    if located is None:
         return None
+    if located.lines_up(len(word_texts)) and len(word_starts) == len(word_texts):
+        hit = located.hit_with_word(
+            job_id=job_id,
+            created=created,
+            word_text=word_texts[located.index],
+            word_start=word_starts[located.index],
+        )
+        if hit is not None:
+            return hit
     pattern = _pattern(query.terms)
-    pieces = text.split()
-    in_text = _first_piece(pattern, folded, len(pieces))
     if word_texts:
-        found: int | None = None
-        lined_up = len(word_texts) == len(pieces) == len(word_starts)
-        if lined_up and in_text is not None and pattern.search(fold(word_texts[in_text])):
-            found = in_text
-        else:
-            found = _first_match(pattern, word_texts)
+        found = _first_match(pattern, word_texts)
         if found is not None:
             return _hit(
                 pattern, word_texts, found, job_id=job_id, created=created, at=word_starts[found]
             )
-    if in_text is None:
-        in_text = _first_match(pattern, pieces)
-    return _hit(pattern, pieces, in_text or 0, job_id=job_id, created=created, at=None)
+    return _hit(pattern, located.pieces, located.index, job_id=job_id, created=created, at=None)
 
 
 def _holds_every_term(query: SearchQuery, folded: str) -> bool:

@@ -25,10 +25,10 @@ from transcriber_adapters.sql.rows import (
     JOB_READ_COLUMNS,
     PART_COLUMNS,
     PROGRESS_COLUMNS,
-    SEARCH_COLUMNS,
     RowMapping,
     words_from_items,
 )
+from transcriber_adapters.sql.search import SEARCH_COLUMNS
 from transcriber_core.entities import PROGRESS_STATES, STEP_STATES, FileRecord, Job, State
 from transcriber_core.policy import QUEUE_POSITION_LIMIT
 from transcriber_core.search import SearchQuery
@@ -240,15 +240,28 @@ LIST_OWNED_JOBS_SQL = (
 _SEARCH_LIST = ", ".join(SEARCH_COLUMNS)
 
 #: One owner's done jobs whose ``search`` vector matches, newest first (ADR 58);
-#: parameters: ``tsquery`` (``tsquery_of``), ``owner``, ``limit``. The GIN index
-#: ``jobs_search`` finds the rows; their long text and words stay TOASTed until the
-#: page's few rows are returned.
+#: parameters: ``tsquery`` (``tsquery_of``), ``owner``, ``limit``; rows: ``SEARCH_COLUMNS`` and
+#: the number of words. The GIN index ``jobs_search`` (or, for a word in most of the
+#: owner's jobs, ``jobs_owner_created``) finds the rows; their long text and words stay
+#: TOASTed until the page's few rows are returned.
 SEARCH_SQL = (
-    f"SELECT {_SEARCH_LIST} FROM jobs"
+    f"SELECT {_SEARCH_LIST}, jsonb_array_length(words) FROM jobs"
     " WHERE search @@ to_tsquery('simple', %(tsquery)s) AND owner = %(owner)s"
     f" AND state = '{State.DONE.value}'"
     " ORDER BY created DESC, id DESC LIMIT %(limit)s"
 )
+
+
+#: One word of each of several jobs, in one round trip: its text and start; parameters:
+#: ``ids`` and ``positions`` (the word's index in each), two arrays of one length.
+SEARCH_WORDS_AT_SQL = (
+    "SELECT j.id, j.words -> w.position ->> 'text', (j.words -> w.position ->> 'start')::float8"
+    " FROM unnest(%(ids)s::text[], %(positions)s::int[]) AS w (id, position)"
+    " JOIN jobs AS j ON j.id = w.id"
+)
+
+#: Every word of a job, as stored; parameter: ``id``.
+GET_WORDS_SQL = "SELECT words FROM jobs WHERE id = %(id)s"
 
 
 def tsquery_of(query: SearchQuery) -> str:

@@ -39,7 +39,6 @@ from transcriber_core.entities import (
     Word,
 )
 from transcriber_core.languages import Task
-from transcriber_core.search import Hit, SearchQuery, hit_of
 
 #: Columns of ``jobs`` in the order every statement selects or returns them.
 JOB_COLUMNS: tuple[LiteralString, ...] = (
@@ -145,9 +144,6 @@ _HTTP = Origin.http()
 _KINDS = {kind.value: kind for kind in DeliveryKind}
 _EVENTS = {event.value: event for event in Event}
 _TASKS = {task.value: task for task in Task}
-#: What a search reads of each job it found, in order (``RowMapping.hit_from_row``).
-SEARCH_COLUMNS: tuple[LiteralString, ...] = ("id", "created", "text", "words")
-
 #: The JSON text of no words; most rows before recognition carry it.
 NO_WORDS = "[]"
 
@@ -382,25 +378,6 @@ class RowMapping:
             edit_version=edit_version,
             original_text=original_text,
             original_words=None if original_words is None else self._words_from_db(original_words),
-        )
-
-    def hit_from_row(self, query: SearchQuery, row: Sequence[Any]) -> Hit | None:
-        """The hit of a row selected as ``SEARCH_COLUMNS``; None when the core's rule says no.
-
-        The index proposed the row; ``hit_of`` decides (ADR 58), so both
-        dialects answer as the store in memory does.
-        """
-        id_, created, text, words = row[:4]
-        # No Word is built: a hit needs each word's text and start only (the JSON text
-        # of SQLite is decoded here, PostgreSQL's jsonb arrives decoded).
-        items = json.loads(words) if isinstance(words, str) else words
-        return hit_of(
-            query,
-            job_id=id_,
-            created=self._from_db(created),
-            text=text,
-            word_texts=[item["text"] for item in items],
-            word_starts=[item["start"] for item in items],
         )
 
     def correction_params(

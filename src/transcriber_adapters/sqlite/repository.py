@@ -27,6 +27,7 @@ from transcriber_adapters.checks import (
 )
 from transcriber_adapters.sql.outbox import ready_of
 from transcriber_adapters.sql.removal import file_ids_of, job_ids_of
+from transcriber_adapters.sql.search import candidates
 from transcriber_adapters.sqlite.outbox import DELIVERY_DUE_ROW, SqliteOutbox, write_deliveries
 from transcriber_adapters.sqlite.schema import immediate, truncate_wal
 from transcriber_adapters.sqlite.statements import (
@@ -47,6 +48,7 @@ from transcriber_adapters.sqlite.statements import (
     GET_JOB_SQL,
     GET_OWNED_JOB_SQL,
     GET_PARTS_SQL,
+    GET_WORDS_SQL,
     INSERT_JOB_SQL,
     JOB_EXISTS_SQL,
     JOB_FILES_SQL,
@@ -70,10 +72,11 @@ from transcriber_adapters.sqlite.statements import (
     SAVE_PROGRESS_SQL,
     SAVE_SQL,
     SEARCH_SQL,
+    SEARCH_WORD_SQL,
     TAKE_SWEEP_SQL,
     fts5_match,
 )
-from transcriber_adapters.sqlite.times import to_db
+from transcriber_adapters.sqlite.times import from_db, to_db
 from transcriber_core.entities import Correction, FileRecord, Job, JobPart, NewDelivery, State
 from transcriber_core.errors import (
     FileNotFound,
@@ -471,8 +474,20 @@ def _list_owned_jobs(conn: sqlite3.Connection, params: dict[str, object]) -> lis
 
 
 def _search(conn: sqlite3.Connection, query: SearchQuery, params: dict[str, object]) -> list[Hit]:
-    rows = conn.execute(SEARCH_SQL, params).fetchall()
-    return [hit for row in rows if (hit := ROWS.hit_from_row(query, row)) is not None]
+    hits = []
+    for candidate in candidates(query, conn.execute(SEARCH_SQL, params).fetchall(), from_db):
+        hit = None
+        if candidate.needs_one_word:
+            at = f"$[{candidate.word_index}]"
+            row = conn.execute(SEARCH_WORD_SQL, {"id": candidate.job_id, "at": at}).fetchone()
+            if row is not None and row[0] is not None:
+                hit = candidate.hit_with_word(row[0], row[1])
+        if hit is None:
+            row = conn.execute(GET_WORDS_SQL, {"id": candidate.job_id}).fetchone()
+            hit = None if row is None else candidate.hit_with_words(row[0])
+        if hit is not None:
+            hits.append(hit)
+    return hits
 
 
 def _get_parts(conn: sqlite3.Connection, job_id: str) -> list[JobPart]:
