@@ -205,7 +205,7 @@ async def sqlite_repo(clock: ManualClock) -> AsyncIterator[JobRepository]:
 Opener = Callable[[ManualClock], AbstractAsyncContextManager[JobRepository]]
 
 
-def postgres_repo(url: str) -> Opener:
+def postgres_repo(url: str, *, keep: bool = False) -> Opener:
     """A PostgreSQL repository on a database made for the run and dropped after it."""
 
     @asynccontextmanager
@@ -228,8 +228,11 @@ def postgres_repo(url: str) -> Opener:
                     await cursor.fetchone(),
                 )
             await database.close()
-            with psycopg.connect(url, autocommit=True) as admin:
-                admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')  # type: ignore[arg-type]
+            if keep:
+                print(f"kept: {target}")
+            else:
+                with psycopg.connect(url, autocommit=True) as admin:
+                    admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')  # type: ignore[arg-type]
 
     return opened
 
@@ -267,12 +270,14 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=40)
     parser.add_argument("--url", default="postgresql://postgres@127.0.0.1:5432/postgres")
     parser.add_argument("--only", choices=("sqlite", "postgres"))
+    parser.add_argument("--keep", action="store_true", help="keep PostgreSQL's database")
     args = parser.parse_args()
     print(f"load: {os.getloadavg()}")
     if args.only != "postgres":
         asyncio.run(run("SQLite (FTS5)", sqlite_repo, args))
     if args.only != "sqlite":
-        asyncio.run(run("PostgreSQL (tsvector, GIN)", postgres_repo(args.url), args))
+        opener = postgres_repo(args.url, keep=args.keep)
+        asyncio.run(run("PostgreSQL (tsvector, GIN)", opener, args))
 
 
 if __name__ == "__main__":

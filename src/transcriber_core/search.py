@@ -148,11 +148,10 @@ def locate(query: SearchQuery, text: str) -> Located | None:
     folded = fold(text)
     if not _holds_every_term(query, folded):
         return None
-    pattern = _pattern(query.terms)
     pieces = tuple(text.split())
-    index = _first_piece(pattern, folded, len(pieces))
+    index = _first_piece(query.terms, folded, len(pieces))
     if index is None:
-        index = _first_match(pattern, pieces)
+        index = _first_match(_pattern(query.terms), pieces)
     return Located(query=query, pieces=pieces, index=index or 0)
 
 
@@ -198,9 +197,20 @@ def hit_of(
 
 
 def _holds_every_term(query: SearchQuery, folded: str) -> bool:
-    return bool(query.terms) and all(
-        re.search(rf"(?<![^\W_]){re.escape(term)}", folded) for term in query.terms
-    )
+    return bool(query.terms) and all(_find(folded, term) is not None for term in query.terms)
+
+
+def _find(folded: str, term: str) -> int | None:
+    """Where ``term`` first begins a word of ``folded``; None if nowhere.
+
+    ``str.find`` and a look at the character before: several times quicker
+    than a regular expression that starts with a look-behind, which is tried
+    at every position of a long transcript.
+    """
+    start = folded.find(term)
+    while start > 0 and folded[start - 1].isalnum():
+        start = folded.find(term, start + 1)
+    return None if start < 0 else start
 
 
 def _pattern(terms: Sequence[str]) -> re.Pattern[str]:
@@ -209,21 +219,19 @@ def _pattern(terms: Sequence[str]) -> re.Pattern[str]:
     return re.compile(rf"(?<![^\W_])(?:{alternatives})")
 
 
-def _first_piece(pattern: re.Pattern[str], folded: str, pieces: int) -> int | None:
+def _first_piece(terms: Sequence[str], folded: str, pieces: int) -> int | None:
     """The index of the space-separated piece of ``folded`` holding the first match.
 
     None when nothing matches, or when folding changed how many pieces there
     are (NFKC turns a few characters into spaces): the caller then looks piece by piece.
     """
-    match = pattern.search(folded)
-    if match is None:
+    found = [at for at in (_find(folded, term) for term in terms) if at is not None]
+    if not found or len(folded.split()) != pieces:
         return None
-    before = folded[: match.start()]
+    before = folded[: min(found)]
     index = len(before.split())
     if before and not before[-1].isspace():
         index -= 1  # the match is inside a piece already counted ("e-mail" for "mail")
-    if len(folded.split()) != pieces:
-        return None
     return index
 
 
