@@ -237,18 +237,20 @@ LIST_OWNED_JOBS_SQL = (
     " ORDER BY created DESC, id DESC LIMIT %(limit)s OFFSET %(offset)s"
 )
 
-_SEARCH_LIST = ", ".join(SEARCH_COLUMNS)
-
 #: One owner's done jobs whose ``search`` vector matches, newest first (ADR 58);
 #: parameters: ``tsquery`` (``tsquery_of``), ``owner``, ``limit``; rows: ``SEARCH_COLUMNS`` and
-#: the number of words. The GIN index ``jobs_search`` (or, for a word in most of the
-#: owner's jobs, ``jobs_owner_created``) finds the rows; their long text and words stay
-#: TOASTed until the page's few rows are returned.
+#: the number of words. The inner select chooses the page by id alone: the GIN index
+#: ``jobs_search`` (or, for a word in most of the owner's jobs, ``jobs_created`` read
+#: backwards) finds the rows, and nothing of their TOASTed text and words is read while
+#: thousands of them are sorted; only the page's rows are counted and returned.
 SEARCH_SQL = (
-    f"SELECT {_SEARCH_LIST}, jsonb_array_length(words) FROM jobs"
-    " WHERE search @@ to_tsquery('simple', %(tsquery)s) AND owner = %(owner)s"
-    f" AND state = '{State.DONE.value}'"
-    " ORDER BY created DESC, id DESC LIMIT %(limit)s"
+    f"SELECT {', '.join(f'j.{column}' for column in SEARCH_COLUMNS)},"
+    " jsonb_array_length(j.words) FROM ("
+    " SELECT id FROM jobs WHERE search @@ to_tsquery('simple', %(tsquery)s)"
+    f" AND owner = %(owner)s AND state = '{State.DONE.value}'"
+    " ORDER BY created DESC, id DESC LIMIT %(limit)s) AS page"
+    " JOIN jobs AS j ON j.id = page.id"
+    " ORDER BY j.created DESC, j.id DESC"
 )
 
 
