@@ -310,12 +310,7 @@ class PostgresJobRepository(PostgresOutbox):
         if query.empty:
             return []
         params = {"owner": owner, "tsquery": sql.tsquery_of(query), "limit": limit}
-        async with self._db.transaction() as conn:
-            # JIT would compile the plan of a word in thousands of rows (costed high) in
-            # hundreds of milliseconds: more than the whole search takes without it.
-            await conn.execute(sql.NO_JIT_SQL)
-            cursor = await conn.execute(sql.SEARCH_SQL, params)
-            found = candidates(query, await cursor.fetchall())
+        found = candidates(query, await self._db.fetchall(sql.SEARCH_SQL, params))
         lined_up = [candidate for candidate in found if candidate.needs_one_word]
         words_at: dict[str, tuple[str | None, float | None]] = {}
         if lined_up:

@@ -254,9 +254,6 @@ SEARCH_SQL = (
 )
 
 
-#: No JIT for the rest of the transaction: a search's plan is run once and is quick (ADR 58).
-NO_JIT_SQL = "SET LOCAL jit = off"
-
 #: One word of each of several jobs, in one round trip: its text and start; parameters:
 #: ``ids`` and ``positions`` (the word's index in each), two arrays of one length.
 SEARCH_WORDS_AT_SQL = (
