@@ -1,4 +1,4 @@
-"""SQLite's migration 0020 (ADR 58): done transcripts stored before it are searchable after it."""
+"""SQLite's search index (migration 0020, ADR 58): filled for old jobs, emptied of deleted ones."""
 
 from __future__ import annotations
 
@@ -40,3 +40,22 @@ async def test_done_jobs_stored_before_0020_are_indexed_by_it(tmp_path: Path) ->
         assert hits[0].at is None  # text only: no words were stored
     finally:
         await repo.close()
+
+
+async def test_a_deleted_transcripts_words_leave_the_search_index(tmp_path: Path) -> None:
+    """After a delete, no segment of FTS5 keeps the transcript's words, nor does the WAL."""
+    repo = await SqliteJobRepository.open(tmp_path / "jobs.db")
+    try:
+        kept = make_job(state=State.DONE, owner=ALICE, text="ordinary words", ended=T0)
+        gone = make_job(state=State.DONE, owner=ALICE, text="zanzibarquux secretword", ended=T0)
+        for job in (kept, gone):
+            await repo.create(job)
+        await repo.delete_job(gone.id)
+        assert [hit.job_id for hit in await repo.search(ALICE, SearchQuery.parse("ordinary"))] == [
+            kept.id
+        ]
+    finally:
+        await repo.close()
+    stored = b"".join(path.read_bytes() for path in tmp_path.iterdir())
+    assert b"zanzibarquux" not in stored
+    assert b"secretword" not in stored

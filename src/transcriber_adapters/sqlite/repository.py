@@ -56,6 +56,7 @@ from transcriber_adapters.sqlite.statements import (
     LIST_JOBS_IN_STATE_SQL,
     LIST_JOBS_SQL,
     LIST_OWNED_JOBS_SQL,
+    OPTIMIZE_SEARCH_SQL,
     PARTS_DUE_ROW,
     PARTS_FILES_SQL,
     PARTS_FINISHED_SQL,
@@ -567,6 +568,8 @@ def _delete_job(conn: sqlite3.Connection, job_id: str) -> Removed:
         if not rows:
             raise JobNotFound()
         removed = _remove(conn, rows, delete_jobs=True)
+        # The search index's older segments still hold the deleted words until merged.
+        conn.execute(OPTIMIZE_SEARCH_SQL)
     truncate_wal(conn)
     return removed
 
@@ -588,6 +591,8 @@ def _remove_ended(
         if not rows:
             return Removed()
         removed = _remove(conn, rows, delete_jobs=delete_jobs)
+        if delete_jobs:
+            conn.execute(OPTIMIZE_SEARCH_SQL)  # as in _delete_job
     truncate_wal(conn)
     return removed
 
