@@ -73,6 +73,7 @@ from transcriber_core.ports import (
     PersonTokens,
     Recognizer,
     Removals,
+    TranscriptSearch,
     UsageStore,
     WakeupFeed,
     WebhookSender,
@@ -105,6 +106,7 @@ def check(
     outboxes: list[Outbox] = [memory, sqlite, on_postgres]
     removals: list[Removals] = [memory, sqlite, on_postgres]
     listings: list[Listings] = [memory, sqlite, on_postgres]
+    searches: list[TranscriptSearch] = [memory, sqlite, on_postgres]
     local = FilesystemFileStore(root, staging_dir=root / "tmp")
     stores: list[FileStore] = [MemoryFileStore(), local, s3]
     converters: list[Converter] = [MemoryConverter(), FfmpegConverter()]
@@ -137,4 +139,4 @@ def check(
     del usage, chats, people, invitations, accounts, tokens, sessions
     del senders, feeds, budgets, probes, conditions, owners, repos, stores, converters
     del recognizers, notifiers, clocks, ids
-    del queues, part_queues, jobs, records, outboxes, removals, listings
+    del queues, part_queues, jobs, records, outboxes, removals, listings, searches

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from transcriber_core.entities import Job, JobPart
+from transcriber_core.search import MAX_HITS
 
 
 def check_edit(job: Job, seen: Job) -> None:
@@ -33,3 +34,9 @@ def check_progress(seconds_done: float) -> None:
     """``save_progress_if_held`` notes a count of seconds, never a negative one."""
     if not seconds_done >= 0:
         raise ValueError("seconds_done must not be negative")
+
+
+def check_search_limit(limit: int) -> None:
+    """``search`` returns at least one hit and at most ``MAX_HITS``."""
+    if not 1 <= limit <= MAX_HITS:
+        raise ValueError(f"limit must be 1 to {MAX_HITS}")

@@ -48,6 +48,7 @@ from transcriber_core.people import (
     PersonToken,
 )
 from transcriber_core.policy import QuotaDecision
+from transcriber_core.search import Hit, SearchQuery
 from transcriber_core.usage import Charge, Usage
 
 
@@ -454,8 +455,33 @@ class Listings(Protocol):
         ...
 
 
+class TranscriptSearch(Protocol):
+    """Full-text search over one owner's transcripts (SPEC §20, ADR 58)."""
+
+    async def search(self, owner: str, query: SearchQuery, *, limit: int = 20) -> list[Hit]:
+        """The done jobs stored with ``owner`` whose transcript matches ``query``, newest first.
+
+        Matching is ``query.matches`` on the job's ``text`` as it is now (a
+        correction's, ADR 57), and each hit is ``search.hit_of``'s; the store's
+        index only finds the candidates, kept in step with ``text`` by the
+        transaction that writes it. Another owner's jobs, jobs not done or
+        without text and deleted jobs are never found. An empty query finds
+        nothing; ``limit`` is 1 to ``search.MAX_HITS`` (``ValueError`` otherwise).
+        """
+        ...
+
+
 class JobRepository(
-    JobQueue, PartQueue, Jobs, Corrections, FileRecords, Outbox, Removals, Listings, Protocol
+    JobQueue,
+    PartQueue,
+    Jobs,
+    Corrections,
+    FileRecords,
+    Outbox,
+    Removals,
+    Listings,
+    TranscriptSearch,
+    Protocol,
 ):
     """Every role of the job database at once: what an adapter implements and the app opens.
 

@@ -3,7 +3,7 @@
 The job database comes in whole (``repo``, the union ``JobRepository``, which
 only the composition root and tests touch) and is read by role: each core
 module takes the role it uses (``queue``, ``jobs``, ``file_records``,
-``outbox``, ``removals``, ``listings``, ``parts``, ``corrections``), typed as
+``outbox``, ``removals``, ``listings``, ``parts``, ``corrections``, ``search``), typed as
 that narrow port, so mypy holds it to that role's methods (ADR 40).
 """
 
@@ -31,6 +31,7 @@ from transcriber_core.ports import (
     PartQueue,
     Recognizer,
     Removals,
+    TranscriptSearch,
     UsageStore,
     WakeupFeed,
     WebhookSender,
@@ -111,4 +112,9 @@ class Services:
     @property
     def listings(self) -> Listings:
         """What the admin pages and ``/metrics`` list and count."""
+        return self.repo
+
+    @property
+    def search(self) -> TranscriptSearch:
+        """Full-text search over one owner's transcripts (ADR 58)."""
         return self.repo

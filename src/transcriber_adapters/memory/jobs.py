@@ -8,7 +8,13 @@ from datetime import datetime, timedelta
 
 import attrs
 
-from transcriber_adapters.checks import check_edit, check_page, check_parts, check_progress
+from transcriber_adapters.checks import (
+    check_edit,
+    check_page,
+    check_parts,
+    check_progress,
+    check_search_limit,
+)
 from transcriber_adapters.memory.database import MemoryDatabase, database_for
 from transcriber_adapters.memory.outbox import MemoryOutbox
 from transcriber_core.entities import (
@@ -27,6 +33,7 @@ from transcriber_core.entities import (
 from transcriber_core.errors import Conflict, FileNotFound, JobChanged, JobNotFound, LeaseLost
 from transcriber_core.policy import QUEUE_POSITION_LIMIT
 from transcriber_core.ports import Clock, Ready, Removed
+from transcriber_core.search import Hit, SearchQuery, hit_of
 from transcriber_core.transitions import check_acquirable
 
 
@@ -350,6 +357,39 @@ class MemoryJobRepository(MemoryOutbox):
             parts_done=sum(part.done for part in parts),
             parts_total=len(parts),
         )
+
+    async def search(self, owner: str, query: SearchQuery, *, limit: int = 20) -> list[Hit]:
+        """The owner's done transcripts that match, newest first: a scan with the core's rule.
+
+        No index: every one of the owner's jobs is read, which is what a
+        store in memory, for tests and demos, can afford.
+        """
+        check_search_limit(limit)
+        if query.empty:
+            return []
+        with self._lock:
+            self.calls.append("search")
+            jobs = [
+                job for job in self._jobs.values() if job.owner == owner and job.state == State.DONE
+            ]
+        jobs.sort(key=lambda job: (job.created, job.id), reverse=True)
+        hits: list[Hit] = []
+        for job in jobs:
+            if job.text is None:
+                continue
+            hit = hit_of(
+                query,
+                job_id=job.id,
+                created=job.created,
+                text=job.text,
+                word_texts=[word.text for word in job.words],
+                word_starts=[word.start for word in job.words],
+            )
+            if hit is not None:
+                hits.append(hit)
+                if len(hits) == limit:
+                    break
+        return hits
 
     async def count_by_state(self) -> dict[State, int]:
         """How many jobs are in each state; states with none are left out."""

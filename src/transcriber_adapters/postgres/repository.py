@@ -21,7 +21,13 @@ from typing import Any, LiteralString
 
 from psycopg import AsyncConnection
 
-from transcriber_adapters.checks import check_edit, check_page, check_parts, check_progress
+from transcriber_adapters.checks import (
+    check_edit,
+    check_page,
+    check_parts,
+    check_progress,
+    check_search_limit,
+)
 from transcriber_adapters.postgres import statements as sql
 from transcriber_adapters.postgres.clock import now_param
 from transcriber_adapters.postgres.connection import Database
@@ -34,6 +40,7 @@ from transcriber_adapters.postgres.wakeups import WakeupSender
 from transcriber_adapters.sql.outbox import ready_of
 from transcriber_adapters.sql.removal import file_ids_of, job_ids_of
 from transcriber_adapters.sql.rows import delivery_params
+from transcriber_adapters.sql.search import candidates
 from transcriber_core.entities import (
     Correction,
     FileRecord,
@@ -45,6 +52,7 @@ from transcriber_core.entities import (
 )
 from transcriber_core.errors import FileNotFound, JobChanged, JobNotFound, LeaseLost
 from transcriber_core.ports import Clock, Ready, Removed
+from transcriber_core.search import Hit, SearchQuery
 from transcriber_core.transitions import check_acquirable
 
 #: The poller's one query a tick: the ready step states, then ``DUE`` when a delivery is.
@@ -318,6 +326,35 @@ class PostgresJobRepository(PostgresOutbox):
         }
         rows = await self._db.fetchall(sql.LIST_OWNED_SUMMARIES_SQL, params)
         return [sql.ROWS.summary_from_row(row) for row in rows]
+
+    async def search(self, owner: str, query: SearchQuery, *, limit: int = 20) -> list[Hit]:
+        """The owner's done transcripts that match, newest first, found by ``tsvector`` (ADR 58)."""
+        check_search_limit(limit)
+        if query.empty:
+            return []
+        params = {"owner": owner, "tsquery": sql.tsquery_of(query), "limit": limit}
+        found = candidates(query, await self._db.fetchall(sql.SEARCH_SQL, params))
+        lined_up = [candidate for candidate in found if candidate.needs_one_word]
+        words_at: dict[str, tuple[str | None, float | None]] = {}
+        if lined_up:
+            wanted = {
+                "ids": [candidate.job_id for candidate in lined_up],
+                "positions": [candidate.word_index for candidate in lined_up],
+            }
+            for job_id, text, start in await self._db.fetchall(sql.SEARCH_WORDS_AT_SQL, wanted):
+                words_at[job_id] = (text, start)
+        hits = []
+        for candidate in found:
+            hit = None
+            text, start = words_at.get(candidate.job_id, (None, None))
+            if text is not None and start is not None:
+                hit = candidate.hit_with_word(text, start)
+            if hit is None:
+                row = await self._db.fetchone(sql.GET_WORDS_SQL, {"id": candidate.job_id})
+                hit = None if row is None else candidate.hit_with_words(row[0])
+            if hit is not None:
+                hits.append(hit)
+        return hits
 
     async def count_by_state(self) -> dict[State, int]:
         """How many jobs are in each state; states with none are left out."""

@@ -30,8 +30,10 @@ from transcriber_adapters.sql.rows import (
     RowMapping,
     words_from_items,
 )
+from transcriber_adapters.sql.search import SEARCH_COLUMNS
 from transcriber_core.entities import PROGRESS_STATES, STEP_STATES, FileRecord, Job, State
 from transcriber_core.policy import QUEUE_POSITION_LIMIT
+from transcriber_core.search import SearchQuery
 
 _JOB_LIST = ", ".join(JOB_READ_COLUMNS)
 _JOB_WRITE_LIST = ", ".join(JOB_COLUMNS)
@@ -246,6 +248,44 @@ LIST_OWNED_SUMMARIES_SQL = (
     " FROM jobs AS me WHERE me.owner = %(owner)s"
     " ORDER BY me.created DESC, me.id DESC LIMIT %(limit)s OFFSET %(offset)s"
 )
+
+#: One owner's done jobs whose ``search`` vector matches, newest first (ADR 58);
+#: parameters: ``tsquery`` (``tsquery_of``), ``owner``, ``limit``; rows: ``SEARCH_COLUMNS`` and
+#: the number of words. The inner select chooses the page by id alone: the GIN index
+#: ``jobs_search`` (or, for a word in most of the owner's jobs, ``jobs_created`` read
+#: backwards) finds the rows, and nothing of their TOASTed text and words is read while
+#: thousands of them are sorted; only the page's rows are counted and returned.
+SEARCH_SQL = (
+    f"SELECT {', '.join(f'j.{column}' for column in SEARCH_COLUMNS)},"
+    " jsonb_array_length(j.words) FROM ("
+    " SELECT id FROM jobs WHERE search @@ to_tsquery('simple', %(tsquery)s)"
+    f" AND owner = %(owner)s AND state = '{State.DONE.value}'"
+    " ORDER BY created DESC, id DESC LIMIT %(limit)s) AS page"
+    " JOIN jobs AS j ON j.id = page.id"
+    " ORDER BY j.created DESC, j.id DESC"
+)
+
+
+#: One word of each of several jobs, in one round trip: its text and start; parameters:
+#: ``ids`` and ``positions`` (the word's index in each), two arrays of one length.
+SEARCH_WORDS_AT_SQL = (
+    "SELECT j.id, j.words -> w.position ->> 'text', (j.words -> w.position ->> 'start')::float8"
+    " FROM unnest(%(ids)s::text[], %(positions)s::int[]) AS w (id, position)"
+    " JOIN jobs AS j ON j.id = w.id"
+)
+
+#: Every word of a job, as stored; parameter: ``id``.
+GET_WORDS_SQL = "SELECT words FROM jobs WHERE id = %(id)s"
+
+
+def tsquery_of(query: SearchQuery) -> str:
+    """The ``to_tsquery`` text of ``query``: each term a quoted prefix (``'term':*``), ANDed.
+
+    The terms hold only letters and digits (``SearchQuery``); quoted besides,
+    ``&``, ``|``, ``!``, ``<->`` or ``:`` typed by a person never reach the parser.
+    """
+    return " & ".join("'" + term.replace("'", "''") + "':*" for term in query.terms)
+
 
 #: Jobs per state.
 COUNT_BY_STATE_SQL = "SELECT state, count(*) FROM jobs GROUP BY state"

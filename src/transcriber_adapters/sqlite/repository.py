@@ -18,9 +18,16 @@ from typing import Any, TypeVar
 
 import attrs
 
-from transcriber_adapters.checks import check_edit, check_page, check_parts, check_progress
+from transcriber_adapters.checks import (
+    check_edit,
+    check_page,
+    check_parts,
+    check_progress,
+    check_search_limit,
+)
 from transcriber_adapters.sql.outbox import ready_of
 from transcriber_adapters.sql.removal import file_ids_of, job_ids_of
+from transcriber_adapters.sql.search import candidates
 from transcriber_adapters.sqlite.outbox import DELIVERY_DUE_ROW, SqliteOutbox, write_deliveries
 from transcriber_adapters.sqlite.schema import immediate, truncate_wal
 from transcriber_adapters.sqlite.statements import (
@@ -41,6 +48,7 @@ from transcriber_adapters.sqlite.statements import (
     GET_JOB_SQL,
     GET_OWNED_JOB_SQL,
     GET_PARTS_SQL,
+    GET_WORDS_SQL,
     INSERT_JOB_SQL,
     JOB_EXISTS_SQL,
     JOB_FILES_SQL,
@@ -49,6 +57,7 @@ from transcriber_adapters.sqlite.statements import (
     LIST_JOBS_SQL,
     LIST_OWNED_JOBS_SQL,
     LIST_OWNED_SUMMARIES_SQL,
+    OPTIMIZE_SEARCH_SQL,
     PARTS_DUE_ROW,
     PARTS_FILES_SQL,
     PARTS_FINISHED_SQL,
@@ -64,9 +73,12 @@ from transcriber_adapters.sqlite.statements import (
     SAVE_PART_IF_HELD_SQL,
     SAVE_PROGRESS_SQL,
     SAVE_SQL,
+    SEARCH_SQL,
+    SEARCH_WORD_SQL,
     TAKE_SWEEP_SQL,
+    fts5_match,
 )
-from transcriber_adapters.sqlite.times import to_db
+from transcriber_adapters.sqlite.times import from_db, to_db
 from transcriber_core.entities import (
     Correction,
     FileRecord,
@@ -83,6 +95,7 @@ from transcriber_core.errors import (
     LeaseLost,
 )
 from transcriber_core.ports import Clock, Ready, Removed
+from transcriber_core.search import Hit, SearchQuery
 from transcriber_core.transitions import check_acquirable
 
 T = TypeVar("T")
@@ -232,6 +245,14 @@ class SqliteJobRepository(SqliteOutbox):
         check_page(limit, offset)
         params = {"owner": owner, "limit": limit, "offset": offset}
         return await self._call(_list_owned_summaries, params, self._clock, lease)
+
+    async def search(self, owner: str, query: SearchQuery, *, limit: int = 20) -> list[Hit]:
+        """The owner's done transcripts that match, newest first, found with FTS5 (ADR 58)."""
+        check_search_limit(limit)
+        if query.empty:
+            return []
+        params = {"owner": owner, "match": fts5_match(query), "limit": limit}
+        return await self._call(_search, query, params)
 
     async def count_by_state(self) -> dict[State, int]:
         """How many jobs are in each state; states with none are left out."""
@@ -478,6 +499,23 @@ def _list_owned_summaries(
     return [ROWS.summary_from_row(row) for row in rows]
 
 
+def _search(conn: sqlite3.Connection, query: SearchQuery, params: dict[str, object]) -> list[Hit]:
+    hits = []
+    for candidate in candidates(query, conn.execute(SEARCH_SQL, params).fetchall(), from_db):
+        hit = None
+        if candidate.needs_one_word:
+            at = f"$[{candidate.word_index}]"
+            row = conn.execute(SEARCH_WORD_SQL, {"id": candidate.job_id, "at": at}).fetchone()
+            if row is not None and row[0] is not None:
+                hit = candidate.hit_with_word(row[0], row[1])
+        if hit is None:
+            row = conn.execute(GET_WORDS_SQL, {"id": candidate.job_id}).fetchone()
+            hit = None if row is None else candidate.hit_with_words(row[0])
+        if hit is not None:
+            hits.append(hit)
+    return hits
+
+
 def _get_parts(conn: sqlite3.Connection, job_id: str) -> list[JobPart]:
     return [ROWS.part_from_row(row) for row in conn.execute(GET_PARTS_SQL, {"job_id": job_id})]
 
@@ -555,6 +593,8 @@ def _delete_job(conn: sqlite3.Connection, job_id: str) -> Removed:
         if not rows:
             raise JobNotFound()
         removed = _remove(conn, rows, delete_jobs=True)
+        # The search index's older segments still hold the deleted words until merged.
+        conn.execute(OPTIMIZE_SEARCH_SQL)
     truncate_wal(conn)
     return removed
 
@@ -576,6 +616,8 @@ def _remove_ended(
         if not rows:
             return Removed()
         removed = _remove(conn, rows, delete_jobs=delete_jobs)
+        if delete_jobs:
+            conn.execute(OPTIMIZE_SEARCH_SQL)  # as in _delete_job
     truncate_wal(conn)
     return removed
 

@@ -12,7 +12,15 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from transcriber_app.web.admin.security import MAX_FORM_BYTES, WorkspaceHeaders
-from transcriber_app.web.workspace import corrections, live, telegram, transcript, upload, views
+from transcriber_app.web.workspace import (
+    corrections,
+    live,
+    search,
+    telegram,
+    transcript,
+    upload,
+    views,
+)
 from transcriber_app.web.workspace.sessions import PREFIX, WorkspaceSessions
 
 
@@ -41,6 +49,7 @@ def mount() -> Mount:
         _route("/recordings/{job_id}/words", corrections.save_words, "POST"),
         _route("/recordings/{job_id}/restore", corrections.restore, "POST"),
         _route("/recordings/{job_id}/transcript.{format}", corrections.download, "GET"),
+        _route("/search", search.search, "GET"),
         _route("/tokens", views.tokens_page, "GET"),
         _route("/tokens", views.make_token, "POST"),
         _route("/tokens/{token_id}/revoke", views.revoke_token, "POST"),
