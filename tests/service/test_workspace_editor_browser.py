@@ -3,7 +3,9 @@
 Headless Debian Chromium driven by Playwright, as the workspace's other
 browser test. The demo recognizer reads a sentence with a misspelt word;
 the person corrects it in place (Edit, type, Ctrl+Enter), the correction
-survives a reload and is in the downloaded .txt, Escape leaves a turn as it
+survives a reload and is in the downloaded .txt, search finds the corrected
+word (not the misspelt one) and leads to its moment while a second person
+finds nothing and gets 404 for the page and its audio, Escape leaves a turn as it
 was, a second page saving from the same version is told of the conflict,
 and Restore brings the recognizer's words back.
 """
@@ -53,7 +55,7 @@ async def _shown(page: Page) -> list[str]:
 async def test_correct_reload_download_and_restore_in_a_browser(
     chromium: Browser, tmp_path: Path
 ) -> None:
-    """A word corrected in place stays after a reload, is in the .txt, and Restore undoes it."""
+    """A corrected word stays after a reload, is in the .txt and search, and Restore undoes it."""
     recording = tone(tmp_path / "tone.mp3", 3.0).read_bytes()
     config = {"memory": {"text": HEARD}}
     with running_service(tmp_path / "service", config=config) as service:
@@ -109,6 +111,32 @@ async def test_correct_reload_download_and_restore_in_a_browser(
         assert download.suggested_filename.startswith("transcript-")
         assert download.suggested_filename.endswith(f"-{job_id}.txt")
         assert "brown" in Path(await download.path()).read_text(encoding="utf-8")
+
+        # Search from the header finds the corrected word and leads to its moment.
+        box_in_header = alice.get_by_role("searchbox", name="Search your transcripts")
+        await box_in_header.fill("brown")
+        await box_in_header.press("Enter")
+        await alice.wait_for_url("**/w/search?q=brown")
+        results = alice.get_by_role("list", name="Search results")
+        assert await results.locator("mark").all_text_contents() == ["brown"]
+        await _snapshot(alice, "workspace-search")
+        await results.get_by_role("link").click()
+        await alice.wait_for_url(f"**/w/recordings/{job_id}#t=*")
+        moment = float(alice.url.rsplit("#t=", 1)[1])
+        assert moment == float(timing[0] or "nan")
+        await alice.goto(f"{service.base_url}/w/search?q=brwn")
+        assert await alice.get_by_role("list", name="Search results").count() == 0
+
+        # A second person finds nothing of it, and its page and audio are 404 to them.
+        bob = await _join(chromium, await _invite(owner, "bob"))
+        await bob.goto(f"{service.base_url}/w/search?q=brown")
+        assert await bob.get_by_role("list", name="Search results").count() == 0
+        assert "None of your transcripts" in (await bob.text_content("main") or "")
+        for path in (f"/w/recordings/{job_id}", f"/w/recordings/{job_id}/media"):
+            answer = await bob.context.request.get(service.base_url + path)
+            assert answer.status == 404, path
+        await bob.close()
+        await alice.goto(url)
 
         # A second page still at version 1 saves after the first: told of the conflict.
         other = await (await _context(chromium)).new_page()
