@@ -103,9 +103,18 @@ async def test_two_dropped_files_progress_and_turn_done_without_a_reload(
         assert "script-src 'self'" in answer.headers["content-security-policy"]
         assert await sender.locator("script:not([src])").count() == 0
 
-        # The keyboard reaches every control: the navigation, the choices, the file input.
-        stops = await _tab_stops(sender, 9)
-        for control in ("Recordings", "Upload", "API tokens", "Sign out", "language", "files"):
+        # The keyboard reaches every control: the navigation and its search, the choices,
+        # the file input.
+        stops = await _tab_stops(sender, 12)
+        for control in (
+            "Recordings",
+            "Upload",
+            "API tokens",
+            "Telegram",
+            "Sign out",
+            "language",
+            "files",
+        ):
             assert control in stops, stops
         if await sender.locator("#speakers").count():
             assert "speakers" in stops, stops
@@ -196,9 +205,11 @@ async def test_a_long_recordings_parts_show_as_they_are_recognised(
     long = tone(tmp_path / "long.mp3", 12.0).read_bytes()
     from playwright.async_api import expect  # noqa: PLC0415 - optional in dev
 
-    # Parts of 4 s that take 2 s each, one at a time: the list has time to show them move.
+    # Parts of 4 s that take 4 s each, one at a time: the list has time to show them move.
+    # The list's page polls every 10 s while nothing on it moves, so the parts must last
+    # longer than that for it to see the recording arrive before its end.
     config = {
-        "memory": {"max_seconds": 4, "work_seconds": 2},
+        "memory": {"max_seconds": 4, "work_seconds": 4},
         "workers": {"convert": 1, "recognize": 1, "check": 1},
     }
     with running_service(tmp_path / "service", config=config) as service:
