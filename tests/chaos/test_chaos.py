@@ -27,9 +27,14 @@ SEED = int(os.environ.get("CHAOS_SEED", "26"))
 
 def test_a_deployment_under_seeded_faults_loses_nothing(tmp_path: Path) -> None:
     """Kills, a PostgreSQL restart, S3 down, SpeechKit storms, a full disk: every invariant held."""
-    # At SpeechKit's default quota of 500 starts an hour (run's default): the starts past
-    # its burst of 50 wait for their turns (ADR 61) instead of all asking at every refill.
-    report = run(SEED, tmp_path, duration=60.0, rate=0.5, quiet_timeout=180.0)
+    # Paced to a raised SpeechKit quota, as bench/chaos.py is. At SpeechKit's default 500
+    # starts an hour the starts past the budget wait their turns one 7.2 s apart (ADR 61),
+    # and with the faults' retries a run outlasted the quiet timeout (CI, 2026-12-03: 41 of
+    # 50 recognised at 180 s, none lost). Faults are what this run is for; pacing has its
+    # own tests (test_parts_paced.py, test_speechkit_paths.py, the budget contract).
+    report = run(
+        SEED, tmp_path, duration=60.0, rate=0.5, quiet_timeout=180.0, starts_per_hour=36000
+    )
     print(report.text())  # noqa: T201 - the evidence, shown with -s and on failure
     assert report.ok, report.text()
     # Every fault kind was injected and every fault was recovered from.
