@@ -570,3 +570,17 @@ def quota_decision(*, now: datetime, used: float, incoming: float, limit: int) -
     resets = next_utc_midnight(now)
     allowed = used < limit and used + max(incoming, 0.0) <= limit
     return QuotaDecision(allowed=allowed, used=used, limit=limit, resets=resets)
+
+
+def charge_decision(
+    *, now: datetime, used: float, incoming: float, limit: int, charged_before: bool
+) -> QuotaDecision:
+    """``quota_decision`` for charging one job: a job charged before passes, counted once.
+
+    A retried or replayed job is already in ``used``; it is taken again
+    whatever the day holds, and the store adds nothing for it.
+    """
+    if charged_before:
+        decision = quota_decision(now=now, used=used, incoming=0.0, limit=limit)
+        return attrs.evolve(decision, allowed=True)
+    return quota_decision(now=now, used=used, incoming=incoming, limit=limit)

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from transcriber_core.policy import Settings, quota_decision
+from transcriber_core.policy import Settings, charge_decision, quota_decision
 from transcriber_core.usage import Charge, next_utc_midnight, telegram_payer, utc_day
 
 NOON = datetime(2026, 7, 14, 12, 0, tzinfo=UTC)
@@ -78,3 +78,13 @@ def test_a_negative_limit_or_charge_is_refused() -> None:
 def test_a_telegram_payer_names_the_user() -> None:
     """A Telegram sender with no person linked pays as ``telegram:<user id>``."""
     assert telegram_payer(42) == "telegram:42"
+
+
+def test_a_job_charged_before_passes_a_spent_day_and_a_new_one_does_not() -> None:
+    """A retried job is taken on a spent day (it counts once); a new one of its length is not."""
+    again = charge_decision(now=NOON, used=3600, incoming=600, limit=3600, charged_before=True)
+    assert again.allowed
+    assert again.used == 3600
+    assert again.resets == MIDNIGHT
+    new = charge_decision(now=NOON, used=3600, incoming=600, limit=3600, charged_before=False)
+    assert not new.allowed

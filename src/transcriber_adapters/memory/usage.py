@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import attrs
 
 from transcriber_adapters.memory.database import MemoryDatabase, database_for
-from transcriber_core.policy import QuotaDecision, quota_decision
+from transcriber_core.policy import QuotaDecision, charge_decision
 from transcriber_core.ports import Clock
 from transcriber_core.usage import Charge, Usage, month_start, utc_day
 
@@ -47,13 +47,16 @@ class MemoryUsageStore:
                 for each, day in self._db.usage.values()
                 if each.payer == charge.payer and day == today
             )
-            if charge.job_id in self._db.usage:
-                decision = quota_decision(now=now, used=used, incoming=0.0, limit=limit)
-                decision = attrs.evolve(decision, allowed=True)
-            else:
-                decision = quota_decision(now=now, used=used, incoming=charge.seconds, limit=limit)
-                if decision.allowed:
-                    self._db.usage[charge.job_id] = (charge, today)
+            charged_before = charge.job_id in self._db.usage
+            decision = charge_decision(
+                now=now,
+                used=used,
+                incoming=charge.seconds,
+                limit=limit,
+                charged_before=charged_before,
+            )
+            if decision.allowed and not charged_before:
+                self._db.usage[charge.job_id] = (charge, today)
             self.charges.append((charge.job_id, decision.allowed))
             return decision
 

@@ -3,7 +3,7 @@
 A charge is one short transaction: a transaction-scoped advisory lock on the
 payer (charges of one payer queue on it, from every process on every host;
 other payers' do not wait), then "now" read *after* the lock on the
-database's clock, the payer's day summed, the core's ``quota_decision``,
+database's clock, the payer's day summed, the core's ``charge_decision``,
 and the insert keyed by the job id (``ON CONFLICT DO NOTHING``: a job
 charged twice counts once).
 """
@@ -16,7 +16,7 @@ import attrs
 
 from transcriber_adapters.postgres.clock import now_param
 from transcriber_adapters.postgres.connection import Database
-from transcriber_core.policy import QuotaDecision, quota_decision
+from transcriber_core.policy import QuotaDecision, charge_decision
 from transcriber_core.ports import Clock
 from transcriber_core.usage import Charge, Usage, month_start, utc_day
 
@@ -68,11 +68,15 @@ class PostgresUsageStore:
             used_row = await cursor.fetchone()
             used = float(used_row[0]) if used_row is not None else 0.0
             cursor = await conn.execute(_CHARGED, {"job_id": charge.job_id})
-            if await cursor.fetchone() is not None:
-                decision = quota_decision(now=now, used=used, incoming=0.0, limit=limit)
-                return attrs.evolve(decision, allowed=True)
-            decision = quota_decision(now=now, used=used, incoming=charge.seconds, limit=limit)
-            if decision.allowed:
+            charged_before = await cursor.fetchone() is not None
+            decision = charge_decision(
+                now=now,
+                used=used,
+                incoming=charge.seconds,
+                limit=limit,
+                charged_before=charged_before,
+            )
+            if decision.allowed and not charged_before:
                 params = {
                     "job_id": charge.job_id,
                     "payer": charge.payer,

@@ -16,7 +16,7 @@ import attrs
 from transcriber_adapters.sqlite.connection import SqliteStore
 from transcriber_adapters.sqlite.schema import immediate
 from transcriber_adapters.sqlite.times import to_db
-from transcriber_core.policy import QuotaDecision, quota_decision
+from transcriber_core.policy import QuotaDecision, charge_decision
 from transcriber_core.ports import Clock
 from transcriber_core.usage import Charge, Usage, month_start, utc_day
 
@@ -75,11 +75,15 @@ def _charge(conn: sqlite3.Connection, charge: Charge, limit: int, clock: Clock) 
         now = clock.now()
         day = utc_day(now).isoformat()
         (used,) = conn.execute(_USED, {"payer": charge.payer, "day": day}).fetchone()
-        if conn.execute(_CHARGED, {"job_id": charge.job_id}).fetchone() is not None:
-            decision = quota_decision(now=now, used=used, incoming=0.0, limit=limit)
-            return attrs.evolve(decision, allowed=True)
-        decision = quota_decision(now=now, used=used, incoming=charge.seconds, limit=limit)
-        if decision.allowed:
+        charged_before = conn.execute(_CHARGED, {"job_id": charge.job_id}).fetchone() is not None
+        decision = charge_decision(
+            now=now,
+            used=used,
+            incoming=charge.seconds,
+            limit=limit,
+            charged_before=charged_before,
+        )
+        if decision.allowed and not charged_before:
             params = {
                 "job_id": charge.job_id,
                 "payer": charge.payer,
