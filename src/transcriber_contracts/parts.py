@@ -11,9 +11,7 @@ barrier.
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime, timedelta
 from typing import TypeVar
@@ -21,6 +19,7 @@ from typing import TypeVar
 import attrs
 import pytest
 
+from transcriber_contracts.racing import in_threads
 from transcriber_contracts.repository_support import (
     LEASE,
     NOW,
@@ -98,18 +97,13 @@ def race_in_threads(
 
     Every thread opens its instance first; a barrier then lets all act at once.
     """
-    barrier = threading.Barrier(count)
 
-    def one(n: int) -> T:
-        async def run() -> T:
-            async with opener() as instance:
-                barrier.wait()
-                return await act(instance, n)
+    async def one(n: int, ready: Callable[[], object]) -> T:
+        async with opener() as instance:
+            ready()
+            return await act(instance, n)
 
-        return asyncio.run(run())
-
-    with ThreadPoolExecutor(count) as pool:
-        return list(pool.map(one, range(count)))
+    return in_threads(count, one)
 
 
 class PartsContract(RepositorySuite):

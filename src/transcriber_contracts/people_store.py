@@ -29,13 +29,13 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import threading
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 
 import attrs
 import pytest
 
+from transcriber_contracts.racing import in_threads
 from transcriber_core.clocks import ManualClock
 from transcriber_core.entities import OwnerSession
 from transcriber_core.errors import Conflict
@@ -178,30 +178,16 @@ class PeopleStoreContract:
     ) -> None:
         """Threads, each with its own store and loop, use one link at once: exactly one wins."""
         asyncio.run(_invite_once(open_people))
-        barrier = threading.Barrier(RACERS)
-        results: list[Person | None] = [None] * RACERS
-        errors: list[BaseException] = []
 
-        def race(n: int) -> None:
-            async def use() -> Person | None:
-                store = await open_people()
-                try:
-                    barrier.wait()
-                    return await store.accept_invite(digest("race"), password_hash=f"{HASH}-{n}")
-                finally:
-                    await store.close()
-
+        async def use(n: int, ready: Callable[[], object]) -> Person | None:
+            store = await open_people()
             try:
-                results[n] = asyncio.run(use())
-            except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
-                errors.append(exc)
+                ready()
+                return await store.accept_invite(digest("race"), password_hash=f"{HASH}-{n}")
+            finally:
+                await store.close()
 
-        threads = [threading.Thread(target=race, args=(n,)) for n in range(RACERS)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        assert errors == []
+        results = in_threads(RACERS, use)
         winners = [result for result in results if result is not None]
         assert len(winners) == 1
         hashes = [f"{HASH}-{n}" for n in range(RACERS)]
@@ -455,30 +441,16 @@ class PeopleStoreContract:
     ) -> None:
         """Threads, each with its own store and loop, use one code from four chats: one wins."""
         asyncio.run(_code_once(open_people))
-        barrier = threading.Barrier(RACERS)
-        results: list[Person | None] = [None] * RACERS
-        errors: list[BaseException] = []
 
-        def race(n: int) -> None:
-            async def use() -> Person | None:
-                store = await open_people()
-                try:
-                    barrier.wait()
-                    return await store.use_link_code(digest("race-code"), chat_id=100 + n)
-                finally:
-                    await store.close()
-
+        async def use(n: int, ready: Callable[[], object]) -> Person | None:
+            store = await open_people()
             try:
-                results[n] = asyncio.run(use())
-            except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
-                errors.append(exc)
+                ready()
+                return await store.use_link_code(digest("race-code"), chat_id=100 + n)
+            finally:
+                await store.close()
 
-        threads = [threading.Thread(target=race, args=(n,)) for n in range(RACERS)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        assert errors == []
+        results = in_threads(RACERS, use)
         assert len([result for result in results if result is not None]) == 1
         chats = asyncio.run(_chats_of(open_people, person(1).id))
         assert len(chats) == 1

@@ -27,12 +27,12 @@ own, each with its own event loop.
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Awaitable, Callable
 from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
+from transcriber_contracts.racing import in_threads
 from transcriber_core.clocks import ManualClock
 from transcriber_core.ports import UsageStore
 from transcriber_core.usage import Charge, Usage
@@ -220,24 +220,9 @@ async def _usage_of(open_usage: OpenUsage, payer: str) -> Usage:
 
 def _race(work: Callable[[int], Awaitable[list[bool]]]) -> list[list[bool]]:
     """Run ``work(n)`` in ``RACERS`` threads, each its own event loop, started together."""
-    barrier = threading.Barrier(RACERS)
-    results: list[list[bool]] = [[] for _ in range(RACERS)]
-    errors: list[BaseException] = []
 
-    def run(n: int) -> None:
-        async def started() -> list[bool]:
-            barrier.wait()
-            return await work(n)
+    async def started(n: int, ready: Callable[[], object]) -> list[bool]:
+        ready()
+        return await work(n)
 
-        try:
-            results[n] = asyncio.run(started())
-        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=run, args=(n,)) for n in range(RACERS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
-    return results
+    return in_threads(RACERS, started)
