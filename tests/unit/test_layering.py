@@ -21,6 +21,8 @@ EXTRA_ADAPTERS = (
     "transcriber_adapters/telegram/",
     "transcriber_adapters/whisper.py",
     "transcriber_adapters/diarization.py",
+    "transcriber_adapters/campplus/",
+    "transcriber_adapters/clustering.py",
     "transcriber_adapters/webhooks.py",
     "transcriber_adapters/postgres/",
 )
