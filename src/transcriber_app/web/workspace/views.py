@@ -41,6 +41,7 @@ from transcriber_app.web.auth import (
     verify_password,
 )
 from transcriber_app.web.errors import ApiError, error_response
+from transcriber_app.web.inputs import read_form
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.workspace.credentials import digest, new_api_token, new_token_id
 from transcriber_app.web.workspace.sessions import (
@@ -153,7 +154,7 @@ def form_post(handler: FormHandler) -> Handler:
 
     @functools.wraps(handler)
     async def checked(request: Request) -> Response:
-        form = await request.form(max_files=0, max_fields=MAX_FORM_FIELDS)
+        form = await read_form(request, max_fields=MAX_FORM_FIELDS)
         if not workspace_session_of(request).csrf_ok(form.get(CSRF_FIELD)):
             return _refused("The form is stale or forged; reload the page and try again.")
         return await handler(request, form)

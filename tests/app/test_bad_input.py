@@ -1,0 +1,191 @@
+"""Input that used to be a 500, refused with 400 and a stable code on every route (SPEC §29).
+
+JSON bodies (the API's speaker rename, the workspace's corrections, the
+Telegram webhook) go through one decoder: a lone surrogate is
+``bad_unicode``, nesting past ``MAX_DEPTH`` is ``too_deep``. A posted form
+whose multipart ``charset`` decodes a field to a lone surrogate is
+``bad_unicode`` on the admin panel and the workspace alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.app.test_workspace import csrf, person
+from tests.app.test_workspace import owner as owner  # noqa: PLC0414 - the fixture, shared
+from tests.support import multipart
+from tests.support.admin import PASSWORD, in_process_client
+from tests.support.fake_bot_api import TOKEN
+from transcriber_adapters.memory import ManualClock
+from transcriber_app.bootstrap import Runtime, build
+from transcriber_app.config import (
+    Config,
+    HttpConfig,
+    StorageConfig,
+    TelegramConfig,
+)
+from transcriber_app.web.api.handlers import MAX_RENAME_BYTES
+from transcriber_app.web.inputs import MAX_DEPTH
+from transcriber_core.entities import Job, Origin, Speaker, State, Word
+
+#: What Telegram sends the webhook in, and the secret the tests' runtime expects.
+SECRET_HEADER, SECRET = "X-Telegram-Bot-Api-Secret-Token", "webhook-secret_0123456789"
+#: A lone surrogate, as JSON escapes it.
+LONE = "\\ud800"
+#: The red team's depths, and one past ours.
+DEPTHS = (MAX_DEPTH + 1, 8_000, 30_000)
+#: Speakers of the tests' recordings.
+SPEAKERS = (Speaker(id="S1", name="Ann"), Speaker(id="S2", name="Bo"))
+
+
+def nested(levels: int) -> bytes:
+    """``levels`` arrays, each inside the one before."""
+    return b"[" * levels + b"]" * levels
+
+
+async def done_job(runtime: Runtime, owner_key: str | None = None) -> Job:
+    """A done recording with two speakers, of ``owner_key`` (nobody's on an open API)."""
+    now = runtime.services.clock.now()
+    job = Job(
+        id=runtime.services.ids.new_id(),
+        state=State.DONE,
+        origin=Origin.http(),
+        text="Hello there.",
+        words=(
+            Word(text="Hello", start=0.0, end=0.5, speaker="S1"),
+            Word(text="there.", start=0.6, end=1.0, speaker="S2"),
+        ),
+        speakers=SPEAKERS,
+        owner=owner_key,
+        created=now,
+        updated=now,
+    )
+    created, _ = await runtime.services.repo.create(job)
+    return created
+
+
+def refusal(answer: httpx.Response) -> tuple[int, str]:
+    """The status and stable code of a JSON error answer."""
+    return answer.status_code, answer.json()["error"]
+
+
+@pytest.fixture
+async def client(runtime: Runtime) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of the open API in this process."""
+    async with in_process_client(runtime) as client:
+        yield client
+
+
+async def test_a_speaker_rename_refuses_lone_surrogates_and_deep_nesting(
+    runtime: Runtime, client: httpx.AsyncClient
+) -> None:
+    """``PATCH /api/jobs/{id}/speakers``: 400 ``bad_unicode`` and ``too_deep``; names unchanged."""
+    job = await done_job(runtime)
+    url = f"/api/jobs/{job.id}/speakers"
+    headers = {"Content-Type": "application/json"}
+    for body in (f'{{"S1": "Di{LONE}ane"}}', f'{{"S1{LONE}": "Diane"}}'):
+        answer = await client.patch(url, content=body.encode(), headers=headers)
+        assert refusal(answer) == (400, "bad_unicode"), answer.text
+    for levels in DEPTHS:
+        answer = await client.patch(url, content=nested(levels), headers=headers)
+        # Past 16 KiB the size is refused first: 8,000 levels fit, 30,000 do not.
+        wanted = (400, "too_deep") if 2 * levels <= MAX_RENAME_BYTES else (413, "too_large")
+        assert refusal(answer) == wanted, answer.text
+    assert (await runtime.services.jobs.get(job.id)).speakers == SPEAKERS
+    fine = await client.patch(url, json={"S1": "Diane \U0001f600"})
+    assert fine.status_code == 200, fine.text
+
+
+async def test_a_correction_refuses_lone_surrogates_and_deep_nesting(
+    runtime: Runtime, owner: httpx.AsyncClient
+) -> None:
+    """``POST /w/recordings/{id}/words``: 400 ``bad_unicode`` and ``too_deep``; nothing saved."""
+    alice = await person(runtime, owner, "alice")
+    (me,) = [p for p in await runtime.people.list_people() if p.name == "alice"]
+    job = await done_job(runtime, me.owner_key)
+    headers = {
+        "X-CSRF-Token": csrf((await alice.get("/w/")).text),
+        "Content-Type": "application/json",
+    }
+    url = f"/w/recordings/{job.id}/words"
+    body = f'{{"version": 0, "start": 0, "end": 1, "text": "Hel{LONE}lo"}}'
+    answer = await alice.post(url, content=body.encode(), headers=headers)
+    assert refusal(answer) == (400, "bad_unicode"), answer.text
+    for levels in DEPTHS:
+        answer = await alice.post(url, content=nested(levels), headers=headers)
+        assert refusal(answer) == (400, "too_deep"), answer.text
+    assert (await runtime.services.jobs.get(job.id)).edit_version == 0
+    await alice.aclose()
+
+
+@pytest.fixture
+async def bot_runtime(tmp_path: Path, clock: ManualClock) -> AsyncIterator[Runtime]:
+    """A runtime whose bot takes webhooks (never started: no update here reaches Telegram)."""
+    telegram = TelegramConfig(
+        token=TOKEN,
+        api_base="http://127.0.0.1:9",
+        mode="webhook",
+        webhook_url="https://bot.example.org/telegram/webhook",
+        webhook_secret=SECRET,
+    )
+    config = Config(
+        storage=StorageConfig(data_dir=tmp_path / "data"),
+        http=HttpConfig(host="127.0.0.1", port=8123),
+        telegram=telegram,
+    )
+    built = await build(config, clock=clock)
+    yield built
+    await built.close()
+
+
+async def test_the_telegram_webhook_refuses_deep_nesting_and_lone_surrogates(
+    bot_runtime: Runtime,
+) -> None:
+    """``POST /telegram/webhook`` with the right secret: 400 ``too_deep`` and ``bad_unicode``."""
+    update = f'{{"update_id": 1, "message": {{"message_id": 2, "text": "{LONE}"}}}}'
+    async with in_process_client(bot_runtime) as client:
+        for levels in DEPTHS:
+            answer = await client.post(
+                "/telegram/webhook", content=nested(levels), headers={SECRET_HEADER: SECRET}
+            )
+            assert refusal(answer) == (400, "too_deep"), answer.text
+        answer = await client.post(
+            "/telegram/webhook", content=update.encode(), headers={SECRET_HEADER: SECRET}
+        )
+        assert refusal(answer) == (400, "bad_unicode"), answer.text
+        garbage = await client.post(
+            "/telegram/webhook", content=b"not json", headers={SECRET_HEADER: SECRET}
+        )
+        assert refusal(garbage) == (400, "bad_update")
+
+
+def charset_form(fields: dict[str, str], charset: str) -> tuple[bytes, dict[str, str]]:
+    """A multipart form of ``fields`` (ASCII as sent) whose Content-Type names ``charset``."""
+    body = b"".join(multipart.part(name, value.encode()) for name, value in fields.items())
+    headers = {"Content-Type": f"{multipart.CONTENT_TYPE}; charset={charset}"}
+    return body + multipart.closing(), headers
+
+
+@pytest.mark.parametrize(("charset", "lone"), [("unicode_escape", "\\ud800"), ("utf-7", "+2AA-")])
+async def test_a_form_field_decoded_to_a_lone_surrogate_is_refused(
+    runtime: Runtime, owner: httpx.AsyncClient, charset: str, lone: str
+) -> None:
+    """A token label or the owner's password that decodes to ``\\ud800``: 400 ``bad_unicode``."""
+    alice = await person(runtime, owner, "alice")
+    token = csrf((await alice.get("/w/tokens")).text)
+    body, headers = charset_form({"csrf": token, "label": f"lap{lone}top"}, charset)
+    answer = await alice.post("/w/tokens", content=body, headers=headers)
+    assert refusal(answer) == (400, "bad_unicode"), answer.text
+    (me,) = [p for p in await runtime.people.list_people() if p.name == "alice"]
+    assert await runtime.people.list_tokens(me.id) == []
+    await alice.aclose()
+    async with in_process_client(runtime) as stranger:
+        page = await stranger.get("/admin/login")
+        fields = {"csrf": csrf(page.text), "password": f"{PASSWORD}{lone}", "next": "/admin/"}
+        body, headers = charset_form(fields, charset)
+        answer = await stranger.post("/admin/login", content=body, headers=headers)
+        assert refusal(answer) == (400, "bad_unicode"), answer.text
