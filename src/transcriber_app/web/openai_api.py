@@ -91,6 +91,11 @@ class ResponseFormat(enum.StrEnum):
 
 #: The granularities ``timestamp_granularities[]`` may name.
 GRANULARITIES = ("word", "segment")
+#: ``POST /api/audio``'s fields that OpenAI's API has not. Refused with 400 (ADR 68): each
+#: would be ignored here, and its sender would wait for what it asks (a webhook that never
+#: comes, speakers never labelled, a translation never made). Other fields OpenAI does not
+#: document are still ignored, as new ones of OpenAI's would be.
+API_ONLY_FIELDS = ("callback_url", "speakers", "task")
 #: Media type of each plain answer.
 _PLAIN_TYPES = {
     ResponseFormat.TEXT: "text/plain; charset=utf-8",
@@ -243,6 +248,14 @@ def parse_ask(runtime: Runtime, fields: Mapping[str, tuple[str, ...]], *, task: 
         values = fields.get(name)
         return values[0] if values else None
 
+    for name in API_ONLY_FIELDS:
+        if name in fields:
+            raise OpenAIFault(
+                400,
+                "unknown_parameter",
+                f"{name} is a field of POST /api/audio, not of OpenAI's API; /v1 does not take it",
+                param=name,
+            )
     abilities = runtime.services.recognizer.abilities
     model = field("model")
     if not model:
@@ -809,7 +822,11 @@ def _audio_endpoint(path: str, handler: Callable[[Request], Any], *, translate: 
                 content=content,
                 headers={JOB_HEADER: "the job that did it; its result stays in /api"},
             ),
-            openai_error(400, "a field cannot be used, or the recording failed"),
+            openai_error(
+                400,
+                "a field cannot be used (callback_url, speakers and task are /api/audio's"
+                " only: unknown_parameter), or the recording failed",
+            ),
             openai_error(404, "the job was deleted before it ended"),
             openai_error(413, "the recording, or the form's other fields, passed their limit"),
             openai_error(429, "the caller's daily quota is spent until the next UTC midnight"),
