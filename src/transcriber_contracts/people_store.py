@@ -61,6 +61,8 @@ HOUR = timedelta(hours=1)
 OpenPeople = Callable[[], Awaitable[PeopleStore]]
 #: How many threads race on one invite.
 RACERS = 4
+#: How many threads add one person's tokens at once, and the limit they race past.
+TOKEN_RACERS, TOKEN_LIMIT = 12, 5
 
 
 def digest(text: str) -> str:
@@ -263,6 +265,38 @@ class PeopleStoreContract:
             await people.add_token(attrs.evolve(token(1, me.id), id="tok-other"))
         with pytest.raises(Conflict):
             await people.add_token(attrs.evolve(token(1, me.id), token_hash=digest("x")))
+
+    async def test_a_token_past_the_limit_is_not_stored(self, people: PeopleStore) -> None:
+        """A person at the limit gets False and no token; another person's tokens do not count."""
+        me, other = await active(people, 1), await active(people, 2)
+        assert await people.add_token(token(1, other.id), limit=1) is True
+        assert await people.add_token(token(2, me.id), limit=1) is True
+        assert await people.add_token(token(3, me.id), limit=1) is False
+        assert await people.list_tokens(me.id) == [token(2, me.id)]
+        assert await people.person_for_token(token(3, me.id).token_hash) is None
+        assert await people.revoke_token(me.id, token(2, me.id).id) is True
+        assert await people.add_token(token(3, me.id), limit=1) is True
+
+    def test_racing_adds_never_pass_the_token_limit(
+        self, people: PeopleStore, open_people: OpenPeople
+    ) -> None:
+        """Threads with stores and loops of their own add one person's tokens at once: none past."""
+        me = asyncio.run(_active_once(open_people))
+
+        async def add(n: int, ready: Callable[[], object]) -> bool:
+            store = await open_people()
+            try:
+                ready()
+                return await store.add_token(token(n, me.id), limit=TOKEN_LIMIT)
+            finally:
+                await store.close()
+
+        results = in_threads(TOKEN_RACERS, add)
+        assert results.count(True) == TOKEN_LIMIT
+        stored = asyncio.run(_read_tokens(open_people, me.id))
+        assert sorted(t.id for t in stored) == sorted(
+            token(n, me.id).id for n, added in enumerate(results) if added
+        )
 
     async def test_revoke_takes_only_ones_own_token(self, people: PeopleStore) -> None:
         """A person revokes their token; another person's id revokes nothing."""
@@ -478,6 +512,22 @@ async def _invite_once(open_people: OpenPeople) -> None:
     store = await open_people()
     try:
         await store.invite(person(1), token_hash=digest("race"), lifetime=HOUR)
+    finally:
+        await store.close()
+
+
+async def _active_once(open_people: OpenPeople) -> Person:
+    store = await open_people()
+    try:
+        return await active(store, 1)
+    finally:
+        await store.close()
+
+
+async def _read_tokens(open_people: OpenPeople, person_id: str) -> list[PersonToken]:
+    store = await open_people()
+    try:
+        return await store.list_tokens(person_id)
     finally:
         await store.close()
 

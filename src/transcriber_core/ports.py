@@ -40,6 +40,7 @@ from transcriber_core.entities import (
 from transcriber_core.entities import Event as Event  # noqa: PLC0414 - explicit re-export
 from transcriber_core.languages import DEFAULT_REQUEST, Abilities, RecognitionRequest
 from transcriber_core.people import (
+    MAX_TOKENS_PER_PERSON,
     Invite,
     LinkCode,
     LinkedChat,
@@ -649,8 +650,13 @@ class ChatLinks(Protocol):
 class PersonTokens(Protocol):
     """People's API tokens, kept as hashes."""
 
-    async def add_token(self, token: PersonToken) -> None:
-        """Store a new token; a hash or id already stored raises ``Conflict``."""
+    async def add_token(self, token: PersonToken, *, limit: int = MAX_TOKENS_PER_PERSON) -> bool:
+        """Store a new token unless its person holds ``limit`` already (False, nothing stored).
+
+        The count and the insert are one write: of adds racing past the
+        limit, in any number of processes, only those that fit are stored.
+        A hash or id already stored raises ``Conflict``.
+        """
         ...
 
     async def person_for_token(self, token_hash: str) -> Person | None:

@@ -9,6 +9,7 @@ import attrs
 from transcriber_adapters.memory.database import MemoryDatabase, database_for
 from transcriber_core.errors import Conflict
 from transcriber_core.people import (
+    MAX_TOKENS_PER_PERSON,
     Invite,
     LinkCode,
     LinkedChat,
@@ -193,14 +194,17 @@ class MemoryPeopleStore:
             del self._db.person_chats[chat_id]
             return True
 
-    async def add_token(self, token: PersonToken) -> None:
-        """Store the token; a stored hash or id raises ``Conflict``."""
+    async def add_token(self, token: PersonToken, *, limit: int = MAX_TOKENS_PER_PERSON) -> bool:
+        """Store the token unless its person holds ``limit``; a stored hash or id: ``Conflict``."""
         with self._lock:
             self.calls.append("add_token")
             tokens = self._db.person_tokens
             if token.token_hash in tokens or any(t.id == token.id for t in tokens.values()):
                 raise Conflict()
+            if sum(t.person_id == token.person_id for t in tokens.values()) >= limit:
+                return False
             tokens[token.token_hash] = token
+            return True
 
     async def person_for_token(self, token_hash: str) -> Person | None:
         """The active person whose token this is, or None."""

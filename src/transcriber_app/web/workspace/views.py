@@ -346,10 +346,6 @@ async def make_token(request: Request, form: FormData, person: Person) -> Respon
     runtime = runtime_of(request)
     label = form_text(form, "label").strip()
     problem = token_label_problem(label)
-    if problem is None and len(await runtime.people.list_tokens(person.id)) >= (
-        MAX_TOKENS_PER_PERSON
-    ):
-        problem = f"You hold {MAX_TOKENS_PER_PERSON} tokens already; revoke one first."
     if problem is not None:
         return await _tokens_page(request, person, problem=problem, status_code=400)
     secret = new_api_token()
@@ -361,9 +357,13 @@ async def make_token(request: Request, form: FormData, person: Person) -> Respon
         created=runtime.services.clock.now(),
     )
     try:
-        await runtime.people.add_token(token)
+        # The store counts and inserts in one write: racing posts never pass the limit.
+        added = await runtime.people.add_token(token, limit=MAX_TOKENS_PER_PERSON)
     except Conflict:  # pragma: no cover - 48 random bits of id met another token's
         return await _tokens_page(request, person, problem="Try again.", status_code=409)
+    if not added:
+        problem = f"You hold {MAX_TOKENS_PER_PERSON} tokens already; revoke one first."
+        return await _tokens_page(request, person, problem=problem, status_code=400)
     log.info("workspace.token_made")
     return await _tokens_page(request, person, made=secret, status_code=201)
 
