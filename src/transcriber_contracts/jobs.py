@@ -35,6 +35,7 @@ from transcriber_core.entities import (
 )
 from transcriber_core.errors import Conflict, FileNotFound, JobChanged, JobNotFound, LeaseLost
 from transcriber_core.languages import Task
+from transcriber_core.people import PERSON_ID_LENGTH, person_owner
 from transcriber_core.policy import QUEUE_POSITION_LIMIT
 from transcriber_core.ports import JobRepository
 from transcriber_core.transitions import Actor, transition
@@ -127,6 +128,21 @@ class JobsContract(RepositorySuite):
         for job_id, owner in ((mine.id, other), (anonymous.id, DIGEST), (new_id(), DIGEST)):
             with pytest.raises(JobNotFound):
                 await repo.get(job_id, owned_by=owner)
+
+    async def test_get_anonymous_never_finds_a_persons_job(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
+        """``anonymous`` (an open API's caller) finds any job but a person's: JobNotFound."""
+        persons = make_job(owner=person_owner("a" * PERSON_ID_LENGTH))
+        tokens, nobodys = make_job(owner=DIGEST), make_job()
+        await stored(clock, repo, persons, tokens, nobodys)
+        assert await repo.get(tokens.id, anonymous=True) == tokens
+        assert await repo.get(nobodys.id, anonymous=True) == nobodys
+        assert await repo.get(persons.id) == persons
+        assert await repo.get(persons.id, owned_by=persons.owner) == persons
+        for job_id in (persons.id, new_id()):
+            with pytest.raises(JobNotFound):
+                await repo.get(job_id, anonymous=True)
 
     async def test_dedup_key_returns_the_first_job(
         self, clock: ManualClock, repo: JobRepository

@@ -26,7 +26,7 @@ from transcriber_core.errors import (
     StorageCredentialsRejected,
     StorageDown,
 )
-from transcriber_core.people import PERSON_OWNER_PREFIX
+from transcriber_core.people import is_person_owner
 from transcriber_core.usage import next_utc_midnight
 
 
@@ -453,7 +453,7 @@ def reachable_by(job: Job, caller: str | None) -> bool:
     job (ADR 55) is reachable by that person alone, on an open API too.
     """
     if caller is None:
-        return job.owner is None or not job.owner.startswith(PERSON_OWNER_PREFIX)
+        return not is_person_owner(job.owner)
     return job.owner == caller
 
 

@@ -248,12 +248,16 @@ class Jobs(Protocol):
         """
         ...
 
-    async def get(self, job_id: str, *, owned_by: str | None = None) -> Job:
+    async def get(
+        self, job_id: str, *, owned_by: str | None = None, anonymous: bool = False
+    ) -> Job:
         """The job with this id; raises ``JobNotFound``.
 
-        With ``owned_by`` (an API token's digest), only a job of that owner
-        is found, filtered in the store's query: another owner's job is
-        never read, so its 404 costs what an unknown id's does.
+        With ``owned_by`` (an API token's digest, a person's key), only a job
+        of that owner is found; with ``anonymous`` (an open API's caller),
+        only a job that is not a person's (``policy.reachable_by``). Either is
+        decided in the store's query before the row is read: another's job
+        is never read, so its 404 costs what an unknown id's does.
         """
         ...
 
