@@ -36,6 +36,10 @@ class BadSpeakers(ValueError):  # noqa: N818 - named for the HTTP code, bad_spea
     """A ``speakers`` value or a rename that is refused; the message says why (HTTP 400)."""
 
 
+#: The most digits a ``speakers`` count is read from (``010`` is ten; nine digits is plenty).
+_MOST_DIGITS = 9
+
+
 def parse_wanted(value: str) -> int | None:
     """The ``speakers`` field as ``Job.speakers_wanted``: ``off`` None, ``auto`` 0, else 1 to 10."""
     text = value.strip().lower()
@@ -43,7 +47,9 @@ def parse_wanted(value: str) -> int | None:
         return None
     if text == AUTO:
         return AUTO_SPEAKERS
-    if text.isascii() and text.isdigit() and 1 <= int(text) <= MAX_SPEAKERS:
+    # Bounded before int(): past 4,300 digits it raises a plain ValueError (was a 500).
+    digits = text.isascii() and text.isdigit() and len(text) <= _MOST_DIGITS
+    if digits and 1 <= int(text) <= MAX_SPEAKERS:
         return int(text)
     raise BadSpeakers(f"speakers must be auto, off or a number from 1 to {MAX_SPEAKERS}")
 

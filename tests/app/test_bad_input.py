@@ -20,6 +20,7 @@ from tests.app.test_workspace import owner as owner  # noqa: PLC0414 - the fixtu
 from tests.support import multipart
 from tests.support.admin import PASSWORD, in_process_client
 from tests.support.fake_bot_api import TOKEN
+from tests.support.media import tone
 from transcriber_adapters.memory import ManualClock
 from transcriber_app.bootstrap import Runtime, build
 from transcriber_app.config import (
@@ -189,3 +190,40 @@ async def test_a_form_field_decoded_to_a_lone_surrogate_is_refused(
         body, headers = charset_form(fields, charset)
         answer = await stranger.post("/admin/login", content=body, headers=headers)
         assert refusal(answer) == (400, "bad_unicode"), answer.text
+
+
+async def test_a_chat_id_past_64_bits_is_no_chat_not_a_500(
+    runtime: Runtime, owner: httpx.AsyncClient
+) -> None:
+    """``POST /w/telegram/{huge}/unlink`` says "No such chat of yours." (it was OverflowError)."""
+    alice = await person(runtime, owner, "alice")
+    token = csrf((await alice.get("/w/telegram")).text)
+    for chat_id in ("1" + "0" * 30, str(-(2**63) - 1)):
+        answer = await alice.post(f"/w/telegram/{chat_id}/unlink", data={"csrf": token})
+        assert answer.status_code == 303, answer.text
+        assert "No such chat of yours." in (await alice.get("/w/telegram")).text
+    await alice.aclose()
+
+
+async def test_a_speakers_field_of_thousands_of_digits_is_bad_speakers(
+    runtime: Runtime, client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    """``speakers`` of 5,000 digits is 400 ``bad_speakers`` (``int()`` refused it: a 500)."""
+    recording = tone(tmp_path / "tone.mp3", 1.0).read_bytes()
+    answer = await client.post(
+        "/api/audio",
+        files={"file": ("a.mp3", recording, "audio/mpeg")},
+        data={"speakers": "9" * 5000},
+    )
+    assert refusal(answer) == (400, "bad_speakers"), answer.text
+    assert sum((await runtime.services.repo.count_by_state()).values()) == 0
+
+
+@pytest.mark.parametrize("expires", ["9" * 5000, "\u00b2"])
+async def test_a_reset_link_whose_expiry_is_no_number_is_a_bad_link(
+    client: httpx.AsyncClient, expires: str
+) -> None:
+    """``/admin/reset?token=`` with 5,000 digits or "²" before the dot: 403, the link refused."""
+    answer = await client.get("/admin/reset", params={"token": f"{expires}.secret"})
+    assert answer.status_code == 403, answer.text
+    assert "Reset link refused" in answer.text
