@@ -18,7 +18,7 @@ from tests.app.test_workspace import owner as owner  # noqa: PLC0414 - the fixtu
 from transcriber_app import server
 from transcriber_app.bootstrap import Runtime
 from transcriber_app.web import create_app
-from transcriber_app.web.workspace import corrections, views
+from transcriber_app.web.workspace import corrections
 from transcriber_core import alignment
 from transcriber_core.corrections import GROWTH_WORDS, MAX_TEXT_CHARS
 from transcriber_core.entities import Job, Origin, Speaker, State, Word
@@ -413,17 +413,19 @@ async def test_a_second_save_from_the_same_version_is_refused_before_any_alignme
     job = await job_of(runtime, await someone(runtime, "alice"), ["a"] * 1_000)
     gate = Gate(monkeypatch)
     begun = count_alignments(monkeypatch)
-    reads: list[int] = []
-    read_thrice = asyncio.Event()
-    real_read = views.own_job
+    bodies: list[int] = []
+    second_read = asyncio.Event()
+    real_read = corrections.read_json_object
 
-    async def counted_read(request: Request, person: Person) -> Job | None:
-        reads.append(1)
-        if len(reads) == 3:
-            read_thrice.set()
-        return await real_read(request, person)
+    async def counted_read(request: Request, **kwargs: Any) -> dict[str, Any]:
+        body = await real_read(request, **kwargs)
+        bodies.append(1)
+        if len(bodies) == 2:
+            # From here the second goes straight to wait for its turn.
+            second_read.set()
+        return body
 
-    monkeypatch.setattr(views, "own_job", counted_read)
+    monkeypatch.setattr(corrections, "read_json_object", counted_read)
     token = await token_of(alice)
     text = " ".join(["a", "b"] * 500)
     first = asyncio.create_task(
@@ -433,8 +435,7 @@ async def test_a_second_save_from_the_same_version_is_refused_before_any_alignme
     second = asyncio.create_task(
         correct(alice, job.id, {"version": 0, "start": 0, "end": 1, "text": "b"}, token=token)
     )
-    # The second has read the job (at version 0, as the first left it so far).
-    await asyncio.wait_for(read_thrice.wait(), HUNG)
+    await asyncio.wait_for(second_read.wait(), HUNG)
     gate.release.set()
     saved, refused = await asyncio.wait_for(asyncio.gather(first, second), HUNG)
     assert saved.status_code == 200, saved.text

@@ -7,11 +7,12 @@ their indices and the job's new version, or ``{"error": code, "message"}``
 (403 without a session or the token, 404 for anyone else's job, 400 for a
 bad body, range or text, 409 ``edit_conflict`` when someone saved first or
 ``not_done``, 422 ``correction_too_complex`` or ``transcript_too_long``).
-A correction's work is bounded and taken in turns (ADR 65): one person's
-corrections one at a time, the version compared again when their turn
-comes and before any alignment; one alignment at a time in the process, run
-on the event loop in slices with other requests served between them, and
-dropped when the client has gone. ``POST /w/recordings/{id}/restore`` is a plain form that puts
+A correction's work is bounded and taken in turns (ADR 65): the body is
+read first, then one person's corrections go one at a time, each reading
+the job and comparing its version when its turn comes, before any
+alignment; one alignment at a time in the process runs on the event loop in
+slices with other requests served between them, and is dropped when the
+client has gone. ``POST /w/recordings/{id}/restore`` is a plain form that puts
 the recognizer's transcript back. ``GET /w/recordings/{id}/transcript.txt``
 (``.srt``, ``.vtt``, ``.json``) downloads the transcript as it now reads,
 named by date and id, never by the sender's file name.
@@ -27,6 +28,7 @@ from collections.abc import AsyncIterator, Generator
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
+import attrs
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
 from starlette.requests import Request
@@ -84,35 +86,46 @@ def _word_items(job: Job, start: int, count: int) -> list[dict[str, Any]]:
     ]
 
 
+@attrs.define
+class _Turns:
+    """One person's corrections in this process: who holds the turn, and their last save."""
+
+    #: Held by the correction whose turn it is.
+    lock: asyncio.Lock = attrs.field(factory=asyncio.Lock)
+    #: Corrections holding or waiting for the turn.
+    count: int = 0
+    #: The job and version the person's last correction here saved.
+    saved: tuple[str, int] | None = None
+
+
 class Corrector:
     """``POST /w/recordings/{id}/words`` with this process's turns at correcting (ADR 57, 65).
 
-    A person's corrections wait for each other (a second page saving from
-    the same version is told of the conflict without any work), and only one
-    correction is aligned at a time among everyone's, so a person's many
-    requests cost the others one slice at a time, never many.
+    A person's corrections wait for each other: when a turn comes, one from
+    a version saved meanwhile is refused at once (versions only grow), before
+    the job is read again or anything is aligned. Only one correction is
+    aligned at a time among everyone's, so many requests cost the others one
+    slice of work at a time, never many.
     """
 
     def __init__(self) -> None:
-        #: A lock per person with a correction in hand, and how many hold or wait for it.
-        self._people: dict[str, tuple[asyncio.Lock, int]] = {}
+        #: The turns of each person with a correction in hand.
+        self._people: dict[str, _Turns] = {}
         #: Held while a correction is aligned.
         self._aligning = asyncio.Lock()
 
     @asynccontextmanager
-    async def _turn_of(self, key: str) -> AsyncIterator[None]:
+    async def _turn_of(self, key: str) -> AsyncIterator[_Turns]:
         """The person's turn: their earlier corrections are done when it begins."""
-        lock, count = self._people.get(key, (asyncio.Lock(), 0))
-        self._people[key] = (lock, count + 1)
+        turns = self._people.setdefault(key, _Turns())
+        turns.count += 1
         try:
-            async with lock:
-                yield
+            async with turns.lock:
+                yield turns
         finally:
-            lock, count = self._people[key]
-            if count == 1:
+            turns.count -= 1
+            if not turns.count:
                 del self._people[key]
-            else:
-                self._people[key] = (lock, count - 1)
 
     async def save_words(self, request: Request) -> Response:
         """``POST /w/recordings/{id}/words``: save a corrected stretch, compare-and-set."""
@@ -128,17 +141,16 @@ class Corrector:
             raise ApiError(403, "not_signed_in", "sign in first")
         if not session.csrf_ok(request.headers.get(CSRF_HEADER)):
             raise ApiError(403, "bad_csrf", "the page is stale or forged; reload it and try again")
-        if await views.own_job(request, person) is None:
-            raise ApiError(404, "job_not_found", "there is no such recording among yours")
         body = await read_json_object(request, max_bytes=MAX_BODY_BYTES, code="bad_request")
         version = _whole(body.get("version"), "version")
         start, end = _whole(body.get("start"), "start"), _whole(body.get("end"), "end")
         text = body.get("text")
         if not isinstance(text, str):
             raise ApiError(400, "bad_request", "text must be a string")
-        async with self._turn_of(person.owner_key):
-            # Read again in the person's turn: a correction saved while this one
-            # waited shows in the version, and refuses this one before any work.
+        async with self._turn_of(person.owner_key) as turns:
+            job_id = request.path_params["job_id"]
+            if turns.saved is not None and turns.saved[0] == job_id and turns.saved[1] > version:
+                raise ApiError(409, "edit_conflict", CONFLICT)
             job = await views.own_job(request, person)
             if job is None:
                 raise ApiError(404, "job_not_found", "there is no such recording among yours")
@@ -166,6 +178,7 @@ class Corrector:
                 raise ApiError(
                     404, "job_not_found", "there is no such recording among yours"
                 ) from None
+            turns.saved = (job.id, saved.edit_version)
         count = len(saved.words) - len(job.words) + (end - start)
         log.info("workspace.corrected", extra={"job_id": job.id, "words": count})
         return JSONResponse(
