@@ -28,7 +28,7 @@ from transcriber_core.corrections import (
     restoration_of,
     shown_tokens,
 )
-from transcriber_core.entities import Job, Origin, State, Word
+from transcriber_core.entities import Correction, Job, Origin, State, Word
 
 T0 = datetime(2026, 12, 2, tzinfo=UTC)
 
@@ -43,6 +43,17 @@ def done(words: tuple[Word, ...], text: str | None = None) -> Job:
         words=words,
         created=T0,
         updated=T0,
+    )
+
+
+def saved(job: Job, correction: Correction) -> Job:
+    """``job`` as the store leaves it after saving ``correction``."""
+    return attrs.evolve(
+        job,
+        text=correction.text,
+        words=correction.words,
+        original_text=correction.original_text,
+        original_words=correction.original_words,
     )
 
 
@@ -70,13 +81,7 @@ def test_first_correction_keeps_the_original_and_later_ones_keep_it_too() -> Non
     job = done(words)
     first = correction_of(job, 0, 2, "a c")
     assert (first.original_text, first.original_words) == ("a b", words)
-    again = attrs.evolve(
-        job,
-        text=first.text,
-        words=first.words,
-        original_text=first.original_text,
-        original_words=first.original_words,
-    )
+    again = saved(job, first)
     second = correction_of(again, 0, 2, "a d")
     assert (second.original_text, second.original_words) == ("a b", words)
     back = restoration_of(attrs.evolve(again, text=second.text, words=second.words))
@@ -233,13 +238,7 @@ def test_a_transcript_grows_by_corrections_only_to_its_ceiling() -> None:
     """Words past the ceiling are ``transcript_too_long``, counted from the recognizer's."""
     job = done(timed("a", "b", "c"))
     grown = correction_of(job, 0, 3, " ".join(["w"] * (GROWTH_WORDS + 3)))
-    again = attrs.evolve(
-        job,
-        text=grown.text,
-        words=grown.words,
-        original_text=grown.original_text,
-        original_words=grown.original_words,
-    )
+    again = saved(job, grown)
     # Corrected once already, the ceiling is still the recognizer's 3 words' (3 + 1,000).
     with pytest.raises(CorrectionTooBig) as refused:
         correction_of(again, 0, 1, "w w")
