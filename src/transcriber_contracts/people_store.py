@@ -31,6 +31,7 @@ import asyncio
 import hashlib
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
+from typing import TypeVar
 
 import attrs
 import pytest
@@ -59,6 +60,7 @@ MINUTE = timedelta(minutes=1)
 HOUR = timedelta(hours=1)
 #: Opens one more independent store on the database of the suite's ``people``.
 OpenPeople = Callable[[], Awaitable[PeopleStore]]
+T = TypeVar("T")
 #: How many threads race on one invite.
 RACERS = 4
 #: How many threads add one person's tokens at once, and the limit they race past.
@@ -281,7 +283,7 @@ class PeopleStoreContract:
         self, people: PeopleStore, open_people: OpenPeople
     ) -> None:
         """Threads with stores and loops of their own add one person's tokens at once: none past."""
-        me = asyncio.run(_active_once(open_people))
+        me = asyncio.run(_on_another(open_people, lambda store: active(store, 1)))
 
         async def add(n: int, ready: Callable[[], object]) -> bool:
             store = await open_people()
@@ -293,7 +295,7 @@ class PeopleStoreContract:
 
         results = in_threads(TOKEN_RACERS, add)
         assert results.count(True) == TOKEN_LIMIT
-        stored = asyncio.run(_read_tokens(open_people, me.id))
+        stored = asyncio.run(_on_another(open_people, lambda store: store.list_tokens(me.id)))
         assert sorted(t.id for t in stored) == sorted(
             token(n, me.id).id for n, added in enumerate(results) if added
         )
@@ -516,18 +518,11 @@ async def _invite_once(open_people: OpenPeople) -> None:
         await store.close()
 
 
-async def _active_once(open_people: OpenPeople) -> Person:
+async def _on_another(open_people: OpenPeople, use: Callable[[PeopleStore], Awaitable[T]]) -> T:
+    """What ``use`` makes of one more store on the suite's database, closed after."""
     store = await open_people()
     try:
-        return await active(store, 1)
-    finally:
-        await store.close()
-
-
-async def _read_tokens(open_people: OpenPeople, person_id: str) -> list[PersonToken]:
-    store = await open_people()
-    try:
-        return await store.list_tokens(person_id)
+        return await use(store)
     finally:
         await store.close()
 

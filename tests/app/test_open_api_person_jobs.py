@@ -13,12 +13,13 @@ import attrs
 import httpx
 import pytest
 
+from tests.app.test_bad_input import done_job
 from tests.app.test_workspace import owner as owner  # noqa: PLC0414 - the fixture, shared
 from tests.app.test_workspace import person
 from tests.support.admin import in_process_client
 from tests.support.delegate import Delegate
 from transcriber_app.bootstrap import Runtime
-from transcriber_core.entities import Job, Origin, State
+from transcriber_core.entities import Job
 from transcriber_core.errors import JobNotFound
 
 
@@ -40,21 +41,6 @@ class RecordedReads(Delegate):
         return job
 
 
-async def _job(runtime: Runtime, owner_key: str | None) -> Job:
-    now = runtime.services.clock.now()
-    job = Job(
-        id=runtime.services.ids.new_id(),
-        state=State.DONE,
-        origin=Origin.http(),
-        text="words",
-        owner=owner_key,
-        created=now,
-        updated=now,
-    )
-    created, _ = await runtime.services.repo.create(job)
-    return created
-
-
 @pytest.mark.parametrize("path", ["/api/status/{id}", "/api/jobs/{id}/transcript?format=txt"])
 async def test_a_persons_job_on_an_open_api_is_refused_by_the_lookup_itself(
     runtime: Runtime, owner: httpx.AsyncClient, path: str
@@ -62,7 +48,7 @@ async def test_a_persons_job_on_an_open_api_is_refused_by_the_lookup_itself(
     """Someone else's id and an unknown one cost one identical store read, which finds nothing."""
     await (await person(runtime, owner, "alice")).aclose()
     (alice,) = await runtime.people.list_people()
-    persons, nobodys = await _job(runtime, alice.owner_key), await _job(runtime, None)
+    persons, nobodys = await done_job(runtime, alice.owner_key), await done_job(runtime)
     spy = RecordedReads(runtime.services.repo)
     spied = attrs.evolve(runtime, services=attrs.evolve(runtime.services, repo=spy))
     async with in_process_client(spied) as client:
