@@ -8,6 +8,7 @@ import pytest
 
 from transcriber_app.web.inputs import (
     BAD_UNICODE,
+    JSON_STRING,
     MAX_DEPTH,
     TOO_DEEP,
     JsonRefused,
@@ -109,3 +110,14 @@ def test_holds_lone_surrogate_walks_without_recursion() -> None:
         deep = [deep]
     assert holds_lone_surrogate(deep)
     assert not holds_lone_surrogate({"a": ["b", ("c", 1, None)]})
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['"' + '\\"' * 1000, '"' + '\\"' * 1000 + "\\", '"abc\n\\u12', '"' + "x" * 1000],
+)
+def test_an_unterminated_string_is_one_match_to_the_end(text: str) -> None:
+    """An unterminated string is one match to the end: no quote in it starts a search again."""
+    assert [m.span() for m in JSON_STRING.finditer(text)] == [(0, len(text))]
+    with pytest.raises(ValueError, match=r"Unterminated|Invalid"):
+        decode_json(text.encode())

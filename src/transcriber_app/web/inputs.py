@@ -41,8 +41,10 @@ TOO_DEEP = "too_deep"
 #: escape of half a surrogate pair (``"\ud800"``) that names no character.
 BAD_UNICODE = "bad_unicode"
 
-#: A JSON string, escapes and all (the unrolled loop: no backtracking over long strings).
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+#: A JSON string, escapes and all: the unrolled loop, then its closing quote or the end of
+#: the text. A match from every quote, so an unterminated string is not searched again from
+#: each quote inside it (``"`` and 16,000 ``\\"`` took 6 s that way: quadratic).
+JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*\\?(?:"|\Z)', re.DOTALL)
 #: Every byte that is not a bracket: dropped once strings are gone.
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 #: A bracket's step in depth, as a signed byte (255 is -1).
@@ -95,7 +97,7 @@ def depth(text: str, *, past: int | None = None) -> int:
     nothing but ``[`` costs one slice. Exact for JSON; for text that is
     not, a guess that errs high, and that text is refused either way.
     """
-    steps = array("b", _STRING.sub("", text).encode().translate(_STEPS, _NOT_BRACKETS))
+    steps = array("b", JSON_STRING.sub("", text).encode().translate(_STEPS, _NOT_BRACKETS))
     level = deepest = 0
     for start in range(0, len(steps), _SLICE):
         sums = list(accumulate(steps[start : start + _SLICE], initial=level))
