@@ -72,6 +72,17 @@ async def test_remember_a_voice_and_see_it_named_in_the_next_recording(
     assert "Diane" in listing.text
     voice_id = re.search(r'/w/voices/([^/"]+)/rename', listing.text)
     assert voice_id is not None
+    # "or add it to" one of one's voices: a sample, and that speaker named after it.
+    added = await alice.post(
+        f"/w/recordings/{second}/voices",
+        data={"csrf": csrf(later.text), "speaker": "S1", "voice": voice_id[1]},
+    )
+    assert added.status_code == 303
+    assert _speaker_names((await alice.get(f"/w/recordings/{second}")).text) == [
+        "Diane",
+        "Diane",
+    ]
+    assert "<td>2</td>" in (await alice.get("/w/voices")).text
     renamed = await alice.post(
         f"/w/voices/{voice_id[1]}/rename", data={"csrf": csrf(listing.text), "name": "Dee"}
     )
