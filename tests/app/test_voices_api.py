@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -95,9 +96,10 @@ def no_floats_but_none(value: Any) -> bool:
 
 
 async def test_a_remembered_voice_names_the_next_recording(
-    runtime: Runtime, wav: bytes, tmp_path: Path
+    runtime: Runtime, wav: bytes, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Remember S2 as Diane: the next recording's S2 is Diane in JSON (with voice_id) and text."""
+    caplog.set_level(logging.DEBUG)
     async with in_process_client(runtime) as client:
         first = await transcribed(runtime, client, wav)
         made = await client.post(
@@ -135,6 +137,13 @@ async def test_a_remembered_voice_names_the_next_recording(
         assert [v["samples"] for v in listed.json()["voices"]] == [2]
         for body in (voice, added.json(), listed.json(), status.json(), document):
             assert no_floats_but_none(body)
+    # Logged: ids and counts; never the name nor a print (ADR 73).
+    assert any(record.msg == "voice.remembered" for record in caplog.records)
+    for record in caplog.records:
+        for value in vars(record).values():
+            assert "Diane" not in str(value)
+            is_print = isinstance(value, tuple | list) and value and not no_floats_but_none([value])
+            assert not is_print, record.msg
 
 
 async def test_rename_and_delete_a_voice(runtime: Runtime, wav: bytes, tmp_path: Path) -> None:

@@ -200,8 +200,17 @@ async def test_demo_recognizer_labels_voices_in_turns(tmp_path: Path, repo: JobR
     assert (unasked.speakers, unasked.prints) == ((), ())
 
 
-def test_demo_default_text_has_a_sentence_a_voice() -> None:
+async def test_demo_default_text_has_a_sentence_a_voice(
+    tmp_path: Path, repo: JobRepository
+) -> None:
     """With voices asked for, the demo's own text has a sentence for each, so each speaks."""
+    assert not MemoryRecognizer().abilities.speakers
+    world = make_world(tmp_path, repo=repo)
     demo = MemoryRecognizer(speakers=3)
     assert demo.abilities.speakers
-    assert not MemoryRecognizer().abilities.speakers
+    world.services = attrs.evolve(world.services, recognizer=demo)
+    job = await world.submit(b"x" * 32_000, speakers_wanted=AUTO_SPEAKERS)
+    done = await world.run_to_end(job.id)
+    assert [s.id for s in done.speakers] == ["S1", "S2", "S3"]
+    assert done.text is not None
+    assert done.text.startswith("A recording of ")
