@@ -111,8 +111,10 @@ class OfflineDiarizer:
     """Voice activity, speaker embeddings, clustering, all from wheels; keeps the contract."""
 
     async def diarize(self, audio: Path, *, speakers: int | None) -> Diarization:
-        """The turns of each voice in ``audio``, labels ``A``, ``B``… of this call's own, and
-        each label's print: the unit-length mean of its embeddings (its cluster's centroid)."""
+        """The turns of each voice in ``audio`` (labels ``A``, ``B``…) and each label's print.
+
+        A label's print is the unit-length mean of its embeddings: its cluster's centroid.
+        """
 
         def run(path: Path, stop: threading.Event) -> Diarization:
             try:
