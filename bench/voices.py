@@ -4,7 +4,8 @@ Prints its figures; the numbers in docs/benchmarks.md come from here (SPEC §25,
 
 Real human voices from Debian packages (no download): ``pocketsphinx-testdata``
 (a LibriVox reader of *Sense and Sensibility*, 5 clips; the CMU "cards"
-speaker, 5 clips) and ``festvox-ru`` (one Russian speaker; ``--ru`` clips).
+speaker, 5 clips; the CMU speaker of ``goforward``, ``numbers`` and
+``something``, 3 clips) and ``festvox-ru`` (one Russian speaker; ``--ru`` clips).
 Each clip (or each ``--join`` consecutive clips of one speaker joined, as a
 speaker's share of a conversation) is diarized as one voice by the offline
 adapter through its port (``speakers=1``), and its print is what the
@@ -14,8 +15,8 @@ rest "different". For each threshold it prints the false-accept rate (a
 different-speaker pair at or above it: another's voice would name this
 speaker) and the false-reject rate (a same-speaker pair below it).
 
-The figures are only as good as the set: three speakers here, so the
-different-speaker pairs are pairs of those three. Encoder changes (ADR 69)
+The figures are only as good as the set: four speakers here, so the
+different-speaker pairs are pairs of those four. Encoder changes (ADR 69)
 move every figure: rerun after one.
 
 Usage: .venv/bin/python bench/voices.py [--ru 10] [--join 1]
@@ -52,6 +53,7 @@ def speakers(ru: int) -> dict[str, list[Path]]:
     found = {
         "librivox": sorted((SPHINX / "librivox").glob("*.wav")),
         "cards": sorted((SPHINX / "cards").glob("*.wav")),
+        "cmu": [SPHINX / name for name in ("goforward.raw", "numbers.raw", "something.raw")],
         "festvox-ru": sorted(FESTVOX_RU.glob("ru_*.wav"))[:ru],
     }
     missing = [name for name, clips in found.items() if not clips]
@@ -68,7 +70,7 @@ def joined(clips: list[Path], join: int, folder: Path, name: str) -> list[Path]:
     for index in range(0, len(clips) - join + 1, join):
         group = clips[index : index + join]
         target = folder / f"{name}-{index}.wav"
-        inputs = [arg for clip in group for arg in ("-i", str(clip))]
+        inputs = [arg for clip in group for arg in (*_format(clip), "-i", str(clip))]
         mix = "".join(f"[{i}:a]" for i in range(len(group))) + f"concat=n={len(group)}:v=0:a=1"
         subprocess.run(
             [
@@ -89,6 +91,11 @@ def joined(clips: list[Path], join: int, folder: Path, name: str) -> list[Path]:
         )
         out.append(target)
     return out
+
+
+def _format(clip: Path) -> tuple[str, ...]:
+    """ffmpeg's input options for ``clip``: headerless ``.raw`` files are 16 kHz s16le mono."""
+    return ("-f", "s16le", "-ar", "16000", "-ac", "1") if clip.suffix == ".raw" else ()
 
 
 async def prints_of(paths: list[Path]) -> list[Print]:

@@ -290,7 +290,7 @@ class DiarizationConfig:
     default: str = "off"
     #: The cosine similarity from which a recording's speaker is taken for one of its owner's
     #: remembered voices (SPEC §25, ADR 72).
-    voice_match: float = 0.6
+    voice_match: float = 0.5
 
 
 @attrs.frozen(kw_only=True)

@@ -98,9 +98,9 @@ class Settings:
     #: Seconds of recordings one payer may send per UTC day (SPEC §20); 0: no quota.
     seconds_per_day: int = 0
 
-    #: The cosine similarity above which a recording's speaker is taken for a remembered
-    #: voice (SPEC §25, ADR 72); provisional until measured on the new encoder's prints.
-    voice_match: float = 0.6
+    #: The cosine similarity from which a recording's speaker is taken for a remembered voice
+    #: (SPEC §25, ADR 72): measured on real voices with CAM++ prints (docs/benchmarks.md).
+    voice_match: float = 0.5
 
     def __attrs_post_init__(self) -> None:
         if self.max_attempts < 1:
