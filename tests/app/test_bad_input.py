@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.app.test_workspace import csrf, person
+from tests.app.test_workspace import bearer, csrf, make_token, person
 from tests.app.test_workspace import owner as owner  # noqa: PLC0414 - the fixture, shared
 from tests.support import multipart
 from tests.support.admin import PASSWORD, in_process_client
@@ -29,6 +29,7 @@ from transcriber_app.config import (
     StorageConfig,
     TelegramConfig,
 )
+from transcriber_app.web.api import api_document
 from transcriber_app.web.api.handlers import MAX_RENAME_BYTES
 from transcriber_app.web.inputs import MAX_DEPTH
 from transcriber_core.entities import Job, Origin, Speaker, State, Word
@@ -227,3 +228,39 @@ async def test_a_reset_link_whose_expiry_is_no_number_is_a_bad_link(
     answer = await client.get("/admin/reset", params={"token": f"{expires}.secret"})
     assert answer.status_code == 403, answer.text
     assert "Reset link refused" in answer.text
+
+
+async def test_the_voices_routes_decode_their_bodies_by_the_same_rules(
+    runtime: Runtime, owner: httpx.AsyncClient
+) -> None:
+    """``/api/voices``, added after the decoder, refuses deep and lone-surrogate bodies alike."""
+    alice = await person(runtime, owner, "alice")
+    headers = {**bearer(await make_token(alice)), "Content-Type": "application/json"}
+    async with in_process_client(runtime) as client:
+        for method, path in (
+            ("POST", "/api/voices"),
+            ("POST", "/api/voices/v1/samples"),
+            ("PATCH", "/api/voices/v1"),
+        ):
+            deep = await client.request(method, path, content=nested(200), headers=headers)
+            assert refusal(deep) == (400, "too_deep"), deep.text
+            lone = f'{{"job_id": "j", "speaker": "S1", "name": "Di{LONE}"}}'.encode()
+            answer = await client.request(method, path, content=lone, headers=headers)
+            assert refusal(answer) == (400, "bad_unicode"), answer.text
+    await alice.aclose()
+
+
+def test_every_json_body_route_documents_the_decoders_refusals() -> None:
+    """The OpenAPI document lists ``bad_unicode`` and ``too_deep`` in each JSON route's 400."""
+    document = api_document(tokens=True)
+    json_routes = [
+        operation
+        for operations in document["paths"].values()
+        for operation in operations.values()
+        if "application/json" in operation.get("requestBody", {}).get("content", {})
+    ]
+    assert len(json_routes) >= 4
+    for operation in json_routes:
+        schema = operation["responses"]["400"]["content"]["application/json"]["schema"]
+        codes = schema["allOf"][-1]["properties"]["error"]["enum"]
+        assert {"bad_unicode", "too_deep"} <= set(codes), operation["operationId"]

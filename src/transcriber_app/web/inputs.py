@@ -41,6 +41,9 @@ TOO_DEEP = "too_deep"
 #: escape of half a surrogate pair (``"\ud800"``) that names no character.
 BAD_UNICODE = "bad_unicode"
 
+#: What ``decode_json`` refuses with, on every route that takes a JSON body.
+JSON_REFUSALS = (BAD_UNICODE, TOO_DEEP)
+
 #: A JSON string, escapes and all: the unrolled loop, then its closing quote or the end of
 #: the text. A match from every quote, so an unterminated string is not searched again from
 #: each quote inside it (``"`` and 16,000 ``\\"`` took 6 s that way: quadratic).

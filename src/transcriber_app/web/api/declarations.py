@@ -44,7 +44,6 @@ from transcriber_app.web.endpoints import (
 )
 from transcriber_app.web.endpoints import routes as endpoint_routes
 from transcriber_app.web.errors import Error
-from transcriber_app.web.inputs import BAD_UNICODE, MAX_DEPTH, TOO_DEEP
 from transcriber_app.web.openapi import document as openapi_document
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.transcripts import TranscriptFormat
@@ -332,11 +331,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
             error(
                 400,
                 "bad_speakers",
-                BAD_UNICODE,
-                TOO_DEEP,
-                description="not an object of names, an unknown speaker, or a name refused;"
-                " bad_unicode: not UTF-8, or a lone surrogate such as \\ud800;"
-                f" too_deep: arrays or objects nested past {MAX_DEPTH}",
+                description="not an object of names, an unknown speaker, or a name refused",
             ),
             JOB_NOT_FOUND,
             error(409, "job_changed", description="the job kept changing while it was renamed"),
