@@ -55,6 +55,7 @@ from transcriber_core.ports import (
     Clock,
     ConditionStore,
     Converter,
+    DurationMeter,
     DurationProbe,
     FileRecords,
     FileStore,
@@ -122,6 +123,7 @@ def check(
         PostgresConditionStore(postgres),
     ]
     probes: list[DurationProbe] = [HeaderProbe()]
+    meters: list[DurationMeter] = [FfmpegConverter()]
     postgres_budgets = PostgresBudgetStore(postgres)
     budgets: list[BudgetStore] = [MemoryBudgetStore(), sqlite_budgets, postgres_budgets]
     feeds: list[WakeupFeed] = [MemoryWakeupFeed(), PostgresWakeupFeed("postgresql:///never-used")]
@@ -137,6 +139,6 @@ def check(
     # Seconds sent per payer per day (ADR 59).
     usage: list[UsageStore] = [MemoryUsageStore(), sqlite_usage, PostgresUsageStore(postgres)]
     del usage, chats, people, invitations, accounts, tokens, sessions
-    del senders, feeds, budgets, probes, conditions, owners, repos, stores, converters
+    del senders, feeds, budgets, probes, meters, conditions, owners, repos, stores, converters
     del recognizers, notifiers, clocks, ids
     del queues, part_queues, jobs, records, outboxes, removals, listings, searches

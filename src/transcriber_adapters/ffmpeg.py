@@ -46,6 +46,7 @@ import signal
 import stat
 import subprocess
 import tempfile
+from datetime import timedelta
 from pathlib import Path
 from typing import BinaryIO
 
@@ -56,6 +57,7 @@ from transcriber_core.errors import ConverterUnavailable, DiskFull, StepError, U
 from transcriber_core.policy import DEFAULT_DECODE_LIMITS, DecodeLimits
 from transcriber_core.ports import ProgressCallback, Silence
 from transcriber_core.tasks import wait_out
+from transcriber_core.usage import Measured
 
 log = logging.getLogger("transcriber.ffmpeg")
 
@@ -287,6 +289,41 @@ def command(
         "-f",
         output.muxer,
         _file_url(target),
+    ]
+
+
+def count_command(binary: str, source: Path, *, up_to: float) -> list[str]:
+    """The ffmpeg arguments that decode ``source``'s first audio stream to nothing, counting it.
+
+    The same guards and sample clock as ``command`` (the length is what the
+    converter would measure), no resampling or encoding, and at most
+    ``up_to`` seconds decoded (ADR 67).
+    """
+    return [
+        binary,
+        "-nostdin",
+        "-hide_banner",
+        "-protocol_whitelist",
+        "file",
+        "-format_whitelist",
+        ",".join(ALLOWED_DEMUXERS),
+        "-i",
+        _file_url(source),
+        "-map",
+        "0:a:0",
+        "-vn",
+        "-sn",
+        "-dn",
+        "-af",
+        SAMPLE_CLOCK,
+        "-progress",
+        "pipe:1",
+        "-nostats",
+        "-t",
+        f"{up_to:.3f}",
+        "-f",
+        "null",
+        "-",
     ]
 
 
@@ -533,6 +570,44 @@ class FfmpegConverter:
             raise UnreadableMedia(EMPTY)
         watch.check(duration)
         return duration
+
+    async def measure(self, path: Path, *, up_to: float, within: timedelta) -> Measured:
+        """Count the seconds ``path`` decodes to, up to ``up_to``, for at most ``within`` (ADR 67).
+
+        The ``DurationMeter`` port. Refuses what ``convert`` refuses, with
+        the same errors; stopped by ``within``, the count so far is kept.
+        """
+        binary = await self._ready()
+        size = await asyncio.to_thread(_regular_size, path)
+        watch = _Limits(self._limits, size)
+        counted = 0.0
+
+        def note(seconds: float) -> None:
+            nonlocal counted
+            counted = max(counted, seconds)
+
+        arguments = count_command(binary, path, up_to=up_to)
+        process = await _start([*(self._death_signal or []), *arguments])
+        try:
+            async with asyncio.timeout(within.total_seconds()):
+                returncode, duration, tail = await _follow(process, watch, note)
+        except TimeoutError:
+            await _kill(process)
+            return Measured(counted=counted, whole=False, most=watch.allowed)
+        except BaseException:
+            await _kill(process)
+            raise
+        if returncode != 0:
+            raise classify_failure(
+                returncode,
+                tail.text(),
+                input_opened=tail.input_opened,
+                source_present=await asyncio.to_thread(path.exists),
+            )
+        if duration is None or duration <= 0:
+            raise UnreadableMedia(EMPTY)
+        watch.check(duration)
+        return Measured(counted=duration, whole=duration < up_to, most=watch.allowed)
 
     async def find_silences(self, audio: Path, *, start: float, end: float) -> tuple[Silence, ...]:
         """Run silencedetect over ``[start, end]`` of ``audio`` only; the silences it reports."""

@@ -235,6 +235,8 @@ async def build(
             conditions=stores.conditions,
             usage=stores.usage,
             probe=HeaderProbe(),
+            # Counts what a quota charges in decoded samples, whatever the container (ADR 67).
+            meter=FfmpegConverter(limits=decode_limits_from(config)),
             host=this_host,
             # Two worker processes on one host are told apart by their process id.
             worker=f"{this_host}:{os.getpid()}",

@@ -49,7 +49,7 @@ from transcriber_core.people import (
 )
 from transcriber_core.policy import QuotaDecision
 from transcriber_core.search import Hit, SearchQuery
-from transcriber_core.usage import Charge, Usage
+from transcriber_core.usage import Charge, Measured, Usage
 
 
 class Clock(Protocol):
@@ -899,6 +899,21 @@ class DurationProbe(Protocol):
 
         Never decodes and never raises for a bad file: the answer is the
         sender's claim, only used to pick a lane (ADR 27).
+        """
+        ...
+
+
+class DurationMeter(Protocol):
+    """Counts how long a staged recording decodes to, for its charge against a quota (ADR 67)."""
+
+    async def measure(self, path: Path, *, up_to: float, within: timedelta) -> Measured:
+        """Decode ``path`` and count its seconds, stopping past ``up_to`` or after ``within``.
+
+        Counted in decoded samples, as the converter counts, never from the
+        container's header or timestamps. Stopped early, ``whole`` is False.
+        Raises ``PermanentError`` when the converter would refuse the
+        recording (not media, no audio, past the decoded-size limits) and
+        ``TransientError`` when it cannot run now.
         """
         ...
 
