@@ -597,7 +597,9 @@ class Accounts(Protocol):
         """Disable the person and end every session of theirs at once; False when unknown.
 
         Their tokens stop at the same moment: ``person_for_token`` and
-        ``get_person_session`` never answer for a disabled person.
+        ``get_person_session`` never answer for a disabled person. Their
+        unused invites and link codes are deleted in the same transaction,
+        so ``enable_person`` cannot bring one back (SPEC §29).
         Disabling twice keeps the first time.
         """
         ...

@@ -59,6 +59,9 @@ _FIND_PERSON = f"SELECT {_PERSON} FROM people WHERE name = %(name)s"
 _LIST_PEOPLE = f"SELECT {_PERSON} FROM people ORDER BY created, id"
 _DISABLE = "UPDATE people SET disabled = coalesce(disabled, %(now)s) WHERE id = %(id)s"
 _END_SESSIONS_OF = "DELETE FROM person_sessions WHERE person_id = %(id)s"
+#: Disabling voids what the person has not used yet: Enable must not revive it (SPEC §29).
+_VOID_INVITES_OF = "DELETE FROM person_invites WHERE person_id = %(id)s AND used IS NULL"
+_VOID_CODES_OF = "DELETE FROM person_link_codes WHERE person_id = %(id)s"
 _INSERT_TOKEN = (
     f"INSERT INTO person_tokens ({_TOKEN})"
     " VALUES (%(id)s, %(token_hash)s, %(person_id)s, %(label)s, %(created)s)"
@@ -182,10 +185,12 @@ class PostgresPeopleStore:
         return [_ROWS.person_from_row(row) for row in await self._db.fetchall(_LIST_PEOPLE)]
 
     async def disable_person(self, person_id: str, *, now: datetime) -> bool:
-        """Disable the person and delete their sessions in one transaction."""
+        """Disable the person, delete their sessions and unused invites and codes, at once."""
         async with self._db.transaction() as conn:
             cursor = await conn.execute(_DISABLE, {"id": person_id, "now": now})
             await conn.execute(_END_SESSIONS_OF, {"id": person_id})
+            await conn.execute(_VOID_INVITES_OF, {"id": person_id})
+            await conn.execute(_VOID_CODES_OF, {"id": person_id})
         return cursor.rowcount == 1
 
     async def enable_person(self, person_id: str) -> bool:
