@@ -128,6 +128,7 @@ def settings_from(config: Config) -> Settings:
     return Settings(
         max_record_bytes=config.storage.max_record_bytes,
         upload_inactivity_timeout=timedelta(seconds=config.http.upload_inactivity_seconds),
+        upload_deadline=timedelta(seconds=config.http.upload_deadline_seconds),
         max_attempts=queue.max_attempts,
         lease=timedelta(seconds=queue.lease_seconds),
         lease_renewal=timedelta(seconds=queue.lease_renewal_seconds),

@@ -58,6 +58,8 @@ class Settings:
     max_record_bytes: int = 8 * 1024**3
     #: An upload that sends no byte for this long is aborted.
     upload_inactivity_timeout: timedelta = timedelta(minutes=5)
+    #: An upload whose body has not all arrived this long after it began is aborted (SPEC §29).
+    upload_deadline: timedelta = timedelta(hours=6)
     #: Fallback poll of the queue when nothing woke the workers.
     idle_poll_interval: timedelta = timedelta(seconds=1)
     #: First wait after a failed delivery (webhook, notice); doubles after each (ADR 35).
