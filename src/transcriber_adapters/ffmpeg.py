@@ -46,6 +46,7 @@ import signal
 import stat
 import subprocess
 import tempfile
+import weakref
 from datetime import timedelta
 from pathlib import Path
 from typing import BinaryIO
@@ -157,6 +158,10 @@ EMPTY = "the recording contains no audio"
 NOT_MEDIA = "the recording is not an audio or video file"
 OWN_AUDIO_UNREADABLE = "ffmpeg could not read the converted audio"
 PART_UNWRITABLE = "ffmpeg could not write a part of the converted audio"
+
+#: Uploads counted at once by one process (``measure``, ADR 67); more wait for a turn within
+#: their own ceiling, so a flood of uploads is charged its worst case, not a CPU each.
+MEASURES_AT_ONCE = max(2, os.cpu_count() or 1)
 
 #: Loudness under which audio counts as silence, in dBFS, for splitting (ADR 26).
 SILENCE_NOISE_DB = -35.0
@@ -518,10 +523,16 @@ class FfmpegConverter:
         silence_noise_db: float = SILENCE_NOISE_DB,
         min_silence_seconds: float = MIN_SILENCE_SECONDS,
         output: AudioFormat = OPUS,
+        measures_at_once: int = MEASURES_AT_ONCE,
     ) -> None:
         self._binary = str(binary) if binary is not None else None
         self._output = output
         self._limits = limits
+        self._measures_at_once = measures_at_once
+        #: One turnstile of ``measure`` per event loop (tests run several loops in threads).
+        self._turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
         self._death_signal: list[str] | None = None
         self._background: list[str] | None = None
         self._noise_db = silence_noise_db
@@ -576,6 +587,8 @@ class FfmpegConverter:
 
         The ``DurationMeter`` port. Refuses what ``convert`` refuses, with
         the same errors; stopped by ``within``, the count so far is kept.
+        At most ``measures_at_once`` run at once; the wait for a turn counts
+        against ``within``.
         """
         binary = await self._ready()
         size = await asyncio.to_thread(_regular_size, path)
@@ -586,17 +599,17 @@ class FfmpegConverter:
             nonlocal counted
             counted = max(counted, seconds)
 
-        arguments = count_command(binary, path, up_to=up_to)
-        process = await _start([*(self._death_signal or []), *arguments])
+        arguments = [*(self._death_signal or []), *count_command(binary, path, up_to=up_to)]
         try:
-            async with asyncio.timeout(within.total_seconds()):
-                returncode, duration, tail = await _follow(process, watch, note)
+            async with asyncio.timeout(within.total_seconds()), self._turn():
+                process = await _start(arguments)
+                try:
+                    returncode, duration, tail = await _follow(process, watch, note)
+                except BaseException:
+                    await _kill(process)
+                    raise
         except TimeoutError:
-            await _kill(process)
             return Measured(counted=counted, whole=False, most=watch.allowed)
-        except BaseException:
-            await _kill(process)
-            raise
         if returncode != 0:
             raise classify_failure(
                 returncode,
@@ -608,6 +621,14 @@ class FfmpegConverter:
             raise UnreadableMedia(EMPTY)
         watch.check(duration)
         return Measured(counted=duration, whole=duration < up_to, most=watch.allowed)
+
+    def _turn(self) -> asyncio.Semaphore:
+        """This event loop's turnstile of ``measure``."""
+        loop = asyncio.get_running_loop()
+        turns = self._turns.get(loop)
+        if turns is None:
+            turns = self._turns[loop] = asyncio.Semaphore(self._measures_at_once)
+        return turns
 
     async def find_silences(self, audio: Path, *, start: float, end: float) -> tuple[Silence, ...]:
         """Run silencedetect over ``[start, end]`` of ``audio`` only; the silences it reports."""

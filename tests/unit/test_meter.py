@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from tests.support import media
+from tests.support.processes import children, group_members
 from transcriber_adapters.ffmpeg import FfmpegConverter
 from transcriber_core.errors import RecordingTooLong, UnreadableMedia
 from transcriber_core.policy import DecodeLimits
+from transcriber_core.usage import Measured
 
 #: Far more than any of these tests needs: only ``within``'s own test is stopped by it.
 AMPLE = timedelta(minutes=5)
@@ -56,3 +60,27 @@ async def test_refuses_what_the_converter_refuses(tmp_path: Path) -> None:
     limits = DecodeLimits(min_bytes_per_second=100.0)
     with pytest.raises(RecordingTooLong):
         await FfmpegConverter(limits=limits).measure(bomb, up_to=30_000.0, within=AMPLE)
+
+
+async def test_a_measure_past_the_turns_waits_within_its_ceiling(tmp_path: Path) -> None:
+    """With every turn taken, a measure starts no ffmpeg and ends at its ceiling, not whole."""
+    started = tmp_path / "started"
+    os.mkfifo(started)
+    script = tmp_path / "fake-ffmpeg"
+    runs = tmp_path / "runs"
+    script.write_text(f"#!/bin/sh\necho run >> '{runs}'\necho up > '{started}'\nsleep 60 &\nwait\n")
+    script.chmod(0o755)
+    source = tmp_path / "in.mp3"
+    source.write_bytes(b"x" * 1000)
+    meter = FfmpegConverter(script, measures_at_once=1)
+    holder = asyncio.create_task(meter.measure(source, up_to=100.0, within=AMPLE))
+    # The stand-in says it runs: the one turn is taken.
+    assert (await asyncio.wait_for(asyncio.to_thread(started.read_text), 60)).strip() == "up"
+    [pid] = children(script.name)
+    waited = await meter.measure(source, up_to=100.0, within=timedelta(seconds=1))
+    assert waited == Measured(counted=0.0, whole=False, most=10.0)
+    assert runs.read_text() == "run\n"
+    holder.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await holder
+    assert group_members(pid) == []
