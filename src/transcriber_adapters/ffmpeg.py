@@ -261,23 +261,8 @@ def command(
     """
     limit = [] if max_seconds is None else ["-t", f"{max_seconds + LIMIT_MARGIN_SECONDS:.3f}"]
     return [
-        binary,
-        "-nostdin",
-        "-hide_banner",
+        *_guarded_input(binary, source),
         "-y",
-        # Local files only: a playlist or concat script in an upload reaches no network.
-        "-protocol_whitelist",
-        "file",
-        # Real containers only: none of them opens a further file (reference: Limits).
-        "-format_whitelist",
-        ",".join(ALLOWED_DEMUXERS),
-        "-i",
-        _file_url(source),
-        "-map",
-        "0:a:0",
-        "-vn",
-        "-sn",
-        "-dn",
         "-map_metadata",
         "-1",
         # Times from the samples decoded, not from the container (ADR 42).
@@ -305,20 +290,7 @@ def count_command(binary: str, source: Path, *, up_to: float) -> list[str]:
     ``up_to`` seconds decoded (ADR 67).
     """
     return [
-        binary,
-        "-nostdin",
-        "-hide_banner",
-        "-protocol_whitelist",
-        "file",
-        "-format_whitelist",
-        ",".join(ALLOWED_DEMUXERS),
-        "-i",
-        _file_url(source),
-        "-map",
-        "0:a:0",
-        "-vn",
-        "-sn",
-        "-dn",
+        *_guarded_input(binary, source),
         "-af",
         SAMPLE_CLOCK,
         "-progress",
@@ -329,6 +301,28 @@ def count_command(binary: str, source: Path, *, up_to: float) -> list[str]:
         "-f",
         "null",
         "-",
+    ]
+
+
+def _guarded_input(binary: str, source: Path) -> list[str]:
+    """ffmpeg's arguments up to an upload's first audio stream, as hostile input is opened."""
+    return [
+        binary,
+        "-nostdin",
+        "-hide_banner",
+        # Local files only: a playlist or concat script in an upload reaches no network.
+        "-protocol_whitelist",
+        "file",
+        # Real containers only: none of them opens a further file (reference: Limits).
+        "-format_whitelist",
+        ",".join(ALLOWED_DEMUXERS),
+        "-i",
+        _file_url(source),
+        "-map",
+        "0:a:0",
+        "-vn",
+        "-sn",
+        "-dn",
     ]
 
 

@@ -163,23 +163,33 @@ class _Slow:
         return Measured(counted=0.0, whole=False, most=self.most)
 
 
+def _slow_world(tmp_path: Path, clock: ManualClock) -> tuple[World, MemoryUsageStore]:
+    """A world with an hour's quota whose meter always reaches its ceiling (2,000 s at most)."""
+    world = make_world(tmp_path, clock=clock)
+    usage = MemoryUsageStore(clock)
+    settings = attrs.evolve(world.services.settings, seconds_per_day=3600)
+    world.services = attrs.evolve(
+        world.services, settings=settings, usage=usage, meter=_Slow(2000.0)
+    )
+    return world, usage
+
+
+async def _send(world: World, name: str) -> None:
+    """Submit a few bytes called ``name`` as ``PAYER``'s upload."""
+    source = world.tmp / name
+    source.write_bytes(b"bytes")
+    await submit(world.services, source, extension=".mp3", origin=Origin.http(), owner=PAYER)
+
+
 async def test_a_recording_not_counted_in_time_is_charged_the_most_it_can_last(
     tmp_path: Path, clock: ManualClock
 ) -> None:
     """Past the measure's ceiling the charge is the file's worst case, so a burst still stops."""
-    world = make_world(tmp_path, clock=clock)
-    usage = MemoryUsageStore(clock)
-    settings = attrs.evolve(world.services.settings, seconds_per_day=3600)
-    services = attrs.evolve(world.services, settings=settings, usage=usage, meter=_Slow(2000.0))
-    for n in range(2):
-        source = tmp_path / f"slow-{n}.mp3"
-        source.write_bytes(b"bytes")
-        if n == 0:
-            await submit(services, source, extension=".mp3", origin=Origin.http(), owner=PAYER)
-        else:
-            with pytest.raises(QuotaExceeded) as refused:
-                await submit(services, source, extension=".mp3", origin=Origin.http(), owner=PAYER)
-            assert (refused.value.incoming, refused.value.left) == (2000.0, 1600.0)
+    world, usage = _slow_world(tmp_path, clock)
+    await _send(world, "first.mp3")
+    with pytest.raises(QuotaExceeded) as refused:
+        await _send(world, "second.mp3")
+    assert (refused.value.incoming, refused.value.left) == (2000.0, 1600.0)
     assert (await usage.usage([PAYER]))[PAYER].today == 2000.0
 
 
@@ -187,15 +197,8 @@ async def test_a_recording_the_converter_refuses_counts_nothing(
     tmp_path: Path, clock: ManualClock
 ) -> None:
     """A worst case reserved at intake is given back when conversion refuses the recording."""
-    world = make_world(tmp_path, clock=clock)
-    usage = MemoryUsageStore(clock)
-    settings = attrs.evolve(world.services.settings, seconds_per_day=3600)
-    world.services = attrs.evolve(
-        world.services, settings=settings, usage=usage, meter=_Slow(2000.0)
-    )
-    source = tmp_path / "refused.mp3"
-    source.write_bytes(b"bytes")
-    await submit(world.services, source, extension=".mp3", origin=Origin.http(), owner=PAYER)
+    world, usage = _slow_world(tmp_path, clock)
+    await _send(world, "refused.mp3")
     assert (await usage.usage([PAYER]))[PAYER].today == 2000.0
     world.converter.fail_next(UnreadableMedia("not audio"))
     job = await world.step(State.CONVERT)
