@@ -776,3 +776,26 @@ async def test_transcribe_in_a_group_is_paid_by_the_one_who_asks(start: Start) -
     found = await usage.usage([telegram_payer(7), telegram_payer(9)])
     assert found[telegram_payer(9)].today == job.duration
     assert found[telegram_payer(7)].today == 0
+
+
+async def test_a_person_disabled_while_their_chats_file_downloads_gets_no_job(
+    start: Start,
+) -> None:
+    """Disabled mid-download, the linked person neither owns nor pays: the chat is nobody's."""
+    clock = ManualClock(NOW)
+    people, alice = await _linkable(clock)
+    await people.use_link_code(link_code_hash("ABCD2345"), chat_id=CHAT)
+    running = await start(links=people, quota=3600)
+    running.api.hold_downloads = asyncio.Event()
+    await running.send("voice")
+    await running.api.download_started.wait()
+    await people.disable_person(alice.id, now=NOW)
+    running.api.hold_downloads.set()
+    await running.api.wait_shown(CHAT, TRANSCRIPT)
+    [job] = await running.jobs()
+    assert job.owner is None
+    usage = running.services.usage
+    assert usage is not None
+    found = await usage.usage([alice.owner_key, telegram_payer(CHAT)])
+    assert found[alice.owner_key].today == 0
+    assert found[telegram_payer(CHAT)].today == job.duration

@@ -283,12 +283,7 @@ class BotIntake:
         if first is not None:
             # The same file again: answered without downloading it a second time.
             return first, False
-        # A private chat linked to a person makes that person's jobs, paid by them (ADR 60).
-        person = await self._linked_person(message)
-        owner = None if person is None else person.owner_key
-        # The one who asked pays: in a group, ``/transcribe`` on a member's recording is the
-        # asker's (SPEC §29); otherwise the asker is the recording's sender.
-        payer = owner or payer_of(asker)
+        owner, payer = await self._owner_and_payer(message, asker)
         # A spent day is told before the file is downloaded (ADR 59).
         await check_quota(services, payer)
         async with services.files.staging(recording.extension) as path:
@@ -299,6 +294,9 @@ class BotIntake:
                 max_bytes=self.max_file_bytes,
                 inactivity=services.settings.upload_inactivity_timeout,
             )
+            # Asked again once the file is in: a person disabled (or the chat unlinked)
+            # meanwhile no longer owns or pays for it (SPEC §29).
+            owner, payer = await self._owner_and_payer(message, asker)
             return await submit(
                 services,
                 path,
@@ -309,6 +307,17 @@ class BotIntake:
                 owner=owner,
                 payer=payer,
             )
+
+    async def _owner_and_payer(self, message: Message, asker: Message) -> tuple[str | None, str]:
+        """Whose job the recording in ``message`` makes, and who pays for it, asked by ``asker``.
+
+        A private chat linked to a person makes that person's jobs, paid by
+        them (ADR 60). Otherwise the one who asked pays: in a group a
+        ``/transcribe`` on a member's recording is the asker's (SPEC §29).
+        """
+        person = await self._linked_person(message)
+        owner = None if person is None else person.owner_key
+        return owner, owner or payer_of(asker)
 
     async def _linked_person(self, message: Message) -> Person | None:
         """The person a private chat is linked to; None in a group or when none is."""
