@@ -59,11 +59,11 @@ async def submit(
     file_id, job_id = services.ids.new_id(), services.ids.new_id()
     if payer is not None and services.usage is not None:
         limit = services.settings.seconds_per_day
-        seconds = await charge_length(services, source, declared)
+        seconds, exact = await charge_length(services, source, declared)
         charge = Charge(job_id=job_id, payer=payer, seconds=seconds)
         decision = await services.usage.charge(charge, limit=limit)
         if not decision.allowed:
-            raise _refusal(decision, charge.seconds)
+            raise _refusal(decision, charge.seconds, exact=exact)
     try:
         stored, is_new = await _store(
             services,
@@ -91,8 +91,12 @@ async def submit(
     return stored, is_new
 
 
-async def charge_length(services: Services, source: Path, declared: float | None) -> float:
+async def charge_length(
+    services: Services, source: Path, declared: float | None
+) -> tuple[float, bool]:
     """The seconds the recording at ``source`` is charged at intake, whatever its container.
+
+    With them, whether they are its length (False: a bound, ``QuotaExceeded.exact``).
 
     Under a quota the recording is decoded and counted (``services.meter``)
     up to just past the day's quota and within ``measure_ceiling``; what
@@ -104,14 +108,14 @@ async def charge_length(services: Services, source: Path, declared: float | None
     limit = services.settings.seconds_per_day
     meter = services.meter
     if meter is None or limit == 0:
-        return charged_seconds(None, declared=declared, limit=limit)
+        return charged_seconds(None, declared=declared, limit=limit), True
     try:
         measured = await meter.measure(
             source, up_to=measure_bound(limit), within=services.settings.measure_ceiling
         )
     except PermanentError:
-        return 0.0
-    return charged_seconds(measured, declared=declared, limit=limit)
+        return 0.0, True
+    return charged_seconds(measured, declared=declared, limit=limit), measured.whole
 
 
 async def check_quota(services: Services, payer: str | None) -> None:
@@ -130,10 +134,10 @@ async def check_quota(services: Services, payer: str | None) -> None:
         raise _refusal(decision, 0.0)
 
 
-def _refusal(decision: QuotaDecision, incoming: float) -> QuotaExceeded:
+def _refusal(decision: QuotaDecision, incoming: float, *, exact: bool = True) -> QuotaExceeded:
     if decision.resets is None:  # pragma: no cover - only a quota refuses, and it resets
         raise AssertionError("a refusal without a quota")
-    return QuotaExceeded(resets=decision.resets, left=decision.left, incoming=incoming)
+    return QuotaExceeded(resets=decision.resets, left=decision.left, incoming=incoming, exact=exact)
 
 
 async def _uncharge(services: Services, job_id: str) -> None:

@@ -193,6 +193,7 @@ async def test_a_recording_not_counted_in_time_is_charged_the_most_it_can_last(
     with pytest.raises(QuotaExceeded) as refused:
         await _send(world, "second.mp3")
     assert (refused.value.incoming, refused.value.left) == (2000.0, 1600.0)
+    assert not refused.value.exact
     assert (await usage.usage([PAYER]))[PAYER].today == 2000.0
 
 
