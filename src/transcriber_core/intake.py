@@ -94,16 +94,16 @@ async def submit(
 async def charge_length(
     services: Services, source: Path, declared: float | None
 ) -> tuple[float, bool]:
-    """The seconds the recording at ``source`` is charged at intake, whatever its container.
+    """What the recording at ``source`` is charged at intake, whatever its container.
 
-    With them, whether they are its length (False: a bound, ``QuotaExceeded.exact``).
-
-    Under a quota the recording is decoded and counted (``services.meter``)
-    up to just past the day's quota and within ``measure_ceiling``; what
-    the count says is charged by ``policy.charged_seconds`` (ADR 67). A
-    recording the converter will refuse is charged nothing: it is never
-    transcribed. Without a quota (only usage is counted) or a meter, the
-    header's declared length, set to the measured one at conversion.
+    The seconds, and whether they are its length (False: a bound, told as
+    ``QuotaExceeded.exact``). Under a quota the recording is decoded and
+    counted (``services.meter``) up to just past the day's quota and within
+    ``measure_ceiling``; what the count says is charged by
+    ``policy.charged_seconds`` (ADR 67). A recording the converter will
+    refuse is charged nothing: it is never transcribed. Without a quota
+    (only usage is counted) or a meter, the header's declared length, set
+    to the measured one at conversion.
     """
     limit = services.settings.seconds_per_day
     meter = services.meter
