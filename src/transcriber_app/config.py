@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from transcriber_core.speakers import BadSpeakers, parse_wanted
+from transcriber_core.speakers import MAX_SPEAKERS, BadSpeakers, parse_wanted
 
 ENV_PREFIX = "TRANSCRIBER_"
 
@@ -112,6 +112,9 @@ class MemoryConfig:
     #: Seconds each recognition works in its start, then answers at once (as Whisper does);
     #: 0: the checks answer. Lets a demo or a test see parts recognised in parallel.
     work_seconds: float = 0.0
+    #: Voices labelled, sentence by sentence, in a recording that asks for speakers (SPEC §25);
+    #: 0: the demo labels none. Each has a print of its own, so voices can be remembered.
+    speakers: int = 0
 
 
 @attrs.frozen(kw_only=True)
@@ -287,6 +290,9 @@ class DiarizationConfig:
 
     #: The ``speakers`` a recording gets when its sender names none: "off", "auto" or 1 to 10.
     default: str = "off"
+    #: The cosine similarity from which a recording's speaker is taken for one of its owner's
+    #: remembered voices (SPEC §25, ADR 72).
+    voice_match: float = 0.5
 
 
 @attrs.frozen(kw_only=True)
@@ -597,6 +603,8 @@ def _check_memory(memory: MemoryConfig) -> None:
         raise ConfigError("[memory] checks_before_done: must not be negative")
     if not memory.max_seconds >= 0:  # NaN too
         raise ConfigError("[memory] max_seconds: must not be negative (0: no limit)")
+    if not 0 <= memory.speakers <= MAX_SPEAKERS:
+        raise ConfigError(f"[memory] speakers: must be from 0 to {MAX_SPEAKERS}")
     if not memory.work_seconds >= 0:  # NaN too
         raise ConfigError("[memory] work_seconds: must not be negative (0: none)")
 
@@ -690,6 +698,8 @@ def _check_diarization(diarization: DiarizationConfig) -> None:
         parse_wanted(diarization.default)
     except BadSpeakers as exc:
         raise ConfigError(f"[diarization] default: {exc}") from None
+    if not -1.0 <= diarization.voice_match <= 1.0:  # NaN too
+        raise ConfigError("[diarization] voice_match: must be a cosine similarity, from -1 to 1")
 
 
 #: The longest an OpenAI-compatible answer may wait for its job (a day).

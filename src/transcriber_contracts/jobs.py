@@ -30,6 +30,8 @@ from transcriber_core.entities import (
     TERMINAL_STATES,
     Job,
     Origin,
+    Speaker,
+    SpeakerPrint,
     State,
     Word,
 )
@@ -88,6 +90,27 @@ class JobsContract(RepositorySuite):
         )
         await create(clock, repo, job)
         assert await repo.get(job.id) == job
+
+    async def test_speakers_voices_and_prints_roundtrip(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
+        """Speakers with their voice ids and their prints come back exactly, saved and edited."""
+        first = SpeakerPrint(speaker="S1", vector=(0.6, -0.8, 1e-9, 0.1234567890123))
+        job = make_job(
+            speakers_wanted=2,
+            speakers=(
+                Speaker(id="S1", name="Diane", voice_id=new_id()),
+                Speaker(id="S2", name="Speaker 2"),
+            ),
+            prints=(first, SpeakerPrint(speaker="S2", vector=(1.0, 0.0, 0.0, 0.0))),
+        )
+        await create(clock, repo, job)
+        read = await repo.get(job.id)
+        assert (read.speakers, read.prints) == (job.speakers, job.prints)
+        edited = attrs.evolve(read, prints=(first,), speakers=job.speakers[:1])
+        await repo.save_if_unchanged(edited, seen=read)
+        again = await repo.get(job.id)
+        assert (again.speakers, again.prints) == (job.speakers[:1], (first,))
 
     async def test_minimal_job_roundtrips(self, clock: ManualClock, repo: JobRepository) -> None:
         """A job with every optional field empty comes back with them empty, not as zero or ''."""

@@ -103,6 +103,10 @@ class Settings:
     #: recording is charged the most it could last, and settled when it is converted.
     measure_ceiling: timedelta = timedelta(seconds=30)
 
+    #: The cosine similarity from which a recording's speaker is taken for a remembered voice
+    #: (SPEC §25, ADR 72): measured on real voices with CAM++ prints (docs/benchmarks.md).
+    voice_match: float = 0.5
+
     def __attrs_post_init__(self) -> None:
         if self.max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
@@ -125,6 +129,8 @@ class Settings:
             raise ValueError("recordings_kept must be positive and jobs_kept no shorter")
         if self.sweep_interval <= timedelta(0) or self.sweep_batch < 1:
             raise ValueError("sweep_interval and sweep_batch must be positive")
+        if not -1.0 <= self.voice_match <= 1.0:
+            raise ValueError("voice_match must be a cosine similarity, from -1 to 1")
 
     def ceiling(self, state: State) -> timedelta:
         """How long the step of ``state`` may run before the attempt fails."""

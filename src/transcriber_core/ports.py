@@ -7,7 +7,7 @@ behaviour.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -31,8 +31,10 @@ from transcriber_core.entities import (
     NewDelivery,
     OwnerSession,
     PollLease,
+    Print,
     State,
     Turn,
+    Voice,
     Word,
 )
 
@@ -997,6 +999,8 @@ class Recognized:
     words: tuple[Word, ...] = ()
     #: The language heard (ISO 639-1), when the recognizer detects or knows it.
     language: str | None = None
+    #: A recognizer that labels speakers itself may give each label's voice print (SPEC §25).
+    prints: Mapping[str, Print] = attrs.field(factory=dict, repr=False)
 
 
 @attrs.frozen(kw_only=True)
@@ -1104,11 +1108,22 @@ class Recognizer(Protocol):
         ...
 
 
+@attrs.frozen(kw_only=True)
+class Diarization:
+    """Who speaks when in a recording, and what each voice sounds like (SPEC §18, §25)."""
+
+    #: The turns of each voice, in any order; labels are the diarizer's own.
+    turns: tuple[Turn, ...] = ()
+    #: Each label's voice print: the unit-length mean of its embeddings. Empty for a
+    #: diarizer without a speaker encoder; a label may be missing. Never logged.
+    prints: Mapping[str, Print] = attrs.field(factory=dict, repr=False)
+
+
 class Diarizer(Protocol):
     """Tells who speaks when in a recording (SPEC §18, ADR 45)."""
 
-    async def diarize(self, audio: Path, *, speakers: int | None) -> Sequence[Turn]:
-        """The turns of each voice in ``audio`` (a converter's output), in any order.
+    async def diarize(self, audio: Path, *, speakers: int | None) -> Diarization:
+        """The turns of each voice in ``audio`` (a converter's output), and their prints.
 
         ``speakers`` is how many voices there are (1 to ``MAX_SPEAKERS``), or
         None to find out. Turn labels are the diarizer's own: the core numbers
@@ -1116,6 +1131,46 @@ class Diarizer(Protocol):
         cancellation; raises ``TransientError`` when it cannot work now and
         ``PermanentError`` when the audio cannot be read.
         """
+        ...
+
+
+class VoiceStore(Protocol):
+    """Each owner's remembered voices with their prints (SPEC §25, ADR 72).
+
+    Every method takes the owner: a voice is never read, changed or matched
+    for anyone else. A voice's print is the sum of its samples' unit prints
+    (``voices.combined``); only ``voice_prints`` reads it back, for matching.
+    """
+
+    async def add_voice(self, voice: Voice, vector: Print) -> None:
+        """Keep ``voice`` (``samples`` 1) with ``vector``, its first sample's print."""
+        ...
+
+    async def add_sample(self, owner: str, voice_id: str, vector: Print) -> Voice | None:
+        """Add ``vector`` to the owner's voice: ``samples`` + 1, in one transaction.
+
+        None when the owner has no such voice. Concurrent samples each count.
+        """
+        ...
+
+    async def list_voices(self, owner: str) -> list[Voice]:
+        """The owner's voices, oldest first."""
+        ...
+
+    async def rename_voice(self, owner: str, voice_id: str, name: str) -> Voice | None:
+        """The owner's voice with its new ``name``; None when the owner has no such voice."""
+        ...
+
+    async def delete_voice(self, owner: str, voice_id: str) -> bool:
+        """Delete the owner's voice and its print; False when there was none."""
+        ...
+
+    async def voice_prints(self, owner: str) -> list[tuple[Voice, Print]]:
+        """The owner's voices with their prints (sums, not normalised), oldest first."""
+        ...
+
+    async def forget_owner(self, owner: str) -> int:
+        """Delete every voice of ``owner`` (a person deleted); how many went."""
         ...
 
 

@@ -34,6 +34,7 @@ from transcriber_core.ports import (
     Removals,
     TranscriptSearch,
     UsageStore,
+    VoiceStore,
     WakeupFeed,
     WebhookSender,
 )
@@ -67,6 +68,8 @@ class Services:
     webhooks: WebhookSender | None = None
     #: Seconds sent per payer per day, which the intake charges (ADR 59); None: nothing counted.
     usage: UsageStore | None = None
+    #: Each owner's remembered voices (SPEC §25); None: speakers are never matched to voices.
+    voices: VoiceStore | None = None
     #: This host's name: the scope of conditions about its own disk.
     host: str = ""
     #: This process among the workers (host and process id): named in the parts it leases.

@@ -178,9 +178,9 @@ async def recognize(job: Job, services: Services) -> Job:
         await notes.close()
     now = services.clock.now()
     match started.outcome:
-        case Recognized(text=text, words=words, language=language):
+        case Recognized(text=text, words=words, language=language, prints=prints):
             # A recognizer that worked while it started (ADR 28): nothing to check.
-            words, speakers = await diarize(job, services, words)
+            labelled = await diarize(job, services, words, prints)
             return transition(
                 job,
                 State.DONE,
@@ -188,9 +188,10 @@ async def recognize(job: Job, services: Services) -> Job:
                 operation_id=started.operation_id,
                 storage_file_id=storage_file_id,
                 text=text,
-                words=words,
+                words=labelled.words,
                 language=language,
-                speakers=speakers,
+                speakers=labelled.speakers,
+                prints=labelled.prints,
             )
         case Rejected(reason=reason):
             raise RecognitionFailed(reason)
@@ -247,16 +248,17 @@ async def check(job: Job, services: Services) -> Job:
         case Pending(retry_after=retry_after):
             delay = next_check_delay(retry_after, services.settings)
             return transition(job, State.CHECK, now=now, delay_until=now + delay)
-        case Recognized(text=text, words=words, language=language):
-            words, speakers = await diarize(job, services, words)
+        case Recognized(text=text, words=words, language=language, prints=prints):
+            labelled = await diarize(job, services, words, prints)
             return transition(
                 job,
                 State.DONE,
                 now=services.clock.now(),
                 text=text,
-                words=words,
+                words=labelled.words,
                 language=language,
-                speakers=speakers,
+                speakers=labelled.speakers,
+                prints=labelled.prints,
             )
         case Rejected(reason=reason):
             raise RecognitionFailed(reason)
