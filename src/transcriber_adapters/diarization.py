@@ -10,7 +10,8 @@ window but at least ``MIN_FRAMES`` long is one window of its own length.
 The embeddings are clustered (``clustering``: spectral, the eigengap to
 count, near centroids merged; exactly the count asked for when told). Each
 window's label covers the time nearer its centre than any other window's;
-runs of one label are the turns.
+runs of one label are the turns. Each label's print is the unit-length mean of
+its embeddings (SPEC §25).
 
 Runs in a daemon thread that looks at a stop flag between batches of work,
 so a cancelled step does not wait for it (the whisper adapter's ``stoppable``).
@@ -20,16 +21,15 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-import attrs
 
 from transcriber_adapters import campplus, clustering
 from transcriber_adapters.whisper import SAMPLE_RATE, _stoppable, _Stopped, blocks
 from transcriber_core.entities import Turn
 from transcriber_core.errors import RecognizerUnavailable
+from transcriber_core.ports import Diarization
 
 if TYPE_CHECKING:
     import numpy as np
@@ -52,14 +52,6 @@ PATIENCE = 2.0
 _FRAME_SECONDS = campplus.fbank_hop_seconds()
 
 
-@attrs.frozen(kw_only=True)
-class Speakers:
-    """Turns and, for each label, the unit-length mean embedding of its windows (its print)."""
-
-    turns: tuple[Turn, ...]
-    prints: Mapping[str, tuple[float, ...]]
-
-
 class OfflineDiarizer:
     """Voice activity, CAM++ speaker embeddings, spectral clustering, all from wheels."""
 
@@ -69,18 +61,17 @@ class OfflineDiarizer:
         #: Clusters whose centroids are at least this alike are one voice (``auto``).
         self.merge = merge
 
-    async def diarize(self, audio: Path, *, speakers: int | None) -> Sequence[Turn]:
-        """The turns of each voice in ``audio``; labels ``A``, ``B``… of this call's own."""
-        return (await self.speakers(audio, speakers=speakers)).turns
+    async def diarize(self, audio: Path, *, speakers: int | None) -> Diarization:
+        """The turns of each voice in ``audio`` (labels ``A``, ``B``…) and each label's print.
 
-    async def speakers(self, audio: Path, *, speakers: int | None) -> Speakers:
-        """The turns and each label's voice print."""
+        A label's print is the unit-length mean of its embeddings: its cluster's centroid.
+        """
 
-        def run(path: Path, stop: threading.Event) -> Speakers:
+        def run(path: Path, stop: threading.Event) -> Diarization:
             try:
                 return _diarize(path, stop, speakers, self.models, self.merge)
             except _Stopped:
-                return Speakers(turns=(), prints={})
+                return Diarization()
             except (RuntimeError, MemoryError, OSError) as exc:
                 raise RecognizerUnavailable(
                     f"the speaker model failed ({type(exc).__name__})"
@@ -91,7 +82,7 @@ class OfflineDiarizer:
 
 def _diarize(
     path: Path, stop: threading.Event, speakers: int | None, models: Path | None, merge: float
-) -> Speakers:
+) -> Diarization:
     import numpy as np  # noqa: PLC0415 - comes with the optional extra
 
     encoder = campplus.encoder(models)
@@ -108,13 +99,13 @@ def _diarize(
             vectors.extend(found)
             stretch += 1
     if not vectors:
-        return Speakers(turns=(), prints={})
+        return Diarization()
     stacked = np.stack(vectors)
     labels = _cluster(stacked, speakers)
     names = [_name(label) for label in range(int(labels.max()) + 1)]
     means = clustering.centroids(stacked, labels)
     prints = {name: tuple(float(v) for v in means[i]) for i, name in enumerate(names)}
-    return Speakers(turns=tuple(_turns(spans, labels)), prints=prints)
+    return Diarization(turns=tuple(_turns(spans, labels)), prints=prints)
 
 
 def _speech(samples: npt.NDArray[np.float32]) -> list[tuple[int, int]]:

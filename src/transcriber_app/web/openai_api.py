@@ -32,6 +32,7 @@ from transcriber_app.web.api.auth import require_token
 from transcriber_app.web.api.handlers import (
     receiving,
     refuse_before_body,
+    refuse_unless_still_admitted,
     refuse_when_quota_spent,
 )
 from transcriber_app.web.endpoints import Answer, Endpoint, FormField, Param, json_answer
@@ -91,6 +92,11 @@ class ResponseFormat(enum.StrEnum):
 
 #: The granularities ``timestamp_granularities[]`` may name.
 GRANULARITIES = ("word", "segment")
+#: ``POST /api/audio``'s fields that OpenAI's API has not. Refused with 400 (ADR 68): each
+#: would be ignored here, and its sender would wait for what it asks (a webhook that never
+#: comes, speakers never labelled, a translation never made). Other fields OpenAI does not
+#: document are still ignored, as new ones of OpenAI's would be.
+API_ONLY_FIELDS = ("callback_url", "speakers", "task")
 #: Media type of each plain answer.
 _PLAIN_TYPES = {
     ResponseFormat.TEXT: "text/plain; charset=utf-8",
@@ -243,6 +249,14 @@ def parse_ask(runtime: Runtime, fields: Mapping[str, tuple[str, ...]], *, task: 
         values = fields.get(name)
         return values[0] if values else None
 
+    for name in API_ONLY_FIELDS:
+        if name in fields:
+            raise OpenAIFault(
+                400,
+                "unknown_parameter",
+                f"{name} is a field of POST /api/audio, not of OpenAI's API; /v1 does not take it",
+                param=name,
+            )
     abilities = runtime.services.recognizer.abilities
     model = field("model")
     if not model:
@@ -371,6 +385,7 @@ async def _take(request: Request, task: Task) -> tuple[Job, Ask]:
         # A known key's first job is answered once this body proves the same file (ADR 21).
         async with receiving(request, digest=dedup_key is not None) as received:
             ask = parse_ask(runtime, received.fields, task=task)
+            await refuse_unless_still_admitted(request, refuse_before_body, caller)
             job, is_new = await _job_of(
                 runtime, received, first, ask, dedup_key=dedup_key, caller=caller
             )
@@ -809,7 +824,11 @@ def _audio_endpoint(path: str, handler: Callable[[Request], Any], *, translate: 
                 content=content,
                 headers={JOB_HEADER: "the job that did it; its result stays in /api"},
             ),
-            openai_error(400, "a field cannot be used, or the recording failed"),
+            openai_error(
+                400,
+                "a field cannot be used (callback_url, speakers and task are /api/audio's"
+                " only: unknown_parameter), or the recording failed",
+            ),
             openai_error(404, "the job was deleted before it ended"),
             openai_error(413, "the recording, or the form's other fields, passed their limit"),
             openai_error(429, "the caller's daily quota is spent until the next UTC midnight"),

@@ -20,6 +20,7 @@ from transcriber_app.web.workspace import (
     transcript,
     upload,
     views,
+    voices,
 )
 from transcriber_app.web.workspace.sessions import PREFIX, WorkspaceSessions
 
@@ -31,6 +32,7 @@ def _route(path: str, endpoint: Callable[[Request], Awaitable[Response]], method
 
 def mount() -> Mount:
     """The workspace under ``/w``: server-side sessions, a strict CSP on every answer."""
+    corrector = corrections.Corrector()
     routes: list[BaseRoute] = [
         _route("/", live.home, "GET"),
         _route("/recordings.json", live.recordings_json, "GET"),
@@ -46,9 +48,14 @@ def mount() -> Mount:
         _route("/recordings/{job_id}/media", transcript.media, "GET"),
         _route("/recordings/{job_id}/speakers", transcript.rename_speaker, "POST"),
         # Corrections and downloads (ADR 57).
-        _route("/recordings/{job_id}/words", corrections.save_words, "POST"),
+        _route("/recordings/{job_id}/words", corrector.save_words, "POST"),
         _route("/recordings/{job_id}/restore", corrections.restore, "POST"),
         _route("/recordings/{job_id}/transcript.{format}", corrections.download, "GET"),
+        # Voices remembered (ADR 72).
+        _route("/recordings/{job_id}/voices", voices.remember, "POST"),
+        _route("/voices", voices.voices_page, "GET"),
+        _route("/voices/{voice_id}/rename", voices.rename, "POST"),
+        _route("/voices/{voice_id}/delete", voices.delete, "POST"),
         _route("/search", search.search, "GET"),
         _route("/tokens", views.tokens_page, "GET"),
         _route("/tokens", views.make_token, "POST"),
