@@ -50,7 +50,6 @@ from transcriber_app.bot.texts import (
     texts_for,
     too_large_text,
 )
-from transcriber_core import subtitles
 from transcriber_core.entities import ChatMode, ChatSettings, Job, Origin, State
 from transcriber_core.errors import (
     JobNotFound,
@@ -63,6 +62,7 @@ from transcriber_core.intake import check_quota, first_job, submit
 from transcriber_core.languages import DEFAULT_REQUEST, RecognitionRequest, check_language
 from transcriber_core.people import Person, link_code_hash, link_code_of
 from transcriber_core.ports import ChatLinks, ChatStore
+from transcriber_core.rendering import TranscriptFormat, render
 from transcriber_core.services import Services
 from transcriber_core.usage import telegram_payer
 
@@ -498,7 +498,7 @@ class BotIntake:
         if job is None or job.state is not State.DONE or job.origin.chat_id != chat_id:
             await self._answer(bot, query, texts.transcript_gone)
             return
-        body = await asyncio.to_thread(subtitle_file, job, fmt)
+        body = await asyncio.to_thread(render, job, TranscriptFormat(fmt))
         log.info("bot.transcript_button", extra={"job_id": job.id, "format": fmt})
         try:
             await send_document(
@@ -521,14 +521,6 @@ class BotIntake:
             await send_reply(bot, message.chat.id, message.message_id, text)
         except TranscriberError as exc:
             log.warning("bot.reply_failed", extra={"error_type": type(exc).__name__})
-
-
-def subtitle_file(job: Job, fmt: str) -> bytes:
-    """The done ``job``'s transcript as SRT or WebVTT, with its speakers' names, UTF-8."""
-    names = {speaker.id: speaker.name for speaker in job.speakers}
-    found = subtitles.cues(job.words, text=job.text or "", duration=job.duration)
-    text = subtitles.srt(found, names) if fmt == "srt" else subtitles.webvtt(found, names)
-    return text.encode("utf-8")
 
 
 def is_group(message: Message) -> bool:

@@ -13,7 +13,6 @@ OpenAI's shape (``web.openai_errors``).
 from __future__ import annotations
 
 import asyncio
-import enum
 import json
 import logging
 import math
@@ -65,7 +64,15 @@ from transcriber_core.languages import (
     check_prompt,
     check_task,
 )
-from transcriber_core.speakers import BadSpeakers, labels_speakers, names, parse_wanted
+from transcriber_core.rendering import (
+    ResponseFormat,
+    Transcription,
+    TranscriptionDiarized,
+    TranscriptionVerbose,
+    openai_answer,
+    usage_of,
+)
+from transcriber_core.speakers import BadSpeakers, labels_speakers, parse_wanted
 from transcriber_core.waiting import watch_job
 
 log = logging.getLogger("transcriber.openai")
@@ -76,17 +83,6 @@ JOB_HEADER = "Transcriber-Job-Id"
 WHISPER_ALIAS = "whisper-1"
 #: A stream says it is alive this often while its job waits (proxies cut silent streams).
 KEEPALIVE_SECONDS = 15.0
-
-
-class ResponseFormat(enum.StrEnum):
-    """What ``response_format`` may ask for."""
-
-    JSON = "json"
-    TEXT = "text"
-    SRT = "srt"
-    VERBOSE_JSON = "verbose_json"
-    VTT = "vtt"
-    DIARIZED_JSON = "diarized_json"
 
 
 #: The granularities ``timestamp_granularities[]`` may name.
@@ -113,82 +109,6 @@ class Ask:
     #: Speakers the job wants (``Job.speakers_wanted``): auto for ``diarized_json``, else the
     #: ``[diarization] default`` when speakers can be labelled, else None (off).
     speakers: int | None = None
-
-
-@attrs.frozen(kw_only=True)
-class Usage:
-    """What the request used: seconds of audio, as OpenAI bills ``whisper-1``."""
-
-    type: Literal["duration"] = attrs.field(metadata=doc("always duration"))
-    seconds: int = attrs.field(metadata=doc("seconds of audio, rounded up"))
-
-
-@attrs.frozen(kw_only=True)
-class Transcription:
-    """The ``json`` answer."""
-
-    text: str
-    usage: Usage
-
-
-@attrs.frozen(kw_only=True)
-class TranscriptionSegment:
-    """A segment of ``verbose_json``: one of the service's cues (ADR 46 on the decoder's fields)."""
-
-    id: int
-    seek: int = attrs.field(metadata=doc("the segment's start in hundredths of a second"))
-    start: float
-    end: float
-    text: str
-    tokens: tuple[int, ...] = attrs.field(metadata=doc("always empty: tokens are not kept"))
-    temperature: float = attrs.field(metadata=doc("always 0"))
-    avg_logprob: float = attrs.field(metadata=doc("always 0: not kept"))
-    compression_ratio: float = attrs.field(metadata=doc("always 1: not kept"))
-    no_speech_prob: float = attrs.field(metadata=doc("always 0: not kept"))
-
-
-@attrs.frozen(kw_only=True)
-class TranscriptionVerbose:
-    """The ``verbose_json`` answer."""
-
-    task: Task
-    language: str = attrs.field(metadata=doc("ISO 639-1 code heard (or asked); empty: unknown"))
-    duration: float
-    text: str
-    usage: Usage
-    segments: tuple[TranscriptionSegment, ...] | None = None
-    #: ``{word, start, end}``: the same words as the ``/api`` transcript's JSON.
-    words: tuple[subtitles.TimedWord, ...] | None = None
-
-
-@attrs.frozen(kw_only=True)
-class TranscriptionDiarizedSegment:
-    """A segment of ``diarized_json``: one of the service's cues, which never mixes two speakers."""
-
-    type: Literal["transcript.text.segment"] = attrs.field(
-        metadata=doc("always transcript.text.segment")
-    )
-    id: str = attrs.field(metadata=doc("the segment's id within this answer: seg_0, seg_1…"))
-    start: float
-    end: float
-    text: str
-    speaker: str = attrs.field(
-        metadata=doc(
-            "the speaker's name (Speaker 1…, or the name given with PATCH /api/jobs/{id}/speakers);"
-            " empty for a segment no speaker was told in"
-        )
-    )
-
-
-@attrs.frozen(kw_only=True)
-class TranscriptionDiarized:
-    """The ``diarized_json`` answer: the text and its segments, each with its speaker."""
-
-    task: Literal["transcribe"] = attrs.field(metadata=doc("always transcribe"))
-    duration: float
-    text: str
-    segments: tuple[TranscriptionDiarizedSegment, ...]
-    usage: Usage
 
 
 @attrs.frozen(kw_only=True)
@@ -510,88 +430,13 @@ def check_ended(job: Job, timeout: float) -> None:
     )
 
 
-def usage_of(job: Job) -> Usage:
-    """Seconds of audio, rounded up, as OpenAI bills them."""
-    return Usage(type="duration", seconds=math.ceil(max(job.duration or 0.0, 0.0)))
-
-
 def render(job: Job, ask: Ask) -> Response:
-    """The done ``job`` as ``ask.response_format`` wants it."""
-    text = job.text or ""
+    """The done ``job`` as ``ask.response_format`` wants it (the core's one renderer)."""
     wanted = ask.response_format
-    if wanted is ResponseFormat.JSON:
-        return JSONResponse(to_json(Transcription(text=text, usage=usage_of(job))))
-    if wanted is ResponseFormat.VERBOSE_JSON:
-        return JSONResponse(to_json(verbose(job, ask)))
-    if wanted is ResponseFormat.DIARIZED_JSON:
-        return JSONResponse(to_json(diarized(job)))
-    if wanted is ResponseFormat.TEXT:
-        return Response(text, media_type=_PLAIN_TYPES[wanted])
-    cues = subtitles.cues(job.words, text=text, duration=job.duration)
-    # With speakers, the names before a cue (SRT) or its voice span (VTT), renames included.
-    shown = names(job)
-    body = (
-        subtitles.srt(cues, shown)
-        if wanted is ResponseFormat.SRT
-        else subtitles.webvtt(cues, shown)
-    )
-    return Response(body, media_type=_PLAIN_TYPES[wanted])
-
-
-def diarized(job: Job) -> TranscriptionDiarized:
-    """The ``diarized_json`` document: the cues as segments, each with its speaker's name."""
-    document = subtitles.transcript(job)
-    shown = names(job)
-    segments = tuple(
-        TranscriptionDiarizedSegment(
-            type="transcript.text.segment",
-            id=f"seg_{index}",
-            start=segment.start,
-            end=segment.end,
-            text=segment.text,
-            speaker="" if segment.speaker is None else shown.get(segment.speaker, segment.speaker),
-        )
-        for index, segment in enumerate(document.segments)
-    )
-    return TranscriptionDiarized(
-        task="transcribe",
-        duration=job.duration or 0.0,
-        text=document.text,
-        segments=segments,
-        usage=usage_of(job),
-    )
-
-
-def verbose(job: Job, ask: Ask) -> TranscriptionVerbose:
-    """The ``verbose_json`` document: segments are the cues, words only when asked."""
-    document = subtitles.transcript(job)
-    segments = None
-    if ask.segments:
-        segments = tuple(
-            TranscriptionSegment(
-                id=index,
-                seek=round(segment.start * 100),
-                start=segment.start,
-                end=segment.end,
-                text=segment.text,
-                tokens=(),
-                temperature=0.0,
-                avg_logprob=0.0,
-                compression_ratio=1.0,
-                no_speech_prob=0.0,
-            )
-            for index, segment in enumerate(document.segments)
-        )
-    words = document.words if ask.words else None
-    return TranscriptionVerbose(
-        task=job.task,
-        language=job.language or job.language_requested or "",
-        duration=job.duration or 0.0,
-        text=document.text,
-        usage=usage_of(job),
-        segments=segments,
-        words=words,
-    )
+    answer = openai_answer(job, wanted, words=ask.words, segments=ask.segments)
+    if isinstance(answer, bytes):
+        return Response(answer, media_type=_PLAIN_TYPES[wanted])
+    return JSONResponse(to_json(answer))
 
 
 def _event(data: Mapping[str, Any]) -> bytes:

@@ -36,8 +36,8 @@ from transcriber_app.web.endpoints import (
 from transcriber_app.web.endpoints import routes as endpoint_routes
 from transcriber_app.web.openapi import document as openapi_document
 from transcriber_app.web.state import runtime_of
-from transcriber_app.web.transcripts import TranscriptFormat
 from transcriber_core.languages import MAX_PROMPT_CHARS, Task
+from transcriber_core.rendering import TranscriptFormat
 from transcriber_core.speakers import MAX_NAME_CHARS
 from transcriber_core.subtitles import Transcript
 
