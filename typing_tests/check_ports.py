@@ -48,6 +48,9 @@ from transcriber_adapters.telegram import TelegramNotifier, make_bot
 from transcriber_adapters.webhooks import AiohttpWebhookSender
 from transcriber_adapters.whisper import WhisperRecognizer, WhisperSettings
 from transcriber_adapters.yandex import YandexRecognizer
+from transcriber_app.bot.intake import ChatDoor
+from transcriber_app.web.intake import FormDoor
+from transcriber_app.web.openai_api import OpenAIDoor
 from transcriber_core.ports import (
     Accounts,
     BudgetStore,
@@ -55,6 +58,7 @@ from transcriber_core.ports import (
     Clock,
     ConditionStore,
     Converter,
+    Door,
     DurationProbe,
     FileRecords,
     FileStore,
@@ -93,6 +97,9 @@ def check(
     sqlite_people: SqlitePeopleStore,
     sqlite_usage: SqliteUsageStore,
     postgres: Database,
+    form_door: FormDoor,
+    openai_door: OpenAIDoor,
+    chat_door: ChatDoor,
 ) -> None:
     """Never called: mypy reads the assignments."""
     memory = MemoryJobRepository()
@@ -136,7 +143,9 @@ def check(
     sessions: list[PersonSessions] = [memory_people, sqlite_people, postgres_people]
     # Seconds sent per payer per day (ADR 59).
     usage: list[UsageStore] = [MemoryUsageStore(), sqlite_usage, PostgresUsageStore(postgres)]
-    del usage, chats, people, invitations, accounts, tokens, sessions
+    # The doors of the one way in (ADR 74): app code, read by the core through its port.
+    doors: list[Door] = [form_door, openai_door, chat_door]
+    del doors, usage, chats, people, invitations, accounts, tokens, sessions
     del senders, feeds, budgets, probes, conditions, owners, repos, stores, converters
     del recognizers, notifiers, clocks, ids
     del queues, part_queues, jobs, records, outboxes, removals, listings, searches

@@ -1,9 +1,10 @@
 """The bot's handlers: commands, and recordings checked, downloaded, submitted, or refused.
 
 A recording (``recording_of`` in the telegram adapter reads it out of the
-message) is checked against the allowed chats and the download limit,
-streamed to a staging file and submitted like an HTTP upload, in the chat's
-language (``/language``). In a group or supergroup (SPEC §21) the chat's
+message) is checked against the allowed chats and the download limit, then
+taken through the one way in (``transcriber_core.intake.take_in``, as an
+HTTP upload is) in the chat's language (``/language``), downloaded to a
+staging file only once it is taken (``ChatDoor``). In a group or supergroup (SPEC §21) the chat's
 ``/mode`` decides: ``auto`` takes every member's recording, ``command`` only
 one answered with ``/transcribe`` or one whose caption mentions the bot;
 only the group's administrators change its settings (``getChatMember``,
@@ -17,9 +18,10 @@ or the file name (reference: Privacy).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import weakref
-from collections.abc import Awaitable, Callable, Collection, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
 
 from aiogram import Bot, Dispatcher, Router
 from aiogram.filters import Command, CommandObject
@@ -58,10 +60,10 @@ from transcriber_core.errors import (
     ServiceCondition,
     TranscriberError,
 )
-from transcriber_core.intake import check_quota, first_job, submit
-from transcriber_core.languages import DEFAULT_REQUEST, RecognitionRequest, check_language
+from transcriber_core.intake import Taken, take_in
+from transcriber_core.languages import check_language
 from transcriber_core.people import Person, link_code_hash, link_code_of
-from transcriber_core.ports import ChatLinks, ChatStore
+from transcriber_core.ports import ChatLinks, ChatStore, Proof, Sender, Staged, Wishes
 from transcriber_core.rendering import TranscriptFormat, render
 from transcriber_core.services import Services
 from transcriber_core.usage import telegram_payer
@@ -188,9 +190,8 @@ class BotIntake:
             log.warning("bot.no_room", extra=extra)
             await self._reply(bot, answer, texts.no_room)
             return
-        request = self._request(settings)
         try:
-            job, is_new = await self._accept_patiently(bot, message, recording, request, extra)
+            taken = await self._accept_patiently(bot, message, recording, settings, extra)
         except asyncio.CancelledError:
             # Shutdown cut the download off. The update is not confirmed to
             # Telegram (ADR 53): the next poller reads it again and takes it.
@@ -211,16 +212,8 @@ class BotIntake:
             log.warning("bot.submit_failed", extra={**extra, "error_type": type(exc).__name__})
             await self._reply(bot, answer, texts.unavailable)
             return
-        if not is_new:
-            await self._answer_again(bot, answer, job, texts)
-
-    def _request(self, settings: ChatSettings) -> RecognitionRequest:
-        """The chat's language as the job's request; ``auto`` if the recognizer no longer has it."""
-        try:
-            language = check_language(settings.language, self.services.recognizer.abilities)
-        except OptionRefused:
-            return DEFAULT_REQUEST
-        return RecognitionRequest(language=language)
+        if not taken.is_new:
+            await self._answer_again(bot, answer, taken.job, texts)
 
     async def _answer_again(self, bot: Bot, message: Message, job: Job, texts: Texts) -> None:
         """A recording this chat sent before: told so, unless this is the same message again."""
@@ -236,9 +229,9 @@ class BotIntake:
         bot: Bot,
         message: Message,
         recording: Recording,
-        request: RecognitionRequest,
+        settings: ChatSettings,
         extra: Mapping[str, object],
-    ) -> tuple[Job, bool]:
+    ) -> Taken:
         """``_accept``, again while a dependency is down, for up to ``_OUTAGE_SECONDS`` (ADR 43).
 
         A recording turned away here is answered, its update confirmed, and
@@ -250,7 +243,7 @@ class BotIntake:
         pause = _OUTAGE_PAUSE
         while True:
             try:
-                return await self._accept(bot, message, recording, request)
+                return await self._accept(bot, message, recording, settings)
             except ServiceCondition as exc:
                 if not exc.outage or loop.time() + pause > give_up:
                     raise
@@ -261,41 +254,17 @@ class BotIntake:
             pause = min(pause * 2, _OUTAGE_PAUSE_CAP)
 
     async def _accept(
-        self, bot: Bot, message: Message, recording: Recording, request: RecognitionRequest
-    ) -> tuple[Job, bool]:
-        services = self.services
-        chat_id = message.chat.id
-        dedup_key = f"telegram:{chat_id}:{recording.file_unique_id}"
-        first = await first_job(services, dedup_key)
-        if first is not None:
-            # The same file again: answered without downloading it a second time.
-            return first, False
-        # A private chat linked to a person makes that person's jobs, paid by them (ADR 60).
-        person = await self._linked_person(message)
-        owner = None if person is None else person.owner_key
-        payer = owner or payer_of(message)
-        # A spent day is told before the file is downloaded (ADR 59).
-        await check_quota(services, payer)
-        async with services.files.staging(recording.extension) as path:
-            await download_file(
-                bot,
-                recording.file_id,
-                path,
-                max_bytes=self.max_file_bytes,
-                inactivity=services.settings.upload_inactivity_timeout,
-            )
-            return await submit(
-                services,
-                path,
-                extension=recording.extension,
-                origin=Origin.telegram(chat_id, message.message_id),
-                dedup_key=dedup_key,
-                request=request,
-                owner=owner,
-                payer=payer,
-            )
+        self, bot: Bot, message: Message, recording: Recording, settings: ChatSettings
+    ) -> Taken:
+        dedup_key = f"telegram:{message.chat.id}:{recording.file_unique_id}"
+        return await take_in(
+            self.services,
+            ChatDoor(self, bot, message, recording, settings),
+            origin=Origin.telegram(message.chat.id, message.message_id),
+            dedup_key=dedup_key,
+        )
 
-    async def _linked_person(self, message: Message) -> Person | None:
+    async def linked_person(self, message: Message) -> Person | None:
         """The person a private chat is linked to; None in a group or when none is."""
         if self.links is None or is_group(message):
             return None
@@ -521,6 +490,50 @@ class BotIntake:
             await send_reply(bot, message.chat.id, message.message_id, text)
         except TranscriberError as exc:
             log.warning("bot.reply_failed", extra={"error_type": type(exc).__name__})
+
+
+class ChatDoor:
+    """A recording in a chat as a door of the one way in: downloaded only once it is taken."""
+
+    def __init__(
+        self,
+        intake: BotIntake,
+        bot: Bot,
+        message: Message,
+        recording: Recording,
+        settings: ChatSettings,
+    ) -> None:
+        self.intake = intake
+        self.bot = bot
+        self.message = message
+        self.recording = recording
+        self.settings = settings
+
+    async def sender(self) -> Sender:
+        """A private chat linked to a person makes that person's jobs, paid by them (ADR 60)."""
+        person = await self.intake.linked_person(self.message)
+        owner = None if person is None else person.owner_key
+        return Sender(owner=owner, payer=owner or payer_of(self.message))
+
+    async def proof(self, first: Job) -> Proof:
+        """Nothing to read: the key holds the file's unique id; it is not downloaded again."""
+        return Proof()
+
+    @contextlib.asynccontextmanager
+    async def staged(self) -> AsyncIterator[Staged]:
+        """The file downloaded into a staging file, in the chat's language (``/language``)."""
+        services = self.intake.services
+        extension = self.recording.extension
+        async with services.files.staging(extension) as path:
+            await download_file(
+                self.bot,
+                self.recording.file_id,
+                path,
+                max_bytes=self.intake.max_file_bytes,
+                inactivity=services.settings.upload_inactivity_timeout,
+            )
+            wishes = Wishes(language=self.settings.language, standing_language=True)
+            yield Staged(path=path, extension=extension, wishes=wishes)
 
 
 def is_group(message: Message) -> bool:

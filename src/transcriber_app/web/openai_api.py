@@ -1,7 +1,8 @@
 """The OpenAI-compatible API (SPEC §19, ADR 46): ``/v1/audio/transcriptions``, translations, models.
 
-A request is a job like any other: the upload is received and enqueued as
-``POST /api/audio`` does (same token, limits, Idempotency-Key, owner, lane),
+A request is a job like any other: the upload goes through the one way in
+as ``POST /api/audio``'s does (``web.intake``; same token, limits,
+Idempotency-Key, owner, lane),
 then the answer waits for the job's end (``transcriber_core.waiting``: woken
 by this process's worker or, on PostgreSQL, by another's ``NOTIFY``) up to
 ``[openai] wait_seconds``, and renders it as OpenAI would. A client that
@@ -17,6 +18,7 @@ import json
 import logging
 import math
 from collections.abc import AsyncIterator, Callable, Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -28,23 +30,19 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from transcriber_app.bootstrap import Runtime
 from transcriber_app.config import Config
 from transcriber_app.web.api.auth import require_token
-from transcriber_app.web.api.handlers import (
-    receiving,
-    refuse_before_body,
-    refuse_when_quota_spent,
-)
+from transcriber_app.web.api.handlers import refuse_before_body
 from transcriber_app.web.endpoints import Answer, Endpoint, FormField, Param, json_answer
 from transcriber_app.web.errors import ApiError
+from transcriber_app.web.intake import FormDoor, refusal
 from transcriber_app.web.openai_errors import (
     OpenAIError,
     OpenAIFault,
     openai_error_response,
 )
 from transcriber_app.web.probes import metrics_of
-from transcriber_app.web.quotas import QUOTA_EXCEEDED, quota_refused
 from transcriber_app.web.schemas import doc, to_json
 from transcriber_app.web.state import runtime_of
-from transcriber_app.web.uploads import Received
+from transcriber_app.web.uploads import CLOSE, Received
 from transcriber_core import subtitles
 from transcriber_core.entities import AUTO_SPEAKERS, Job, JobPart, Origin, State
 from transcriber_core.errors import (
@@ -52,18 +50,11 @@ from transcriber_core.errors import (
     DiskFull,
     JobNotFound,
     OptionRefused,
-    QuotaExceeded,
     TranscriberError,
 )
-from transcriber_core.intake import check_replay, first_job, submit
-from transcriber_core.languages import (
-    MAX_PROMPT_CHARS,
-    RecognitionRequest,
-    Task,
-    check_language,
-    check_prompt,
-    check_task,
-)
+from transcriber_core.intake import take_in
+from transcriber_core.languages import MAX_PROMPT_CHARS, Task
+from transcriber_core.ports import Proof, Sender, Wishes
 from transcriber_core.rendering import (
     ResponseFormat,
     Transcription,
@@ -72,7 +63,7 @@ from transcriber_core.rendering import (
     openai_answer,
     usage_of,
 )
-from transcriber_core.speakers import BadSpeakers, labels_speakers, parse_wanted
+from transcriber_core.speakers import BadSpeakers, labels_speakers, parse_wanted, wanted_text
 from transcriber_core.waiting import watch_job
 
 log = logging.getLogger("transcriber.openai")
@@ -97,9 +88,13 @@ _PLAIN_TYPES = {
 
 @attrs.frozen(kw_only=True)
 class Ask:
-    """A ``/v1`` audio request's fields, checked."""
+    """A ``/v1`` audio request's fields: OpenAI's checked, what they ask of the job as sent."""
 
-    request: RecognitionRequest
+    #: ``language`` as sent (None for a translation: Whisper's translate hears any language).
+    language: str | None = None
+    #: ``prompt`` as sent.
+    prompt: str | None = None
+    task: Task = Task.TRANSCRIBE
     response_format: ResponseFormat = ResponseFormat.JSON
     #: ``verbose_json`` carries words (asked with ``timestamp_granularities[]=word``).
     words: bool = False
@@ -109,6 +104,16 @@ class Ask:
     #: Speakers the job wants (``Job.speakers_wanted``): auto for ``diarized_json``, else the
     #: ``[diarization] default`` when speakers can be labelled, else None (off).
     speakers: int | None = None
+
+    @property
+    def wishes(self) -> Wishes:
+        """What the request asks of its job, for the one way in to judge."""
+        return Wishes(
+            language=self.language,
+            prompt=self.prompt,
+            task=self.task.value,
+            speakers=wanted_text(self.speakers),
+        )
 
 
 @attrs.frozen(kw_only=True)
@@ -141,10 +146,6 @@ def model_ids(config: Config) -> tuple[str, ...]:
     return tuple(dict.fromkeys((WHISPER_ALIAS, own)))
 
 
-def _refused(exc: OptionRefused, *, param: str | None = None) -> OpenAIFault:
-    return OpenAIFault(400, exc.code, exc.message, param=param or exc.field)
-
-
 def _one_of(value: str | None, allowed: tuple[str, ...], param: str) -> str | None:
     if value is None or value in allowed:
         return value
@@ -163,7 +164,6 @@ def parse_ask(runtime: Runtime, fields: Mapping[str, tuple[str, ...]], *, task: 
         values = fields.get(name)
         return values[0] if values else None
 
-    abilities = runtime.services.recognizer.abilities
     model = field("model")
     if not model:
         raise OpenAIFault(400, "missing_model", "model is required", param="model")
@@ -219,18 +219,10 @@ def parse_ask(runtime: Runtime, fields: Mapping[str, tuple[str, ...]], *, task: 
             "stream needs response_format json or text: the events carry text only",
             param="stream",
         )
-    try:
-        request = RecognitionRequest(
-            language=check_language(field("language"), abilities)
-            if task is Task.TRANSCRIBE
-            else None,
-            prompt=check_prompt(field("prompt")),
-            task=check_task(task.value, abilities),
-        )
-    except OptionRefused as exc:
-        raise _refused(exc, param="model" if exc.field == "task" else None) from None
     return Ask(
-        request=request,
+        language=field("language") if task is Task.TRANSCRIBE else None,
+        prompt=field("prompt"),
+        task=task,
         response_format=chosen,
         words="word" in granularities,
         segments="segment" in granularities or not granularities,
@@ -279,52 +271,48 @@ async def _audio(request: Request, task: Task) -> Response:
         return openai_error_response(fault, job_id=job.id)
 
 
+class OpenAIDoor(FormDoor):
+    """``/v1``'s form as a door: OpenAI's fields, which every answer needs, a replay's too."""
+
+    def __init__(self, request: Request, sender: Sender, *, digest: bool, task: Task) -> None:
+        super().__init__(request, sender, digest=digest)
+        self.task = task
+        #: The form's fields as ``/v1`` reads them, once the body is read.
+        self.ask: Ask | None = None
+
+    async def proof(self, first: Job) -> Proof:
+        """The body read whole (the answer's format is in it), its digest and its fields."""
+        async with self.staged() as staged:
+            return Proof(digest=staged.digest, wishes=staged.wishes)
+
+    def wishes(self, received: Received) -> Wishes:
+        """OpenAI's fields checked (``parse_ask``); what they ask of the job as ``Wishes``."""
+        self.ask = parse_ask(runtime_of(self.request), received.fields, task=self.task)
+        return self.ask.wishes
+
+
 async def _take(request: Request, task: Task) -> tuple[Job, Ask]:
     """Receive the upload and enqueue its job (or find the first one of its Idempotency-Key)."""
     runtime = runtime_of(request)
     metrics = metrics_of(request)
+    door: OpenAIDoor | None = None
     try:
         caller, dedup_key = await refuse_before_body(request)
-        first = await first_job(runtime.services, dedup_key)
-        if first is None:
-            await refuse_when_quota_spent(request, caller)
-        # A known key's first job is answered once this body proves the same file (ADR 21).
-        async with receiving(request, digest=dedup_key is not None) as received:
-            ask = parse_ask(runtime, received.fields, task=task)
-            job, is_new = await _job_of(
-                runtime, received, first, ask, dedup_key=dedup_key, caller=caller
-            )
-    except ApiError as exc:
-        metrics.uploads.labels(exc.code).inc()
-        raise OpenAIFault.of(exc) from None
-    except OpenAIFault as fault:
-        metrics.uploads.labels(fault.code).inc()
-        raise
-    except QuotaExceeded as exc:
-        metrics.uploads.labels(QUOTA_EXCEEDED).inc()
-        raise OpenAIFault.of(quota_refused(exc, now=runtime.services.clock.now())) from None
-    except DedupKeyReused:
-        metrics.uploads.labels("idempotency_key_reused").inc()
-        raise OpenAIFault(
-            400,
-            "idempotency_key_reused",
-            "this Idempotency-Key was first used with a different file",
-            param="Idempotency-Key",
-        ) from None
+        door = OpenAIDoor(request, Sender(owner=caller), digest=dedup_key is not None, task=task)
+        taken = await take_in(runtime.services, door, origin=Origin.http(), dedup_key=dedup_key)
     except ClientDisconnect:
         metrics.uploads.labels("disconnected").inc()
         raise OpenAIFault(400, "client_disconnected", "the upload was not received whole") from None
-    except DiskFull:
-        metrics.uploads.labels("insufficient_storage").inc()
-        raise OpenAIFault(
-            503, "insufficient_storage", "the service is short of disk space; try again later"
-        ) from None
-    except TranscriberError as exc:
-        metrics.uploads.labels("unavailable").inc()
-        log.warning("openai.error", extra={"error_type": type(exc).__name__})
-        raise OpenAIFault(503, "unavailable", "the service cannot store recordings now") from None
-    outcome = "accepted" if is_new else "duplicate"
+    except (ApiError, OpenAIFault, TranscriberError, BadSpeakers) as exc:
+        unread = door is None or not door.read
+        fault = _fault_of(exc, now=runtime.services.clock.now(), unread=unread)
+        metrics.uploads.labels(fault.code).inc()
+        raise fault from None
+    ask = door.ask
+    assert ask is not None  # noqa: S101 - take_in has the door read its form, or raises
+    outcome = "accepted" if taken.is_new else "duplicate"
     metrics.uploads.labels(outcome).inc()
+    job = taken.job
     log.info(
         "openai.received",
         extra={"job_id": job.id, "outcome": outcome, "task": task.value, "stream": ask.stream},
@@ -332,29 +320,38 @@ async def _take(request: Request, task: Task) -> tuple[Job, Ask]:
     return job, ask
 
 
-async def _job_of(
-    runtime: Runtime,
-    received: Received,
-    first: Job | None,
-    ask: Ask,
-    *,
-    dedup_key: str | None,
-    caller: str | None,
-) -> tuple[Job, bool]:
-    if first is not None:
-        check_replay(first, received.digest)
-        return first, False
-    return await submit(
-        runtime.services,
-        received.path,
-        extension=received.extension,
-        origin=Origin.http(),
-        dedup_key=dedup_key,
-        digest=received.digest,
-        owner=caller,
-        request=ask.request,
-        speakers_wanted=ask.speakers,
-    )
+def _fault_of(
+    exc: ApiError | OpenAIFault | TranscriberError | BadSpeakers, *, now: datetime, unread: bool
+) -> OpenAIFault:
+    """A refusal of the one way in as ``/v1`` answers it: ``/api``'s, in OpenAI's shape, or its own.
+
+    ``unread``: the body was left unread, and the connection is closed.
+    """
+    if isinstance(exc, OpenAIFault):
+        return exc
+    if isinstance(exc, OptionRefused):
+        return OpenAIFault(
+            400, exc.code, exc.message, param="model" if exc.field == "task" else exc.field
+        )
+    if isinstance(exc, DedupKeyReused):
+        return OpenAIFault(
+            400,
+            "idempotency_key_reused",
+            "this Idempotency-Key was first used with a different file",
+            param="Idempotency-Key",
+        )
+    if isinstance(exc, DiskFull):
+        return OpenAIFault(
+            503, "insufficient_storage", "the service is short of disk space; try again later"
+        )
+    error = refusal(exc, now=now)
+    if error is None:
+        log.warning("openai.error", extra={"error_type": type(exc).__name__})
+        return OpenAIFault(503, "unavailable", "the service cannot store recordings now")
+    fault = OpenAIFault.of(error)
+    if unread:
+        fault.headers = {**(fault.headers or {}), **CLOSE}
+    return fault
 
 
 async def _answer(request: Request, runtime: Runtime, job: Job, ask: Ask) -> Response:

@@ -15,8 +15,6 @@ from starlette.routing import Route
 
 from transcriber_app.web import openai_api, probes
 from transcriber_app.web.api.handlers import (
-    INSUFFICIENT_STORAGE,
-    SPEAKERS_FIELD,
     delete_job,
     rename_speakers,
     status,
@@ -34,6 +32,7 @@ from transcriber_app.web.endpoints import (
     json_answer,
 )
 from transcriber_app.web.endpoints import routes as endpoint_routes
+from transcriber_app.web.intake import INSUFFICIENT_STORAGE, SPEAKERS_FIELD
 from transcriber_app.web.openapi import document as openapi_document
 from transcriber_app.web.state import runtime_of
 from transcriber_core.languages import MAX_PROMPT_CHARS, Task
