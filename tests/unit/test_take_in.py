@@ -6,6 +6,7 @@ import contextlib
 import itertools
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
@@ -203,43 +204,33 @@ async def test_a_standing_language_the_recognizer_lost_falls_back_to_auto(world:
     assert taken.job.language_requested is None
 
 
+async def _asking(world: World, **wishes: Any) -> Job:
+    """The job ``take_in`` makes of an HTTP upload asking ``wishes``."""
+    door = _Door(world, wishes=Wishes(**wishes))
+    return (await take_in(world.services, door, origin=Origin.http())).job
+
+
 async def test_speakers_are_asked_only_of_a_service_that_labels_them(world: World) -> None:
     """Speakers wanted without a diarizer, or spelt wrong: ``BadSpeakers``; with one, kept."""
-    for wishes in (Wishes(speakers="auto"), Wishes(speakers="eleven")):
+    for speakers in ("auto", "eleven"):
         with pytest.raises(BadSpeakers):
-            await take_in(world.services, _Door(world, wishes=wishes), origin=Origin.http())
+            await _asking(world, speakers=speakers)
     labelled = _with(world, diarizer=MemoryDiarizer([Turn(speaker="a", start=0, end=9)]))
-    auto = await take_in(
-        labelled.services, _Door(labelled, wishes=Wishes(speakers="auto")), origin=Origin.http()
-    )
-    off = await take_in(
-        labelled.services, _Door(labelled, wishes=Wishes(speakers="off")), origin=Origin.http()
-    )
-    assert (auto.job.speakers_wanted, off.job.speakers_wanted) == (AUTO_SPEAKERS, None)
+    auto = await _asking(labelled, speakers="auto")
+    off = await _asking(labelled, speakers="off")
+    assert (auto.speakers_wanted, off.speakers_wanted) == (AUTO_SPEAKERS, None)
     assert await _stored(world) == (2, 2)
 
 
 async def test_a_callback_needs_webhooks_and_a_public_address(world: World) -> None:
     """No webhook sender: ``webhooks_disabled``; a loopback address refused; a public one kept."""
+    public = "http://93.184.216.34/done"
     with pytest.raises(CallbackRefused) as disabled:
-        await take_in(
-            world.services,
-            _Door(world, wishes=Wishes(callback_url="http://93.184.216.34/done")),
-            origin=Origin.http(),
-        )
+        await _asking(world, callback_url=public)
     assert disabled.value.code == "webhooks_disabled"
     sending = _with(world, webhooks=AiohttpWebhookSender(secret="s", clock=world.clock))
     with pytest.raises(CallbackRefused) as refused:
-        await take_in(
-            sending.services,
-            _Door(sending, wishes=Wishes(callback_url="http://127.0.0.1/done")),
-            origin=Origin.http(),
-        )
+        await _asking(sending, callback_url="http://127.0.0.1/done")
     assert refused.value.code == "callback_address_refused"
-    taken = await take_in(
-        sending.services,
-        _Door(sending, wishes=Wishes(callback_url="http://93.184.216.34/done")),
-        origin=Origin.http(),
-    )
-    assert taken.job.callback_url == "http://93.184.216.34/done"
+    assert (await _asking(sending, callback_url=public)).callback_url == public
     assert await _stored(world) == (1, 1)
