@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import re
+import socket
+from typing import Any
 
 import httpx
 import pytest
+from starlette.requests import Request
 
 from tests.app.test_workspace import bearer, csrf, make_token, person
 from tests.app.test_workspace import owner as owner  # noqa: PLC0414 - the fixture, shared
+from transcriber_app import server
 from transcriber_app.bootstrap import Runtime
-from transcriber_core.corrections import MAX_TEXT_CHARS
+from transcriber_app.web import create_app
+from transcriber_app.web.workspace import corrections
+from transcriber_core import alignment
+from transcriber_core.corrections import GROWTH_WORDS, MAX_TEXT_CHARS
 from transcriber_core.entities import Job, Origin, Speaker, State, Word
 from transcriber_core.people import Person
 
@@ -290,4 +299,230 @@ async def test_the_page_lays_out_the_editors_dom_contract(
     assert script.status_code == 200
     assert "X-CSRF-Token" in script.text
     assert json.dumps("edit_conflict") in script.text
+    await alice.aclose()
+
+
+# -- bounded work (SPEC §29, ADR 65) ----------------------------------------------------------
+
+#: How long a test waits for a condition before calling it hung (not a bound on speed).
+HUNG = 120.0
+
+
+async def job_of(runtime: Runtime, of: Person, tokens: list[str]) -> Job:
+    """A done recording of ``of``'s whose transcript is ``tokens``, a word a second."""
+    now = runtime.services.clock.now()
+    words = tuple(
+        Word(text=t, start=float(i), end=i + 0.5, speaker="S1") for i, t in enumerate(tokens)
+    )
+    job = Job(
+        id=runtime.services.ids.new_id(),
+        state=State.DONE,
+        origin=Origin.http(),
+        text=" ".join(tokens),
+        words=words,
+        owner=of.owner_key,
+        created=now,
+        updated=now,
+    )
+    created, _ = await runtime.services.repo.create(job)
+    return created
+
+
+class Gate:
+    """Holds a correction between two slices of its work (at its ``at``-th look) until released."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, *, at: int = 2) -> None:
+        self.reached = asyncio.Event()
+        self.release = asyncio.Event()
+        self.looks = 0
+        self.gone = False
+        real = corrections.still_wanted
+
+        async def gated(request: Request) -> bool:
+            self.looks += 1
+            if self.looks == at:
+                self.reached.set()
+                await self.release.wait()
+            wanted = await real(request)
+            self.gone = self.gone or not wanted
+            return wanted
+
+        monkeypatch.setattr(corrections, "still_wanted", gated)
+
+
+class Sighting(logging.Handler):
+    """A log handler that sets ``event`` when a line with ``message`` is logged."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(logging.INFO)
+        self.message = message
+        self.event = asyncio.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """Set the event on the line looked for."""
+        if record.getMessage() == self.message:
+            self.event.set()
+
+
+def count_alignments(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that grows by one at every alignment begun."""
+    begun: list[int] = []
+    real = alignment.aligning
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        begun.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(alignment, "aligning", counted)
+    return begun
+
+
+async def test_a_correction_past_the_work_budget_is_refused_with_422(
+    runtime: Runtime, alice: httpx.AsyncClient
+) -> None:
+    """4,000 a's retyped as a-b pairs: ``correction_too_complex``, 422, nothing written."""
+    job = await job_of(runtime, await someone(runtime, "alice"), ["a"] * 4_000)
+    text = " ".join(["a", "b"] * 2_000)
+    answer = await correct(alice, job.id, {"version": 0, "start": 0, "end": 4_000, "text": text})
+    assert (answer.status_code, answer.json()["error"]) == (422, "correction_too_complex")
+    assert "smaller steps" in answer.json()["message"]
+    assert (await runtime.services.jobs.get(job.id)).edit_version == 0
+    await alice.aclose()
+
+
+async def test_a_transcript_grown_past_its_ceiling_is_refused_with_422(
+    runtime: Runtime, alice: httpx.AsyncClient
+) -> None:
+    """Four recognised words may become 1,004, not more: ``transcript_too_long``, unsaved."""
+    job = await done_job(runtime, await someone(runtime, "alice"))
+    body = {"version": 0, "start": 0, "end": 1, "text": " ".join(["w"] * (GROWTH_WORDS + 1))}
+    answer = await correct(alice, job.id, body)
+    assert answer.status_code == 200, answer.text
+    more = {"version": 1, "start": 0, "end": 1, "text": "w w"}
+    refused = await correct(alice, job.id, more)
+    assert (refused.status_code, refused.json()["error"]) == (422, "transcript_too_long")
+    stored = await runtime.services.jobs.get(job.id)
+    assert (stored.edit_version, len(stored.words)) == (1, GROWTH_WORDS + 4)
+    await alice.aclose()
+
+
+async def test_a_second_save_from_the_same_version_is_refused_before_any_alignment(
+    runtime: Runtime, alice: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two saves from version 0 at once: the second waits its turn, then 409 with no alignment."""
+    job = await job_of(runtime, await someone(runtime, "alice"), ["a"] * 1_000)
+    gate = Gate(monkeypatch)
+    begun = count_alignments(monkeypatch)
+    bodies: list[int] = []
+    second_read = asyncio.Event()
+    real_read = corrections.read_json_object
+
+    async def counted_read(request: Request, **kwargs: Any) -> dict[str, Any]:
+        body = await real_read(request, **kwargs)
+        bodies.append(1)
+        if len(bodies) == 2:
+            # From here the second goes straight to wait for its turn.
+            second_read.set()
+        return body
+
+    monkeypatch.setattr(corrections, "read_json_object", counted_read)
+    token = await token_of(alice)
+    text = " ".join(["a", "b"] * 500)
+    first = asyncio.create_task(
+        correct(alice, job.id, {"version": 0, "start": 0, "end": 1_000, "text": text}, token=token)
+    )
+    await asyncio.wait_for(gate.reached.wait(), HUNG)
+    second = asyncio.create_task(
+        correct(alice, job.id, {"version": 0, "start": 0, "end": 1, "text": "b"}, token=token)
+    )
+    await asyncio.wait_for(second_read.wait(), HUNG)
+    gate.release.set()
+    saved, refused = await asyncio.wait_for(asyncio.gather(first, second), HUNG)
+    assert saved.status_code == 200, saved.text
+    assert (refused.status_code, refused.json()["error"]) == (409, "edit_conflict")
+    assert len(begun) == 1
+    stored = await runtime.services.jobs.get(job.id)
+    assert (stored.edit_version, stored.words[1].text) == (1, "b")
+    stale = await correct(alice, job.id, {"version": 0, "start": 0, "end": 1, "text": "c"})
+    assert (stale.status_code, stale.json()["error"]) == (409, "edit_conflict")
+    assert len(begun) == 1
+    await alice.aclose()
+
+
+async def test_other_pages_are_served_while_a_correction_is_aligned(
+    runtime: Runtime,
+    alice: httpx.AsyncClient,
+    bob: httpx.AsyncClient,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Between two slices of a correction's work, Bob's list and Alice's page are answered."""
+    job = await job_of(runtime, await someone(runtime, "alice"), ["a"] * 1_000)
+    gate = Gate(monkeypatch)
+    text = " ".join(["a", "b"] * 500)
+    working = asyncio.create_task(
+        correct(alice, job.id, {"version": 0, "start": 0, "end": 1_000, "text": text})
+    )
+    await asyncio.wait_for(gate.reached.wait(), HUNG)
+    listed = await asyncio.wait_for(bob.get("/w/"), HUNG)
+    page = await asyncio.wait_for(alice.get(f"/w/recordings/{job.id}"), HUNG)
+    assert (listed.status_code, page.status_code) == (200, 200)
+    assert not working.done()
+    gate.release.set()
+    saved = await asyncio.wait_for(working, HUNG)
+    assert saved.status_code == 200, saved.text
+    assert gate.looks > 2  # it went on slicing after the gate
+    stored = await runtime.services.jobs.get(job.id)
+    assert [w.text for w in stored.words] == ["a", "b"] * 500
+    assert all(w in job.words for w in stored.words if w.text == "a")  # timings kept
+    await alice.aclose()
+    await bob.aclose()
+
+
+async def test_a_correction_whose_client_left_is_dropped_unsaved(
+    runtime: Runtime,
+    alice: httpx.AsyncClient,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Over real HTTP: the client hangs up mid-correction; the work stops and nothing is saved."""
+    caplog.set_level(logging.INFO, logger="transcriber.workspace")
+    seen = Sighting("workspace.correction_abandoned")
+    logging.getLogger("transcriber.workspace").addHandler(seen)
+    job = await job_of(runtime, await someone(runtime, "alice"), ["a"] * 1_000)
+    gate = Gate(monkeypatch)
+    token = await token_of(alice)
+    cookies = "; ".join(f"{name}={value}" for name, value in alice.cookies.items())
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    app = create_app(runtime)
+    served = server._Server(server.uvicorn_config(runtime, app, host="127.0.0.1", port=port))
+    serving = asyncio.create_task(served.serve(sockets=[listener]))
+    try:
+        async with asyncio.timeout(HUNG):
+            while not served.started:  # noqa: ASYNC110 - uvicorn's is a flag, not an event
+                await asyncio.sleep(0.01)
+        body = json.dumps(
+            {"version": 0, "start": 0, "end": 1_000, "text": " ".join(["a", "b"] * 500)}
+        ).encode()
+        _, writer = await asyncio.open_connection("127.0.0.1", port)
+        head = (
+            f"POST /w/recordings/{job.id}/words HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+            f"Cookie: {cookies}\r\nX-CSRF-Token: {token}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+        )
+        writer.write(head.encode() + body)
+        await writer.drain()
+        await asyncio.wait_for(gate.reached.wait(), HUNG)
+        writer.close()
+        await writer.wait_closed()
+        gate.release.set()
+        await asyncio.wait_for(seen.event.wait(), HUNG)
+    finally:
+        logging.getLogger("transcriber.workspace").removeHandler(seen)
+        served.should_exit = True
+        await asyncio.wait_for(serving, HUNG)
+    assert gate.gone
+    assert not any(r.getMessage() == "workspace.corrected" for r in caplog.records)
+    assert (await runtime.services.jobs.get(job.id)).edit_version == 0
     await alice.aclose()

@@ -196,7 +196,7 @@ class TestWhisperRecognizer(RecognizerContract):
         store = FilesystemFileStore(tmp_path / "files", staging_dir=tmp_path / "staging")
         files = ScriptedAudio(store)
         # Greedy decoding: the contract is about behaviour; accuracy is scored in test_whisper.py.
-        settings = WhisperSettings(model_dir=tiny_en_model(), beam_size=1)
+        settings = WhisperSettings(model_dir=tiny_en_model(), beam_size=1, temperatures=(0.0,))
         recognizer = WhisperRecognizer(files, settings)
         audio = FileRecord(
             id="d2hpc3Blci1hdWRpby0wMQ",

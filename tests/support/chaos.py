@@ -771,12 +771,18 @@ class Run:
         return result
 
     def _wait_quiet(self, url: str) -> None:
-        """Poll until every job ended and every delivery went, or the deadline passed.
+        """Poll until every job ended and every delivery went, or nothing moved for a while.
 
         Every Telegram recording is waited for: one being received when serve
-        was killed is taken again by the next serve (ADR 53).
+        was killed is taken again by the next serve (ADR 53). The timeout is
+        for a stall, not a pace: it restarts whenever a job ends, a delivery
+        goes or a job arrives, so a loaded machine that is slow but working
+        is waited for, and a run where nothing moves for ``quiet_timeout``
+        seconds is reported (CI, 2026-12-03: a fixed deadline cut off a run
+        that had recognised 41 of 50 and was still going).
         """
         deadline = time.monotonic() + self.quiet_timeout
+        last: tuple[int, int, int] | None = None
         while time.monotonic() < deadline:
             expected = len(self.uploads)
             with contextlib.suppress(psycopg.Error):
@@ -788,8 +794,11 @@ class Run:
                     [(deliveries,)] = conn.execute("SELECT count(*) FROM deliveries").fetchall()
                 if jobs >= expected and running == 0 and deliveries == 0:
                     return
+                if (jobs, running, deliveries) != last:
+                    last = (jobs, running, deliveries)
+                    deadline = time.monotonic() + self.quiet_timeout
             time.sleep(0.5)
-        self.report.notes.append(f"not quiet after {self.quiet_timeout:g} s")
+        self.report.notes.append(f"nothing moved for {self.quiet_timeout:g} s: not quiet")
 
     def _check(self, peers: Deployment) -> None:
         """Every invariant of the end state, each with its figure."""

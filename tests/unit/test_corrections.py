@@ -10,17 +10,25 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.unit.test_alignment import LINES_PER_STEP, lines_counted
 from transcriber_core.corrections import (
+    GROWTH_CHARS,
+    GROWTH_WORDS,
+    MAX_ALIGNMENT_STEPS,
+    MAX_CHARS,
     MAX_STRETCH_WORDS,
     MAX_TEXT_CHARS,
+    MAX_WORDS,
     BadCorrection,
+    CorrectionTooBig,
+    ceiling,
     correction_of,
     normalised,
     realign,
     restoration_of,
     shown_tokens,
 )
-from transcriber_core.entities import Job, Origin, State, Word
+from transcriber_core.entities import Correction, Job, Origin, State, Word
 
 T0 = datetime(2026, 12, 2, tzinfo=UTC)
 
@@ -35,6 +43,17 @@ def done(words: tuple[Word, ...], text: str | None = None) -> Job:
         words=words,
         created=T0,
         updated=T0,
+    )
+
+
+def saved(job: Job, correction: Correction) -> Job:
+    """``job`` as the store leaves it after saving ``correction``."""
+    return attrs.evolve(
+        job,
+        text=correction.text,
+        words=correction.words,
+        original_text=correction.original_text,
+        original_words=correction.original_words,
     )
 
 
@@ -62,13 +81,7 @@ def test_first_correction_keeps_the_original_and_later_ones_keep_it_too() -> Non
     job = done(words)
     first = correction_of(job, 0, 2, "a c")
     assert (first.original_text, first.original_words) == ("a b", words)
-    again = attrs.evolve(
-        job,
-        text=first.text,
-        words=first.words,
-        original_text=first.original_text,
-        original_words=first.original_words,
-    )
+    again = saved(job, first)
     second = correction_of(again, 0, 2, "a d")
     assert (second.original_text, second.original_words) == ("a b", words)
     back = restoration_of(attrs.evolve(again, text=second.text, words=second.words))
@@ -186,6 +199,81 @@ def test_too_long_text_and_control_characters_and_undone_jobs_are_refused() -> N
     with pytest.raises(BadCorrection) as refused:
         correction_of(many, 0, MAX_STRETCH_WORDS + 1, "x")
     assert refused.value.code == "bad_range"
+
+
+def test_the_red_teams_pattern_is_corrected_in_bounded_work() -> None:
+    """1,000 words of one token retyped as two alternating: a bounded count of Python lines run.
+
+    Counted by a tracer over every module, so it holds whatever aligns the
+    words (difflib took some 10^9 lines here, SPEC §29).
+    """
+    job = done(timed(*["a"] * 1_000))
+    allowance = LINES_PER_STEP * MAX_ALIGNMENT_STEPS
+    with lines_counted(allowance) as lines:
+        fixed = correction_of(job, 0, 1_000, " ".join(["a", "b"] * 500))
+    assert lines[0] <= allowance
+    assert [w.text for w in fixed.words] == ["a", "b"] * 500
+    kept = [w for w in fixed.words if w.text == "a"]
+    assert all(w in job.words for w in kept)  # the a's kept their own timings
+
+
+def test_a_correction_past_the_budget_is_refused_as_too_complex() -> None:
+    """Past the alignment's budget: ``correction_too_complex`` (HTTP 422), not waited for."""
+    job = done(timed(*["a"] * 400))
+    with pytest.raises(CorrectionTooBig) as refused:
+        correction_of(job, 0, 400, " ".join(["a", "b"] * 200), budget=1_000)
+    assert refused.value.code == "correction_too_complex"
+    assert correction_of(job, 0, 400, " ".join(["a", "b"] * 200)).words[0] == job.words[0]
+
+
+def test_the_ceiling_is_twice_or_a_margin_more_and_never_past_the_largest() -> None:
+    """Small transcripts get the margin, large ones twice, the largest no more, bigger ones stay."""
+    assert ceiling(10, extra=1_000, largest=100_000) == 1_010
+    assert ceiling(5_000, extra=1_000, largest=100_000) == 10_000
+    assert ceiling(80_000, extra=1_000, largest=100_000) == 100_000
+    assert ceiling(120_000, extra=1_000, largest=100_000) == 120_000
+
+
+def test_a_transcript_grows_by_corrections_only_to_its_ceiling() -> None:
+    """Words past the ceiling are ``transcript_too_long``, counted from the recognizer's."""
+    job = done(timed("a", "b", "c"))
+    grown = correction_of(job, 0, 3, " ".join(["w"] * (GROWTH_WORDS + 3)))
+    again = saved(job, grown)
+    # Corrected once already, the ceiling is still the recognizer's 3 words' (3 + 1,000).
+    with pytest.raises(CorrectionTooBig) as refused:
+        correction_of(again, 0, 1, "w w")
+    assert refused.value.code == "transcript_too_long"
+    assert "1003 words" in refused.value.message
+    assert len(correction_of(again, 0, 2, "w").words) == GROWTH_WORDS + 2  # shrinking is fine
+
+
+def test_characters_have_a_ceiling_too() -> None:
+    """Long words grow the text past its ceiling of characters: ``transcript_too_long``."""
+    job = done(timed("a", "b"))  # "a b": 3 characters recognised
+    assert len(correction_of(job, 0, 1, "x" * (GROWTH_CHARS + 1)).text) == GROWTH_CHARS + 3
+    with pytest.raises(CorrectionTooBig) as refused:
+        correction_of(job, 0, 1, "x" * (GROWTH_CHARS + 2))
+    assert refused.value.code == "transcript_too_long"
+    assert "10003 characters" in refused.value.message
+
+
+def test_a_transcript_already_past_its_ceiling_may_shrink_but_not_grow() -> None:
+    """One made before the ceiling (300,000 words) is trimmed; it cannot grow any more."""
+    recognised = timed("a", "b")
+    huge = attrs.evolve(
+        done(timed(*["w"] * 2_000)),
+        original_text="a b",
+        original_words=recognised,
+    )
+    assert len(correction_of(huge, 0, 1_000, "w").words) == 1_001
+    with pytest.raises(CorrectionTooBig):
+        correction_of(huge, 0, 1, "w w")
+
+
+def test_the_absolute_ceilings_are_above_eight_hours_of_speech() -> None:
+    """Eight hours at 200 words a minute (96,000 words, some 600,000 characters) fit."""
+    assert MAX_WORDS >= 8 * 60 * 200
+    assert MAX_CHARS >= 8 * 60 * 200 * 6
 
 
 # -- properties -------------------------------------------------------------------------------

@@ -90,7 +90,7 @@ def said(tmp_path_factory: pytest.TempPathFactory) -> Said:
 async def _recognize(said: Said, tmp_path: Path, block_seconds: float) -> Recognized:
     store = FilesystemFileStore(tmp_path / "files", staging_dir=tmp_path / "staging")
     record = await store.put("speech", ".wav", said.path, now=T0)
-    settings = WhisperSettings(model_dir=tiny_en_model(), beam_size=1)
+    settings = WhisperSettings(model_dir=tiny_en_model(), beam_size=1, temperatures=(0.0,))
     recognizer = WhisperRecognizer(store, settings, block_seconds=block_seconds)
     started = await recognizer.start(record, duration=None)
     assert isinstance(started.outcome, Recognized)

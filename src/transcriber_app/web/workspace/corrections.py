@@ -6,7 +6,13 @@ the ``X-CSRF-Token`` header, and answers JSON: the stretch's new words with
 their indices and the job's new version, or ``{"error": code, "message"}``
 (403 without a session or the token, 404 for anyone else's job, 400 for a
 bad body, range or text, 409 ``edit_conflict`` when someone saved first or
-``not_done``). ``POST /w/recordings/{id}/restore`` is a plain form that puts
+``not_done``, 422 ``correction_too_complex`` or ``transcript_too_long``).
+A correction's work is bounded and taken in turns (ADR 65): the body is
+read first, then one person's corrections go one at a time, each reading
+the job and comparing its version when its turn comes, before any
+alignment; one alignment at a time in the process runs on the event loop in
+slices with other requests served between them, and is dropped when the
+client has gone. ``POST /w/recordings/{id}/restore`` is a plain form that puts
 the recognizer's transcript back. ``GET /w/recordings/{id}/transcript.txt``
 (``.srt``, ``.vtt``, ``.json``) downloads the transcript as it now reads,
 named by date and id, never by the sender's file name.
@@ -14,11 +20,15 @@ named by date and id, never by the sender's file name.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 import re
-from typing import Any
+from collections.abc import AsyncIterator, Generator
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
 
+import attrs
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
 from starlette.requests import Request
@@ -33,7 +43,8 @@ from transcriber_app.web.workspace.sessions import workspace_session_of
 from transcriber_core.corrections import (
     MAX_TEXT_CHARS,
     BadCorrection,
-    correction_of,
+    CorrectionTooBig,
+    correcting,
     restoration_of,
     shown_tokens,
 )
@@ -71,59 +82,134 @@ def _word_items(job: Job, start: int, count: int) -> list[dict[str, Any]]:
     ]
 
 
-async def save_words(request: Request) -> Response:
-    """``POST /w/recordings/{id}/words``: save a corrected stretch, compare-and-set (ADR 57)."""
-    try:
-        return await _save_words(request)
-    except ApiError as exc:
-        return error_response(exc)
+@attrs.define
+class _Turns:
+    """One person's corrections in this process: who holds the turn, and their last save."""
+
+    #: Held by the correction whose turn it is.
+    lock: asyncio.Lock = attrs.field(factory=asyncio.Lock)
+    #: Corrections holding or waiting for the turn.
+    count: int = 0
+    #: The job and version the person's last correction here saved.
+    saved: tuple[str, int] | None = None
 
 
-async def _save_words(request: Request) -> Response:
-    session = workspace_session_of(request)
-    person = await views.signed_in(request)
-    if person is None:
-        raise ApiError(403, "not_signed_in", "sign in first")
-    if not session.csrf_ok(request.headers.get(CSRF_HEADER)):
-        raise ApiError(403, "bad_csrf", "the page is stale or forged; reload it and try again")
-    job = await views.own_job(request, person)
-    if job is None:
-        raise ApiError(404, "job_not_found", "there is no such recording among yours")
-    body = await read_json_object(request, max_bytes=MAX_BODY_BYTES, code="bad_request")
-    version = _whole(body.get("version"), "version")
-    start, end = _whole(body.get("start"), "start"), _whole(body.get("end"), "end")
-    text = body.get("text")
-    if not isinstance(text, str):
-        raise ApiError(400, "bad_request", "text must be a string")
-    if job.state is not State.DONE:
-        raise ApiError(409, *no_transcript(job))
-    if job.edit_version != version:
-        raise ApiError(409, "edit_conflict", CONFLICT)
-    try:
-        # Hours of words take a moment to align: not on the event loop.
-        correction = await run_in_threadpool(correction_of, job, start, end, text)
-    except BadCorrection as exc:
-        raise ApiError(400, exc.code, exc.message) from None
-    try:
-        saved = await runtime_of(request).services.corrections.save_correction(
-            job.id, correction, version=version
+class Corrector:
+    """``POST /w/recordings/{id}/words`` with this process's turns at correcting (ADR 57, 65).
+
+    A person's corrections wait for each other: when a turn comes, one from
+    a version saved meanwhile is refused at once (versions only grow), before
+    the job is read again or anything is aligned. Only one correction is
+    aligned at a time among everyone's, so many requests cost the others one
+    slice of work at a time, never many.
+    """
+
+    def __init__(self) -> None:
+        #: The turns of each person with a correction in hand.
+        self._people: dict[str, _Turns] = {}
+        #: Held while a correction is aligned.
+        self._aligning = asyncio.Lock()
+
+    @asynccontextmanager
+    async def _turn_of(self, key: str) -> AsyncIterator[_Turns]:
+        """The person's turn: their earlier corrections are done when it begins."""
+        turns = self._people.setdefault(key, _Turns())
+        turns.count += 1
+        try:
+            async with turns.lock:
+                yield turns
+        finally:
+            turns.count -= 1
+            if not turns.count:
+                del self._people[key]
+
+    async def save_words(self, request: Request) -> Response:
+        """``POST /w/recordings/{id}/words``: save a corrected stretch, compare-and-set."""
+        try:
+            return await self._save_words(request)
+        except ApiError as exc:
+            return error_response(exc)
+
+    async def _save_words(self, request: Request) -> Response:
+        session = workspace_session_of(request)
+        person = await views.signed_in(request)
+        if person is None:
+            raise ApiError(403, "not_signed_in", "sign in first")
+        if not session.csrf_ok(request.headers.get(CSRF_HEADER)):
+            raise ApiError(403, "bad_csrf", "the page is stale or forged; reload it and try again")
+        body = await read_json_object(request, max_bytes=MAX_BODY_BYTES, code="bad_request")
+        version = _whole(body.get("version"), "version")
+        start, end = _whole(body.get("start"), "start"), _whole(body.get("end"), "end")
+        text = body.get("text")
+        if not isinstance(text, str):
+            raise ApiError(400, "bad_request", "text must be a string")
+        async with self._turn_of(person.owner_key) as turns:
+            job_id = request.path_params["job_id"]
+            if turns.saved is not None and turns.saved[0] == job_id and turns.saved[1] > version:
+                raise ApiError(409, "edit_conflict", CONFLICT)
+            job = await views.own_job(request, person)
+            if job is None:
+                raise ApiError(404, "job_not_found", "there is no such recording among yours")
+            if job.state is not State.DONE:
+                raise ApiError(409, *no_transcript(job))
+            if job.edit_version != version:
+                raise ApiError(409, "edit_conflict", CONFLICT)
+            try:
+                async with self._aligning:
+                    correction = await _worked(request, correcting(job, start, end, text))
+            except CorrectionTooBig as exc:
+                raise ApiError(422, exc.code, exc.message) from None
+            except BadCorrection as exc:
+                raise ApiError(400, exc.code, exc.message) from None
+            if correction is None:
+                log.info("workspace.correction_abandoned", extra={"job_id": job.id})
+                raise ApiError(499, "client_closed_request", "the client left; nothing was saved")
+            try:
+                saved = await runtime_of(request).services.corrections.save_correction(
+                    job.id, correction, version=version
+                )
+            except JobChanged:
+                raise ApiError(409, "edit_conflict", CONFLICT) from None
+            except JobNotFound:
+                raise ApiError(
+                    404, "job_not_found", "there is no such recording among yours"
+                ) from None
+            turns.saved = (job.id, saved.edit_version)
+        count = len(saved.words) - len(job.words) + (end - start)
+        log.info("workspace.corrected", extra={"job_id": job.id, "words": count})
+        return JSONResponse(
+            {
+                "version": saved.edit_version,
+                "start": start,
+                "end": start + count,
+                "shift": count - (end - start),
+                "words": _word_items(saved, start, count),
+                "corrected": saved.corrected,
+            }
         )
-    except JobChanged:
-        raise ApiError(409, "edit_conflict", CONFLICT) from None
-    except JobNotFound:
-        raise ApiError(404, "job_not_found", "there is no such recording among yours") from None
-    count = len(saved.words) - len(job.words) + (end - start)
-    log.info("workspace.corrected", extra={"job_id": job.id, "words": count})
-    return JSONResponse(
-        {
-            "version": saved.edit_version,
-            "start": start,
-            "end": start + count,
-            "shift": count - (end - start),
-            "words": _word_items(saved, start, count),
-            "corrected": saved.corrected,
-        }
-    )
+
+
+_T = TypeVar("_T")
+
+
+async def still_wanted(request: Request) -> bool:
+    """Let the event loop serve others, then tell whether the client still waits for the answer."""
+    await asyncio.sleep(0)
+    return not await request.is_disconnected()
+
+
+async def _worked(request: Request, work: Generator[None, None, _T]) -> _T | None:
+    """Sliced ``work`` run to its end on the event loop; None once the client has gone."""
+    try:
+        while await still_wanted(request):
+            try:
+                next(work)
+            except StopIteration as done:
+                result: _T = done.value
+                return result
+        return None
+    finally:
+        work.close()
 
 
 @views.person_action

@@ -31,6 +31,7 @@ def _route(path: str, endpoint: Callable[[Request], Awaitable[Response]], method
 
 def mount() -> Mount:
     """The workspace under ``/w``: server-side sessions, a strict CSP on every answer."""
+    corrector = corrections.Corrector()
     routes: list[BaseRoute] = [
         _route("/", live.home, "GET"),
         _route("/recordings.json", live.recordings_json, "GET"),
@@ -46,7 +47,7 @@ def mount() -> Mount:
         _route("/recordings/{job_id}/media", transcript.media, "GET"),
         _route("/recordings/{job_id}/speakers", transcript.rename_speaker, "POST"),
         # Corrections and downloads (ADR 57).
-        _route("/recordings/{job_id}/words", corrections.save_words, "POST"),
+        _route("/recordings/{job_id}/words", corrector.save_words, "POST"),
         _route("/recordings/{job_id}/restore", corrections.restore, "POST"),
         _route("/recordings/{job_id}/transcript.{format}", corrections.download, "GET"),
         _route("/search", search.search, "GET"),
