@@ -71,9 +71,9 @@ async def quality(folder: Path, dialogues: int, voices: int, turns: int) -> None
     for seed in range(dialogues):
         made = conversation(folder / f"{voices}-{seed}.ogg", voices=voices, turns=turns, seed=seed)
         began = time.perf_counter()
-        told = await diarizer.diarize(made.audio, speakers=voices)
+        told = (await diarizer.diarize(made.audio, speakers=voices)).turns
         ratios.append((time.perf_counter() - began) / made.duration)
-        auto = await diarizer.diarize(made.audio, speakers=None)
+        auto = (await diarizer.diarize(made.audio, speakers=None)).turns
         words_told, _ = label_words(made.words, told)
         words_auto, found = label_words(made.words, auto)
         errors_told.append(attribution_error(made.words, words_told))
@@ -96,7 +96,7 @@ from pathlib import Path
 from transcriber_adapters.diarization import OfflineDiarizer
 path, seconds = Path(sys.argv[1]), float(sys.argv[2])
 began = time.perf_counter()
-turns = asyncio.run(OfflineDiarizer().diarize(path, speakers=None))
+turns = asyncio.run(OfflineDiarizer().diarize(path, speakers=None)).turns
 wall = time.perf_counter() - began
 usage = resource.getrusage(resource.RUSAGE_SELF)
 print(json.dumps({"wall": wall, "turns": len(turns), "labels": len({t.speaker for t in turns}),

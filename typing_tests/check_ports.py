@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from transcriber_adapters.diarization import OfflineDiarizer
 from transcriber_adapters.ffmpeg import FfmpegConverter
 from transcriber_adapters.filesystem import FilesystemFileStore
 from transcriber_adapters.media_header import HeaderProbe
@@ -20,8 +21,10 @@ from transcriber_adapters.memory import (
     MemoryPeopleStore,
     MemoryRecognizer,
     MemoryUsageStore,
+    MemoryVoiceStore,
     MemoryWakeupFeed,
 )
+from transcriber_adapters.memory.diarizer import MemoryDiarizer
 from transcriber_adapters.postgres import (
     Database,
     PostgresBudgetStore,
@@ -31,6 +34,7 @@ from transcriber_adapters.postgres import (
     PostgresOwnerStore,
     PostgresPeopleStore,
     PostgresUsageStore,
+    PostgresVoiceStore,
     PostgresWakeupFeed,
 )
 from transcriber_adapters.s3 import S3FileStore
@@ -42,6 +46,7 @@ from transcriber_adapters.sqlite import (
     SqliteOwnerStore,
     SqlitePeopleStore,
     SqliteUsageStore,
+    SqliteVoiceStore,
 )
 from transcriber_adapters.system import RandomIds, SystemClock
 from transcriber_adapters.telegram import TelegramNotifier, make_bot
@@ -58,7 +63,9 @@ from transcriber_core.ports import (
     Clock,
     ConditionStore,
     Converter,
+    Diarizer,
     Door,
+    DurationMeter,
     DurationProbe,
     FileRecords,
     FileStore,
@@ -79,6 +86,7 @@ from transcriber_core.ports import (
     Removals,
     TranscriptSearch,
     UsageStore,
+    VoiceStore,
     WakeupFeed,
     WebhookSender,
 )
@@ -96,6 +104,7 @@ def check(
     sqlite_chats: SqliteChatStore,
     sqlite_people: SqlitePeopleStore,
     sqlite_usage: SqliteUsageStore,
+    sqlite_voices: SqliteVoiceStore,
     postgres: Database,
     form_door: FormDoor,
     openai_door: OpenAIDoor,
@@ -129,6 +138,7 @@ def check(
         PostgresConditionStore(postgres),
     ]
     probes: list[DurationProbe] = [HeaderProbe()]
+    meters: list[DurationMeter] = [FfmpegConverter()]
     postgres_budgets = PostgresBudgetStore(postgres)
     budgets: list[BudgetStore] = [MemoryBudgetStore(), sqlite_budgets, postgres_budgets]
     feeds: list[WakeupFeed] = [MemoryWakeupFeed(), PostgresWakeupFeed("postgresql:///never-used")]
@@ -143,9 +153,13 @@ def check(
     sessions: list[PersonSessions] = [memory_people, sqlite_people, postgres_people]
     # Seconds sent per payer per day (ADR 59).
     usage: list[UsageStore] = [MemoryUsageStore(), sqlite_usage, PostgresUsageStore(postgres)]
+    # Remembered voices (ADR 72) and the diarizers whose prints they keep.
+    voices: list[VoiceStore] = [MemoryVoiceStore(), sqlite_voices, PostgresVoiceStore(postgres)]
+    diarizers: list[Diarizer] = [MemoryDiarizer(), OfflineDiarizer()]
     # The doors of the one way in (ADR 74): app code, read by the core through its port.
     doors: list[Door] = [form_door, openai_door, chat_door]
-    del doors, usage, chats, people, invitations, accounts, tokens, sessions
-    del senders, feeds, budgets, probes, conditions, owners, repos, stores, converters
+    del voices, diarizers, doors
+    del usage, chats, people, invitations, accounts, tokens, sessions
+    del senders, feeds, budgets, probes, meters, conditions, owners, repos, stores, converters
     del recognizers, notifiers, clocks, ids
     del queues, part_queues, jobs, records, outboxes, removals, listings, searches

@@ -9,7 +9,8 @@ apart, and neighbouring windows of one stretch of speech are averaged over
 ``SMOOTH`` windows. The embeddings are clustered by average-linkage on cosine
 distance (scipy): into the count asked for, or, for ``auto``, cut where
 clusters are further apart than ``AUTO_DISTANCE``. Each window's label covers
-its stride; runs of one label are the turns.
+its stride; runs of one label are the turns. Each label's print is the
+unit-length mean of its embeddings (SPEC §25).
 
 Runs in a daemon thread that looks at a stop flag between windows of work,
 so a cancelled step does not wait for it (the whisper adapter's ``stoppable``).
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from transcriber_adapters.whisper import SAMPLE_RATE, _stoppable, _Stopped, blocks
 from transcriber_core.entities import Turn
 from transcriber_core.errors import RecognizerUnavailable
+from transcriber_core.ports import Diarization
 
 if TYPE_CHECKING:
     import numpy as np
@@ -108,14 +110,17 @@ def _encoder() -> Any:
 class OfflineDiarizer:
     """Voice activity, speaker embeddings, clustering, all from wheels; keeps the contract."""
 
-    async def diarize(self, audio: Path, *, speakers: int | None) -> Sequence[Turn]:
-        """The turns of each voice in ``audio``; labels ``A``, ``B``… of this call's own."""
+    async def diarize(self, audio: Path, *, speakers: int | None) -> Diarization:
+        """The turns of each voice in ``audio`` (labels ``A``, ``B``…) and each label's print.
 
-        def run(path: Path, stop: threading.Event) -> list[Turn]:
+        A label's print is the unit-length mean of its embeddings: its cluster's centroid.
+        """
+
+        def run(path: Path, stop: threading.Event) -> Diarization:
             try:
                 return _diarize(path, stop, speakers)
             except _Stopped:
-                return []
+                return Diarization()
             except (RuntimeError, MemoryError) as exc:
                 raise RecognizerUnavailable(
                     f"the speaker model failed ({type(exc).__name__})"
@@ -124,7 +129,7 @@ class OfflineDiarizer:
         return await _stoppable(run, audio, patience=PATIENCE)
 
 
-def _diarize(path: Path, stop: threading.Event, speakers: int | None) -> list[Turn]:
+def _diarize(path: Path, stop: threading.Event, speakers: int | None) -> Diarization:
     import numpy as np  # noqa: PLC0415 - comes with the optional extra
 
     spans: list[tuple[float, float, int]] = []
@@ -145,9 +150,29 @@ def _diarize(path: Path, stop: threading.Event, speakers: int | None) -> list[Tu
             vectors.extend(found)
             stretch += 1
     if not vectors:
-        return []
-    labels = _cluster(np.stack(vectors), speakers, stop)
-    return _turns(spans, labels)
+        return Diarization()
+    stacked = np.stack(vectors)
+    labels = _cluster(stacked, speakers, stop)
+    return Diarization(turns=tuple(_turns(spans, labels)), prints=_prints(stacked, labels))
+
+
+def _prints(
+    vectors: npt.NDArray[np.float32], labels: npt.NDArray[np.int_]
+) -> dict[str, tuple[float, ...]]:
+    """Each label's print: the unit-length mean of the embeddings it was given."""
+    import numpy as np  # noqa: PLC0415
+
+    found = {}
+    for label in np.unique(labels):
+        mean = vectors[labels == label].mean(axis=0).astype(np.float64)
+        mean /= np.linalg.norm(mean) + 1e-12
+        found[_label_name(int(label))] = tuple(float(x) for x in mean)
+    return found
+
+
+def _label_name(label: int) -> str:
+    """``A``, ``B``… for the first 26 labels, then ``V26``…"""
+    return chr(ord("A") + label) if label < 26 else f"V{label}"
 
 
 def _speech(samples: npt.NDArray[np.float32]) -> list[tuple[int, int]]:
@@ -222,7 +247,7 @@ def _turns(spans: Sequence[tuple[float, float, int]], labels: npt.NDArray[np.int
     previous: tuple[int, int] | None = None
     for (start, end, stretch), label in zip(spans, labels, strict=True):
         key = (stretch, int(label))
-        name = chr(ord("A") + int(label)) if int(label) < 26 else f"V{int(label)}"
+        name = _label_name(int(label))
         if previous == key and turns:
             turns[-1] = Turn(speaker=name, start=turns[-1].start, end=max(end, turns[-1].end))
         else:

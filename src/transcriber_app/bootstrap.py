@@ -29,6 +29,7 @@ from transcriber_adapters.sqlite import (
     SqliteOwnerStore,
     SqlitePeopleStore,
     SqliteUsageStore,
+    SqliteVoiceStore,
 )
 from transcriber_adapters.system import RandomIds, SystemClock, free_bytes, host_name
 from transcriber_app.conditions import DiskSpace
@@ -54,6 +55,7 @@ from transcriber_core.ports import (
     Recognizer,
     Standing,
     UsageStore,
+    VoiceStore,
     WakeupFeed,
     WebhookSender,
 )
@@ -128,6 +130,7 @@ def settings_from(config: Config) -> Settings:
     return Settings(
         max_record_bytes=config.storage.max_record_bytes,
         upload_inactivity_timeout=timedelta(seconds=config.http.upload_inactivity_seconds),
+        upload_deadline=timedelta(seconds=config.http.upload_deadline_seconds),
         max_attempts=queue.max_attempts,
         lease=timedelta(seconds=queue.lease_seconds),
         lease_renewal=timedelta(seconds=queue.lease_renewal_seconds),
@@ -141,6 +144,7 @@ def settings_from(config: Config) -> Settings:
         express_duration=timedelta(seconds=config.workers.express_seconds),
         recordings_kept=timedelta(days=config.retention.recordings_days),
         seconds_per_day=config.quotas.seconds_per_day,
+        voice_match=config.diarization.voice_match,
         jobs_kept=timedelta(days=config.retention.jobs_days),
         sweep_interval=timedelta(seconds=config.retention.sweep_seconds),
     )
@@ -234,7 +238,10 @@ async def build(
             diarizer=diarizer or _diarizer(),
             conditions=stores.conditions,
             usage=stores.usage,
+            voices=stores.voices,
             probe=HeaderProbe(),
+            # Counts what a quota charges in decoded samples, whatever the container (ADR 67).
+            meter=FfmpegConverter(limits=decode_limits_from(config)),
             host=this_host,
             # Two worker processes on one host are told apart by their process id.
             worker=f"{this_host}:{os.getpid()}",
@@ -361,6 +368,8 @@ class _Stores:
     budgets: BudgetStore
     #: Seconds sent per payer per day (ADR 59).
     usage: UsageStore
+    #: Each owner's remembered voices (ADR 72).
+    voices: VoiceStore
     #: The Telegram poller's lease and each chat's settings (ADR 53).
     chats: ChatStore
     #: Other processes' wake-ups: the database's LISTEN feed, or None on SQLite.
@@ -380,6 +389,7 @@ async def _sqlite_stores(
         conditions=SqliteConditionStore(database, clock=clock),
         budgets=SqliteBudgetStore(database, clock=clock),
         usage=SqliteUsageStore(database, clock=clock),
+        voices=SqliteVoiceStore(database, clock=clock),
         chats=SqliteChatStore(database, clock=clock),
     )
 
@@ -404,6 +414,7 @@ async def _postgres_stores(
         conditions=postgres.PostgresConditionStore(database),
         budgets=postgres.PostgresBudgetStore(database),
         usage=postgres.PostgresUsageStore(database),
+        voices=postgres.PostgresVoiceStore(database),
         chats=postgres.PostgresChatStore(database),
         wakeup_feed=postgres.PostgresWakeupFeed(url, settings=settings),
     )
@@ -542,6 +553,7 @@ async def _recognizer(
             fail_with=memory.fail_with or None,
             max_seconds=memory.max_seconds or None,
             work_seconds=memory.work_seconds,
+            speakers=memory.speakers,
         )
         return demo, None
     from transcriber_adapters.yandex import YandexRecognizer  # noqa: PLC0415

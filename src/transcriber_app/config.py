@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from transcriber_core.speakers import BadSpeakers, parse_wanted
+from transcriber_core.speakers import MAX_SPEAKERS, BadSpeakers, parse_wanted
 
 ENV_PREFIX = "TRANSCRIBER_"
 
@@ -75,8 +75,10 @@ class HttpConfig:
     port: int = 8080
     #: Non-empty: ``Authorization: Bearer <token>`` required on ``/api/*``.
     api_tokens: tuple[str, ...] = ()
-    #: An upload that sends no byte for this long is aborted (408); there is no total limit.
+    #: An upload that sends no byte for this long is aborted (408).
     upload_inactivity_seconds: float = 300.0
+    #: An upload whose body has not all arrived this long after it began is aborted (408).
+    upload_deadline_seconds: float = 21_600.0
     #: Request headers larger than this are refused (431, or the connection is closed).
     max_header_bytes: int = 65_536
     #: A request whose headers are not complete within this long is dropped.
@@ -110,6 +112,9 @@ class MemoryConfig:
     #: Seconds each recognition works in its start, then answers at once (as Whisper does);
     #: 0: the checks answer. Lets a demo or a test see parts recognised in parallel.
     work_seconds: float = 0.0
+    #: Voices labelled, sentence by sentence, in a recording that asks for speakers (SPEC §25);
+    #: 0: the demo labels none. Each has a print of its own, so voices can be remembered.
+    speakers: int = 0
 
 
 @attrs.frozen(kw_only=True)
@@ -285,6 +290,9 @@ class DiarizationConfig:
 
     #: The ``speakers`` a recording gets when its sender names none: "off", "auto" or 1 to 10.
     default: str = "off"
+    #: The cosine similarity from which a recording's speaker is taken for one of its owner's
+    #: remembered voices (SPEC §25, ADR 72).
+    voice_match: float = 0.5
 
 
 @attrs.frozen(kw_only=True)
@@ -595,6 +603,8 @@ def _check_memory(memory: MemoryConfig) -> None:
         raise ConfigError("[memory] checks_before_done: must not be negative")
     if not memory.max_seconds >= 0:  # NaN too
         raise ConfigError("[memory] max_seconds: must not be negative (0: no limit)")
+    if not 0 <= memory.speakers <= MAX_SPEAKERS:
+        raise ConfigError(f"[memory] speakers: must be from 0 to {MAX_SPEAKERS}")
     if not memory.work_seconds >= 0:  # NaN too
         raise ConfigError("[memory] work_seconds: must not be negative (0: none)")
 
@@ -615,6 +625,7 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
         ("[storage] min_bytes_per_second", config.storage.min_bytes_per_second),
         ("[http] max_header_bytes", config.http.max_header_bytes),
         ("[http] header_timeout_seconds", config.http.header_timeout_seconds),
+        ("[http] upload_deadline_seconds", config.http.upload_deadline_seconds),
         ("[http] max_connections", config.http.max_connections),
     )
     if config.storage.min_free_bytes < 0:
@@ -687,6 +698,8 @@ def _check_diarization(diarization: DiarizationConfig) -> None:
         parse_wanted(diarization.default)
     except BadSpeakers as exc:
         raise ConfigError(f"[diarization] default: {exc}") from None
+    if not -1.0 <= diarization.voice_match <= 1.0:  # NaN too
+        raise ConfigError("[diarization] voice_match: must be a cosine similarity, from -1 to 1")
 
 
 #: The longest an OpenAI-compatible answer may wait for its job (a day).

@@ -65,6 +65,9 @@ def require_for(config: Config) -> None:
     if config.database.is_postgres:
         require("[database] url", "postgres")
     # SpeechKit v3 labels speakers itself (ADR 54): a default of speakers needs no diarizer then.
-    labelling_recognizer = config.recognizer.kind == "yandex" and config.yandex.async_api == "v3"
+    # So does the demo with ``[memory] speakers`` (SPEC §25).
+    labelling_recognizer = (
+        config.recognizer.kind == "yandex" and config.yandex.async_api == "v3"
+    ) or (config.recognizer.kind == "memory" and config.memory.speakers > 0)
     if config.diarization.default != "off" and not labelling_recognizer:
         require(f'[diarization] default = "{config.diarization.default}"', "diarization")

@@ -1,9 +1,10 @@
-"""The contract every Diarizer adapter passes (SPEC §18)."""
+"""The contract every Diarizer adapter passes (SPEC §18, §25)."""
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import math
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -47,6 +48,8 @@ class DiarizerCase:
     three_voices: Recording
     #: A recording with no speech at all.
     silence: Path
+    #: It has a speaker encoder: each voice it finds comes with a print (SPEC §25).
+    measures_voices: bool = True
 
 
 def _majorities(recording: Recording, words: Sequence[Word]) -> list[str | None]:
@@ -69,9 +72,9 @@ class DiarizerContract:
         self, case: DiarizerCase, recording: Recording, speakers: int | None
     ) -> tuple[tuple[Word, ...], int]:
         case.driver.tell(recording.audio, recording.turns)
-        turns = await case.diarizer.diarize(recording.audio, speakers=speakers)
-        words, found = label_words(recording.words, turns)
-        return words, len(found)
+        found = await case.diarizer.diarize(recording.audio, speakers=speakers)
+        words, speakers_found = label_words(recording.words, found.turns)
+        return words, len(speakers_found)
 
     async def test_two_voices_asked_for_two(self, case: DiarizerCase) -> None:
         """Asked for two voices, each turn goes to one of two speakers, neighbours differing."""
@@ -107,14 +110,29 @@ class DiarizerContract:
         """Every turn starts before it ends, within the recording's length."""
         recording = case.three_voices
         case.driver.tell(recording.audio, recording.turns)
-        turns = await case.diarizer.diarize(recording.audio, speakers=None)
+        turns = (await case.diarizer.diarize(recording.audio, speakers=None)).turns
         assert turns
         for turn in turns:
             assert 0 <= turn.start < turn.end <= recording.duration + 1.0
 
     async def test_silence_has_no_turns(self, case: DiarizerCase) -> None:
         """A recording without speech has no turns, so its words stay unlabelled."""
-        assert list(await case.diarizer.diarize(case.silence, speakers=None)) == []
+        found = await case.diarizer.diarize(case.silence, speakers=None)
+        assert (found.turns, dict(found.prints)) == ((), {})
+
+    async def test_prints_are_unit_length_one_per_voice(self, case: DiarizerCase) -> None:
+        """Each voice found has a print of length 1 (a diarizer with an encoder), or none has."""
+        recording = case.three_voices
+        case.driver.tell(recording.audio, recording.turns)
+        found = await case.diarizer.diarize(recording.audio, speakers=3)
+        labels = {turn.speaker for turn in found.turns}
+        if not case.measures_voices:
+            assert dict(found.prints) == {}
+            return
+        assert set(found.prints) == labels
+        assert len({len(vector) for vector in found.prints.values()}) == 1
+        for vector in found.prints.values():
+            assert math.fsum(x * x for x in vector) == pytest.approx(1.0, abs=1e-6)
 
     async def test_cancelled_promptly(self, case: DiarizerCase) -> None:
         """A cancelled diarization ends at once with CancelledError, not after the recording."""

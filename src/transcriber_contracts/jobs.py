@@ -30,11 +30,14 @@ from transcriber_core.entities import (
     TERMINAL_STATES,
     Job,
     Origin,
+    Speaker,
+    SpeakerPrint,
     State,
     Word,
 )
 from transcriber_core.errors import Conflict, FileNotFound, JobChanged, JobNotFound, LeaseLost
 from transcriber_core.languages import Task
+from transcriber_core.people import PERSON_ID_LENGTH, person_owner
 from transcriber_core.policy import QUEUE_POSITION_LIMIT
 from transcriber_core.ports import JobRepository
 from transcriber_core.transitions import Actor, transition
@@ -89,6 +92,27 @@ class JobsContract(RepositorySuite):
         await create(clock, repo, job)
         assert await repo.get(job.id) == job
 
+    async def test_speakers_voices_and_prints_roundtrip(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
+        """Speakers with their voice ids and their prints come back exactly, saved and edited."""
+        first = SpeakerPrint(speaker="S1", vector=(0.6, -0.8, 1e-9, 0.1234567890123))
+        job = make_job(
+            speakers_wanted=2,
+            speakers=(
+                Speaker(id="S1", name="Diane", voice_id=new_id()),
+                Speaker(id="S2", name="Speaker 2"),
+            ),
+            prints=(first, SpeakerPrint(speaker="S2", vector=(1.0, 0.0, 0.0, 0.0))),
+        )
+        await create(clock, repo, job)
+        read = await repo.get(job.id)
+        assert (read.speakers, read.prints) == (job.speakers, job.prints)
+        edited = attrs.evolve(read, prints=(first,), speakers=job.speakers[:1])
+        await repo.save_if_unchanged(edited, seen=read)
+        again = await repo.get(job.id)
+        assert (again.speakers, again.prints) == (job.speakers[:1], (first,))
+
     async def test_minimal_job_roundtrips(self, clock: ManualClock, repo: JobRepository) -> None:
         """A job with every optional field empty comes back with them empty, not as zero or ''."""
         job = Job(id=new_id(), state=State.CONVERT, origin=Origin.http(), created=T0, updated=T0)
@@ -127,6 +151,21 @@ class JobsContract(RepositorySuite):
         for job_id, owner in ((mine.id, other), (anonymous.id, DIGEST), (new_id(), DIGEST)):
             with pytest.raises(JobNotFound):
                 await repo.get(job_id, owned_by=owner)
+
+    async def test_get_anonymous_never_finds_a_persons_job(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
+        """``anonymous`` (an open API's caller) finds any job but a person's: JobNotFound."""
+        persons = make_job(owner=person_owner("a" * PERSON_ID_LENGTH))
+        tokens, nobodys = make_job(owner=DIGEST), make_job()
+        await stored(clock, repo, persons, tokens, nobodys)
+        assert await repo.get(tokens.id, anonymous=True) == tokens
+        assert await repo.get(nobodys.id, anonymous=True) == nobodys
+        assert await repo.get(persons.id) == persons
+        assert await repo.get(persons.id, owned_by=persons.owner) == persons
+        for job_id in (persons.id, new_id()):
+            with pytest.raises(JobNotFound):
+                await repo.get(job_id, anonymous=True)
 
     async def test_dedup_key_returns_the_first_job(
         self, clock: ManualClock, repo: JobRepository

@@ -31,6 +31,7 @@ import asyncio
 import hashlib
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
+from typing import TypeVar
 
 import attrs
 import pytest
@@ -59,8 +60,11 @@ MINUTE = timedelta(minutes=1)
 HOUR = timedelta(hours=1)
 #: Opens one more independent store on the database of the suite's ``people``.
 OpenPeople = Callable[[], Awaitable[PeopleStore]]
+T = TypeVar("T")
 #: How many threads race on one invite.
 RACERS = 4
+#: How many threads add one person's tokens at once, and the limit they race past.
+TOKEN_RACERS, TOKEN_LIMIT = 12, 5
 
 
 def digest(text: str) -> str:
@@ -173,6 +177,26 @@ class PeopleStoreContract:
         assert await people.disable_person(person(1).id, now=T0) is True
         assert await people.accept_invite(digest("i"), password_hash=HASH) is None
 
+    async def test_enable_does_not_revive_what_disable_voided(self, people: PeopleStore) -> None:
+        """Disabling voids an outstanding invite and link code: re-enabled, neither works again."""
+        await people.invite(person(1), token_hash=digest("i"), lifetime=HOUR)
+        await people.disable_person(person(1).id, now=T0)
+        assert await people.enable_person(person(1).id) is True
+        assert await people.accept_invite(digest("i"), password_hash=HASH) is None
+        stored = await people.get_person(person(1).id)
+        assert stored is not None
+        assert stored.password_hash is None
+        me = await active(people, 2)
+        await people.make_link_code(me.id, code_hash=digest("c"), lifetime=HOUR)
+        await people.disable_person(me.id, now=T0)
+        await people.enable_person(me.id)
+        assert await people.use_link_code(digest("c"), chat_id=77) is None
+        assert await people.person_for_chat(77) is None
+        # Another person's invite is untouched.
+        await people.invite(person(3), token_hash=digest("k"), lifetime=HOUR)
+        await people.disable_person(me.id, now=T0)
+        assert await people.accept_invite(digest("k"), password_hash=HASH) is not None
+
     def test_racing_uses_of_one_invite_have_one_winner(
         self, people: PeopleStore, open_people: OpenPeople
     ) -> None:
@@ -263,6 +287,38 @@ class PeopleStoreContract:
             await people.add_token(attrs.evolve(token(1, me.id), id="tok-other"))
         with pytest.raises(Conflict):
             await people.add_token(attrs.evolve(token(1, me.id), token_hash=digest("x")))
+
+    async def test_a_token_past_the_limit_is_not_stored(self, people: PeopleStore) -> None:
+        """A person at the limit gets False and no token; another person's tokens do not count."""
+        me, other = await active(people, 1), await active(people, 2)
+        assert await people.add_token(token(1, other.id), limit=1) is True
+        assert await people.add_token(token(2, me.id), limit=1) is True
+        assert await people.add_token(token(3, me.id), limit=1) is False
+        assert await people.list_tokens(me.id) == [token(2, me.id)]
+        assert await people.person_for_token(token(3, me.id).token_hash) is None
+        assert await people.revoke_token(me.id, token(2, me.id).id) is True
+        assert await people.add_token(token(3, me.id), limit=1) is True
+
+    def test_racing_adds_never_pass_the_token_limit(
+        self, people: PeopleStore, open_people: OpenPeople
+    ) -> None:
+        """Threads with stores and loops of their own add one person's tokens at once: none past."""
+        me = asyncio.run(_on_another(open_people, lambda store: active(store, 1)))
+
+        async def add(n: int, ready: Callable[[], object]) -> bool:
+            store = await open_people()
+            try:
+                ready()
+                return await store.add_token(token(n, me.id), limit=TOKEN_LIMIT)
+            finally:
+                await store.close()
+
+        results = in_threads(TOKEN_RACERS, add)
+        assert results.count(True) == TOKEN_LIMIT
+        stored = asyncio.run(_on_another(open_people, lambda store: store.list_tokens(me.id)))
+        assert sorted(t.id for t in stored) == sorted(
+            token(n, me.id).id for n, added in enumerate(results) if added
+        )
 
     async def test_revoke_takes_only_ones_own_token(self, people: PeopleStore) -> None:
         """A person revokes their token; another person's id revokes nothing."""
@@ -478,6 +534,15 @@ async def _invite_once(open_people: OpenPeople) -> None:
     store = await open_people()
     try:
         await store.invite(person(1), token_hash=digest("race"), lifetime=HOUR)
+    finally:
+        await store.close()
+
+
+async def _on_another(open_people: OpenPeople, use: Callable[[PeopleStore], Awaitable[T]]) -> T:
+    """What ``use`` makes of one more store on the suite's database, closed after."""
+    store = await open_people()
+    try:
+        return await use(store)
     finally:
         await store.close()
 

@@ -109,6 +109,21 @@ class Speaker:
 
     id: str
     name: str
+    #: The owner's remembered voice it was matched with, and named after (SPEC §25); None: none.
+    voice_id: str | None = None
+
+
+#: A voice print: a unit-length speaker embedding (SPEC §25). Biometric data: never logged,
+#: never answered, kept only in its owner's rows (ADR 73).
+Print = tuple[float, ...]
+
+
+@attrs.frozen(kw_only=True)
+class SpeakerPrint:
+    """The voice print of one speaker of a recording (``Speaker.id``), kept with the job."""
+
+    speaker: str
+    vector: Print = attrs.field(repr=False)
 
 
 @attrs.frozen(kw_only=True)
@@ -118,6 +133,20 @@ class Turn:
     speaker: str
     start: float
     end: float
+
+
+@attrs.frozen(kw_only=True)
+class Voice:
+    """A named voice its owner remembers (SPEC §25); its print stays in the store's rows."""
+
+    #: Unguessable id, what the API names it by.
+    id: str
+    #: Whose it is: a job owner key (a person's ``person:…`` or a token's hash).
+    owner: str
+    name: str
+    created: datetime
+    #: Recordings' speakers averaged into its print.
+    samples: int = 1
 
 
 #: The states in which a job keeps its ``progress``; any other move clears it (ADR 51).
@@ -168,6 +197,9 @@ class Job:
     speakers_wanted: int | None = None
     #: The voices the words are labelled with, in order of first word; names the owner may edit.
     speakers: tuple[Speaker, ...] = ()
+    #: Each speaker's voice print, when the diarizer gives them: what "Remember this voice"
+    #: keeps and what the owner's voices are matched with (SPEC §25). Never shown nor logged.
+    prints: tuple[SpeakerPrint, ...] = attrs.field(default=(), repr=False)
     #: The language the sender asked for (ISO 639-1); None: ``auto`` (SPEC §18).
     language_requested: str | None = None
     #: Text that primes the recognizer (Whisper's initial prompt); None: none. May name people.

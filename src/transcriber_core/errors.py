@@ -6,7 +6,8 @@ edge, so that the worker can classify a failure by type alone::
     TranscriberError
     ├── NotFound
     │   ├── JobNotFound
-    │   └── FileNotFound
+    │   ├── FileNotFound
+    │   └── VoiceNotFound
     ├── LeaseLost
     ├── Conflict
     │   └── DedupKeyReused
@@ -15,6 +16,7 @@ edge, so that the worker can classify a failure by type alone::
     ├── CallbackRefused           a callback URL or its address is refused for good (ADR 35)
     ├── OptionRefused             a sender's language, prompt or task cannot be honoured
     ├── QuotaExceeded             the sender's seconds for today are spent (SPEC §20, ADR 59)
+    ├── VoiceRefused              a recording's speaker cannot become a voice (SPEC §25)
     └── StepError                 a step could not finish this attempt
         ├── ServiceCondition      the service cannot work now, not the job: it waits, no attempt
         │   ├── DiskFull                        (disk_full, this host)
@@ -83,6 +85,10 @@ class FileNotFound(NotFound):
     """No file has this id, or its bytes are gone from the store."""
 
 
+class VoiceNotFound(NotFound):
+    """No voice of the caller's has this id."""
+
+
 class LeaseLost(TranscriberError):  # noqa: N818
     """The job's lease passed to another worker; this worker's result is discarded."""
 
@@ -123,19 +129,38 @@ class OptionRefused(TranscriberError):  # noqa: N818
         self.field = field
 
 
+class VoiceRefused(TranscriberError):  # noqa: N818
+    """This speaker of this recording cannot be remembered as a voice."""
+
+    def __init__(self, message: str | None = None, *, code: str) -> None:
+        super().__init__(message)
+        #: Stable code for the HTTP answer: ``not_done``, ``no_speakers``, ``bad_speaker``,
+        #: ``bad_name``.
+        self.code = code
+
+
 class QuotaExceeded(TranscriberError):  # noqa: N818
     """Today's seconds are spent; more can be sent after the next UTC midnight."""
 
     def __init__(
-        self, message: str | None = None, *, resets: datetime, left: float, incoming: float
+        self,
+        message: str | None = None,
+        *,
+        resets: datetime,
+        left: float,
+        incoming: float,
+        exact: bool = True,
     ) -> None:
         super().__init__(message)
         #: When the day's count starts again (the next UTC midnight).
         self.resets = resets
         #: Seconds still free today.
         self.left = left
-        #: Seconds the refused recording declares (0 when unknown).
+        #: Seconds the refused recording was charged (0 when unknown).
         self.incoming = incoming
+        #: False when ``incoming`` is a bound, not the length: counting stopped past the
+        #: day's quota, or at its ceiling (ADR 67); the sender is not told a number then.
+        self.exact = exact
 
 
 class StepError(TranscriberError):

@@ -4,11 +4,12 @@ A door (``POST /api/audio``, the workspace's upload, ``/v1``, Telegram)
 only parses its input and shapes its answer. ``take_in`` decides, in this
 order, for every door::
 
-    dedup key seen before? ── yes ─> the door's proof ─> check_replay ─> the first job
-        │ no
+    dedup key seen before? ── yes ─> the door's proof ─> the sender, asked again if read
+        │ no                          ─> check_replay ─> the first job
     the sender (owner, payer) ─> today's quota (before any byte)
         ─> the door stages the bytes ─> language, prompt, task, speakers,
-           callback ─> submit: the charge, the store, the job, the notice
+           callback ─> the sender, asked again (SPEC §29)
+        ─> submit: the charge, the store, the job, the notice
 
 Its refusals are the core's errors (``QuotaExceeded``, ``DedupKeyReused``,
 ``OptionRefused``, ``CallbackRefused``, ``BadSpeakers``, a ``DiskFull`` or
@@ -24,10 +25,22 @@ from pathlib import Path
 import attrs
 
 from transcriber_core.entities import Event, Job, Origin, State
-from transcriber_core.errors import CallbackRefused, DedupKeyReused, OptionRefused, QuotaExceeded
+from transcriber_core.errors import (
+    CallbackRefused,
+    DedupKeyReused,
+    OptionRefused,
+    PermanentError,
+    QuotaExceeded,
+)
 from transcriber_core.languages import DEFAULT_REQUEST, RecognitionRequest, recognition_request
 from transcriber_core.outbox import deliver_next, deliveries_for
-from transcriber_core.policy import QuotaDecision, is_short, quota_decision
+from transcriber_core.policy import (
+    QuotaDecision,
+    charged_seconds,
+    is_short,
+    measure_bound,
+    quota_decision,
+)
 from transcriber_core.ports import Door, Wishes
 from transcriber_core.services import Services
 from transcriber_core.speakers import BadSpeakers, labels_speakers, parse_wanted
@@ -64,15 +77,20 @@ async def take_in(
     when the door's proof matches it (``check_replay``), and nothing is
     charged or stored; otherwise the sender's spent day refuses the
     recording before a byte of it is taken (``check_quota``), what was asked
-    is judged (``judge``) once the door has staged it, and ``submit``
-    charges, stores and enqueues it. Raises the core's errors (module
-    docstring) and whatever the door raises; nothing is left behind.
+    is judged (``judge``) once the door has staged it, the sender is asked
+    again (``Door.sender_again``: an upload can run for hours), and
+    ``submit`` charges the payer, stores and enqueues it. Raises the core's
+    errors (module docstring) and whatever the door raises; nothing is left
+    behind.
     """
     first = await first_job(services, dedup_key)
     if first is not None:
         proof = await door.proof(first)
         if proof.wishes is not None:
             await judge(services, proof.wishes)
+        if proof.read:
+            # A retry's body can take hours too: its sender is asked again (SPEC §29).
+            await door.sender_again()
         check_replay(first, proof.digest)
         return Taken(job=first, is_new=False)
     sender = await door.sender()
@@ -81,6 +99,10 @@ async def take_in(
     await check_quota(services, payer)
     async with door.staged() as staged:
         judged = await judge(services, staged.wishes)
+        # Asked again once the bytes are in (SPEC §29); the day was judged by the first answer,
+        # the charge is the payer's now.
+        sender = await door.sender_again()
+        payer = sender.owner if sender.payer is None else sender.payer
         job, is_new = await submit(
             services,
             staged.path,
@@ -153,20 +175,22 @@ async def submit(
     ``speakers_wanted`` (``speakers.parse_wanted``) asks for speaker labels (ADR 45).
     ``request`` (checked by ``languages.recognition_request``) goes to the recognizer.
     ``payer`` (default: ``owner``) is whose daily seconds the recording counts
-    against (ADR 59); over ``seconds_per_day`` it raises ``QuotaExceeded``
-    with nothing stored, and the caller removes ``source``. Otherwise
-    ``source`` is gone either way.
+    against (ADR 59), with the seconds it decodes to (``charge_length``,
+    ADR 67); over ``seconds_per_day`` it raises ``QuotaExceeded`` with
+    nothing stored, and the caller removes ``source``. Otherwise ``source``
+    is gone either way.
     """
     declared = None if services.probe is None else await services.probe.declared_duration(source)
     payer = owner if payer is None else payer
     # The recording's id first, then the job's: the order ids have always been drawn in.
     file_id, job_id = services.ids.new_id(), services.ids.new_id()
     if payer is not None and services.usage is not None:
-        charge = Charge(job_id=job_id, payer=payer, seconds=max(declared or 0.0, 0.0))
         limit = services.settings.seconds_per_day
+        seconds, exact = await charge_length(services, source, declared)
+        charge = Charge(job_id=job_id, payer=payer, seconds=seconds)
         decision = await services.usage.charge(charge, limit=limit)
         if not decision.allowed:
-            raise _refusal(decision, charge.seconds)
+            raise _refusal(decision, charge.seconds, exact=exact)
     try:
         stored, is_new = await _store(
             services,
@@ -194,6 +218,33 @@ async def submit(
     return stored, is_new
 
 
+async def charge_length(
+    services: Services, source: Path, declared: float | None
+) -> tuple[float, bool]:
+    """What the recording at ``source`` is charged at intake, whatever its container.
+
+    The seconds, and whether they are its length (False: a bound, told as
+    ``QuotaExceeded.exact``). Under a quota the recording is decoded and
+    counted (``services.meter``) up to just past the day's quota and within
+    ``measure_ceiling``; what the count says is charged by
+    ``policy.charged_seconds`` (ADR 67). A recording the converter will
+    refuse is charged nothing: it is never transcribed. Without a quota
+    (only usage is counted) or a meter, the header's declared length, set
+    to the measured one at conversion.
+    """
+    limit = services.settings.seconds_per_day
+    meter = services.meter
+    if meter is None or limit == 0:
+        return charged_seconds(None, declared=declared, limit=limit), True
+    try:
+        measured = await meter.measure(
+            source, up_to=measure_bound(limit), within=services.settings.measure_ceiling
+        )
+    except PermanentError:
+        return 0.0, True
+    return charged_seconds(measured, declared=declared, limit=limit), measured.whole
+
+
 async def check_quota(services: Services, payer: str | None) -> None:
     """Raise ``QuotaExceeded`` when ``payer``'s day is already spent, before any bytes come in.
 
@@ -210,10 +261,10 @@ async def check_quota(services: Services, payer: str | None) -> None:
         raise _refusal(decision, 0.0)
 
 
-def _refusal(decision: QuotaDecision, incoming: float) -> QuotaExceeded:
+def _refusal(decision: QuotaDecision, incoming: float, *, exact: bool = True) -> QuotaExceeded:
     if decision.resets is None:  # pragma: no cover - only a quota refuses, and it resets
         raise AssertionError("a refusal without a quota")
-    return QuotaExceeded(resets=decision.resets, left=decision.left, incoming=incoming)
+    return QuotaExceeded(resets=decision.resets, left=decision.left, incoming=incoming, exact=exact)
 
 
 async def _uncharge(services: Services, job_id: str) -> None:

@@ -21,6 +21,26 @@ def well_formed_id(text: str) -> bool:
     return _ID.fullmatch(text) is not None
 
 
+#: What a Telegram chat id written in a path may be: an optional minus and at most 19
+#: digits (Telegram's ids have at most 52 significant bits; both databases keep 64).
+_CHAT_ID = re.compile(r"-?[0-9]{1,19}")
+#: The range of a chat id both databases store (a signed 64-bit integer).
+_CHAT_ID_RANGE = range(-(2**63), 2**63)
+
+
+def chat_id_of(text: str) -> int | None:
+    """The Telegram chat id ``text`` writes, or None when it is not one a database can hold.
+
+    A path's digits can name a number past 64 bits, which SQLite refuses
+    with ``OverflowError`` and PostgreSQL with an error: such an id is
+    unknown without a lookup, as ``well_formed_id`` makes other ids.
+    """
+    if not _CHAT_ID.fullmatch(text):
+        return None
+    value = int(text)
+    return value if value in _CHAT_ID_RANGE else None
+
+
 def extension_of(filename: str | None) -> str:
     """The extension of a sender's file name with its dot, lower-cased; "" if not clean.
 

@@ -116,9 +116,15 @@ async def check_parts(job: Job, services: Services, parts: list[JobPart]) -> Job
             await note_progress(services, job, seconds, deliveries=deliveries)
         return _wait_for_parts(job, services)
     text, words = join_parts(parts)
-    words, speakers = await diarize(job, services, words)
+    labelled = await diarize(job, services, words)
     return transition(
-        job, State.DONE, now=services.clock.now(), text=text, words=words, speakers=speakers
+        job,
+        State.DONE,
+        now=services.clock.now(),
+        text=text,
+        words=labelled.words,
+        speakers=labelled.speakers,
+        prints=labelled.prints,
     )
 
 

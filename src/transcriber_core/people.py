@@ -49,6 +49,11 @@ def person_owner(person_id: str) -> str:
     return PERSON_OWNER_PREFIX + person_id
 
 
+def is_person_owner(owner: str | None) -> bool:
+    """True when ``owner`` is a person's key (``person:…``): such a job is that person's alone."""
+    return owner is not None and owner.startswith(PERSON_OWNER_PREFIX)
+
+
 def _check_id(_instance: object, _attribute: object, value: str) -> None:
     if not _PERSON_ID.fullmatch(value):
         raise ValueError(f"a person's id is {PERSON_ID_LENGTH} lowercase hex digits")

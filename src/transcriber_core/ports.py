@@ -7,7 +7,7 @@ behaviour.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -31,8 +31,10 @@ from transcriber_core.entities import (
     NewDelivery,
     OwnerSession,
     PollLease,
+    Print,
     State,
     Turn,
+    Voice,
     Word,
 )
 
@@ -40,6 +42,7 @@ from transcriber_core.entities import (
 from transcriber_core.entities import Event as Event  # noqa: PLC0414 - explicit re-export
 from transcriber_core.languages import DEFAULT_REQUEST, Abilities, RecognitionRequest
 from transcriber_core.people import (
+    MAX_TOKENS_PER_PERSON,
     Invite,
     LinkCode,
     LinkedChat,
@@ -49,7 +52,7 @@ from transcriber_core.people import (
 )
 from transcriber_core.policy import QuotaDecision
 from transcriber_core.search import Hit, SearchQuery
-from transcriber_core.usage import Charge, Usage
+from transcriber_core.usage import Charge, Measured, Usage
 
 
 class Clock(Protocol):
@@ -247,12 +250,16 @@ class Jobs(Protocol):
         """
         ...
 
-    async def get(self, job_id: str, *, owned_by: str | None = None) -> Job:
+    async def get(
+        self, job_id: str, *, owned_by: str | None = None, anonymous: bool = False
+    ) -> Job:
         """The job with this id; raises ``JobNotFound``.
 
-        With ``owned_by`` (an API token's digest), only a job of that owner
-        is found, filtered in the store's query: another owner's job is
-        never read, so its 404 costs what an unknown id's does.
+        With ``owned_by`` (an API token's digest, a person's key), only a job
+        of that owner is found; with ``anonymous`` (an open API's caller),
+        only a job that is not a person's (``policy.reachable_by``). Either is
+        decided in the store's query before the row is read: another's job
+        is never read, so its 404 costs what an unknown id's does.
         """
         ...
 
@@ -597,7 +604,9 @@ class Accounts(Protocol):
         """Disable the person and end every session of theirs at once; False when unknown.
 
         Their tokens stop at the same moment: ``person_for_token`` and
-        ``get_person_session`` never answer for a disabled person.
+        ``get_person_session`` never answer for a disabled person. Their
+        unused invites and link codes are deleted in the same transaction,
+        so ``enable_person`` cannot bring one back (SPEC §29).
         Disabling twice keeps the first time.
         """
         ...
@@ -649,8 +658,13 @@ class ChatLinks(Protocol):
 class PersonTokens(Protocol):
     """People's API tokens, kept as hashes."""
 
-    async def add_token(self, token: PersonToken) -> None:
-        """Store a new token; a hash or id already stored raises ``Conflict``."""
+    async def add_token(self, token: PersonToken, *, limit: int = MAX_TOKENS_PER_PERSON) -> bool:
+        """Store a new token unless its person holds ``limit`` already (False, nothing stored).
+
+        The count and the insert are one write: of adds racing past the
+        limit, in any number of processes, only those that fit are stored.
+        A hash or id already stored raises ``Conflict``.
+        """
         ...
 
     async def person_for_token(self, token_hash: str) -> Person | None:
@@ -903,6 +917,21 @@ class DurationProbe(Protocol):
         ...
 
 
+class DurationMeter(Protocol):
+    """Counts how long a staged recording decodes to, for its charge against a quota (ADR 67)."""
+
+    async def measure(self, path: Path, *, up_to: float, within: timedelta) -> Measured:
+        """Decode ``path`` and count its seconds, stopping past ``up_to`` or after ``within``.
+
+        Counted in decoded samples, as the converter counts, never from the
+        container's header or timestamps. Stopped early, ``whole`` is False.
+        Raises ``PermanentError`` when the converter would refuse the
+        recording (not media, no audio, past the decoded-size limits) and
+        ``TransientError`` when it cannot run now.
+        """
+        ...
+
+
 #: Called with the seconds of audio handled so far: converted, or recognised (ADR 51).
 ProgressCallback = Callable[[float], None]
 
@@ -980,6 +1009,8 @@ class Recognized:
     words: tuple[Word, ...] = ()
     #: The language heard (ISO 639-1), when the recognizer detects or knows it.
     language: str | None = None
+    #: A recognizer that labels speakers itself may give each label's voice print (SPEC §25).
+    prints: Mapping[str, Print] = attrs.field(factory=dict, repr=False)
 
 
 @attrs.frozen(kw_only=True)
@@ -1087,11 +1118,22 @@ class Recognizer(Protocol):
         ...
 
 
+@attrs.frozen(kw_only=True)
+class Diarization:
+    """Who speaks when in a recording, and what each voice sounds like (SPEC §18, §25)."""
+
+    #: The turns of each voice, in any order; labels are the diarizer's own.
+    turns: tuple[Turn, ...] = ()
+    #: Each label's voice print: the unit-length mean of its embeddings. Empty for a
+    #: diarizer without a speaker encoder; a label may be missing. Never logged.
+    prints: Mapping[str, Print] = attrs.field(factory=dict, repr=False)
+
+
 class Diarizer(Protocol):
     """Tells who speaks when in a recording (SPEC §18, ADR 45)."""
 
-    async def diarize(self, audio: Path, *, speakers: int | None) -> Sequence[Turn]:
-        """The turns of each voice in ``audio`` (a converter's output), in any order.
+    async def diarize(self, audio: Path, *, speakers: int | None) -> Diarization:
+        """The turns of each voice in ``audio`` (a converter's output), and their prints.
 
         ``speakers`` is how many voices there are (1 to ``MAX_SPEAKERS``), or
         None to find out. Turn labels are the diarizer's own: the core numbers
@@ -1099,6 +1141,46 @@ class Diarizer(Protocol):
         cancellation; raises ``TransientError`` when it cannot work now and
         ``PermanentError`` when the audio cannot be read.
         """
+        ...
+
+
+class VoiceStore(Protocol):
+    """Each owner's remembered voices with their prints (SPEC §25, ADR 72).
+
+    Every method takes the owner: a voice is never read, changed or matched
+    for anyone else. A voice's print is the sum of its samples' unit prints
+    (``voices.combined``); only ``voice_prints`` reads it back, for matching.
+    """
+
+    async def add_voice(self, voice: Voice, vector: Print) -> None:
+        """Keep ``voice`` (``samples`` 1) with ``vector``, its first sample's print."""
+        ...
+
+    async def add_sample(self, owner: str, voice_id: str, vector: Print) -> Voice | None:
+        """Add ``vector`` to the owner's voice: ``samples`` + 1, in one transaction.
+
+        None when the owner has no such voice. Concurrent samples each count.
+        """
+        ...
+
+    async def list_voices(self, owner: str) -> list[Voice]:
+        """The owner's voices, oldest first."""
+        ...
+
+    async def rename_voice(self, owner: str, voice_id: str, name: str) -> Voice | None:
+        """The owner's voice with its new ``name``; None when the owner has no such voice."""
+        ...
+
+    async def delete_voice(self, owner: str, voice_id: str) -> bool:
+        """Delete the owner's voice and its print; False when there was none."""
+        ...
+
+    async def voice_prints(self, owner: str) -> list[tuple[Voice, Print]]:
+        """The owner's voices with their prints (sums, not normalised), oldest first."""
+        ...
+
+    async def forget_owner(self, owner: str) -> int:
+        """Delete every voice of ``owner`` (a person deleted); how many went."""
         ...
 
 
@@ -1198,6 +1280,11 @@ class Proof:
     #: What was asked with them, when the door read it (its answer needs it): judged as well.
     wishes: Wishes | None = None
 
+    @property
+    def read(self) -> bool:
+        """True when the door read the bytes sent now (which can take hours)."""
+        return self.digest is not None or self.wishes is not None
+
 
 @attrs.frozen(kw_only=True)
 class Sender:
@@ -1214,6 +1301,15 @@ class Door(Protocol):
 
     async def sender(self) -> Sender:
         """Who sends it; asked once its dedup key has found no first job."""
+        ...
+
+    async def sender_again(self) -> Sender:
+        """Who sends it, asked again once the bytes are in, before anything is charged or stored.
+
+        An upload can run for hours (SPEC §29): the door's refusal when its
+        sender may no longer send (a token revoked, a person disabled, a
+        session ended), or who sends it now (a chat unlinked meanwhile).
+        """
         ...
 
     async def proof(self, first: Job) -> Proof:

@@ -75,9 +75,15 @@ def render(job: Job, wanted: TranscriptFormat, *, corrected: bool | None = None)
 
 
 def _without_speakers_unset(document: dict[str, Any]) -> dict[str, Any]:
-    """The JSON document with ``speaker`` and ``speakers`` left out where labelling was off."""
+    """The JSON document with ``speaker`` and ``speakers`` left out where labelling was off.
+
+    A speaker carries ``voice_id`` only when it was matched with a remembered voice.
+    """
     if not document.get("speakers"):
         document.pop("speakers", None)
+    for speaker in document.get("speakers", ()):
+        if speaker.get("voice_id") is None:
+            speaker.pop("voice_id", None)
     for key in ("words", "segments"):
         for item in document.get(key, ()):
             if item.get("speaker") is None:

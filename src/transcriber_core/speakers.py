@@ -5,7 +5,8 @@ own; ``label_words`` gives each word the speaker whose turns overlap it most
 (the nearest turn when none does) and numbers the speakers ``S1``, ``S2``…
 in the order of their first word, each named "Speaker N" until the owner
 renames them (``rename``). Pure rules, no I/O; ``diarize`` is the step's use
-of the port.
+of the port, which keeps each speaker's print and names the speakers whose
+prints match the job owner's remembered voices (SPEC §25, ADR 72).
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from transcriber_core.entities import AUTO_SPEAKERS, Job, Speaker, Turn, Word
+from transcriber_core.entities import AUTO_SPEAKERS, Job, Print, Speaker, SpeakerPrint, Turn, Word
 from transcriber_core.errors import FileNotFound, MissingFile
+from transcriber_core.prints import match, named, unit
 from transcriber_core.services import Services
 
 log = logging.getLogger(__name__)
@@ -36,6 +38,10 @@ class BadSpeakers(ValueError):  # noqa: N818 - named for the HTTP code, bad_spea
     """A ``speakers`` value or a rename that is refused; the message says why (HTTP 400)."""
 
 
+#: The most digits a ``speakers`` count is read from (``010`` is ten; nine digits is plenty).
+_MOST_DIGITS = 9
+
+
 def parse_wanted(value: str) -> int | None:
     """The ``speakers`` field as ``Job.speakers_wanted``: ``off`` None, ``auto`` 0, else 1 to 10."""
     text = value.strip().lower()
@@ -43,7 +49,9 @@ def parse_wanted(value: str) -> int | None:
         return None
     if text == AUTO:
         return AUTO_SPEAKERS
-    if text.isascii() and text.isdigit() and 1 <= int(text) <= MAX_SPEAKERS:
+    # Bounded before int(): past 4,300 digits it raises a plain ValueError (was a 500).
+    digits = text.isascii() and text.isdigit() and len(text) <= _MOST_DIGITS
+    if digits and 1 <= int(text) <= MAX_SPEAKERS:
         return int(text)
     raise BadSpeakers(f"speakers must be auto, off or a number from 1 to {MAX_SPEAKERS}")
 
@@ -69,9 +77,17 @@ def label_words(
     ``S1``… in the order of their first word; a voice with no word is left
     out. Without turns the words come back unlabelled, with no speakers.
     """
+    labelled, speakers, _ = _label(words, turns)
+    return labelled, speakers
+
+
+def _label(
+    words: Sequence[Word], turns: Sequence[Turn]
+) -> tuple[tuple[Word, ...], tuple[Speaker, ...], dict[str, str]]:
+    """``label_words``, and which speaker id each turn label became."""
     ordered = sorted((t for t in turns if t.end > t.start), key=lambda t: (t.start, t.end))
     if not ordered or not words:
-        return tuple(attrs.evolve(w, speaker=None) for w in words), ()
+        return tuple(attrs.evolve(w, speaker=None) for w in words), (), {}
     starts = [turn.start for turn in ordered]
     # reach[i]: the latest end among turns[: i + 1], to stop looking back in time.
     reach = list(itertools.accumulate((turn.end for turn in ordered), max))
@@ -82,7 +98,7 @@ def label_words(
         speaker_id = ids.setdefault(label, f"S{len(ids) + 1}")
         labelled.append(attrs.evolve(word, speaker=speaker_id))
     speakers = tuple(Speaker(id=i, name=default_name(i)) for i in ids.values())
-    return tuple(labelled), speakers
+    return tuple(labelled), speakers, ids
 
 
 def number_speakers(words: Sequence[Word]) -> tuple[tuple[Word, ...], tuple[Speaker, ...]]:
@@ -90,6 +106,14 @@ def number_speakers(words: Sequence[Word]) -> tuple[tuple[Word, ...], tuple[Spea
 
     A word without a label keeps none; the speakers are those of the labelled words.
     """
+    numbered, speakers, _ = _number(words)
+    return numbered, speakers
+
+
+def _number(
+    words: Sequence[Word],
+) -> tuple[tuple[Word, ...], tuple[Speaker, ...], dict[str, str]]:
+    """``number_speakers``, and which speaker id each of the recognizer's labels became."""
     ids: dict[str, str] = {}
     numbered = []
     for word in words:
@@ -99,7 +123,7 @@ def number_speakers(words: Sequence[Word]) -> tuple[tuple[Word, ...], tuple[Spea
         speaker_id = ids.setdefault(word.speaker, f"S{len(ids) + 1}")
         numbered.append(attrs.evolve(word, speaker=speaker_id))
     speakers = tuple(Speaker(id=i, name=default_name(i)) for i in ids.values())
-    return tuple(numbered), speakers
+    return tuple(numbered), speakers, ids
 
 
 def _best_label(
@@ -175,33 +199,92 @@ def names(job: Job) -> dict[str, str]:
     return {speaker.id: speaker.name for speaker in job.speakers}
 
 
+@attrs.frozen(kw_only=True)
+class Labelled:
+    """A recording's words with their speakers, and each speaker's print when measured."""
+
+    words: tuple[Word, ...]
+    speakers: tuple[Speaker, ...] = ()
+    prints: tuple[SpeakerPrint, ...] = attrs.field(default=(), repr=False)
+
+
+def _prints_by_id(prints: Mapping[str, Print], ids: Mapping[str, str]) -> tuple[SpeakerPrint, ...]:
+    """The prints of labels that became speakers, under the speakers' ids, in id order."""
+    return tuple(
+        SpeakerPrint(speaker=speaker_id, vector=unit(prints[label]))
+        for label, speaker_id in ids.items()
+        if label in prints
+    )
+
+
 async def diarize(
-    job: Job, services: Services, words: tuple[Word, ...]
-) -> tuple[tuple[Word, ...], tuple[Speaker, ...]]:
+    job: Job, services: Services, words: tuple[Word, ...], prints: Mapping[str, Print] | None = None
+) -> Labelled:
     """The job's ``words`` labelled with speakers, when the job asked and a diarizer is set.
 
     Runs in the step that ends the recognition, on the converted audio,
     before the job is stored done; the diarizer honours cancellation. Words
-    the recognizer labelled itself keep its labels, numbered ``S1``… A job
-    without word timings, or that asked for none, keeps its words unlabelled.
+    the recognizer labelled itself keep its labels, numbered ``S1``…, with
+    the ``prints`` it gave for them. A job without word timings, or that
+    asked for none, keeps its words unlabelled. Speakers whose prints match
+    the job owner's remembered voices are named after them (SPEC §25).
     """
     if job.speakers_wanted is None:
         # A recognizer may label speakers unasked (SpeechKit v3 tags every result): not wanted.
-        return tuple(w if w.speaker is None else attrs.evolve(w, speaker=None) for w in words), ()
+        return Labelled(
+            words=tuple(w if w.speaker is None else attrs.evolve(w, speaker=None) for w in words)
+        )
     if any(word.speaker is not None for word in words):
         # The recognizer told the speakers itself (SpeechKit v3, ADR 54): no diarizer needed.
-        return number_speakers(words)
+        numbered, speakers, ids = _number(words)
+        return await _recognised(
+            job, services, Labelled(words=numbered, speakers=speakers), ids, prints or {}
+        )
     if services.diarizer is None or not words:
-        return words, ()
+        return Labelled(words=words)
     if job.converted_file_id is None:
         raise MissingFile("the job has no converted audio to tell the speakers in")
     audio = await services.file_records.get_file(job.converted_file_id)
     wanted = None if job.speakers_wanted == AUTO_SPEAKERS else job.speakers_wanted
     try:
         async with services.files.working_copy(audio) as path:
-            turns = await services.diarizer.diarize(path, speakers=wanted)
+            found = await services.diarizer.diarize(path, speakers=wanted)
     except FileNotFound:
         raise MissingFile("the converted audio is missing from storage") from None
-    labelled, speakers = label_words(words, turns)
+    labelled, speakers, ids = _label(words, found.turns)
     log.info("job.diarized", extra={"job_id": job.id, "speakers": len(speakers)})
-    return labelled, speakers
+    heard = Labelled(words=labelled, speakers=speakers)
+    return await _recognised(job, services, heard, ids, found.prints)
+
+
+async def _recognised(
+    job: Job,
+    services: Services,
+    labelled: Labelled,
+    ids: Mapping[str, str],
+    prints: Mapping[str, Print],
+) -> Labelled:
+    """``labelled`` with its speakers' prints, the speakers that match voices named after them."""
+    kept = _prints_by_id(prints, ids)
+    speakers = await recognise_voices(services, job, labelled.speakers, kept)
+    return attrs.evolve(labelled, speakers=speakers, prints=kept)
+
+
+async def recognise_voices(
+    services: Services, job: Job, speakers: tuple[Speaker, ...], prints: tuple[SpeakerPrint, ...]
+) -> tuple[Speaker, ...]:
+    """``speakers`` of the owner's new recording, named after the owner's voices they match.
+
+    A job with no owner, or no prints, or an owner with no voices, keeps
+    its speakers as they are. Only the job owner's voices are read.
+    """
+    if services.voices is None or job.owner is None or not prints or not speakers:
+        return speakers
+    kept = await services.voices.voice_prints(job.owner)
+    if not kept:
+        return speakers
+    by_speaker = {p.speaker: p.vector for p in prints}
+    found = match(by_speaker, kept, threshold=services.settings.voice_match)
+    if found:
+        log.info("job.voices_matched", extra={"job_id": job.id, "count": len(found)})
+    return named(speakers, found)

@@ -14,7 +14,13 @@ from pathlib import Path
 
 from transcriber_core.copies import storage_copy_id
 from transcriber_core.entities import Event, FileRecord, Job, State
-from transcriber_core.errors import DirectRefused, FileNotFound, MissingFile, RecognitionFailed
+from transcriber_core.errors import (
+    DirectRefused,
+    FileNotFound,
+    MissingFile,
+    PermanentError,
+    RecognitionFailed,
+)
 from transcriber_core.naming import derived_file_id
 from transcriber_core.outbox import deliveries_for
 from transcriber_core.part_steps import check_parts, recognize_parts
@@ -74,6 +80,12 @@ async def convert(job: Job, services: Services) -> Job:
             )
     except FileNotFound:
         raise MissingFile("the recording is missing from storage") from None
+    except PermanentError:
+        if services.usage is not None:
+            # A recording the converter refuses is never transcribed: it counts nothing, and
+            # a worst case reserved for it at intake is given back (ADR 67).
+            await services.usage.settle(job.id, 0.0)
+        raise
     # The record exists before the job points at it (reference: queue rule 9); a retry
     # replaces both under the same id.
     await services.file_records.put_file(record)
@@ -166,9 +178,9 @@ async def recognize(job: Job, services: Services) -> Job:
         await notes.close()
     now = services.clock.now()
     match started.outcome:
-        case Recognized(text=text, words=words, language=language):
+        case Recognized(text=text, words=words, language=language, prints=prints):
             # A recognizer that worked while it started (ADR 28): nothing to check.
-            words, speakers = await diarize(job, services, words)
+            labelled = await diarize(job, services, words, prints)
             return transition(
                 job,
                 State.DONE,
@@ -176,9 +188,10 @@ async def recognize(job: Job, services: Services) -> Job:
                 operation_id=started.operation_id,
                 storage_file_id=storage_file_id,
                 text=text,
-                words=words,
+                words=labelled.words,
                 language=language,
-                speakers=speakers,
+                speakers=labelled.speakers,
+                prints=labelled.prints,
             )
         case Rejected(reason=reason):
             raise RecognitionFailed(reason)
@@ -235,16 +248,17 @@ async def check(job: Job, services: Services) -> Job:
         case Pending(retry_after=retry_after):
             delay = next_check_delay(retry_after, services.settings)
             return transition(job, State.CHECK, now=now, delay_until=now + delay)
-        case Recognized(text=text, words=words, language=language):
-            words, speakers = await diarize(job, services, words)
+        case Recognized(text=text, words=words, language=language, prints=prints):
+            labelled = await diarize(job, services, words, prints)
             return transition(
                 job,
                 State.DONE,
                 now=services.clock.now(),
                 text=text,
-                words=words,
+                words=labelled.words,
                 language=language,
-                speakers=speakers,
+                speakers=labelled.speakers,
+                prints=labelled.prints,
             )
         case Rejected(reason=reason):
             raise RecognitionFailed(reason)

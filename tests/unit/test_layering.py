@@ -289,6 +289,7 @@ CORE_ROLES = {
     "transcriber_core/retention.py": {"Removals"},
     "transcriber_core/speakers.py": {"FileRecords", "Jobs"},
     "transcriber_core/steps.py": {"FileRecords", "Jobs"},
+    "transcriber_core/voices.py": {"Jobs"},
     "transcriber_core/waiting.py": {"Jobs"},
     "transcriber_core/worker.py": {"JobQueue", "PartQueue"},
 }

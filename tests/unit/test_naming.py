@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from transcriber_core.naming import derived_file_id, extension_of
+from transcriber_core.naming import chat_id_of, derived_file_id, extension_of
 
 
 @pytest.mark.parametrize(
@@ -48,3 +48,24 @@ def test_derived_id_is_url_safe_and_128_bits() -> None:
     assert len(file_id) == 22
     assert all(c.isalnum() or c in "-_" for c in file_id)
     assert "job-a" not in file_id
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("5150", 5150),
+        ("-1001234567890", -1001234567890),
+        (str(2**63 - 1), 2**63 - 1),
+        (str(-(2**63)), -(2**63)),
+        (str(2**63), None),
+        ("1" + "0" * 30, None),
+        ("9" * 5000, None),
+        ("", None),
+        ("+5", None),
+        ("5 ", None),
+        ("\u0665", None),
+    ],
+)
+def test_a_chat_id_in_a_path_is_one_a_database_can_hold(text: str, expected: int | None) -> None:
+    """Digits past 64 bits (SQLite raised OverflowError: a 500) or not ASCII digits are no id."""
+    assert chat_id_of(text) == expected

@@ -38,11 +38,14 @@ class _Door:
         digest: str | None = None,
         sender: Sender | None = None,
         proof: Proof | None = None,
+        again: Sender | Exception | None = None,
     ) -> None:
         self.world = world
         self.wishes = wishes or Wishes()
         self.digest = digest
         self._sender = sender or Sender()
+        #: What ``sender_again`` answers (an exception: raised); None: the first sender.
+        self._again = again
         self._proof = proof or Proof()
         self.asked: list[str] = []
         self.staging: Path | None = None
@@ -50,6 +53,12 @@ class _Door:
     async def sender(self) -> Sender:
         self.asked.append("sender")
         return self._sender
+
+    async def sender_again(self) -> Sender:
+        self.asked.append("sender_again")
+        if isinstance(self._again, Exception):
+            raise self._again
+        return self._again or self._sender
 
     async def proof(self, first: Job) -> Proof:
         self.asked.append("proof")
@@ -102,7 +111,7 @@ async def test_a_new_recording_becomes_a_job_with_what_was_asked(world: World) -
     )
     job = await world.repo.get(taken.job.id)
     assert taken.is_new
-    assert door.asked == ["sender", "staged"]
+    assert door.asked == ["sender", "staged", "sender_again"]
     assert (job.state, job.origin, job.owner, job.upload_digest, job.dedup_key) == (
         State.CONVERT,
         Origin.telegram(5, 7),
@@ -122,17 +131,19 @@ async def test_a_known_key_answers_with_its_first_job_and_takes_nothing(world: W
     again = _Door(world, proof=Proof(digest=DIGEST_A))
     taken = await take_in(world.services, again, origin=Origin.http(), dedup_key="k")
     assert (taken.job.id, taken.is_new) == (first.job.id, False)
-    assert again.asked == ["proof"]
+    assert again.asked == ["proof", "sender_again"]
     assert await _stored(world) == (1, 1)
 
 
 async def test_a_proof_that_read_nothing_stands(world: World) -> None:
-    """A door that reads nothing (Telegram's key names the file) gets the first job."""
+    """A door that reads nothing (Telegram's key names the file) gets the first job, unasked."""
     first = await take_in(
         world.services, _Door(world, digest=DIGEST_A), origin=Origin.http(), dedup_key="k"
     )
-    taken = await take_in(world.services, _Door(world), origin=Origin.http(), dedup_key="k")
+    again = _Door(world)
+    taken = await take_in(world.services, again, origin=Origin.http(), dedup_key="k")
     assert (taken.job.id, taken.is_new) == (first.job.id, False)
+    assert again.asked == ["proof"]
 
 
 async def test_a_known_key_with_other_bytes_is_refused(world: World) -> None:
@@ -234,3 +245,33 @@ async def test_a_callback_needs_webhooks_and_a_public_address(world: World) -> N
     assert refused.value.code == "callback_address_refused"
     assert (await _asking(sending, callback_url=public)).callback_url == public
     assert await _stored(world) == (1, 1)
+
+
+class _RevokedError(Exception):
+    """A door's own refusal: its gate no longer admits the sender."""
+
+
+async def test_the_sender_is_asked_again_once_the_bytes_are_in(world: World) -> None:
+    """A sender refused after the body stores and charges nothing; one that changed pays (§29)."""
+    usage = MemoryUsageStore(world.clock)
+    paid = _with(world, usage=usage, probe=_Probe(30.0))
+    refused = _Door(paid, sender=Sender(owner=OWNER), again=_RevokedError())
+    with pytest.raises(_RevokedError):
+        await take_in(paid.services, refused, origin=Origin.http())
+    assert await _stored(paid) == (0, 0)
+    assert usage.charges == []
+    unlinked = _Door(paid, sender=Sender(owner=OWNER), again=Sender(payer="telegram:42"))
+    taken = await take_in(paid.services, unlinked, origin=Origin.telegram(42, 1))
+    assert taken.job.owner is None
+    assert (await usage.usage(["telegram:42", OWNER]))["telegram:42"].today == 30.0
+    assert (await usage.usage([OWNER]))[OWNER].today == 0.0
+
+
+async def test_a_retry_whose_body_was_read_asks_its_sender_again(world: World) -> None:
+    """A retry's body can take hours too: a sender refused meanwhile gets the refusal."""
+    await take_in(
+        world.services, _Door(world, digest=DIGEST_A), origin=Origin.http(), dedup_key="k"
+    )
+    again = _Door(world, proof=Proof(digest=DIGEST_A), again=_RevokedError())
+    with pytest.raises(_RevokedError):
+        await take_in(world.services, again, origin=Origin.http(), dedup_key="k")

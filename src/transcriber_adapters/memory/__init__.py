@@ -17,6 +17,7 @@ from transcriber_adapters.memory.owners import MemoryOwnerStore
 from transcriber_adapters.memory.people import MemoryPeopleStore
 from transcriber_adapters.memory.recognizer import MemoryRecognizer
 from transcriber_adapters.memory.usage import MemoryUsageStore
+from transcriber_adapters.memory.voices import MemoryVoiceStore
 from transcriber_adapters.memory.wakeups import MemoryWakeupFeed
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "MemoryPeopleStore",
     "MemoryRecognizer",
     "MemoryUsageStore",
+    "MemoryVoiceStore",
     "MemoryWakeupFeed",
     "Notice",
 ]

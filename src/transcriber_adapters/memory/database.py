@@ -21,6 +21,8 @@ from transcriber_core.entities import (
     JobPart,
     LoginFailures,
     OwnerSession,
+    Print,
+    Voice,
 )
 from transcriber_core.people import (
     Invite,
@@ -75,6 +77,8 @@ class MemoryDatabase:
         self.person_chats: dict[int, LinkedChat] = {}
         #: Seconds sent (ADR 59): job id -> (its charge, the UTC day it counts on).
         self.usage: dict[str, tuple[Charge, date]] = {}
+        #: Remembered voices (ADR 72): voice id -> the voice and its print (a sum of samples).
+        self.voices: dict[str, tuple[Voice, Print]] = {}
 
     def clear(self) -> None:
         """Forget every row of every table."""
@@ -99,6 +103,7 @@ class MemoryDatabase:
             self.usage.clear()
             self.link_codes.clear()
             self.person_chats.clear()
+            self.voices.clear()
 
 
 def database_for(clock: Clock | None, database: MemoryDatabase | None) -> MemoryDatabase:

@@ -31,6 +31,7 @@ from transcriber_core.entities import (
     State,
 )
 from transcriber_core.errors import Conflict, FileNotFound, JobChanged, JobNotFound, LeaseLost
+from transcriber_core.people import is_person_owner
 from transcriber_core.policy import QUEUE_POSITION_LIMIT
 from transcriber_core.ports import Clock, Ready, Removed
 from transcriber_core.search import Hit, SearchQuery, hit_of
@@ -102,12 +103,16 @@ class MemoryJobRepository(MemoryOutbox):
             job_id = self._dedup.get(dedup_key)
             return None if job_id is None else self._jobs[job_id]
 
-    async def get(self, job_id: str, *, owned_by: str | None = None) -> Job:
-        """The job with this id (and owner, when given); raises ``JobNotFound``."""
+    async def get(
+        self, job_id: str, *, owned_by: str | None = None, anonymous: bool = False
+    ) -> Job:
+        """The job with this id (and owner, or not a person's, when asked); ``JobNotFound``."""
         with self._lock:
             self.calls.append("get")
             job = self._jobs.get(job_id)
             if job is None or (owned_by is not None and job.owner != owned_by):
+                raise JobNotFound()
+            if anonymous and is_person_owner(job.owner):
                 raise JobNotFound()
             return job
 

@@ -9,6 +9,7 @@ import attrs
 from transcriber_adapters.memory.database import MemoryDatabase, database_for
 from transcriber_core.errors import Conflict
 from transcriber_core.people import (
+    MAX_TOKENS_PER_PERSON,
     Invite,
     LinkCode,
     LinkedChat,
@@ -109,7 +110,7 @@ class MemoryPeopleStore:
             return sorted(self._db.people.values(), key=lambda person: (person.created, person.id))
 
     async def disable_person(self, person_id: str, *, now: datetime) -> bool:
-        """Disable the person and end their sessions at once."""
+        """Disable the person, end their sessions and void their unused invites and codes."""
         with self._lock:
             self.calls.append("disable_person")
             person = self._db.people.get(person_id)
@@ -120,6 +121,13 @@ class MemoryPeopleStore:
             sessions = self._db.person_sessions
             for key in [key for key, each in sessions.items() if each.person_id == person_id]:
                 del sessions[key]
+            invites = self._db.invites
+            mine = [k for k, (i, used) in invites.items() if i.person_id == person_id and not used]
+            for key in mine:
+                del invites[key]
+            codes = self._db.link_codes
+            for key in [key for key, (each, _) in codes.items() if each.person_id == person_id]:
+                del codes[key]
             return True
 
     async def enable_person(self, person_id: str) -> bool:
@@ -193,14 +201,17 @@ class MemoryPeopleStore:
             del self._db.person_chats[chat_id]
             return True
 
-    async def add_token(self, token: PersonToken) -> None:
-        """Store the token; a stored hash or id raises ``Conflict``."""
+    async def add_token(self, token: PersonToken, *, limit: int = MAX_TOKENS_PER_PERSON) -> bool:
+        """Store the token unless its person holds ``limit``; a stored hash or id: ``Conflict``."""
         with self._lock:
             self.calls.append("add_token")
             tokens = self._db.person_tokens
             if token.token_hash in tokens or any(t.id == token.id for t in tokens.values()):
                 raise Conflict()
+            if sum(t.person_id == token.person_id for t in tokens.values()) >= limit:
+                return False
             tokens[token.token_hash] = token
+            return True
 
     async def person_for_token(self, token_hash: str) -> Person | None:
         """The active person whose token this is, or None."""

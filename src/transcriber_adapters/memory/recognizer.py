@@ -40,6 +40,8 @@ class _Operation:
     duration: float | None = None
     #: The language it says it heard.
     language: str | None = None
+    #: Voices to label, sentence by sentence; 0: none.
+    voices: int = 0
 
 
 class MemoryRecognizer:
@@ -65,6 +67,13 @@ class MemoryRecognizer:
     With ``work_seconds`` each ``start`` works that long (cancellably), then
     returns its outcome at once, as a local engine does (ADR 28): no check
     follows, so any process may take the next part of a long recording.
+
+    With ``speakers`` N (SPEC §25, ``[memory] speakers``) it labels speakers
+    itself for a recording that asks for them: N voices (or the count asked
+    for) take turns sentence by sentence, each with a print of its own that
+    is the same in every recording (``demo_print``), so voices can be
+    remembered and matched without a model. Its default text then has a
+    sentence for each voice.
     """
 
     def __init__(
@@ -76,18 +85,27 @@ class MemoryRecognizer:
         max_seconds: float | None = None,
         max_bytes: int | None = None,
         work_seconds: float = 0.0,
+        speakers: int = 0,
     ) -> None:
         if checks_before_done < 0:
             raise ValueError("checks_before_done must not be negative")
         if not work_seconds >= 0:
             raise ValueError("work_seconds must not be negative")
+        if not 0 <= speakers <= DEMO_MAX_SPEAKERS:
+            raise ValueError(f"speakers must be from 0 to {DEMO_MAX_SPEAKERS}")
+        #: Voices it labels in a recording that asks for speakers; 0: it labels none.
+        self.speakers = speakers
         #: Seconds each ``start`` works before it answers with the outcome; 0: checks answer.
         self.work_seconds = work_seconds
         #: What one operation accepts.
         self.limits = RecognizerLimits(max_seconds=max_seconds, max_bytes=max_bytes)
         #: What it can be asked for.
         self.abilities = Abilities(
-            languages=MEMORY_LANGUAGES, translate=True, prompt=True, name="the memory recognizer"
+            languages=MEMORY_LANGUAGES,
+            translate=True,
+            prompt=True,
+            speakers=speakers > 0,
+            name="the memory recognizer",
         )
         #: The request of each ``start``, in order.
         self.requests: list[RecognitionRequest] = []
@@ -145,8 +163,10 @@ class MemoryRecognizer:
         elif self.fail_with is not None:
             operation = _Operation(pending_checks=self.checks_before_done, reject=self.fail_with)
         else:
-            text = self.text if self.text is not None else _describe(duration)
+            voices = _voices(self.speakers, request.speakers)
+            text = self.text if self.text is not None else _describe(duration, voices)
             operation = _Operation(pending_checks=self.checks_before_done, text=text)
+        operation.voices = _voices(self.speakers, request.speakers)
         operation.duration = duration
         operation.language = request.language
         if request.task is Task.TRANSLATE and operation.text is not None:
@@ -177,8 +197,15 @@ class MemoryRecognizer:
         if operation.reject is not None:
             return Rejected(reason=operation.reject)
         text = operation.text or ""
+        words = _timed(text, operation.duration)
+        if operation.voices:
+            words = _in_turns(words, operation.voices)
+        labels = {word.speaker for word in words if word.speaker is not None}
         return Recognized(
-            text=text, words=_timed(text, operation.duration), language=operation.language
+            text=text,
+            words=words,
+            language=operation.language,
+            prints={label: demo_print(label) for label in labels},
         )
 
 
@@ -208,7 +235,39 @@ def _timed(text: str, duration: float | None) -> tuple[Word, ...]:
     return tuple(timed)
 
 
-def _describe(duration: float | None) -> str:
-    if duration is None:
-        return "A recording of unknown length."
-    return f"A recording of {duration:.1f} seconds."
+def _describe(duration: float | None, voices: int = 0) -> str:
+    length = "unknown length" if duration is None else f"{duration:.1f} seconds"
+    others = " Another voice takes its turn." * max(0, voices - 1)
+    return f"A recording of {length}.{others}"
+
+
+#: The most voices the demo labels (the most a sender may ask for).
+DEMO_MAX_SPEAKERS = 10
+#: The length of the demo's prints: one dimension a voice, every other print orthogonal.
+DEMO_PRINT_DIMS = 16
+#: What the demo's speaker labels start with (``demo-1``…); the core numbers them ``S1``…
+_DEMO_LABEL = "demo-"
+
+
+def demo_print(label: str) -> tuple[float, ...]:
+    """The demo voice ``label``'s print: the same in every recording, orthogonal to the others."""
+    index = int(label.removeprefix(_DEMO_LABEL)) - 1
+    return tuple(1.0 if i == index else 0.0 for i in range(DEMO_PRINT_DIMS))
+
+
+def _voices(configured: int, wanted: int | None) -> int:
+    """Voices to label: none unless asked; the count asked for, else the configured number."""
+    if configured == 0 or wanted is None:
+        return 0
+    return wanted if wanted > 0 else configured
+
+
+def _in_turns(words: tuple[Word, ...], voices: int) -> tuple[Word, ...]:
+    """``words`` labelled ``demo-1``… taking turns: a sentence each, then the next voice."""
+    labelled = []
+    sentence = 0
+    for word in words:
+        labelled.append(attrs.evolve(word, speaker=f"{_DEMO_LABEL}{sentence % voices + 1}"))
+        if ends_sentence(word.text):
+            sentence += 1
+    return tuple(labelled)

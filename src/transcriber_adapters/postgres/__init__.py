@@ -16,6 +16,7 @@ from transcriber_adapters.postgres.people import PostgresPeopleStore
 from transcriber_adapters.postgres.repository import PostgresJobRepository
 from transcriber_adapters.postgres.schema import MIGRATION_LOCK, migrate, shipped_migrations
 from transcriber_adapters.postgres.usage import PostgresUsageStore
+from transcriber_adapters.postgres.voices import PostgresVoiceStore
 from transcriber_adapters.postgres.wakeups import WAKEUP_CHANNEL, PostgresWakeupFeed
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "PostgresOwnerStore",
     "PostgresPeopleStore",
     "PostgresUsageStore",
+    "PostgresVoiceStore",
     "PostgresWakeupFeed",
     "migrate",
     "shipped_migrations",

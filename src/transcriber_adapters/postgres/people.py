@@ -22,6 +22,7 @@ from transcriber_adapters.sql.people import (
     PeopleRows,
 )
 from transcriber_core.people import (
+    MAX_TOKENS_PER_PERSON,
     Invite,
     LinkCode,
     LinkedChat,
@@ -59,9 +60,18 @@ _FIND_PERSON = f"SELECT {_PERSON} FROM people WHERE name = %(name)s"
 _LIST_PEOPLE = f"SELECT {_PERSON} FROM people ORDER BY created, id"
 _DISABLE = "UPDATE people SET disabled = coalesce(disabled, %(now)s) WHERE id = %(id)s"
 _END_SESSIONS_OF = "DELETE FROM person_sessions WHERE person_id = %(id)s"
+#: Taken first in ``add_token``'s transaction: adds for one person wait for each other here.
+#: NO KEY UPDATE, so the foreign keys' checks (KEY SHARE) of the person's other rows go on.
+_LOCK_PERSON = "SELECT 1 FROM people WHERE id = %(person_id)s FOR NO KEY UPDATE"
+#: Disabling voids what the person has not used yet: Enable must not revive it (SPEC §29).
+_VOID_INVITES_OF = "DELETE FROM person_invites WHERE person_id = %(id)s AND used IS NULL"
+_VOID_CODES_OF = "DELETE FROM person_link_codes WHERE person_id = %(id)s"
+#: Counted after the lock, in a statement of its own: under READ COMMITTED its snapshot
+#: holds every token committed before the lock was granted.
 _INSERT_TOKEN = (
     f"INSERT INTO person_tokens ({_TOKEN})"
-    " VALUES (%(id)s, %(token_hash)s, %(person_id)s, %(label)s, %(created)s)"
+    " SELECT %(id)s, %(token_hash)s, %(person_id)s, %(label)s, %(created)s"
+    " WHERE (SELECT count(*) FROM person_tokens WHERE person_id = %(person_id)s) < %(limit)s"
 )
 _ACTIVE = "people.password_hash IS NOT NULL AND people.disabled IS NULL"
 _PERSON_FOR_TOKEN = (
@@ -182,10 +192,12 @@ class PostgresPeopleStore:
         return [_ROWS.person_from_row(row) for row in await self._db.fetchall(_LIST_PEOPLE)]
 
     async def disable_person(self, person_id: str, *, now: datetime) -> bool:
-        """Disable the person and delete their sessions in one transaction."""
+        """Disable the person, delete their sessions and unused invites and codes, at once."""
         async with self._db.transaction() as conn:
             cursor = await conn.execute(_DISABLE, {"id": person_id, "now": now})
             await conn.execute(_END_SESSIONS_OF, {"id": person_id})
+            await conn.execute(_VOID_INVITES_OF, {"id": person_id})
+            await conn.execute(_VOID_CODES_OF, {"id": person_id})
         return cursor.rowcount == 1
 
     async def enable_person(self, person_id: str) -> bool:
@@ -238,9 +250,13 @@ class PostgresPeopleStore:
         params = {"chat_id": chat_id, "person_id": person_id}
         return await self._db.execute(_UNLINK_OF, params) == 1
 
-    async def add_token(self, token: PersonToken) -> None:
-        """Insert the token; a stored hash or id raises ``Conflict``."""
-        await self._db.execute(_INSERT_TOKEN, _ROWS.token_params(token))
+    async def add_token(self, token: PersonToken, *, limit: int = MAX_TOKENS_PER_PERSON) -> bool:
+        """Insert the token unless its person holds ``limit``; a stored hash or id: ``Conflict``."""
+        params = {**_ROWS.token_params(token), "limit": limit}
+        async with self._db.transaction() as conn:
+            await conn.execute(_LOCK_PERSON, params)
+            cursor = await conn.execute(_INSERT_TOKEN, params)
+        return cursor.rowcount == 1
 
     async def person_for_token(self, token_hash: str) -> Person | None:
         """The active person whose token this is, or None."""

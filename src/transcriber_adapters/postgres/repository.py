@@ -51,6 +51,7 @@ from transcriber_core.entities import (
     State,
 )
 from transcriber_core.errors import FileNotFound, JobChanged, JobNotFound, LeaseLost
+from transcriber_core.people import PERSON_OWNER_PREFIX
 from transcriber_core.ports import Clock, Ready, Removed
 from transcriber_core.search import Hit, SearchQuery
 from transcriber_core.transitions import check_acquirable
@@ -108,13 +109,18 @@ class PostgresJobRepository(PostgresOutbox):
             await self.wakeups.wake(stored.state)
         return stored, True
 
-    async def get(self, job_id: str, *, owned_by: str | None = None) -> Job:
-        """The job with this id (and owner, when given); raises ``JobNotFound``."""
-        if owned_by is None:
-            row = await self._db.fetchone(sql.GET_JOB_SQL, {"id": job_id})
-        else:
+    async def get(
+        self, job_id: str, *, owned_by: str | None = None, anonymous: bool = False
+    ) -> Job:
+        """The job with this id (and owner, or not a person's, when asked); ``JobNotFound``."""
+        if owned_by is not None:
             params = {"id": job_id, "owner": owned_by}
             row = await self._db.fetchone(sql.GET_OWNED_JOB_SQL, params)
+        elif anonymous:
+            params = {"id": job_id, "prefix": PERSON_OWNER_PREFIX}
+            row = await self._db.fetchone(sql.GET_ANONYMOUS_JOB_SQL, params)
+        else:
+            row = await self._db.fetchone(sql.GET_JOB_SQL, {"id": job_id})
         if row is None:
             raise JobNotFound()
         return sql.ROWS.job_from_row(row)

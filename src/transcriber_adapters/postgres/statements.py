@@ -208,6 +208,10 @@ JOB_EXISTS_SQL = "SELECT 1 FROM jobs WHERE id = %(id)s"
 #: refused on the primary key's heap tuple; its long columns (TOAST) are never read.
 GET_OWNED_JOB_SQL = f"{GET_JOB_SQL} AND owner = %(owner)s"
 
+#: One job by id that is not a person's, for an open API's caller (ADR 68); parameters: ``id``,
+#: ``prefix`` (``PERSON_OWNER_PREFIX``). Refused on the heap tuple, as ``GET_OWNED_JOB_SQL``.
+GET_ANONYMOUS_JOB_SQL = f"{GET_JOB_SQL} AND (owner IS NULL OR NOT starts_with(owner, %(prefix)s))"
+
 #: One job by id, locked until the transaction ends (an owner's compare-and-set).
 LOCK_JOB_SQL = f"{GET_JOB_SQL} FOR UPDATE"
 

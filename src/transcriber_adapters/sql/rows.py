@@ -36,8 +36,10 @@ from transcriber_core.entities import (
     Origin,
     OriginKind,
     OwnerSession,
+    Print,
     Progress,
     Speaker,
+    SpeakerPrint,
     State,
     Word,
 )
@@ -76,6 +78,7 @@ JOB_COLUMNS: tuple[LiteralString, ...] = (
     "updated",
     "speakers_wanted",
     "speakers",
+    "prints",
 )
 #: The columns of a job's ``progress`` (ADR 51), selected after ``JOB_COLUMNS`` by every read
 #: (``JOB_READ_COLUMNS``); only ``save_progress_if_held`` writes them, and a save clears them
@@ -198,15 +201,62 @@ def words_from_items(items: list[dict[str, Any]]) -> tuple[Word, ...]:
 
 
 def speakers_to_db(speakers: tuple[Speaker, ...]) -> str:
-    """The JSON text of the ``speakers`` column: ``[{"id", "name"}, ...]`` in order."""
+    """The JSON text of the ``speakers`` column: ``[{"id", "name"[, "voice_id"]}, ...]``."""
     return json.dumps(
-        [{"id": s.id, "name": s.name} for s in speakers], ensure_ascii=False, separators=(",", ":")
+        [_speaker_item(s) for s in speakers], ensure_ascii=False, separators=(",", ":")
     )
 
 
 def speakers_from_db(value: str) -> tuple[Speaker, ...]:
     """The speakers of a ``speakers`` column's JSON text."""
-    return tuple(Speaker(id=item["id"], name=item["name"]) for item in json.loads(value))
+    return tuple(
+        Speaker(id=item["id"], name=item["name"], voice_id=item.get("voice_id"))
+        for item in json.loads(value)
+    )
+
+
+def _speaker_item(speaker: Speaker) -> dict[str, str]:
+    item = {"id": speaker.id, "name": speaker.name}
+    if speaker.voice_id is not None:
+        item["voice_id"] = speaker.voice_id
+    return item
+
+
+#: The JSON text of no prints: every job without measured speakers.
+NO_PRINTS = "[]"
+
+
+def prints_to_db(prints: tuple[SpeakerPrint, ...]) -> str:
+    """The JSON text of the ``prints`` column: ``[{"speaker", "vector"}, ...]`` (SPEC §25).
+
+    Floats as Python writes them, which read back to the same floats: the
+    job read back equals the job saved (``save_if_unchanged`` compares them).
+    """
+    if not prints:
+        return NO_PRINTS
+    return json.dumps(
+        [{"speaker": p.speaker, "vector": list(p.vector)} for p in prints], separators=(",", ":")
+    )
+
+
+def prints_from_db(value: str) -> tuple[SpeakerPrint, ...]:
+    """The speakers' prints of a ``prints`` column's JSON text."""
+    if value == NO_PRINTS:
+        return ()
+    return tuple(
+        SpeakerPrint(speaker=item["speaker"], vector=tuple(float(x) for x in item["vector"]))
+        for item in json.loads(value)
+    )
+
+
+def print_to_db(vector: Print) -> str:
+    """The JSON text of a voice's print (``voices.vector``)."""
+    return json.dumps(list(vector), separators=(",", ":"))
+
+
+def print_from_db(value: str) -> Print:
+    """A voice's print from its JSON text."""
+    return tuple(float(x) for x in json.loads(value))
 
 
 def delivery_params(
@@ -301,6 +351,7 @@ class RowMapping:
             "updated": updated,
             "speakers_wanted": job.speakers_wanted,
             "speakers": speakers_to_db(job.speakers),
+            "prints": prints_to_db(job.prints),
         }
 
     def job_from_row(self, row: Sequence[Any]) -> Job:
@@ -337,6 +388,7 @@ class RowMapping:
             updated,
             speakers_wanted,
             speakers,
+            prints,
             progress_seconds,
             progress_started,
             progress_updated,
@@ -396,6 +448,7 @@ class RowMapping:
             updated=updated,
             speakers_wanted=speakers_wanted,
             speakers=speakers_from_db(speakers),
+            prints=prints_from_db(prints),
             progress=progress,
             status_message_id=status_message_id,
             edit_version=edit_version,

@@ -15,6 +15,7 @@ from transcriber_adapters.sqlite.schema import connect, migrate, shipped_migrati
 from transcriber_adapters.sqlite.statements import ACQUIRE_SQL, ROWS, SAVE_IF_HELD_SQL
 from transcriber_adapters.sqlite.times import from_db, to_db
 from transcriber_adapters.sqlite.usage import SqliteUsageStore
+from transcriber_adapters.sqlite.voices import SqliteVoiceStore
 
 #: A job's named parameters as every SQLite statement binds them.
 job_params = ROWS.job_params
@@ -30,6 +31,7 @@ __all__ = [
     "SqliteOwnerStore",
     "SqlitePeopleStore",
     "SqliteUsageStore",
+    "SqliteVoiceStore",
     "connect",
     "from_db",
     "job_params",

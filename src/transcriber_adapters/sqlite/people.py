@@ -26,6 +26,7 @@ from transcriber_adapters.sqlite.schema import immediate
 from transcriber_adapters.sqlite.statements import ROWS
 from transcriber_adapters.sqlite.times import from_db, to_db
 from transcriber_core.people import (
+    MAX_TOKENS_PER_PERSON,
     Invite,
     LinkCode,
     LinkedChat,
@@ -62,8 +63,14 @@ _FIND_PERSON = f"SELECT {_PERSON} FROM people WHERE name = :name"
 _LIST_PEOPLE = f"SELECT {_PERSON} FROM people ORDER BY created, id"
 _DISABLE = "UPDATE people SET disabled = coalesce(disabled, :now) WHERE id = :id"
 _END_SESSIONS_OF = "DELETE FROM person_sessions WHERE person_id = :id"
+#: Disabling voids what the person has not used yet: Enable must not revive it (SPEC §29).
+_VOID_INVITES_OF = "DELETE FROM person_invites WHERE person_id = :id AND used IS NULL"
+_VOID_CODES_OF = "DELETE FROM person_link_codes WHERE person_id = :id"
+#: The count and the insert in one statement, under ``BEGIN IMMEDIATE``: a second writer
+#: waits for the lock and then counts the first one's token.
 _INSERT_TOKEN = (
-    f"INSERT INTO person_tokens ({_TOKEN}) VALUES (:id, :token_hash, :person_id, :label, :created)"
+    f"INSERT INTO person_tokens ({_TOKEN}) SELECT :id, :token_hash, :person_id, :label, :created"
+    " WHERE (SELECT count(*) FROM person_tokens WHERE person_id = :person_id) < :limit"
 )
 _ACTIVE = "people.password_hash IS NOT NULL AND people.disabled IS NULL"
 _PERSON_FOR_TOKEN = (
@@ -151,7 +158,7 @@ class SqlitePeopleStore(SqliteStore):
         return await self._call(_all_people)
 
     async def disable_person(self, person_id: str, *, now: datetime) -> bool:
-        """Disable the person and delete their sessions in one transaction."""
+        """Disable the person, delete their sessions and unused invites and codes, at once."""
         return await self._call(_disable, person_id, now)
 
     async def enable_person(self, person_id: str) -> bool:
@@ -183,9 +190,9 @@ class SqlitePeopleStore(SqliteStore):
         params = {"chat_id": chat_id, "person_id": person_id}
         return await self._call(_execute, _UNLINK_OF, params) == 1
 
-    async def add_token(self, token: PersonToken) -> None:
-        """Insert the token; a stored hash or id raises ``Conflict``."""
-        await self._call(_execute, _INSERT_TOKEN, _ROWS.token_params(token))
+    async def add_token(self, token: PersonToken, *, limit: int = MAX_TOKENS_PER_PERSON) -> bool:
+        """Insert the token unless its person holds ``limit``; a stored hash or id: ``Conflict``."""
+        return await self._call(_add_token, {**_ROWS.token_params(token), "limit": limit})
 
     async def person_for_token(self, token_hash: str) -> Person | None:
         """The active person whose token this is, or None."""
@@ -265,11 +272,21 @@ def _all_people(conn: sqlite3.Connection) -> list[Person]:
 
 
 def _disable(conn: sqlite3.Connection, person_id: str, now: datetime) -> bool:
-    # One transaction: no moment exists where the person is disabled and a session still opens.
+    # One transaction: no moment exists where the person is disabled and a session still
+    # opens, nor an invite or link code that Enable would bring back (SPEC §29).
     with immediate(conn):
         changed = conn.execute(_DISABLE, {"id": person_id, "now": to_db(now)}).rowcount
         conn.execute(_END_SESSIONS_OF, {"id": person_id})
+        conn.execute(_VOID_INVITES_OF, {"id": person_id})
+        conn.execute(_VOID_CODES_OF, {"id": person_id})
     return changed == 1
+
+
+def _add_token(conn: sqlite3.Connection, params: dict[str, Any]) -> bool:
+    # The write lock first: a deferred transaction would count under a snapshot another
+    # writer may commit past before this one's insert.
+    with immediate(conn):
+        return conn.execute(_INSERT_TOKEN, params).rowcount == 1
 
 
 def _tokens(conn: sqlite3.Connection, person_id: str) -> list[PersonToken]:

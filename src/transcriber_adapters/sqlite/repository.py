@@ -43,6 +43,7 @@ from transcriber_adapters.sqlite.statements import (
     ENDED_WITH_FILES_SQL,
     FORGET_JOB_FILES_SQL,
     FORGET_PART_FILES_SQL,
+    GET_ANONYMOUS_JOB_SQL,
     GET_FILE_SQL,
     GET_JOB_BY_DEDUP_SQL,
     GET_JOB_SQL,
@@ -94,6 +95,7 @@ from transcriber_core.errors import (
     JobNotFound,
     LeaseLost,
 )
+from transcriber_core.people import PERSON_OWNER_PREFIX
 from transcriber_core.ports import Clock, Ready, Removed
 from transcriber_core.search import Hit, SearchQuery
 from transcriber_core.transitions import check_acquirable
@@ -128,9 +130,11 @@ class SqliteJobRepository(SqliteOutbox):
         """Store a job, its files and deliveries at once, unless its dedup key is taken."""
         return await self._call(_create, job, tuple(files), tuple(deliveries), self._clock)
 
-    async def get(self, job_id: str, *, owned_by: str | None = None) -> Job:
-        """The job with this id (and owner, when given); raises ``JobNotFound``."""
-        return await self._call(_get, job_id, owned_by)
+    async def get(
+        self, job_id: str, *, owned_by: str | None = None, anonymous: bool = False
+    ) -> Job:
+        """The job with this id (and owner, or not a person's, when asked); ``JobNotFound``."""
+        return await self._call(_get, job_id, owned_by, anonymous)
 
     async def find_by_dedup_key(self, dedup_key: str) -> Job | None:
         """The job that first used ``dedup_key``, or None."""
@@ -332,11 +336,16 @@ def _find_by_dedup_key(conn: sqlite3.Connection, dedup_key: str) -> Job | None:
     return None if row is None else ROWS.job_from_row(row)
 
 
-def _get(conn: sqlite3.Connection, job_id: str, owned_by: str | None = None) -> Job:
-    if owned_by is None:
-        rows = conn.execute(GET_JOB_SQL, {"id": job_id}).fetchall()
-    else:
+def _get(
+    conn: sqlite3.Connection, job_id: str, owned_by: str | None = None, anonymous: bool = False
+) -> Job:
+    if owned_by is not None:
         rows = conn.execute(GET_OWNED_JOB_SQL, {"id": job_id, "owner": owned_by}).fetchall()
+    elif anonymous:
+        params = {"id": job_id, "prefix": PERSON_OWNER_PREFIX}
+        rows = conn.execute(GET_ANONYMOUS_JOB_SQL, params).fetchall()
+    else:
+        rows = conn.execute(GET_JOB_SQL, {"id": job_id}).fetchall()
     if not rows:
         raise JobNotFound()
     return ROWS.job_from_row(rows[0])

@@ -150,6 +150,14 @@ GET_OWNED_JOB_SQL = (
     f"SELECT {_JOB_LIST} FROM jobs INDEXED BY jobs_owner_id WHERE owner = :owner AND id = :id"
 )
 
+#: One job by id that is not a person's, for an open API's caller (ADR 68); parameters: ``id``,
+#: ``prefix`` (``PERSON_OWNER_PREFIX``). The subquery reads only the (id, owner) index
+#: (migration 0026), so a person's job is refused before its row (its long transcript) is read.
+GET_ANONYMOUS_JOB_SQL = (
+    f"SELECT {_JOB_LIST} FROM jobs WHERE rowid = (SELECT rowid FROM jobs INDEXED BY jobs_id_owner"
+    " WHERE id = :id AND (owner IS NULL OR substr(owner, 1, length(:prefix)) <> :prefix))"
+)
+
 #: The job that first used a dedup key; parameter: ``dedup_key``.
 GET_JOB_BY_DEDUP_SQL = f"SELECT {_JOB_LIST} FROM jobs WHERE dedup_key = :dedup_key"
 

@@ -82,9 +82,11 @@ GROUP_TYPES = frozenset({"group", "supergroup"})
 
 
 def payer_of(message: Message) -> str:
-    """Whose daily quota a recording counts against: its sender's Telegram user (ADR 59).
+    """Whose daily quota a recording counts against: the Telegram user who asked for it.
 
-    A message with no user (a channel's post, an anonymous group admin)
+    ``message`` is the one that asked: the recording itself, or the
+    ``/transcribe`` that answered it, whose sender pays (ADR 59, 67). A
+    message with no user (a channel's post, an anonymous group admin)
     counts against its chat; a chat's id is negative for groups and
     channels, so it never equals a user's.
     """
@@ -171,7 +173,8 @@ class BotIntake:
     ) -> None:
         """Turn the recording in ``message`` into a job, or tell the sender why not.
 
-        ``asked_by`` is the ``/transcribe`` that asked for it: refusals answer it.
+        ``asked_by`` is the ``/transcribe`` that asked for it: its sender pays
+        for the recording, and refusals answer it (ADR 67).
         """
         settings = settings or await self.settings_of(message.chat.id)
         answer = asked_by or message
@@ -191,7 +194,9 @@ class BotIntake:
             await self._reply(bot, answer, texts.no_room)
             return
         try:
-            taken = await self._accept_patiently(bot, message, recording, settings, extra)
+            taken = await self._accept_patiently(
+                bot, message, recording, settings, extra, asker=answer
+            )
         except asyncio.CancelledError:
             # Shutdown cut the download off. The update is not confirmed to
             # Telegram (ADR 53): the next poller reads it again and takes it.
@@ -202,7 +207,7 @@ class BotIntake:
             return
         except QuotaExceeded as exc:
             log.info("bot.quota_exceeded", extra=extra)
-            await self._reply(bot, answer, quota_text(exc, texts))
+            await self._reply(bot, answer, _addressed(answer, quota_text(exc, texts)))
             return
         except (TelegramUnavailable, TelegramRefused) as exc:
             log.warning("bot.download_failed", extra={**extra, "error_type": type(exc).__name__})
@@ -231,6 +236,8 @@ class BotIntake:
         recording: Recording,
         settings: ChatSettings,
         extra: Mapping[str, object],
+        *,
+        asker: Message,
     ) -> Taken:
         """``_accept``, again while a dependency is down, for up to ``_OUTAGE_SECONDS`` (ADR 43).
 
@@ -243,7 +250,7 @@ class BotIntake:
         pause = _OUTAGE_PAUSE
         while True:
             try:
-                return await self._accept(bot, message, recording, settings)
+                return await self._accept(bot, message, recording, settings, asker=asker)
             except ServiceCondition as exc:
                 if not exc.outage or loop.time() + pause > give_up:
                     raise
@@ -254,12 +261,18 @@ class BotIntake:
             pause = min(pause * 2, _OUTAGE_PAUSE_CAP)
 
     async def _accept(
-        self, bot: Bot, message: Message, recording: Recording, settings: ChatSettings
+        self,
+        bot: Bot,
+        message: Message,
+        recording: Recording,
+        settings: ChatSettings,
+        *,
+        asker: Message,
     ) -> Taken:
         dedup_key = f"telegram:{message.chat.id}:{recording.file_unique_id}"
         return await take_in(
             self.services,
-            ChatDoor(self, bot, message, recording, settings),
+            ChatDoor(self, bot, message, recording, settings, asker=asker),
             origin=Origin.telegram(message.chat.id, message.message_id),
             dedup_key=dedup_key,
         )
@@ -502,18 +515,31 @@ class ChatDoor:
         message: Message,
         recording: Recording,
         settings: ChatSettings,
+        *,
+        asker: Message,
     ) -> None:
         self.intake = intake
         self.bot = bot
         self.message = message
         self.recording = recording
         self.settings = settings
+        #: The message that asked for it: the recording's own, or a ``/transcribe`` answering it.
+        self.asker = asker
 
     async def sender(self) -> Sender:
-        """A private chat linked to a person makes that person's jobs, paid by them (ADR 60)."""
+        """Whose job the recording makes, and who pays for it.
+
+        A private chat linked to a person makes that person's jobs, paid by
+        them (ADR 60). Otherwise the one who asked pays: in a group a
+        ``/transcribe`` on a member's recording is the asker's (SPEC §29).
+        """
         person = await self.intake.linked_person(self.message)
         owner = None if person is None else person.owner_key
-        return Sender(owner=owner, payer=owner or payer_of(self.message))
+        return Sender(owner=owner, payer=owner or payer_of(self.asker))
+
+    async def sender_again(self) -> Sender:
+        """``sender`` once the file is in: one disabled or unlinked meanwhile is not it (§29)."""
+        return await self.sender()
 
     async def proof(self, first: Job) -> Proof:
         """Nothing to read: the key holds the file's unique id; it is not downloaded again."""
@@ -534,6 +560,18 @@ class ChatDoor:
             )
             wishes = Wishes(language=self.settings.language, standing_language=True)
             yield Staged(path=path, extension=extension, wishes=wishes)
+
+
+def _addressed(answer: Message, text: str) -> str:
+    """``text`` as said to the sender of ``answer``: in a group, by their first name.
+
+    Several members talk there; a reply about whose time was spent names
+    them, so nobody reads another member's quota as their own.
+    """
+    sender = answer.from_user
+    if not is_group(answer) or sender is None:
+        return text
+    return f"{sender.first_name}: {text}"
 
 
 def is_group(message: Message) -> bool:

@@ -21,6 +21,7 @@ import asyncio
 import hmac
 import ipaddress
 import logging
+import re
 import secrets
 from collections.abc import Sequence
 from datetime import datetime, timedelta
@@ -111,10 +112,15 @@ async def start_reset(owners: OwnerStore, now: datetime) -> str | None:
     return token
 
 
+#: The expiry that starts a reset link's token: Unix seconds, ASCII digits.
+_RESET_EXPIRES = re.compile(r"[0-9]{1,12}")
+
+
 async def reset_accepts(owners: OwnerStore, token: str, now: datetime) -> bool:
     """True for the token of the last reset, before it expires and before a new password."""
     expires, _, rest = token.partition(".")
-    if not expires.isdigit() or not rest or now.timestamp() >= int(expires):
+    # ASCII digits of a sane length: isdigit() takes "²" and int() refuses 4,301 digits (500s).
+    if not _RESET_EXPIRES.fullmatch(expires) or not rest or now.timestamp() >= int(expires):
         return False
     password_hash = await owners.get_owner_hash()
     return password_hash is not None and await verify_password(password_hash, RESET_PREFIX + token)

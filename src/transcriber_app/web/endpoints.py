@@ -136,5 +136,30 @@ class Endpoint:
 
 
 def routes(endpoints: tuple[Endpoint, ...]) -> list[Route]:
-    """The Starlette routes of ``endpoints``, one per method and path."""
-    return [Route(e.path, e.handler, methods=[e.method]) for e in endpoints]
+    """The Starlette routes of ``endpoints``: one per path, dispatching on its methods.
+
+    One route per path, not per method: a 405's ``Allow`` then lists every
+    method the path takes (``GET`` and ``POST /api/voices``), as the document does.
+    """
+    by_path: dict[str, dict[str, Handler]] = {}
+    for endpoint in endpoints:
+        by_path.setdefault(endpoint.path, {})[endpoint.method] = endpoint.handler
+    found = []
+    for path, handlers in by_path.items():
+        if len(handlers) == 1:
+            [(method, handler)] = handlers.items()
+            found.append(Route(path, handler, methods=[method]))
+        else:
+            found.append(Route(path, _by_method(handlers), methods=list(handlers)))
+    return found
+
+
+def _by_method(handlers: Mapping[str, Handler]) -> Handler:
+    """One handler that runs the one of ``handlers`` for the request's method."""
+
+    async def handle(request: Request) -> Response:
+        # HEAD is served by GET's handler, as Starlette serves a GET route's.
+        method = "GET" if request.method == "HEAD" else request.method
+        return await handlers[method](request)
+
+    return handle

@@ -59,8 +59,10 @@ class FormDoor:
     it closes the connection. ``size`` is the recording's, once staged.
     """
 
-    def __init__(self, request: Request, sender: Sender, *, digest: bool) -> None:
+    def __init__(self, request: Request, admit: Admission, sender: Sender, *, digest: bool) -> None:
         self.request = request
+        #: The gate the request passed before its body; asked again once the body is in.
+        self.admit = admit
         self._sender = sender
         #: Hash the recording on the way (an upload with an Idempotency-Key, ADR 21).
         self.digest = digest
@@ -69,6 +71,13 @@ class FormDoor:
 
     async def sender(self) -> Sender:
         """Who sends it: decided by the gate before the body."""
+        return self._sender
+
+    async def sender_again(self) -> Sender:
+        """The gate asked again once the body is in: its own refusal (401, 403), or the sender."""
+        again, _ = await self.admit(self.request)
+        if again != self._sender.owner:  # pragma: no cover - a gate answers alike, or refuses
+            raise ApiError(401, "unauthorized", "the upload's sender changed while it was sent")
         return self._sender
 
     async def proof(self, first: Job) -> Proof:
@@ -81,6 +90,7 @@ class FormDoor:
             self.request,
             max_bytes=settings.max_record_bytes,
             inactivity=settings.upload_inactivity_timeout.total_seconds(),
+            deadline=settings.upload_deadline.total_seconds(),
         )
         return Proof(digest=digest)
 
@@ -105,6 +115,7 @@ class FormDoor:
             files=services.files,
             max_bytes=services.settings.max_record_bytes,
             inactivity=services.settings.upload_inactivity_timeout.total_seconds(),
+            deadline=services.settings.upload_deadline.total_seconds(),
             digest=self.digest,
         )
 
@@ -138,7 +149,7 @@ async def intake(request: Request, admit: Admission) -> Response:
     door: FormDoor | None = None
     try:
         caller, dedup_key = await admit(request)
-        door = FormDoor(request, Sender(owner=caller), digest=dedup_key is not None)
+        door = FormDoor(request, admit, Sender(owner=caller), digest=dedup_key is not None)
         taken = await take_in(services, door, origin=Origin.http(), dedup_key=dedup_key)
     except ClientDisconnect:
         metrics.uploads.labels("disconnected").inc()

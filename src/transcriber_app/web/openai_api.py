@@ -78,6 +78,11 @@ KEEPALIVE_SECONDS = 15.0
 
 #: The granularities ``timestamp_granularities[]`` may name.
 GRANULARITIES = ("word", "segment")
+#: ``POST /api/audio``'s fields that OpenAI's API has not. Refused with 400 (ADR 68): each
+#: would be ignored here, and its sender would wait for what it asks (a webhook that never
+#: comes, speakers never labelled, a translation never made). Other fields OpenAI does not
+#: document are still ignored, as new ones of OpenAI's would be.
+API_ONLY_FIELDS = ("callback_url", "speakers", "task")
 #: Media type of each plain answer.
 _PLAIN_TYPES = {
     ResponseFormat.TEXT: "text/plain; charset=utf-8",
@@ -164,6 +169,14 @@ def parse_ask(runtime: Runtime, fields: Mapping[str, tuple[str, ...]], *, task: 
         values = fields.get(name)
         return values[0] if values else None
 
+    for name in API_ONLY_FIELDS:
+        if name in fields:
+            raise OpenAIFault(
+                400,
+                "unknown_parameter",
+                f"{name} is a field of POST /api/audio, not of OpenAI's API; /v1 does not take it",
+                param=name,
+            )
     model = field("model")
     if not model:
         raise OpenAIFault(400, "missing_model", "model is required", param="model")
@@ -275,7 +288,7 @@ class OpenAIDoor(FormDoor):
     """``/v1``'s form as a door: OpenAI's fields, which every answer needs, a replay's too."""
 
     def __init__(self, request: Request, sender: Sender, *, digest: bool, task: Task) -> None:
-        super().__init__(request, sender, digest=digest)
+        super().__init__(request, refuse_before_body, sender, digest=digest)
         self.task = task
         #: The form's fields as ``/v1`` reads them, once the body is read.
         self.ask: Ask | None = None
@@ -651,7 +664,11 @@ def _audio_endpoint(path: str, handler: Callable[[Request], Any], *, translate: 
                 content=content,
                 headers={JOB_HEADER: "the job that did it; its result stays in /api"},
             ),
-            openai_error(400, "a field cannot be used, or the recording failed"),
+            openai_error(
+                400,
+                "a field cannot be used (callback_url, speakers and task are /api/audio's"
+                " only: unknown_parameter), or the recording failed",
+            ),
             openai_error(404, "the job was deleted before it ended"),
             openai_error(413, "the recording, or the form's other fields, passed their limit"),
             openai_error(429, "the caller's daily quota is spent until the next UTC midnight"),

@@ -11,9 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import attrs
+
 from transcriber_app import version
 from transcriber_app.web.endpoints import Answer, Endpoint, FormField, Param
 from transcriber_app.web.errors import Error
+from transcriber_app.web.inputs import JSON_REFUSALS, MAX_DEPTH
 from transcriber_app.web.schemas import Schema, Schemas
 
 #: The answer every secured route may give while ``[http] api_tokens`` is set.
@@ -23,6 +26,16 @@ UNAUTHORIZED = Answer(
     content={"application/json": Error},
     headers={"WWW-Authenticate": "Bearer"},
     codes=("unauthorized",),
+)
+#: The 400 of every route with a JSON body, from the one decoder (``web.inputs``, ADR 68).
+JSON_REFUSED = Answer(
+    status=400,
+    description=(
+        "bad_unicode: the body is not UTF-8, or holds a lone surrogate such as \\ud800;"
+        f" too_deep: arrays or objects nest more than {MAX_DEPTH} deep"
+    ),
+    content={"application/json": Error},
+    codes=JSON_REFUSALS,
 )
 #: The name of the bearer scheme in ``components.securitySchemes``.
 BEARER = "bearer"
@@ -70,6 +83,7 @@ def _operation(endpoint: Endpoint, schemas: Schemas, *, tokens: bool) -> dict[st
             "required": True,
             "content": {"application/json": {"schema": endpoint.json_body}},
         }
+        answers = _with_json_refusals(answers)
     if endpoint.secured and tokens:
         operation["security"] = [{BEARER: []}]
         answers.append(endpoint.unauthorized or UNAUTHORIZED)
@@ -78,6 +92,20 @@ def _operation(endpoint: Endpoint, schemas: Schemas, *, tokens: bool) -> dict[st
         for answer in sorted(answers, key=lambda a: a.status)
     }
     return operation
+
+
+def _with_json_refusals(answers: list[Answer]) -> list[Answer]:
+    """``answers`` with the JSON decoder's codes in the 400 (ADR 68): every JSON body has them."""
+    others = [answer for answer in answers if answer.status != 400]
+    own = next((answer for answer in answers if answer.status == 400), None)
+    if own is None:
+        return [*others, JSON_REFUSED]
+    joined = attrs.evolve(
+        own,
+        codes=(*own.codes, *JSON_REFUSALS),
+        description=f"{own.description}; {JSON_REFUSED.description}",
+    )
+    return [*others, joined]
 
 
 def _parameter(param: Param) -> dict[str, Any]:

@@ -8,12 +8,12 @@ first piece was read before the answer started (so a missing file is a
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.requests import Request
 
+from transcriber_app.web import inputs
 from transcriber_app.web.errors import ApiError
 
 
@@ -22,7 +22,9 @@ async def read_json_object(
 ) -> dict[str, Any]:
     """The request's body as a JSON object; 413 ``too_large`` past ``max_bytes``, else 400 ``code``.
 
-    ``example`` (``': {"S1": "Diane"}'``) follows the 400's message to show what is wanted.
+    Decoded by ``inputs.decode_json``'s rules, whose refusals keep their own
+    400 codes (``too_deep``, ``bad_unicode``). ``example``
+    (``': {"S1": "Diane"}'``) follows the 400's message to show what is wanted.
     """
     body = bytearray()
     async for chunk in request.stream():
@@ -30,8 +32,10 @@ async def read_json_object(
         if len(body) > max_bytes:
             raise ApiError(413, "too_large", f"the body is over {max_bytes} bytes")
     try:
-        value = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+        value = inputs.decode_json(bytes(body))
+    except inputs.JsonRefused as exc:
+        raise ApiError(400, exc.code, exc.message) from None
+    except ValueError:
         raise ApiError(400, code, f"the body must be JSON{example}") from None
     if not isinstance(value, dict):
         raise ApiError(400, code, f"the body must be a JSON object{example}")

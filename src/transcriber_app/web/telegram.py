@@ -8,7 +8,6 @@ is not in the OpenAPI document.
 
 from __future__ import annotations
 
-import json
 import logging
 
 from starlette.requests import ClientDisconnect, Request
@@ -16,6 +15,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from transcriber_app.web.errors import ApiError, error_response
+from transcriber_app.web.streams import read_json_object
 
 log = logging.getLogger("transcriber.bot")
 
@@ -23,6 +23,8 @@ log = logging.getLogger("transcriber.bot")
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"  # noqa: S105 - a header name, not a secret
 #: An update is a few kilobytes; anything past this is not Telegram's.
 MAX_UPDATE_BYTES = 1024 * 1024
+#: The code of a body that is not an update (not JSON, not an object, not Telegram's shape).
+BAD_UPDATE = "bad_update"
 
 
 def routes() -> list[Route]:
@@ -43,26 +45,18 @@ async def telegram_webhook(request: Request) -> Response:
             ApiError(401, "bad_webhook_secret", f"{SECRET_HEADER} is missing or wrong")
         )
     try:
-        data = json.loads(await _body(request))
+        # JSON by the rules of every body (nesting, lone surrogates: ``inputs.decode_json``).
+        data = await read_json_object(request, max_bytes=MAX_UPDATE_BYTES, code=BAD_UPDATE)
         await hook.handle(data)
-    except (ValueError, _TooLarge):
-        return error_response(ApiError(400, "bad_update", "the body is not a Telegram update"))
+    except ApiError as exc:
+        refused = exc
+    except ValueError:
+        refused = ApiError(400, BAD_UPDATE, "the body is not a Telegram update")
     except Stopping:
         # Telegram tries again later: this process or another takes it then.
-        return error_response(ApiError(503, "stopping", "the service is stopping"))
+        refused = ApiError(503, "stopping", "the service is stopping")
     except ClientDisconnect:
         return Response(status_code=400)
-    return JSONResponse({})
-
-
-class _TooLarge(Exception):  # noqa: N818
-    """More bytes than an update has."""
-
-
-async def _body(request: Request) -> bytes:
-    received = bytearray()
-    async for chunk in request.stream():
-        received += chunk
-        if len(received) > MAX_UPDATE_BYTES:
-            raise _TooLarge
-    return bytes(received)
+    else:
+        return JSONResponse({})
+    return error_response(refused)

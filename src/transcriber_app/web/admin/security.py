@@ -21,6 +21,7 @@ from starlette.responses import Response
 from starlette.types import Scope
 
 from transcriber_app.web.admin.rendering import PREFIX, plain, see_other
+from transcriber_app.web.inputs import read_form
 from transcriber_app.web.middleware import AnswerHeaders
 from transcriber_app.web.sessions import CSRF_FIELD, session_of
 
@@ -80,7 +81,7 @@ def form_post(handler: FormHandler) -> Handler:
 
     @functools.wraps(handler)
     async def checked(request: Request) -> Response:
-        form = await request.form(max_files=0, max_fields=MAX_FORM_FIELDS)
+        form = await read_form(request, max_fields=MAX_FORM_FIELDS)
         if not session_of(request).csrf_ok(form.get(CSRF_FIELD)):
             return refused("The form is stale or forged; reload the page and try again.")
         return await handler(request, form)

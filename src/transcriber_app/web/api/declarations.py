@@ -21,6 +21,15 @@ from transcriber_app.web.api.handlers import (
     transcript,
     upload,
 )
+from transcriber_app.web.api.voices import (
+    VoiceBody,
+    VoiceList,
+    add_voice_sample,
+    create_voice,
+    delete_voice,
+    list_voices,
+    rename_voice,
+)
 from transcriber_app.web.bodies import Accepted, JobStatus, SpeakerNames
 from transcriber_app.web.endpoints import (
     Answer,
@@ -32,6 +41,7 @@ from transcriber_app.web.endpoints import (
     json_answer,
 )
 from transcriber_app.web.endpoints import routes as endpoint_routes
+from transcriber_app.web.errors import Error
 from transcriber_app.web.intake import INSUFFICIENT_STORAGE, SPEAKERS_FIELD
 from transcriber_app.web.openapi import document as openapi_document
 from transcriber_app.web.state import runtime_of
@@ -60,6 +70,53 @@ JOB_NOT_FOUND = error(
 )
 #: 503 of a route whose store or database did not answer.
 UNAVAILABLE = error(503, "unavailable", description="the database or store did not answer")
+
+#: A voice's id in a path.
+VOICE_ID = Param(name="voice_id", where="path", description="the id ``POST /api/voices`` answered")
+#: 404 of a route with a voice id.
+VOICE_NOT_FOUND = error(
+    404, "voice_not_found", "not_found", description="no voice of the caller's has this id"
+)
+#: 401 of the voices routes: a voice belongs to a token or a person, on an open API too.
+VOICES_UNAUTHORIZED = Answer(
+    status=401,
+    description="no bearer token: voices belong to a token or a person (ADR 72)",
+    content={"application/json": Error},
+    headers={"WWW-Authenticate": "Bearer"},
+    codes=("unauthorized",),
+)
+#: A recording's speaker named in a voices body.
+_SPEAKER_OF = {
+    "job_id": {"type": "string", "description": "one of the caller's done recordings"},
+    "speaker": {
+        "type": "string",
+        "pattern": "^S([1-9]|10)$",
+        "description": "one of its speakers (S1, S2, ...)",
+    },
+}
+#: 400 and 409 of a recording's speaker that cannot give a voice.
+_SPEAKER_REFUSALS = (
+    error(
+        400,
+        "bad_request",
+        "no_speakers",
+        "bad_speaker",
+        "bad_name",
+        description=(
+            "the body is not the JSON object wanted, the recording's speakers were not labelled,"
+            " the speaker is not one of them (or was not measured), or the name is refused"
+        ),
+    ),
+    JOB_NOT_FOUND,
+    error(409, "not_done", description="the recording is not transcribed yet"),
+)
+#: The name of a voice, as a speaker's (SPEC §18).
+_NAME = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": MAX_NAME_CHARS,
+    "description": "1 to 64 characters without control or format characters",
+}
 
 #: The form fields of what a sender asks of the recognition (SPEC §18).
 RECOGNITION_FIELDS = (
@@ -155,7 +212,11 @@ ENDPOINTS: tuple[Endpoint, ...] = (
                     " the task or the speakers cannot be used"
                 ),
             ),
-            error(408, "upload_timeout", description="no byte for the inactivity timeout"),
+            error(
+                408,
+                "upload_timeout",
+                description="no byte for the inactivity timeout, or the body late for its deadline",
+            ),
             error(
                 413,
                 "too_large",
@@ -278,6 +339,106 @@ ENDPOINTS: tuple[Endpoint, ...] = (
             JOB_NOT_FOUND,
             error(409, "job_changed", description="the job kept changing while it was renamed"),
             error(413, "too_large", description="the body is over 16 KiB"),
+            UNAVAILABLE,
+        ),
+    ),
+    Endpoint(
+        method="POST",
+        path="/api/voices",
+        handler=create_voice,
+        summary="Remember a recording's speaker as a named voice; new recordings name it",
+        secured=True,
+        unauthorized=VOICES_UNAUTHORIZED,
+        json_body={
+            "type": "object",
+            "required": ["job_id", "speaker", "name"],
+            "properties": {**_SPEAKER_OF, "name": _NAME},
+        },
+        answers=(
+            json_answer(201, VoiceBody, "the voice, with one sample"),
+            VOICES_UNAUTHORIZED,
+            *_SPEAKER_REFUSALS,
+            error(413, "too_large", description="the body is over 4 KiB"),
+            UNAVAILABLE,
+        ),
+    ),
+    Endpoint(
+        method="GET",
+        path="/api/voices",
+        handler=list_voices,
+        summary="The caller's remembered voices (never their prints)",
+        secured=True,
+        unauthorized=VOICES_UNAUTHORIZED,
+        answers=(
+            json_answer(200, VoiceList, "the caller's voices, oldest first"),
+            VOICES_UNAUTHORIZED,
+            UNAVAILABLE,
+        ),
+    ),
+    Endpoint(
+        method="POST",
+        path="/api/voices/{voice_id}/samples",
+        handler=add_voice_sample,
+        summary="Add another recording's speaker to a voice",
+        secured=True,
+        unauthorized=VOICES_UNAUTHORIZED,
+        parameters=(VOICE_ID,),
+        json_body={
+            "type": "object",
+            "required": ["job_id", "speaker"],
+            "properties": _SPEAKER_OF,
+        },
+        answers=(
+            json_answer(200, VoiceBody, "the voice, with one more sample"),
+            VOICES_UNAUTHORIZED,
+            *_SPEAKER_REFUSALS[:1],
+            error(
+                404,
+                "job_not_found",
+                "voice_not_found",
+                "not_found",
+                description="no recording or no voice of the caller's has this id",
+            ),
+            *_SPEAKER_REFUSALS[2:],
+            error(413, "too_large", description="the body is over 4 KiB"),
+            UNAVAILABLE,
+        ),
+    ),
+    Endpoint(
+        method="PATCH",
+        path="/api/voices/{voice_id}",
+        handler=rename_voice,
+        summary="Rename a voice; recordings already named keep their names",
+        secured=True,
+        unauthorized=VOICES_UNAUTHORIZED,
+        parameters=(VOICE_ID,),
+        json_body={"type": "object", "required": ["name"], "properties": {"name": _NAME}},
+        answers=(
+            json_answer(200, VoiceBody, "the voice with its new name"),
+            VOICES_UNAUTHORIZED,
+            error(
+                400,
+                "bad_request",
+                "bad_name",
+                description="not a JSON object with a name, or the name is refused",
+            ),
+            VOICE_NOT_FOUND,
+            error(413, "too_large", description="the body is over 4 KiB"),
+            UNAVAILABLE,
+        ),
+    ),
+    Endpoint(
+        method="DELETE",
+        path="/api/voices/{voice_id}",
+        handler=delete_voice,
+        summary="Forget a voice: it and its print are deleted",
+        secured=True,
+        unauthorized=VOICES_UNAUTHORIZED,
+        parameters=(VOICE_ID,),
+        answers=(
+            Answer(status=204, description="the voice and its print are gone"),
+            VOICES_UNAUTHORIZED,
+            VOICE_NOT_FOUND,
             UNAVAILABLE,
         ),
     ),

@@ -97,8 +97,11 @@ async def reachable_job(request: Request) -> Job:
     if not naming.well_formed_id(job_id):
         raise job_not_found()
     try:
-        # Filtered in the query: another token's job is not even read (its 404's time).
-        job = await runtime_of(request).services.jobs.get(job_id, owned_by=caller)
+        # Filtered in the query: another token's job, or a person's on an open API, is not
+        # even read (its 404's time).
+        job = await runtime_of(request).services.jobs.get(
+            job_id, owned_by=caller, anonymous=caller is None
+        )
     except JobNotFound:
         raise job_not_found() from None
     except TranscriberError as exc:

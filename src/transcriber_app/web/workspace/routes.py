@@ -20,6 +20,7 @@ from transcriber_app.web.workspace import (
     transcript,
     upload,
     views,
+    voices,
 )
 from transcriber_app.web.workspace.sessions import PREFIX, WorkspaceSessions
 
@@ -50,6 +51,11 @@ def mount() -> Mount:
         _route("/recordings/{job_id}/words", corrector.save_words, "POST"),
         _route("/recordings/{job_id}/restore", corrections.restore, "POST"),
         _route("/recordings/{job_id}/transcript.{format}", corrections.download, "GET"),
+        # Voices remembered (ADR 72).
+        _route("/recordings/{job_id}/voices", voices.remember, "POST"),
+        _route("/voices", voices.voices_page, "GET"),
+        _route("/voices/{voice_id}/rename", voices.rename, "POST"),
+        _route("/voices/{voice_id}/delete", voices.delete, "POST"),
         _route("/search", search.search, "GET"),
         _route("/tokens", views.tokens_page, "GET"),
         _route("/tokens", views.make_token, "POST"),

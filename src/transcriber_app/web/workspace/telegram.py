@@ -19,6 +19,7 @@ from transcriber_app.web.state import runtime_of
 from transcriber_app.web.workspace import views
 from transcriber_app.web.workspace.credentials import new_link_code
 from transcriber_app.web.workspace.sessions import PREFIX, workspace_session_of
+from transcriber_core import naming
 from transcriber_core.errors import Conflict
 from transcriber_core.people import (
     LINK_CODE_LIFETIME,
@@ -70,11 +71,9 @@ async def make_code(request: Request, _form: FormData, person: Person) -> Respon
 @views.person_action
 async def unlink(request: Request, _form: FormData, person: Person) -> Response:
     """``POST /w/telegram/{chat_id}/unlink``: that chat's new recordings are no longer one's."""
-    try:
-        chat_id = int(request.path_params["chat_id"])
-    except ValueError:
-        chat_id = 0
-    done = chat_id != 0 and await runtime_of(request).people.unlink_chat(
+    # A chat id a database cannot hold (past 64 bits) was a 500: unknown, without a lookup.
+    chat_id = naming.chat_id_of(request.path_params["chat_id"])
+    done = chat_id is not None and await runtime_of(request).people.unlink_chat(
         chat_id, person_id=person.id
     )
     workspace_session_of(request).flash("Chat unlinked." if done else "No such chat of yours.")

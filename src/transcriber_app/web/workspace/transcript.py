@@ -155,8 +155,18 @@ async def _page(
     status_code: int = 200,
 ) -> Response:
     names = speakers.names(job)
-    playable = await _playable(runtime_of(request).services, job)
+    services = runtime_of(request).services
+    playable = await _playable(services, job)
+    printed = {kept.speaker for kept in job.prints}
+    known = (
+        await services.voices.list_voices(person.owner_key)
+        if services.voices is not None and printed
+        else []
+    )
     context = {
+        # Speakers whose voice was measured: "Remember this voice" is offered beside them.
+        "printed": printed,
+        "voices": known,
         "job": job,
         "seen": version(job),
         "media_url": media_url(job.id) if playable is not None else None,

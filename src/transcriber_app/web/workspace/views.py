@@ -41,6 +41,7 @@ from transcriber_app.web.auth import (
     verify_password,
 )
 from transcriber_app.web.errors import ApiError, error_response
+from transcriber_app.web.inputs import read_form
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.workspace.credentials import digest, new_api_token, new_token_id
 from transcriber_app.web.workspace.sessions import (
@@ -153,7 +154,7 @@ def form_post(handler: FormHandler) -> Handler:
 
     @functools.wraps(handler)
     async def checked(request: Request) -> Response:
-        form = await request.form(max_files=0, max_fields=MAX_FORM_FIELDS)
+        form = await read_form(request, max_fields=MAX_FORM_FIELDS)
         if not workspace_session_of(request).csrf_ok(form.get(CSRF_FIELD)):
             return _refused("The form is stale or forged; reload the page and try again.")
         return await handler(request, form)
@@ -345,10 +346,6 @@ async def make_token(request: Request, form: FormData, person: Person) -> Respon
     runtime = runtime_of(request)
     label = form_text(form, "label").strip()
     problem = token_label_problem(label)
-    if problem is None and len(await runtime.people.list_tokens(person.id)) >= (
-        MAX_TOKENS_PER_PERSON
-    ):
-        problem = f"You hold {MAX_TOKENS_PER_PERSON} tokens already; revoke one first."
     if problem is not None:
         return await _tokens_page(request, person, problem=problem, status_code=400)
     secret = new_api_token()
@@ -360,9 +357,13 @@ async def make_token(request: Request, form: FormData, person: Person) -> Respon
         created=runtime.services.clock.now(),
     )
     try:
-        await runtime.people.add_token(token)
+        # The store counts and inserts in one write: racing posts never pass the limit.
+        added = await runtime.people.add_token(token, limit=MAX_TOKENS_PER_PERSON)
     except Conflict:  # pragma: no cover - 48 random bits of id met another token's
         return await _tokens_page(request, person, problem="Try again.", status_code=409)
+    if not added:
+        problem = f"You hold {MAX_TOKENS_PER_PERSON} tokens already; revoke one first."
+        return await _tokens_page(request, person, problem=problem, status_code=400)
     log.info("workspace.token_made")
     return await _tokens_page(request, person, made=secret, status_code=201)
 
