@@ -312,9 +312,9 @@ def test_declared_length_over_cap_is_413_before_reading(service: Service) -> Non
             "/api/audio",
             {"Content-Type": CONTENT_TYPE, "Content-Length": str(10 * 1024**3)},
         )
-        started = time.monotonic()
+        # No body byte is sent: a 413, not the 408 of the inactivity timeout, was decided on
+        # the head alone.
         response = raw.response()
-        assert time.monotonic() - started < 2.0
         assert response.status == 413
         assert b'"too_large"' in response.body
         assert raw.is_closed_by_server()
@@ -380,7 +380,8 @@ def test_stalled_upload_is_408_and_leaves_nothing(service: Service, recording: b
         waited = time.monotonic() - started
         assert response.status == 408
         assert b'"upload_timeout"' in response.body
-        assert INACTIVITY * 0.8 < waited < INACTIVITY + 3
+        # Not before the timeout; the 408 upload_timeout itself says which timer ended it.
+        assert waited > INACTIVITY * 0.8
         assert raw.is_closed_by_server()
     assert service.stored_names() == before
     assert service.staging_files() == []
@@ -389,15 +390,18 @@ def test_stalled_upload_is_408_and_leaves_nothing(service: Service, recording: b
 def test_slow_upload_within_inactivity_passes(service: Service, recording: bytes) -> None:
     """There is no total read timeout: pauses shorter than the inactivity timeout add up freely."""
     body = form(recording)
-    pieces = [body[i : i + len(body) // 4 + 1] for i in range(0, len(body), len(body) // 4 + 1)]
-    with RawClient(service.port, timeout=10.0) as raw:
+    # Pauses of a tenth of the timeout leave nine tenths for a loaded box to be late; 16 of
+    # them add up to 1.6 timeouts.
+    size = len(body) // 16 + 1
+    pieces = [body[i : i + size] for i in range(0, len(body), size)]
+    with RawClient(service.port, timeout=30.0) as raw:
         raw.send_head(
             "/api/audio", {"Content-Type": CONTENT_TYPE, "Content-Length": str(len(body))}
         )
         started = time.monotonic()
         for piece in pieces:
             raw.send(piece)
-            time.sleep(INACTIVITY * 0.4)
+            time.sleep(INACTIVITY * 0.1)
         response = raw.response()
     assert time.monotonic() - started > INACTIVITY * 1.2
     assert response.status == 202, response.body
