@@ -244,12 +244,15 @@ async def test_a_telegram_notice_that_fails_is_sent_later_also_after_a_restart(
 
 
 async def test_hanging_receivers_do_not_delay_an_unrelated_receiver(tmp_path: Path) -> None:
-    """16 callbacks that never answer (on two hosts) hold back another host's webhook < 3 s."""
+    """16 callbacks that never answer (on two hosts) do not hold back another host's webhook."""
     hanging = [Receiver(fail_first=0) for _ in range(2)]
     unrelated = Receiver(fail_first=0)
     for receiver in (*hanging, unrelated):
         await receiver.start()
-    config = {"webhooks": {"secret": SECRET, "allow_private": True, "timeout_seconds": 3.0}}
+    # Each hanging call holds its loop for 120 s: without isolation the unrelated webhook
+    # could not come before WAIT (40 s) runs out, however fast or slow the box; with it, it
+    # comes while they all still hang. Nothing is timed.
+    config = {"webhooks": {"secret": SECRET, "allow_private": True, "timeout_seconds": 120.0}}
     # Not audio: each job fails at its first convert, so its webhook is owed at once.
     not_audio = b"this is not audio " * 64
     async with service_beside(tmp_path, config) as service:
@@ -264,13 +267,8 @@ async def test_hanging_receivers_do_not_delay_an_unrelated_receiver(tmp_path: Pa
             job_id = answer.json()["job_id"]
             ended = await asyncio.to_thread(service.wait_for_job, job_id)
             assert ended["state"] == "failed"
-            started = time.monotonic()
-            # Without isolation the loops take 16 tries of 3 s first: measure, then judge.
-            with contextlib.suppress(AssertionError):
-                await _until(lambda: unrelated.delivered == [job_id], "the unrelated webhook")
-            waited = time.monotonic() - started
+            await _until(lambda: unrelated.delivered == [job_id], "the unrelated webhook")
         finally:
             for receiver in (*hanging, unrelated):
                 await receiver.stop()
     assert unrelated.delivered == [job_id]
-    assert waited < 3.0, f"the unrelated receiver waited {waited:.1f} s"
