@@ -61,6 +61,7 @@ from transcriber_core.ports import (
     ConditionStore,
     Converter,
     Diarizer,
+    DurationMeter,
     DurationProbe,
     FileRecords,
     FileStore,
@@ -130,6 +131,7 @@ def check(
         PostgresConditionStore(postgres),
     ]
     probes: list[DurationProbe] = [HeaderProbe()]
+    meters: list[DurationMeter] = [FfmpegConverter()]
     postgres_budgets = PostgresBudgetStore(postgres)
     budgets: list[BudgetStore] = [MemoryBudgetStore(), sqlite_budgets, postgres_budgets]
     feeds: list[WakeupFeed] = [MemoryWakeupFeed(), PostgresWakeupFeed("postgresql:///never-used")]
@@ -149,6 +151,6 @@ def check(
     diarizers: list[Diarizer] = [MemoryDiarizer(), OfflineDiarizer()]
     del voices, diarizers
     del usage, chats, people, invitations, accounts, tokens, sessions
-    del senders, feeds, budgets, probes, conditions, owners, repos, stores, converters
+    del senders, feeds, budgets, probes, meters, conditions, owners, repos, stores, converters
     del recognizers, notifiers, clocks, ids
     del queues, part_queues, jobs, records, outboxes, removals, listings, searches

@@ -46,6 +46,8 @@ import signal
 import stat
 import subprocess
 import tempfile
+import weakref
+from datetime import timedelta
 from pathlib import Path
 from typing import BinaryIO
 
@@ -56,6 +58,7 @@ from transcriber_core.errors import ConverterUnavailable, DiskFull, StepError, U
 from transcriber_core.policy import DEFAULT_DECODE_LIMITS, DecodeLimits
 from transcriber_core.ports import ProgressCallback, Silence
 from transcriber_core.tasks import wait_out
+from transcriber_core.usage import Measured
 
 log = logging.getLogger("transcriber.ffmpeg")
 
@@ -156,6 +159,10 @@ NOT_MEDIA = "the recording is not an audio or video file"
 OWN_AUDIO_UNREADABLE = "ffmpeg could not read the converted audio"
 PART_UNWRITABLE = "ffmpeg could not write a part of the converted audio"
 
+#: Uploads counted at once by one process (``measure``, ADR 67); more wait for a turn within
+#: their own ceiling, so a flood of uploads is charged its worst case, not a CPU each.
+MEASURES_AT_ONCE = max(2, os.cpu_count() or 1)
+
 #: Loudness under which audio counts as silence, in dBFS, for splitting (ADR 26).
 SILENCE_NOISE_DB = -35.0
 #: Shortest quiet stretch that counts as a silence, in seconds.
@@ -254,23 +261,8 @@ def command(
     """
     limit = [] if max_seconds is None else ["-t", f"{max_seconds + LIMIT_MARGIN_SECONDS:.3f}"]
     return [
-        binary,
-        "-nostdin",
-        "-hide_banner",
+        *_guarded_input(binary, source),
         "-y",
-        # Local files only: a playlist or concat script in an upload reaches no network.
-        "-protocol_whitelist",
-        "file",
-        # Real containers only: none of them opens a further file (reference: Limits).
-        "-format_whitelist",
-        ",".join(ALLOWED_DEMUXERS),
-        "-i",
-        _file_url(source),
-        "-map",
-        "0:a:0",
-        "-vn",
-        "-sn",
-        "-dn",
         "-map_metadata",
         "-1",
         # Times from the samples decoded, not from the container (ADR 42).
@@ -287,6 +279,50 @@ def command(
         "-f",
         output.muxer,
         _file_url(target),
+    ]
+
+
+def count_command(binary: str, source: Path, *, up_to: float) -> list[str]:
+    """The ffmpeg arguments that decode ``source``'s first audio stream to nothing, counting it.
+
+    The same guards and sample clock as ``command`` (the length is what the
+    converter would measure), no resampling or encoding, and at most
+    ``up_to`` seconds decoded (ADR 67).
+    """
+    return [
+        *_guarded_input(binary, source),
+        "-af",
+        SAMPLE_CLOCK,
+        "-progress",
+        "pipe:1",
+        "-nostats",
+        "-t",
+        f"{up_to:.3f}",
+        "-f",
+        "null",
+        "-",
+    ]
+
+
+def _guarded_input(binary: str, source: Path) -> list[str]:
+    """ffmpeg's arguments up to an upload's first audio stream, as hostile input is opened."""
+    return [
+        binary,
+        "-nostdin",
+        "-hide_banner",
+        # Local files only: a playlist or concat script in an upload reaches no network.
+        "-protocol_whitelist",
+        "file",
+        # Real containers only: none of them opens a further file (reference: Limits).
+        "-format_whitelist",
+        ",".join(ALLOWED_DEMUXERS),
+        "-i",
+        _file_url(source),
+        "-map",
+        "0:a:0",
+        "-vn",
+        "-sn",
+        "-dn",
     ]
 
 
@@ -481,10 +517,16 @@ class FfmpegConverter:
         silence_noise_db: float = SILENCE_NOISE_DB,
         min_silence_seconds: float = MIN_SILENCE_SECONDS,
         output: AudioFormat = OPUS,
+        measures_at_once: int = MEASURES_AT_ONCE,
     ) -> None:
         self._binary = str(binary) if binary is not None else None
         self._output = output
         self._limits = limits
+        self._measures_at_once = measures_at_once
+        #: One turnstile of ``measure`` per event loop (tests run several loops in threads).
+        self._turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
         self._death_signal: list[str] | None = None
         self._background: list[str] | None = None
         self._noise_db = silence_noise_db
@@ -533,6 +575,54 @@ class FfmpegConverter:
             raise UnreadableMedia(EMPTY)
         watch.check(duration)
         return duration
+
+    async def measure(self, path: Path, *, up_to: float, within: timedelta) -> Measured:
+        """Count the seconds ``path`` decodes to, up to ``up_to``, for at most ``within`` (ADR 67).
+
+        The ``DurationMeter`` port. Refuses what ``convert`` refuses, with
+        the same errors; stopped by ``within``, the count so far is kept.
+        At most ``measures_at_once`` run at once; the wait for a turn counts
+        against ``within``.
+        """
+        binary = await self._ready()
+        size = await asyncio.to_thread(_regular_size, path)
+        watch = _Limits(self._limits, size)
+        counted = 0.0
+
+        def note(seconds: float) -> None:
+            nonlocal counted
+            counted = max(counted, seconds)
+
+        arguments = [*(self._death_signal or []), *count_command(binary, path, up_to=up_to)]
+        try:
+            async with asyncio.timeout(within.total_seconds()), self._turn():
+                process = await _start(arguments)
+                try:
+                    returncode, duration, tail = await _follow(process, watch, note)
+                except BaseException:
+                    await _kill(process)
+                    raise
+        except TimeoutError:
+            return Measured(counted=counted, whole=False, most=watch.allowed)
+        if returncode != 0:
+            raise classify_failure(
+                returncode,
+                tail.text(),
+                input_opened=tail.input_opened,
+                source_present=await asyncio.to_thread(path.exists),
+            )
+        if duration is None or duration <= 0:
+            raise UnreadableMedia(EMPTY)
+        watch.check(duration)
+        return Measured(counted=duration, whole=duration < up_to, most=watch.allowed)
+
+    def _turn(self) -> asyncio.Semaphore:
+        """This event loop's turnstile of ``measure``."""
+        loop = asyncio.get_running_loop()
+        turns = self._turns.get(loop)
+        if turns is None:
+            turns = self._turns[loop] = asyncio.Semaphore(self._measures_at_once)
+        return turns
 
     async def find_silences(self, audio: Path, *, start: float, end: float) -> tuple[Silence, ...]:
         """Run silencedetect over ``[start, end]`` of ``audio`` only; the silences it reports."""

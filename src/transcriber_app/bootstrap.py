@@ -130,6 +130,7 @@ def settings_from(config: Config) -> Settings:
     return Settings(
         max_record_bytes=config.storage.max_record_bytes,
         upload_inactivity_timeout=timedelta(seconds=config.http.upload_inactivity_seconds),
+        upload_deadline=timedelta(seconds=config.http.upload_deadline_seconds),
         max_attempts=queue.max_attempts,
         lease=timedelta(seconds=queue.lease_seconds),
         lease_renewal=timedelta(seconds=queue.lease_renewal_seconds),
@@ -239,6 +240,8 @@ async def build(
             usage=stores.usage,
             voices=stores.voices,
             probe=HeaderProbe(),
+            # Counts what a quota charges in decoded samples, whatever the container (ADR 67).
+            meter=FfmpegConverter(limits=decode_limits_from(config)),
             host=this_host,
             # Two worker processes on one host are told apart by their process id.
             worker=f"{this_host}:{os.getpid()}",

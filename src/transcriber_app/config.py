@@ -75,8 +75,10 @@ class HttpConfig:
     port: int = 8080
     #: Non-empty: ``Authorization: Bearer <token>`` required on ``/api/*``.
     api_tokens: tuple[str, ...] = ()
-    #: An upload that sends no byte for this long is aborted (408); there is no total limit.
+    #: An upload that sends no byte for this long is aborted (408).
     upload_inactivity_seconds: float = 300.0
+    #: An upload whose body has not all arrived this long after it began is aborted (408).
+    upload_deadline_seconds: float = 21_600.0
     #: Request headers larger than this are refused (431, or the connection is closed).
     max_header_bytes: int = 65_536
     #: A request whose headers are not complete within this long is dropped.
@@ -623,6 +625,7 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
         ("[storage] min_bytes_per_second", config.storage.min_bytes_per_second),
         ("[http] max_header_bytes", config.http.max_header_bytes),
         ("[http] header_timeout_seconds", config.http.header_timeout_seconds),
+        ("[http] upload_deadline_seconds", config.http.upload_deadline_seconds),
         ("[http] max_connections", config.http.max_connections),
     )
     if config.storage.min_free_bytes < 0:

@@ -177,6 +177,26 @@ class PeopleStoreContract:
         assert await people.disable_person(person(1).id, now=T0) is True
         assert await people.accept_invite(digest("i"), password_hash=HASH) is None
 
+    async def test_enable_does_not_revive_what_disable_voided(self, people: PeopleStore) -> None:
+        """Disabling voids an outstanding invite and link code: re-enabled, neither works again."""
+        await people.invite(person(1), token_hash=digest("i"), lifetime=HOUR)
+        await people.disable_person(person(1).id, now=T0)
+        assert await people.enable_person(person(1).id) is True
+        assert await people.accept_invite(digest("i"), password_hash=HASH) is None
+        stored = await people.get_person(person(1).id)
+        assert stored is not None
+        assert stored.password_hash is None
+        me = await active(people, 2)
+        await people.make_link_code(me.id, code_hash=digest("c"), lifetime=HOUR)
+        await people.disable_person(me.id, now=T0)
+        await people.enable_person(me.id)
+        assert await people.use_link_code(digest("c"), chat_id=77) is None
+        assert await people.person_for_chat(77) is None
+        # Another person's invite is untouched.
+        await people.invite(person(3), token_hash=digest("k"), lifetime=HOUR)
+        await people.disable_person(me.id, now=T0)
+        assert await people.accept_invite(digest("k"), password_hash=HASH) is not None
+
     def test_racing_uses_of_one_invite_have_one_winner(
         self, people: PeopleStore, open_people: OpenPeople
     ) -> None:

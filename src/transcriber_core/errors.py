@@ -143,15 +143,24 @@ class QuotaExceeded(TranscriberError):  # noqa: N818
     """Today's seconds are spent; more can be sent after the next UTC midnight."""
 
     def __init__(
-        self, message: str | None = None, *, resets: datetime, left: float, incoming: float
+        self,
+        message: str | None = None,
+        *,
+        resets: datetime,
+        left: float,
+        incoming: float,
+        exact: bool = True,
     ) -> None:
         super().__init__(message)
         #: When the day's count starts again (the next UTC midnight).
         self.resets = resets
         #: Seconds still free today.
         self.left = left
-        #: Seconds the refused recording declares (0 when unknown).
+        #: Seconds the refused recording was charged (0 when unknown).
         self.incoming = incoming
+        #: False when ``incoming`` is a bound, not the length: counting stopped past the
+        #: day's quota, or at its ceiling (ADR 67); the sender is not told a number then.
+        self.exact = exact
 
 
 class StepError(TranscriberError):

@@ -6,10 +6,16 @@ import logging
 from pathlib import Path
 
 from transcriber_core.entities import Event, Job, Origin, State
-from transcriber_core.errors import DedupKeyReused, QuotaExceeded
+from transcriber_core.errors import DedupKeyReused, PermanentError, QuotaExceeded
 from transcriber_core.languages import DEFAULT_REQUEST, RecognitionRequest
 from transcriber_core.outbox import deliver_next, deliveries_for
-from transcriber_core.policy import QuotaDecision, is_short, quota_decision
+from transcriber_core.policy import (
+    QuotaDecision,
+    charged_seconds,
+    is_short,
+    measure_bound,
+    quota_decision,
+)
 from transcriber_core.services import Services
 from transcriber_core.usage import Charge
 from transcriber_core.wakeup import OUTBOX
@@ -42,20 +48,22 @@ async def submit(
     ``speakers_wanted`` (``speakers.parse_wanted``) asks for speaker labels (ADR 45).
     ``request`` (checked by ``languages.recognition_request``) goes to the recognizer.
     ``payer`` (default: ``owner``) is whose daily seconds the recording counts
-    against (ADR 59); over ``seconds_per_day`` it raises ``QuotaExceeded``
-    with nothing stored, and the caller removes ``source``. Otherwise
-    ``source`` is gone either way.
+    against (ADR 59), with the seconds it decodes to (``charge_length``,
+    ADR 67); over ``seconds_per_day`` it raises ``QuotaExceeded`` with
+    nothing stored, and the caller removes ``source``. Otherwise ``source``
+    is gone either way.
     """
     declared = None if services.probe is None else await services.probe.declared_duration(source)
     payer = owner if payer is None else payer
     # The recording's id first, then the job's: the order ids have always been drawn in.
     file_id, job_id = services.ids.new_id(), services.ids.new_id()
     if payer is not None and services.usage is not None:
-        charge = Charge(job_id=job_id, payer=payer, seconds=max(declared or 0.0, 0.0))
         limit = services.settings.seconds_per_day
+        seconds, exact = await charge_length(services, source, declared)
+        charge = Charge(job_id=job_id, payer=payer, seconds=seconds)
         decision = await services.usage.charge(charge, limit=limit)
         if not decision.allowed:
-            raise _refusal(decision, charge.seconds)
+            raise _refusal(decision, charge.seconds, exact=exact)
     try:
         stored, is_new = await _store(
             services,
@@ -83,6 +91,33 @@ async def submit(
     return stored, is_new
 
 
+async def charge_length(
+    services: Services, source: Path, declared: float | None
+) -> tuple[float, bool]:
+    """What the recording at ``source`` is charged at intake, whatever its container.
+
+    The seconds, and whether they are its length (False: a bound, told as
+    ``QuotaExceeded.exact``). Under a quota the recording is decoded and
+    counted (``services.meter``) up to just past the day's quota and within
+    ``measure_ceiling``; what the count says is charged by
+    ``policy.charged_seconds`` (ADR 67). A recording the converter will
+    refuse is charged nothing: it is never transcribed. Without a quota
+    (only usage is counted) or a meter, the header's declared length, set
+    to the measured one at conversion.
+    """
+    limit = services.settings.seconds_per_day
+    meter = services.meter
+    if meter is None or limit == 0:
+        return charged_seconds(None, declared=declared, limit=limit), True
+    try:
+        measured = await meter.measure(
+            source, up_to=measure_bound(limit), within=services.settings.measure_ceiling
+        )
+    except PermanentError:
+        return 0.0, True
+    return charged_seconds(measured, declared=declared, limit=limit), measured.whole
+
+
 async def check_quota(services: Services, payer: str | None) -> None:
     """Raise ``QuotaExceeded`` when ``payer``'s day is already spent, before any bytes come in.
 
@@ -99,10 +134,10 @@ async def check_quota(services: Services, payer: str | None) -> None:
         raise _refusal(decision, 0.0)
 
 
-def _refusal(decision: QuotaDecision, incoming: float) -> QuotaExceeded:
+def _refusal(decision: QuotaDecision, incoming: float, *, exact: bool = True) -> QuotaExceeded:
     if decision.resets is None:  # pragma: no cover - only a quota refuses, and it resets
         raise AssertionError("a refusal without a quota")
-    return QuotaExceeded(resets=decision.resets, left=decision.left, incoming=incoming)
+    return QuotaExceeded(resets=decision.resets, left=decision.left, incoming=incoming, exact=exact)
 
 
 async def _uncharge(services: Services, job_id: str) -> None:

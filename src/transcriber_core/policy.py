@@ -27,7 +27,7 @@ from transcriber_core.errors import (
     StorageDown,
 )
 from transcriber_core.people import is_person_owner
-from transcriber_core.usage import next_utc_midnight
+from transcriber_core.usage import Measured, next_utc_midnight
 
 
 @attrs.frozen(kw_only=True)
@@ -58,6 +58,8 @@ class Settings:
     max_record_bytes: int = 8 * 1024**3
     #: An upload that sends no byte for this long is aborted.
     upload_inactivity_timeout: timedelta = timedelta(minutes=5)
+    #: An upload whose body has not all arrived this long after it began is aborted (SPEC §29).
+    upload_deadline: timedelta = timedelta(hours=6)
     #: Fallback poll of the queue when nothing woke the workers.
     idle_poll_interval: timedelta = timedelta(seconds=1)
     #: First wait after a failed delivery (webhook, notice); doubles after each (ADR 35).
@@ -97,6 +99,9 @@ class Settings:
 
     #: Seconds of recordings one payer may send per UTC day (SPEC §20); 0: no quota.
     seconds_per_day: int = 0
+    #: Longest the intake decodes a recording to count it for a quota (ADR 67); past it the
+    #: recording is charged the most it could last, and settled when it is converted.
+    measure_ceiling: timedelta = timedelta(seconds=30)
 
     #: The cosine similarity from which a recording's speaker is taken for a remembered voice
     #: (SPEC §25, ADR 72): measured on real voices with CAM++ prints (docs/benchmarks.md).
@@ -118,6 +123,8 @@ class Settings:
             raise ValueError("express_bytes and express_duration must be positive")
         if self.seconds_per_day < 0:
             raise ValueError("seconds_per_day must be 0 (no quota) or positive")
+        if self.measure_ceiling <= timedelta(0):
+            raise ValueError("measure_ceiling must be positive")
         if self.recordings_kept <= timedelta(0) or self.jobs_kept < self.recordings_kept:
             raise ValueError("recordings_kept must be positive and jobs_kept no shorter")
         if self.sweep_interval <= timedelta(0) or self.sweep_batch < 1:
@@ -590,3 +597,33 @@ def charge_decision(
         decision = quota_decision(now=now, used=used, incoming=0.0, limit=limit)
         return attrs.evolve(decision, allowed=True)
     return quota_decision(now=now, used=used, incoming=incoming, limit=limit)
+
+
+#: Seconds decoded past the quota when counting a recording: enough to know it does not fit.
+MEASURE_MARGIN_SECONDS = 1.0
+
+
+def measure_bound(limit: int) -> float:
+    """Seconds of a recording the intake decodes at most to charge it under a quota of ``limit``.
+
+    A recording longer than the whole day's quota is refused whatever the day
+    holds, so counting stops just past it: the cost of the count is bounded
+    by the quota, not by the recording (ADR 67).
+    """
+    return float(limit) + MEASURE_MARGIN_SECONDS
+
+
+def charged_seconds(measured: Measured | None, *, declared: float | None, limit: int) -> float:
+    """The seconds a recording is charged at intake, the same rule for every container (ADR 67).
+
+    Counted to its end: its length. Stopped past the quota ``limit``
+    (``measure_bound``): what was counted, which no day can hold. Stopped by
+    the measure's ceiling first: the most it could last, settled to the
+    converted length later. Not measured (no meter, or no quota to hold):
+    what its header declares, else 0.
+    """
+    if measured is None:
+        return max(declared or 0.0, 0.0)
+    if measured.whole or measured.counted > limit:
+        return measured.counted
+    return max(measured.counted, measured.most)

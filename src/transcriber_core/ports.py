@@ -52,7 +52,7 @@ from transcriber_core.people import (
 )
 from transcriber_core.policy import QuotaDecision
 from transcriber_core.search import Hit, SearchQuery
-from transcriber_core.usage import Charge, Usage
+from transcriber_core.usage import Charge, Measured, Usage
 
 
 class Clock(Protocol):
@@ -604,7 +604,9 @@ class Accounts(Protocol):
         """Disable the person and end every session of theirs at once; False when unknown.
 
         Their tokens stop at the same moment: ``person_for_token`` and
-        ``get_person_session`` never answer for a disabled person.
+        ``get_person_session`` never answer for a disabled person. Their
+        unused invites and link codes are deleted in the same transaction,
+        so ``enable_person`` cannot bring one back (SPEC §29).
         Disabling twice keeps the first time.
         """
         ...
@@ -911,6 +913,21 @@ class DurationProbe(Protocol):
 
         Never decodes and never raises for a bad file: the answer is the
         sender's claim, only used to pick a lane (ADR 27).
+        """
+        ...
+
+
+class DurationMeter(Protocol):
+    """Counts how long a staged recording decodes to, for its charge against a quota (ADR 67)."""
+
+    async def measure(self, path: Path, *, up_to: float, within: timedelta) -> Measured:
+        """Decode ``path`` and count its seconds, stopping past ``up_to`` or after ``within``.
+
+        Counted in decoded samples, as the converter counts, never from the
+        container's header or timestamps. Stopped early, ``whole`` is False.
+        Raises ``PermanentError`` when the converter would refuse the
+        recording (not media, no audio, past the decoded-size limits) and
+        ``TransientError`` when it cannot run now.
         """
         ...
 

@@ -18,6 +18,7 @@ from transcriber_core.ports import (
     Converter,
     Corrections,
     Diarizer,
+    DurationMeter,
     DurationProbe,
     FileRecords,
     FileStore,
@@ -61,6 +62,8 @@ class Services:
     conditions: ConditionStore | None = None
     #: Reads a recording's declared duration at intake, for its lane; None: bytes alone decide.
     probe: DurationProbe | None = None
+    #: Counts a recording's decoded seconds at intake for a quota (ADR 67); None: the header's.
+    meter: DurationMeter | None = None
     #: Sends webhooks (ADR 35); None: ``[webhooks] secret`` is unset and callbacks are refused.
     webhooks: WebhookSender | None = None
     #: Seconds sent per payer per day, which the intake charges (ADR 59); None: nothing counted.

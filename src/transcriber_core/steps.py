@@ -14,7 +14,13 @@ from pathlib import Path
 
 from transcriber_core.copies import storage_copy_id
 from transcriber_core.entities import Event, FileRecord, Job, State
-from transcriber_core.errors import DirectRefused, FileNotFound, MissingFile, RecognitionFailed
+from transcriber_core.errors import (
+    DirectRefused,
+    FileNotFound,
+    MissingFile,
+    PermanentError,
+    RecognitionFailed,
+)
 from transcriber_core.naming import derived_file_id
 from transcriber_core.outbox import deliveries_for
 from transcriber_core.part_steps import check_parts, recognize_parts
@@ -74,6 +80,12 @@ async def convert(job: Job, services: Services) -> Job:
             )
     except FileNotFound:
         raise MissingFile("the recording is missing from storage") from None
+    except PermanentError:
+        if services.usage is not None:
+            # A recording the converter refuses is never transcribed: it counts nothing, and
+            # a worst case reserved for it at intake is given back (ADR 67).
+            await services.usage.settle(job.id, 0.0)
+        raise
     # The record exists before the job points at it (reference: queue rule 9); a retry
     # replaces both under the same id.
     await services.file_records.put_file(record)

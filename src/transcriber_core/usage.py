@@ -3,10 +3,10 @@
 A *payer* is whose quota a recording counts against: a person's owner key
 (``person:<id>``), a static token's digest, or ``telegram:<user id>`` for
 a Telegram sender no person is linked to. Each accepted recording is one
-``Charge`` keyed by its job's id: charged at intake with the duration its
-header declares (so a burst of uploads cannot overrun the day while the
-first is still queued), then set to the duration the convert step
-measured. Both writes are keyed by the job, so a retried step, a part or a
+``Charge`` keyed by its job's id: charged at intake with the duration it
+decodes to (``Measured``, ADR 67; so a burst of uploads cannot overrun the
+day while the first is still queued), then set to the duration the
+convert step measured. Both writes are keyed by the job, so a retried step, a part or a
 replayed upload never counts it twice.
 """
 
@@ -62,3 +62,15 @@ class Usage:
     today: float = 0.0
     #: Seconds counted from the first of ``day``'s month through ``day``.
     month: float = 0.0
+
+
+@attrs.frozen(kw_only=True)
+class Measured:
+    """How long a staged recording decodes to, counted at intake for its charge (ADR 67)."""
+
+    #: Seconds of audio decoded and counted (samples over rate), from the start.
+    counted: float = attrs.field(validator=attrs.validators.ge(0.0))
+    #: True when decoding reached the recording's end: ``counted`` is its length.
+    whole: bool
+    #: Most seconds the file may decode to at all (its size and the decoded-size limits, §17).
+    most: float = attrs.field(validator=attrs.validators.ge(0.0))

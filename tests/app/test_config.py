@@ -195,6 +195,7 @@ def test_secrets_are_not_in_repr() -> None:
         ("[storage]\nmin_free_bytes = -1\n", {}, r"\[storage\] min_free_bytes"),
         ("[http]\nmax_header_bytes = 0\n", {}, r"\[http\] max_header_bytes"),
         ("[http]\nheader_timeout_seconds = 0\n", {}, r"\[http\] header_timeout_seconds"),
+        ("[http]\nupload_deadline_seconds = 0\n", {}, r"\[http\] upload_deadline_seconds"),
         ("[http]\nmax_connections = 0\n", {}, r"\[http\] max_connections"),
         ('[http]\nforwarded_allow_ips = ["proxy"]\n', {}, r"\[http\] forwarded_allow_ips"),
         ("[memory]\nchecks_before_done = -1\n", {}, r"\[memory\] checks_before_done: must"),

@@ -12,10 +12,12 @@ import pytest
 
 from tests.app.test_workspace import bearer, csrf, make_token, owner, person
 from tests.support.admin import in_process_client
-from tests.support.media import tone
+from tests.support.media import encoded, tone
 from transcriber_adapters.memory import ManualClock
 from transcriber_app.bootstrap import Runtime, build
+from transcriber_app.bot.texts import RUSSIAN, quota_text
 from transcriber_app.config import Config, HttpConfig, QuotasConfig, StorageConfig
+from transcriber_core.errors import QuotaExceeded
 
 #: The deployment's static token.
 STATIC = "a static token of the deployment"
@@ -84,6 +86,27 @@ async def test_api_refuses_past_the_quota_until_midnight_utc(
     payer = hashlib.sha256(STATIC.encode()).hexdigest()
     used = (await runtime.services.usage.usage([payer]))[payer]
     assert (used.today, used.month) == (1.5, 3.5)
+
+
+async def test_a_recording_longer_than_the_whole_day_is_counted_only_past_it(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    """A 30-s MP3 against a 2-s day is refused without a length it was never counted to."""
+    long = encoded(tmp_path / "long.mp3", 30.0, "-ar", "16000", "-c:a", "libmp3lame")
+    async with in_process_client(runtime) as client:
+        over = await client.post(
+            "/api/audio",
+            files={"file": ("long.mp3", long.read_bytes(), "audio/mpeg")},
+            headers=bearer(STATIC),
+        )
+    assert over.status_code == 429
+    message = over.json()["message"]
+    assert "may be longer than the 2 s left" in message
+    assert "(3 s)" not in message
+    bounded = QuotaExceeded(resets=MIDNIGHT, left=2.0, incoming=3.0, exact=False)
+    assert quota_text(bounded, RUSSIAN) == RUSSIAN.quota_maybe_too_long.format(
+        left=2, resets="2026-03-02 00:00 UTC"
+    )
 
 
 async def test_a_replay_is_answered_even_when_the_day_is_spent(

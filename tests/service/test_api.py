@@ -390,7 +390,7 @@ def test_stalled_upload_is_408_and_leaves_nothing(service: Service, recording: b
 
 
 def test_slow_upload_within_inactivity_passes(service: Service, recording: bytes) -> None:
-    """There is no total read timeout: pauses shorter than the inactivity timeout add up freely."""
+    """Pauses shorter than the inactivity timeout add up freely, within the whole deadline."""
     body = form(recording)
     # Pauses of a tenth of the timeout leave nine tenths for a loaded box to be late; 16 of
     # them add up to 1.6 timeouts.

@@ -185,19 +185,21 @@ class FakeBotApi:
         *,
         user_id: int | None = None,
         language_code: str | None = None,
+        first_name: str = SENDER_FIRST_NAME,
         **content: Any,
     ) -> int:
         """Queue a message from the secret sender in ``chat_id``; return its message id.
 
         A negative ``chat_id`` is a supergroup (its title a secret too) and
         ``user_id`` the member who speaks (default: the chat's own id, as in a
-        private chat). ``language_code`` is the sender's Telegram language.
+        private chat). ``language_code`` is the sender's Telegram language;
+        ``first_name`` tells members apart in what the bot says to them.
         """
         message_id = next(self._ids)
         sender: dict[str, Any] = {
             "id": chat_id if user_id is None else user_id,
             "is_bot": False,
-            "first_name": SENDER_FIRST_NAME,
+            "first_name": first_name,
             "last_name": SENDER_LAST_NAME,
             "username": SENDER_USERNAME,
         }

@@ -743,3 +743,59 @@ async def test_a_group_cannot_be_linked(start: Start) -> None:
     assert reply.text == ENGLISH.link_private_only
     assert await people.person_for_chat(group) is None
     assert await people.use_link_code(link_code_hash("ABCD2345"), chat_id=1) == alice
+
+
+async def test_transcribe_in_a_group_is_paid_by_the_one_who_asks(start: Start) -> None:
+    """``/transcribe`` on a member's recording counts against the asker, and says it is theirs."""
+    running = await start(quota=60)
+    usage = running.services.usage
+    assert usage is not None
+    group, admin = -100777, 1
+    running.api.admins[group] = {admin}
+    await running.api.push_text(group, "/mode command", user_id=admin)
+    await running.api.wait_sent(group, 1)
+    file = running.api.add_file(b"member seven's voice")
+    recording = await running.api.push_media(group, "voice", file, user_id=7, first_name="Seven")
+    # Eight's day is spent: Eight asking is refused by name; Seven's time is not touched.
+    await usage.charge(Charge(job_id="spent", payer=telegram_payer(8), seconds=60), limit=0)
+    asked = await running.api.push_text(
+        group, "/transcribe", user_id=8, first_name="Eight", reply_to=recording
+    )
+    refused = (await running.api.wait_sent(group, 2))[1]
+    assert refused.reply_to == asked
+    assert refused.body.startswith("Eight: ")
+    assert "used up" in refused.body
+    assert await running.jobs() == []
+    # Nine asks with a whole day: taken, and Nine pays for it, not Seven.
+    await running.api.push_text(
+        group, "/transcribe", user_id=9, first_name="Nine", reply_to=recording
+    )
+    await running.api.wait_shown(group, TRANSCRIPT)
+    [job] = await running.jobs()
+    assert job.duration
+    found = await usage.usage([telegram_payer(7), telegram_payer(9)])
+    assert found[telegram_payer(9)].today == job.duration
+    assert found[telegram_payer(7)].today == 0
+
+
+async def test_a_person_disabled_while_their_chats_file_downloads_gets_no_job(
+    start: Start,
+) -> None:
+    """Disabled mid-download, the linked person neither owns nor pays: the chat is nobody's."""
+    clock = ManualClock(NOW)
+    people, alice = await _linkable(clock)
+    await people.use_link_code(link_code_hash("ABCD2345"), chat_id=CHAT)
+    running = await start(links=people, quota=3600)
+    running.api.hold_downloads = asyncio.Event()
+    await running.send("voice")
+    await running.api.download_started.wait()
+    await people.disable_person(alice.id, now=NOW)
+    running.api.hold_downloads.set()
+    await running.api.wait_shown(CHAT, TRANSCRIPT)
+    [job] = await running.jobs()
+    assert job.owner is None
+    usage = running.services.usage
+    assert usage is not None
+    found = await usage.usage([alice.owner_key, telegram_payer(CHAT)])
+    assert found[alice.owner_key].today == 0
+    assert found[telegram_payer(CHAT)].today == job.duration

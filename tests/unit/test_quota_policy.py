@@ -6,8 +6,14 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from transcriber_core.policy import Settings, charge_decision, quota_decision
-from transcriber_core.usage import Charge, next_utc_midnight, telegram_payer, utc_day
+from transcriber_core.policy import (
+    Settings,
+    charge_decision,
+    charged_seconds,
+    measure_bound,
+    quota_decision,
+)
+from transcriber_core.usage import Charge, Measured, next_utc_midnight, telegram_payer, utc_day
 
 NOON = datetime(2026, 7, 14, 12, 0, tzinfo=UTC)
 MIDNIGHT = datetime(2026, 7, 15, tzinfo=UTC)
@@ -88,3 +94,16 @@ def test_a_job_charged_before_passes_a_spent_day_and_a_new_one_does_not() -> Non
     assert again.resets == MIDNIGHT
     new = charge_decision(now=NOON, used=3600, incoming=600, limit=3600, charged_before=False)
     assert not new.allowed
+
+
+def test_a_measured_recording_is_charged_what_it_decodes_to() -> None:
+    """Counted to its end: its length; past the quota: the count; cut by the ceiling: its most."""
+    whole = Measured(counted=50.0, whole=True, most=4000.0)
+    assert charged_seconds(whole, declared=1.0, limit=60) == 50.0
+    longer = Measured(counted=measure_bound(60), whole=False, most=4000.0)
+    assert charged_seconds(longer, declared=None, limit=60) == 61.0
+    cut = Measured(counted=12.0, whole=False, most=4000.0)
+    assert charged_seconds(cut, declared=None, limit=60) == 4000.0
+    # Not measured: the header's claim, else nothing until the convert step measures it.
+    assert charged_seconds(None, declared=7.5, limit=60) == 7.5
+    assert charged_seconds(None, declared=None, limit=60) == 0.0

@@ -110,7 +110,7 @@ class MemoryPeopleStore:
             return sorted(self._db.people.values(), key=lambda person: (person.created, person.id))
 
     async def disable_person(self, person_id: str, *, now: datetime) -> bool:
-        """Disable the person and end their sessions at once."""
+        """Disable the person, end their sessions and void their unused invites and codes."""
         with self._lock:
             self.calls.append("disable_person")
             person = self._db.people.get(person_id)
@@ -121,6 +121,13 @@ class MemoryPeopleStore:
             sessions = self._db.person_sessions
             for key in [key for key, each in sessions.items() if each.person_id == person_id]:
                 del sessions[key]
+            invites = self._db.invites
+            mine = [k for k, (i, used) in invites.items() if i.person_id == person_id and not used]
+            for key in mine:
+                del invites[key]
+            codes = self._db.link_codes
+            for key in [key for key, (each, _) in codes.items() if each.person_id == person_id]:
+                del codes[key]
             return True
 
     async def enable_person(self, person_id: str) -> bool:

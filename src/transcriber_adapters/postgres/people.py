@@ -63,6 +63,9 @@ _END_SESSIONS_OF = "DELETE FROM person_sessions WHERE person_id = %(id)s"
 #: Taken first in ``add_token``'s transaction: adds for one person wait for each other here.
 #: NO KEY UPDATE, so the foreign keys' checks (KEY SHARE) of the person's other rows go on.
 _LOCK_PERSON = "SELECT 1 FROM people WHERE id = %(person_id)s FOR NO KEY UPDATE"
+#: Disabling voids what the person has not used yet: Enable must not revive it (SPEC §29).
+_VOID_INVITES_OF = "DELETE FROM person_invites WHERE person_id = %(id)s AND used IS NULL"
+_VOID_CODES_OF = "DELETE FROM person_link_codes WHERE person_id = %(id)s"
 #: Counted after the lock, in a statement of its own: under READ COMMITTED its snapshot
 #: holds every token committed before the lock was granted.
 _INSERT_TOKEN = (
@@ -189,10 +192,12 @@ class PostgresPeopleStore:
         return [_ROWS.person_from_row(row) for row in await self._db.fetchall(_LIST_PEOPLE)]
 
     async def disable_person(self, person_id: str, *, now: datetime) -> bool:
-        """Disable the person and delete their sessions in one transaction."""
+        """Disable the person, delete their sessions and unused invites and codes, at once."""
         async with self._db.transaction() as conn:
             cursor = await conn.execute(_DISABLE, {"id": person_id, "now": now})
             await conn.execute(_END_SESSIONS_OF, {"id": person_id})
+            await conn.execute(_VOID_INVITES_OF, {"id": person_id})
+            await conn.execute(_VOID_CODES_OF, {"id": person_id})
         return cursor.rowcount == 1
 
     async def enable_person(self, person_id: str) -> bool:

@@ -63,6 +63,9 @@ _FIND_PERSON = f"SELECT {_PERSON} FROM people WHERE name = :name"
 _LIST_PEOPLE = f"SELECT {_PERSON} FROM people ORDER BY created, id"
 _DISABLE = "UPDATE people SET disabled = coalesce(disabled, :now) WHERE id = :id"
 _END_SESSIONS_OF = "DELETE FROM person_sessions WHERE person_id = :id"
+#: Disabling voids what the person has not used yet: Enable must not revive it (SPEC §29).
+_VOID_INVITES_OF = "DELETE FROM person_invites WHERE person_id = :id AND used IS NULL"
+_VOID_CODES_OF = "DELETE FROM person_link_codes WHERE person_id = :id"
 #: The count and the insert in one statement, under ``BEGIN IMMEDIATE``: a second writer
 #: waits for the lock and then counts the first one's token.
 _INSERT_TOKEN = (
@@ -155,7 +158,7 @@ class SqlitePeopleStore(SqliteStore):
         return await self._call(_all_people)
 
     async def disable_person(self, person_id: str, *, now: datetime) -> bool:
-        """Disable the person and delete their sessions in one transaction."""
+        """Disable the person, delete their sessions and unused invites and codes, at once."""
         return await self._call(_disable, person_id, now)
 
     async def enable_person(self, person_id: str) -> bool:
@@ -269,10 +272,13 @@ def _all_people(conn: sqlite3.Connection) -> list[Person]:
 
 
 def _disable(conn: sqlite3.Connection, person_id: str, now: datetime) -> bool:
-    # One transaction: no moment exists where the person is disabled and a session still opens.
+    # One transaction: no moment exists where the person is disabled and a session still
+    # opens, nor an invite or link code that Enable would bring back (SPEC §29).
     with immediate(conn):
         changed = conn.execute(_DISABLE, {"id": person_id, "now": to_db(now)}).rowcount
         conn.execute(_END_SESSIONS_OF, {"id": person_id})
+        conn.execute(_VOID_INVITES_OF, {"id": person_id})
+        conn.execute(_VOID_CODES_OF, {"id": person_id})
     return changed == 1
 
 

@@ -80,9 +80,11 @@ GROUP_TYPES = frozenset({"group", "supergroup"})
 
 
 def payer_of(message: Message) -> str:
-    """Whose daily quota a recording counts against: its sender's Telegram user (ADR 59).
+    """Whose daily quota a recording counts against: the Telegram user who asked for it.
 
-    A message with no user (a channel's post, an anonymous group admin)
+    ``message`` is the one that asked: the recording itself, or the
+    ``/transcribe`` that answered it, whose sender pays (ADR 59, 67). A
+    message with no user (a channel's post, an anonymous group admin)
     counts against its chat; a chat's id is negative for groups and
     channels, so it never equals a user's.
     """
@@ -169,7 +171,8 @@ class BotIntake:
     ) -> None:
         """Turn the recording in ``message`` into a job, or tell the sender why not.
 
-        ``asked_by`` is the ``/transcribe`` that asked for it: refusals answer it.
+        ``asked_by`` is the ``/transcribe`` that asked for it: its sender pays
+        for the recording, and refusals answer it (ADR 67).
         """
         settings = settings or await self.settings_of(message.chat.id)
         answer = asked_by or message
@@ -190,7 +193,9 @@ class BotIntake:
             return
         request = self._request(settings)
         try:
-            job, is_new = await self._accept_patiently(bot, message, recording, request, extra)
+            job, is_new = await self._accept_patiently(
+                bot, message, recording, request, extra, asker=answer
+            )
         except asyncio.CancelledError:
             # Shutdown cut the download off. The update is not confirmed to
             # Telegram (ADR 53): the next poller reads it again and takes it.
@@ -201,7 +206,7 @@ class BotIntake:
             return
         except QuotaExceeded as exc:
             log.info("bot.quota_exceeded", extra=extra)
-            await self._reply(bot, answer, quota_text(exc, texts))
+            await self._reply(bot, answer, _addressed(answer, quota_text(exc, texts)))
             return
         except (TelegramUnavailable, TelegramRefused) as exc:
             log.warning("bot.download_failed", extra={**extra, "error_type": type(exc).__name__})
@@ -238,6 +243,8 @@ class BotIntake:
         recording: Recording,
         request: RecognitionRequest,
         extra: Mapping[str, object],
+        *,
+        asker: Message,
     ) -> tuple[Job, bool]:
         """``_accept``, again while a dependency is down, for up to ``_OUTAGE_SECONDS`` (ADR 43).
 
@@ -250,7 +257,7 @@ class BotIntake:
         pause = _OUTAGE_PAUSE
         while True:
             try:
-                return await self._accept(bot, message, recording, request)
+                return await self._accept(bot, message, recording, request, asker=asker)
             except ServiceCondition as exc:
                 if not exc.outage or loop.time() + pause > give_up:
                     raise
@@ -261,7 +268,13 @@ class BotIntake:
             pause = min(pause * 2, _OUTAGE_PAUSE_CAP)
 
     async def _accept(
-        self, bot: Bot, message: Message, recording: Recording, request: RecognitionRequest
+        self,
+        bot: Bot,
+        message: Message,
+        recording: Recording,
+        request: RecognitionRequest,
+        *,
+        asker: Message,
     ) -> tuple[Job, bool]:
         services = self.services
         chat_id = message.chat.id
@@ -270,10 +283,7 @@ class BotIntake:
         if first is not None:
             # The same file again: answered without downloading it a second time.
             return first, False
-        # A private chat linked to a person makes that person's jobs, paid by them (ADR 60).
-        person = await self._linked_person(message)
-        owner = None if person is None else person.owner_key
-        payer = owner or payer_of(message)
+        owner, payer = await self._owner_and_payer(message, asker)
         # A spent day is told before the file is downloaded (ADR 59).
         await check_quota(services, payer)
         async with services.files.staging(recording.extension) as path:
@@ -284,6 +294,9 @@ class BotIntake:
                 max_bytes=self.max_file_bytes,
                 inactivity=services.settings.upload_inactivity_timeout,
             )
+            # Asked again once the file is in: a person disabled (or the chat unlinked)
+            # meanwhile no longer owns or pays for it (SPEC §29).
+            owner, payer = await self._owner_and_payer(message, asker)
             return await submit(
                 services,
                 path,
@@ -294,6 +307,17 @@ class BotIntake:
                 owner=owner,
                 payer=payer,
             )
+
+    async def _owner_and_payer(self, message: Message, asker: Message) -> tuple[str | None, str]:
+        """Whose job the recording in ``message`` makes, and who pays for it, asked by ``asker``.
+
+        A private chat linked to a person makes that person's jobs, paid by
+        them (ADR 60). Otherwise the one who asked pays: in a group a
+        ``/transcribe`` on a member's recording is the asker's (SPEC §29).
+        """
+        person = await self._linked_person(message)
+        owner = None if person is None else person.owner_key
+        return owner, owner or payer_of(asker)
 
     async def _linked_person(self, message: Message) -> Person | None:
         """The person a private chat is linked to; None in a group or when none is."""
@@ -529,6 +553,18 @@ def subtitle_file(job: Job, fmt: str) -> bytes:
     found = subtitles.cues(job.words, text=job.text or "", duration=job.duration)
     text = subtitles.srt(found, names) if fmt == "srt" else subtitles.webvtt(found, names)
     return text.encode("utf-8")
+
+
+def _addressed(answer: Message, text: str) -> str:
+    """``text`` as said to the sender of ``answer``: in a group, by their first name.
+
+    Several members talk there; a reply about whose time was spent names
+    them, so nobody reads another member's quota as their own.
+    """
+    sender = answer.from_user
+    if not is_group(answer) or sender is None:
+        return text
+    return f"{sender.first_name}: {text}"
 
 
 def is_group(message: Message) -> bool:

@@ -63,6 +63,8 @@ class Texts:
     unlink_none: str
     #: The recording is longer than the day's rest: ``{seconds}``, ``{left}``, ``{resets}``.
     quota_too_long: str
+    #: The recording was not counted to its end and may not fit: ``{left}``, ``{resets}``.
+    quota_maybe_too_long: str
 
 
 ENGLISH = Texts(
@@ -134,6 +136,10 @@ ENGLISH = Texts(
         "This recording ({seconds} s) is longer than the {left} s left of your time for today."
         " Your time starts again at {resets}."
     ),
+    quota_maybe_too_long=(
+        "This recording may be longer than the {left} s left of your time for today"
+        " (I did not count it to its end). Your time starts again at {resets}."
+    ),
     modes={ChatMode.AUTO: "auto (every recording)", ChatMode.COMMAND: "command (when asked)"},
 )
 
@@ -204,6 +210,10 @@ RUSSIAN = Texts(
         "Эта запись ({seconds} с) длиннее, чем осталось вашего времени на сегодня ({left} с)."
         " Время начнётся заново в {resets}."
     ),
+    quota_maybe_too_long=(
+        "Эта запись может быть длиннее, чем осталось вашего времени на сегодня ({left} с):"
+        " я не досчитал её до конца. Время начнётся заново в {resets}."
+    ),
     modes={ChatMode.AUTO: "auto (все записи)", ChatMode.COMMAND: "command (по просьбе)"},
 )
 
@@ -245,6 +255,8 @@ def quota_text(exc: QuotaExceeded, texts: Texts = ENGLISH) -> str:
     resets = exc.resets.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
     if exc.left <= 0:
         return texts.quota_spent.format(resets=resets)
+    if not exc.exact:
+        return texts.quota_maybe_too_long.format(left=math.floor(exc.left), resets=resets)
     return texts.quota_too_long.format(
         seconds=math.ceil(exc.incoming), left=math.floor(exc.left), resets=resets
     )

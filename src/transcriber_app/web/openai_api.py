@@ -32,6 +32,7 @@ from transcriber_app.web.api.auth import require_token
 from transcriber_app.web.api.handlers import (
     receiving,
     refuse_before_body,
+    refuse_unless_still_admitted,
     refuse_when_quota_spent,
 )
 from transcriber_app.web.endpoints import Answer, Endpoint, FormField, Param, json_answer
@@ -384,6 +385,7 @@ async def _take(request: Request, task: Task) -> tuple[Job, Ask]:
         # A known key's first job is answered once this body proves the same file (ADR 21).
         async with receiving(request, digest=dedup_key is not None) as received:
             ask = parse_ask(runtime, received.fields, task=task)
+            await refuse_unless_still_admitted(request, refuse_before_body, caller)
             job, is_new = await _job_of(
                 runtime, received, first, ask, dedup_key=dedup_key, caller=caller
             )

@@ -22,6 +22,11 @@ def quota_message(exc: QuotaExceeded) -> str:
     when = reset_text(exc.resets)
     if exc.left <= 0:
         return f"Today's quota of recording time is used up; it resets at {when}."
+    if not exc.exact:
+        return (
+            f"This recording may be longer than the {math.floor(exc.left)} s left of today's"
+            f" quota (it was not counted to its end); it resets at {when}."
+        )
     return (
         f"This recording ({math.ceil(exc.incoming)} s) is longer than the"
         f" {math.floor(exc.left)} s left of today's quota; it resets at {when}."

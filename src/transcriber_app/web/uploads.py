@@ -15,8 +15,10 @@ digest costs no second read and no time on the event loop. A replay of a
 known key is received by ``received_digest``: the same parser and hashing,
 no file at all (ADR 21).
 
-Each wait for the next chunk has the inactivity timeout; there is no total
-timeout, so a slow 6-hour upload passes and a stalled one does not hang.
+Each wait for the next chunk has the inactivity timeout, and the whole body
+has a deadline (``[http] upload_deadline_seconds``, 6 hours by default,
+SPEC §29): a slow upload passes within it, a stalled one does not hang, and
+one that trickles a byte at a time cannot hold its connection for ever.
 However the upload ends — refused, stalled, disconnected, cancelled — the
 staging file is removed (the staging context manager owns that).
 
@@ -153,6 +155,10 @@ class Hasher(Protocol):
 
 class _TooLarge(Exception):  # noqa: N818 - a signal out of the parser's callbacks
     """The recording passed its bound."""
+
+
+class _Overdue(Exception):  # noqa: N818 - a signal out of the read
+    """The body did not all arrive within the upload's deadline."""
 
 
 class _FormTooLarge(Exception):  # noqa: N818 - a signal out of the parser's callbacks
@@ -379,9 +385,32 @@ async def _pump(
     parser: MultipartParser,
     sink: _FormSink,
     writer: _Writer,
+    *,
+    inactivity: float,
+    deadline: float,
+) -> None:
+    """Feed the body to the parser and the file bytes to ``writer`` until the body ends.
+
+    Raises ``TimeoutError`` after ``inactivity`` seconds without a chunk and
+    ``_Overdue`` once ``deadline`` seconds have passed since the read began.
+    """
+    try:
+        async with asyncio.timeout(deadline) as whole:
+            await _pump_within(chunks, parser, sink, writer, inactivity)
+    except TimeoutError:
+        if whole.expired():
+            raise _Overdue from None
+        raise
+
+
+async def _pump_within(
+    chunks: AsyncGenerator[bytes, None],
+    parser: MultipartParser,
+    sink: _FormSink,
+    writer: _Writer,
     inactivity: float,
 ) -> None:
-    """Feed the body to the parser and the file bytes to ``writer`` until the body ends."""
+    """``_pump`` without its deadline."""
     loop = asyncio.get_running_loop()
     # One timeout for the whole read, armed only while waiting for a chunk:
     # disk writes never count as the sender's silence.
@@ -413,14 +442,22 @@ async def _receive(
     writer: _Writer,
     *,
     inactivity: float,
+    deadline: float,
 ) -> None:
     """Run the body through the parser into ``writer``; every way it can fail as ``ApiError``."""
     parser = MultipartParser(boundary, callbacks=sink.callbacks())
     try:
-        await _pump(chunks, parser, sink, writer, inactivity)
+        await _pump(chunks, parser, sink, writer, inactivity=inactivity, deadline=deadline)
     except TimeoutError:
         raise ApiError(
             408, "upload_timeout", f"no data for {inactivity:g} s; upload aborted", CLOSE
+        ) from None
+    except _Overdue:
+        raise ApiError(
+            408,
+            "upload_timeout",
+            f"the upload did not arrive whole within {deadline:g} s; upload aborted",
+            CLOSE,
         ) from None
     except _TooLarge:
         ended = await _drain(chunks)
@@ -446,12 +483,19 @@ async def _receive(
 
 @contextlib.asynccontextmanager
 async def received_file(
-    request: Request, *, files: FileStore, max_bytes: int, inactivity: float, digest: bool = False
+    request: Request,
+    *,
+    files: FileStore,
+    max_bytes: int,
+    inactivity: float,
+    deadline: float,
+    digest: bool = False,
 ) -> AsyncIterator[Received]:
     """Stream the request's multipart body into a staging file; the recording inside the block.
 
     With ``digest`` the recording's SHA-256 is computed on the way. Raises
-    ``ApiError`` (400 bad form, missing or empty file; 408 stalled; 413 too
+    ``ApiError`` (400 bad form, missing or empty file; 408 stalled or past
+    ``deadline``; 413 too
     large or too many other fields; 415 not multipart) and
     ``ClientDisconnect``; in every case, and after the block unless the
     file was moved, the staging file is removed.
@@ -465,7 +509,14 @@ async def received_file(
             with storage_errors():
                 fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
             try:
-                await _receive(chunks, boundary, sink, _Writer(fd, hasher), inactivity=inactivity)
+                await _receive(
+                    chunks,
+                    boundary,
+                    sink,
+                    _Writer(fd, hasher),
+                    inactivity=inactivity,
+                    deadline=deadline,
+                )
             finally:
                 os.close(fd)
             yield Received(
@@ -479,7 +530,9 @@ async def received_file(
         await chunks.aclose()
 
 
-async def received_digest(request: Request, *, max_bytes: int, inactivity: float) -> str:
+async def received_digest(
+    request: Request, *, max_bytes: int, inactivity: float, deadline: float
+) -> str:
     """Read the request's multipart body like ``received_file``, keeping only the file's SHA-256.
 
     For a replay of a known Idempotency-Key: the answer needs the digest,
@@ -490,7 +543,9 @@ async def received_digest(request: Request, *, max_bytes: int, inactivity: float
     hasher = hashlib.sha256()
     chunks = request.stream()
     try:
-        await _receive(chunks, boundary, sink, _Writer(None, hasher), inactivity=inactivity)
+        await _receive(
+            chunks, boundary, sink, _Writer(None, hasher), inactivity=inactivity, deadline=deadline
+        )
     finally:
         await chunks.aclose()
     return hasher.hexdigest()

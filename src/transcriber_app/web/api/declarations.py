@@ -213,7 +213,11 @@ ENDPOINTS: tuple[Endpoint, ...] = (
                     " the task or the speakers cannot be used"
                 ),
             ),
-            error(408, "upload_timeout", description="no byte for the inactivity timeout"),
+            error(
+                408,
+                "upload_timeout",
+                description="no byte for the inactivity timeout, or the body late for its deadline",
+            ),
             error(
                 413,
                 "too_large",

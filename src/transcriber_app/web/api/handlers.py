@@ -95,6 +95,7 @@ async def intake(request: Request, admit: Admission) -> Response:
             if received.callback_url is not None:
                 await check_callback(runtime, received.callback_url)
             speakers_wanted = wanted_speakers(runtime, received.field(SPEAKERS_FIELD))
+            await refuse_unless_still_admitted(request, admit, caller)
             job, is_new = await submit(
                 services,
                 received.path,
@@ -158,6 +159,20 @@ async def refuse_before_body(request: Request) -> tuple[str | None, str | None]:
     return caller, dedup_key
 
 
+async def refuse_unless_still_admitted(
+    request: Request, admit: Admission, caller: str | None
+) -> None:
+    """The door's gate asked again once the body is in, before anything is stored (SPEC §29).
+
+    An upload can run for hours: a person disabled, a token revoked or a
+    session ended while it ran is refused with the gate's own answer (401,
+    403), and nothing is charged or stored.
+    """
+    again, _ = await admit(request)
+    if again != caller:  # pragma: no cover - a gate answers one request alike, or refuses it
+        raise ApiError(401, "unauthorized", "the upload's sender changed while it was sent")
+
+
 def refuse_unfit_body(request: Request) -> None:
     """413 for a declared length over the cap, 507 while the disk is short: before the body."""
     runtime = runtime_of(request)
@@ -188,6 +203,7 @@ def receiving(request: Request, *, digest: bool) -> AbstractAsyncContextManager[
         files=services.files,
         max_bytes=services.settings.max_record_bytes,
         inactivity=services.settings.upload_inactivity_timeout.total_seconds(),
+        deadline=services.settings.upload_deadline.total_seconds(),
         digest=digest,
     )
 
@@ -280,6 +296,7 @@ async def replay(request: Request, first: Job) -> Response:
         request,
         max_bytes=settings.max_record_bytes,
         inactivity=settings.upload_inactivity_timeout.total_seconds(),
+        deadline=settings.upload_deadline.total_seconds(),
     )
     check_replay(first, digest)
     metrics.uploads.labels("duplicate").inc()
