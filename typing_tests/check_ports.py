@@ -53,6 +53,9 @@ from transcriber_adapters.telegram import TelegramNotifier, make_bot
 from transcriber_adapters.webhooks import AiohttpWebhookSender
 from transcriber_adapters.whisper import WhisperRecognizer, WhisperSettings
 from transcriber_adapters.yandex import YandexRecognizer
+from transcriber_app.bot.intake import ChatDoor
+from transcriber_app.web.intake import FormDoor
+from transcriber_app.web.openai_api import OpenAIDoor
 from transcriber_core.ports import (
     Accounts,
     BudgetStore,
@@ -61,6 +64,7 @@ from transcriber_core.ports import (
     ConditionStore,
     Converter,
     Diarizer,
+    Door,
     DurationMeter,
     DurationProbe,
     FileRecords,
@@ -102,6 +106,9 @@ def check(
     sqlite_usage: SqliteUsageStore,
     sqlite_voices: SqliteVoiceStore,
     postgres: Database,
+    form_door: FormDoor,
+    openai_door: OpenAIDoor,
+    chat_door: ChatDoor,
 ) -> None:
     """Never called: mypy reads the assignments."""
     memory = MemoryJobRepository()
@@ -149,7 +156,9 @@ def check(
     # Remembered voices (ADR 72) and the diarizers whose prints they keep.
     voices: list[VoiceStore] = [MemoryVoiceStore(), sqlite_voices, PostgresVoiceStore(postgres)]
     diarizers: list[Diarizer] = [MemoryDiarizer(), OfflineDiarizer()]
-    del voices, diarizers
+    # The doors of the one way in (ADR 74): app code, read by the core through its port.
+    doors: list[Door] = [form_door, openai_door, chat_door]
+    del voices, diarizers, doors
     del usage, chats, people, invitations, accounts, tokens, sessions
     del senders, feeds, budgets, probes, meters, conditions, owners, repos, stores, converters
     del recognizers, notifiers, clocks, ids

@@ -1,13 +1,38 @@
-"""Taking a recording into storage and the queue, the same way for every intake."""
+"""The one way in (SPEC §28, ADR 74): every door's recording becomes a job here.
+
+A door (``POST /api/audio``, the workspace's upload, ``/v1``, Telegram)
+only parses its input and shapes its answer. ``take_in`` decides, in this
+order, for every door::
+
+    dedup key seen before? ── yes ─> the door's proof ─> the sender, asked again if read
+        │ no                          ─> check_replay ─> the first job
+    the sender (owner, payer) ─> today's quota (before any byte)
+        ─> the door stages the bytes ─> language, prompt, task, speakers,
+           callback ─> the sender, asked again (SPEC §29)
+        ─> submit: the charge, the store, the job, the notice
+
+Its refusals are the core's errors (``QuotaExceeded``, ``DedupKeyReused``,
+``OptionRefused``, ``CallbackRefused``, ``BadSpeakers``, a ``DiskFull`` or
+other ``TranscriberError``); each door kind maps them to its answers in one
+place. A later door (a link, the share target) is one more ``ports.Door``.
+"""
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
 
+import attrs
+
 from transcriber_core.entities import Event, Job, Origin, State
-from transcriber_core.errors import DedupKeyReused, PermanentError, QuotaExceeded
-from transcriber_core.languages import DEFAULT_REQUEST, RecognitionRequest
+from transcriber_core.errors import (
+    CallbackRefused,
+    DedupKeyReused,
+    OptionRefused,
+    PermanentError,
+    QuotaExceeded,
+)
+from transcriber_core.languages import DEFAULT_REQUEST, RecognitionRequest, recognition_request
 from transcriber_core.outbox import deliver_next, deliveries_for
 from transcriber_core.policy import (
     QuotaDecision,
@@ -16,11 +41,113 @@ from transcriber_core.policy import (
     measure_bound,
     quota_decision,
 )
+from transcriber_core.ports import Door, Wishes
 from transcriber_core.services import Services
+from transcriber_core.speakers import BadSpeakers, labels_speakers, parse_wanted
 from transcriber_core.usage import Charge
 from transcriber_core.wakeup import OUTBOX
 
 log = logging.getLogger("transcriber.intake")
+
+
+@attrs.frozen(kw_only=True)
+class Taken:
+    """What ``take_in`` made of a recording."""
+
+    job: Job
+    #: False: the job is the first one of its dedup key (a retry, or a race lost in ``create``).
+    is_new: bool
+
+
+@attrs.frozen(kw_only=True)
+class Judged:
+    """``Wishes`` checked against this service: what the job is stored with."""
+
+    request: RecognitionRequest = DEFAULT_REQUEST
+    speakers: int | None = None
+    callback_url: str | None = attrs.field(default=None, repr=False)
+
+
+async def take_in(
+    services: Services, door: Door, *, origin: Origin, dedup_key: str | None = None
+) -> Taken:
+    """Turn the recording behind ``door`` into a job, or the first job of ``dedup_key``.
+
+    The rules, once for every door: a known key answers with its first job
+    when the door's proof matches it (``check_replay``), and nothing is
+    charged or stored; otherwise the sender's spent day refuses the
+    recording before a byte of it is taken (``check_quota``), what was asked
+    is judged (``judge``) once the door has staged it, the sender is asked
+    again (``Door.sender_again``: an upload can run for hours), and
+    ``submit`` charges the payer, stores and enqueues it. Raises the core's
+    errors (module docstring) and whatever the door raises; nothing is left
+    behind.
+    """
+    first = await first_job(services, dedup_key)
+    if first is not None:
+        proof = await door.proof(first)
+        if proof.wishes is not None:
+            await judge(services, proof.wishes)
+        if proof.read:
+            # A retry's body can take hours too: its sender is asked again (SPEC §29).
+            await door.sender_again()
+        check_replay(first, proof.digest)
+        return Taken(job=first, is_new=False)
+    sender = await door.sender()
+    payer = sender.owner if sender.payer is None else sender.payer
+    # A spent day is told before the bytes come in (ADR 59): nothing to receive, nothing to undo.
+    await check_quota(services, payer)
+    async with door.staged() as staged:
+        judged = await judge(services, staged.wishes)
+        # Asked again once the bytes are in (SPEC §29); the day was judged by the first answer,
+        # the charge is the payer's now.
+        sender = await door.sender_again()
+        payer = sender.owner if sender.payer is None else sender.payer
+        job, is_new = await submit(
+            services,
+            staged.path,
+            extension=staged.extension,
+            origin=origin,
+            dedup_key=dedup_key,
+            digest=staged.digest,
+            owner=sender.owner,
+            callback_url=judged.callback_url,
+            speakers_wanted=judged.speakers,
+            request=judged.request,
+            payer=payer,
+        )
+    return Taken(job=job, is_new=is_new)
+
+
+async def judge(services: Services, wishes: Wishes) -> Judged:
+    """``wishes`` checked against the recognizer, the diarizer and the webhook rules (SPEC §18).
+
+    Raises ``OptionRefused`` (language, prompt, task: its code and field),
+    ``BadSpeakers`` (not a ``speakers`` value, or speakers asked of a
+    service that labels none), and
+    ``CallbackRefused`` (``webhooks_disabled`` without ``[webhooks] secret``;
+    else the sender's own check: not http(s), credentials, a refused address).
+    """
+    abilities = services.recognizer.abilities
+    try:
+        request = recognition_request(
+            abilities, language=wishes.language, prompt=wishes.prompt, task=wishes.task
+        )
+    except OptionRefused as exc:
+        if not (wishes.standing_language and exc.field == "language"):
+            raise
+        request = recognition_request(abilities, prompt=wishes.prompt, task=wishes.task)
+    if wishes.callback_url is not None:
+        if services.webhooks is None:
+            raise CallbackRefused(
+                "this service sends no webhooks ([webhooks] secret is unset); send no callback_url",
+                code="webhooks_disabled",
+            )
+        await services.webhooks.check(wishes.callback_url)
+    wanted = None if wishes.speakers is None else parse_wanted(wishes.speakers)
+    if wanted is not None and not labels_speakers(services):
+        raise BadSpeakers("this service labels no speakers; send speakers=off")
+    return Judged(request=request, speakers=wanted, callback_url=wishes.callback_url)
 
 
 async def submit(

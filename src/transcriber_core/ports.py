@@ -1237,3 +1237,89 @@ class WebhookSender(Protocol):
         ``ReceiverUnavailable`` for any other answer, a timeout or a network error.
         """
         ...
+
+
+@attrs.frozen(kw_only=True)
+class Wishes:
+    """What was asked for a recording, as its door read it; ``take_in`` judges it."""
+
+    #: ``auto`` or an ISO 639-1 code, as sent; None: auto.
+    language: str | None = None
+    #: Words that prime the recognizer, as sent; None: none.
+    prompt: str | None = None
+    #: ``transcribe`` or ``translate``, as sent; None: transcribe.
+    task: str | None = None
+    #: Speakers wanted as the ``speakers`` field spells them (off, auto, 1 to 10); None: off.
+    speakers: str | None = None
+    #: Where to report the job's end (ADR 35), unchecked; may carry a secret: never logged.
+    callback_url: str | None = attrs.field(default=None, repr=False)
+    #: ``language`` is a standing setting (a chat's ``/language``), not this recording's ask:
+    #: one the recognizer no longer has falls back to auto instead of refusing the recording.
+    standing_language: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class Staged:
+    """A recording its door received whole into a staging file, with what was asked with it."""
+
+    #: The staging file; ``submit`` moves it into the store.
+    path: Path
+    #: ``naming.extension_of`` the sender's file name: the only part of it kept.
+    extension: str
+    #: SHA-256 of the bytes, hex, when the door computed it (an upload with a dedup key).
+    digest: str | None = None
+    wishes: Wishes = attrs.field(factory=Wishes)
+
+
+@attrs.frozen(kw_only=True)
+class Proof:
+    """What a door shows of a recording sent again under a known dedup key."""
+
+    #: SHA-256 of the bytes sent now; None: not read (the key alone stands for the file).
+    digest: str | None = None
+    #: What was asked with them, when the door read it (its answer needs it): judged as well.
+    wishes: Wishes | None = None
+
+    @property
+    def read(self) -> bool:
+        """True when the door read the bytes sent now (which can take hours)."""
+        return self.digest is not None or self.wishes is not None
+
+
+@attrs.frozen(kw_only=True)
+class Sender:
+    """Who a recording is from: the owner its job is stored with, and whose day it counts on."""
+
+    #: ``Job.owner`` (a token's hash, ``person:<id>``); None: nobody's (an open API, a chat).
+    owner: str | None = None
+    #: Whose daily seconds it counts against (ADR 59); None: the owner's.
+    payer: str | None = None
+
+
+class Door(Protocol):
+    """A way in (ADR 74): where a recording's bytes and sender come from; it decides nothing."""
+
+    async def sender(self) -> Sender:
+        """Who sends it; asked once its dedup key has found no first job."""
+        ...
+
+    async def sender_again(self) -> Sender:
+        """Who sends it, asked again once the bytes are in, before anything is charged or stored.
+
+        An upload can run for hours (SPEC §29): the door's refusal when its
+        sender may no longer send (a token revoked, a person disabled, a
+        session ended), or who sends it now (a chat unlinked meanwhile).
+        """
+        ...
+
+    async def proof(self, first: Job) -> Proof:
+        """The evidence that this is ``first``'s recording again (``Proof()``: none read)."""
+        ...
+
+    def staged(self) -> AbstractAsyncContextManager[Staged]:
+        """The recording received whole into a staging file, inside the block.
+
+        Raises the door's own errors for bytes it cannot take (too large,
+        malformed); the staging file never outlives the block.
+        """
+        ...

@@ -103,9 +103,7 @@ def _dialogue_job() -> Job:
 
 
 def _ask(response_format: str) -> openai_api.Ask:
-    return openai_api.Ask(
-        request=_dialogue_job().request, response_format=openai_api.ResponseFormat(response_format)
-    )
+    return openai_api.Ask(response_format=openai_api.ResponseFormat(response_format))
 
 
 def test_diarized_json_has_segments_with_speaker_names() -> None:

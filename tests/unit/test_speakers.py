@@ -11,10 +11,10 @@ import pytest
 
 from tests.support.world import make_world
 from transcriber_adapters.memory.diarizer import MemoryDiarizer
-from transcriber_app.web.transcripts import TranscriptFormat, render
 from transcriber_core import subtitles
 from transcriber_core.entities import AUTO_SPEAKERS, Job, Origin, Speaker, State, Turn, Word
 from transcriber_core.ports import JobRepository
+from transcriber_core.rendering import TranscriptFormat, render
 from transcriber_core.speakers import (
     BadSpeakers,
     label_words,

@@ -29,7 +29,7 @@ from transcriber_core.entities import Job, OriginKind, State
 from transcriber_core.errors import NotifierUnavailable
 from transcriber_core.policy import CHAT_EDIT_INTERVAL, chat_pace
 from transcriber_core.ports import BudgetStore, Event, Standing
-from transcriber_core.subtitles import plain_text
+from transcriber_core.rendering import TranscriptFormat, render
 
 log = logging.getLogger("transcriber.telegram")
 
@@ -346,5 +346,4 @@ def _transcript(job: Job) -> str:
     """The text a chat gets: with speakers, a paragraph per turn, ``Name: ...`` (SPEC §18)."""
     if not job.speakers:
         return job.text or ""
-    names = {speaker.id: speaker.name for speaker in job.speakers}
-    return plain_text(job.words, text=job.text or "", names=names).rstrip("\n")
+    return render(job, TranscriptFormat.TXT).decode().rstrip("\n")

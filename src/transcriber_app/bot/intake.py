@@ -1,9 +1,10 @@
 """The bot's handlers: commands, and recordings checked, downloaded, submitted, or refused.
 
 A recording (``recording_of`` in the telegram adapter reads it out of the
-message) is checked against the allowed chats and the download limit,
-streamed to a staging file and submitted like an HTTP upload, in the chat's
-language (``/language``). In a group or supergroup (SPEC §21) the chat's
+message) is checked against the allowed chats and the download limit, then
+taken through the one way in (``transcriber_core.intake.take_in``, as an
+HTTP upload is) in the chat's language (``/language``), downloaded to a
+staging file only once it is taken (``ChatDoor``). In a group or supergroup (SPEC §21) the chat's
 ``/mode`` decides: ``auto`` takes every member's recording, ``command`` only
 one answered with ``/transcribe`` or one whose caption mentions the bot;
 only the group's administrators change its settings (``getChatMember``,
@@ -17,9 +18,10 @@ or the file name (reference: Privacy).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import weakref
-from collections.abc import Awaitable, Callable, Collection, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
 
 from aiogram import Bot, Dispatcher, Router
 from aiogram.filters import Command, CommandObject
@@ -50,7 +52,6 @@ from transcriber_app.bot.texts import (
     texts_for,
     too_large_text,
 )
-from transcriber_core import subtitles
 from transcriber_core.entities import ChatMode, ChatSettings, Job, Origin, State
 from transcriber_core.errors import (
     JobNotFound,
@@ -59,10 +60,11 @@ from transcriber_core.errors import (
     ServiceCondition,
     TranscriberError,
 )
-from transcriber_core.intake import check_quota, first_job, submit
-from transcriber_core.languages import DEFAULT_REQUEST, RecognitionRequest, check_language
+from transcriber_core.intake import Taken, take_in
+from transcriber_core.languages import check_language
 from transcriber_core.people import Person, link_code_hash, link_code_of
-from transcriber_core.ports import ChatLinks, ChatStore
+from transcriber_core.ports import ChatLinks, ChatStore, Proof, Sender, Staged, Wishes
+from transcriber_core.rendering import TranscriptFormat, render
 from transcriber_core.services import Services
 from transcriber_core.usage import telegram_payer
 
@@ -191,10 +193,9 @@ class BotIntake:
             log.warning("bot.no_room", extra=extra)
             await self._reply(bot, answer, texts.no_room)
             return
-        request = self._request(settings)
         try:
-            job, is_new = await self._accept_patiently(
-                bot, message, recording, request, extra, asker=answer
+            taken = await self._accept_patiently(
+                bot, message, recording, settings, extra, asker=answer
             )
         except asyncio.CancelledError:
             # Shutdown cut the download off. The update is not confirmed to
@@ -216,16 +217,8 @@ class BotIntake:
             log.warning("bot.submit_failed", extra={**extra, "error_type": type(exc).__name__})
             await self._reply(bot, answer, texts.unavailable)
             return
-        if not is_new:
-            await self._answer_again(bot, answer, job, texts)
-
-    def _request(self, settings: ChatSettings) -> RecognitionRequest:
-        """The chat's language as the job's request; ``auto`` if the recognizer no longer has it."""
-        try:
-            language = check_language(settings.language, self.services.recognizer.abilities)
-        except OptionRefused:
-            return DEFAULT_REQUEST
-        return RecognitionRequest(language=language)
+        if not taken.is_new:
+            await self._answer_again(bot, answer, taken.job, texts)
 
     async def _answer_again(self, bot: Bot, message: Message, job: Job, texts: Texts) -> None:
         """A recording this chat sent before: told so, unless this is the same message again."""
@@ -241,11 +234,11 @@ class BotIntake:
         bot: Bot,
         message: Message,
         recording: Recording,
-        request: RecognitionRequest,
+        settings: ChatSettings,
         extra: Mapping[str, object],
         *,
         asker: Message,
-    ) -> tuple[Job, bool]:
+    ) -> Taken:
         """``_accept``, again while a dependency is down, for up to ``_OUTAGE_SECONDS`` (ADR 43).
 
         A recording turned away here is answered, its update confirmed, and
@@ -257,7 +250,7 @@ class BotIntake:
         pause = _OUTAGE_PAUSE
         while True:
             try:
-                return await self._accept(bot, message, recording, request, asker=asker)
+                return await self._accept(bot, message, recording, settings, asker=asker)
             except ServiceCondition as exc:
                 if not exc.outage or loop.time() + pause > give_up:
                     raise
@@ -272,54 +265,19 @@ class BotIntake:
         bot: Bot,
         message: Message,
         recording: Recording,
-        request: RecognitionRequest,
+        settings: ChatSettings,
         *,
         asker: Message,
-    ) -> tuple[Job, bool]:
-        services = self.services
-        chat_id = message.chat.id
-        dedup_key = f"telegram:{chat_id}:{recording.file_unique_id}"
-        first = await first_job(services, dedup_key)
-        if first is not None:
-            # The same file again: answered without downloading it a second time.
-            return first, False
-        owner, payer = await self._owner_and_payer(message, asker)
-        # A spent day is told before the file is downloaded (ADR 59).
-        await check_quota(services, payer)
-        async with services.files.staging(recording.extension) as path:
-            await download_file(
-                bot,
-                recording.file_id,
-                path,
-                max_bytes=self.max_file_bytes,
-                inactivity=services.settings.upload_inactivity_timeout,
-            )
-            # Asked again once the file is in: a person disabled (or the chat unlinked)
-            # meanwhile no longer owns or pays for it (SPEC §29).
-            owner, payer = await self._owner_and_payer(message, asker)
-            return await submit(
-                services,
-                path,
-                extension=recording.extension,
-                origin=Origin.telegram(chat_id, message.message_id),
-                dedup_key=dedup_key,
-                request=request,
-                owner=owner,
-                payer=payer,
-            )
+    ) -> Taken:
+        dedup_key = f"telegram:{message.chat.id}:{recording.file_unique_id}"
+        return await take_in(
+            self.services,
+            ChatDoor(self, bot, message, recording, settings, asker=asker),
+            origin=Origin.telegram(message.chat.id, message.message_id),
+            dedup_key=dedup_key,
+        )
 
-    async def _owner_and_payer(self, message: Message, asker: Message) -> tuple[str | None, str]:
-        """Whose job the recording in ``message`` makes, and who pays for it, asked by ``asker``.
-
-        A private chat linked to a person makes that person's jobs, paid by
-        them (ADR 60). Otherwise the one who asked pays: in a group a
-        ``/transcribe`` on a member's recording is the asker's (SPEC §29).
-        """
-        person = await self._linked_person(message)
-        owner = None if person is None else person.owner_key
-        return owner, owner or payer_of(asker)
-
-    async def _linked_person(self, message: Message) -> Person | None:
+    async def linked_person(self, message: Message) -> Person | None:
         """The person a private chat is linked to; None in a group or when none is."""
         if self.links is None or is_group(message):
             return None
@@ -522,7 +480,7 @@ class BotIntake:
         if job is None or job.state is not State.DONE or job.origin.chat_id != chat_id:
             await self._answer(bot, query, texts.transcript_gone)
             return
-        body = await asyncio.to_thread(subtitle_file, job, fmt)
+        body = await asyncio.to_thread(render, job, TranscriptFormat(fmt))
         log.info("bot.transcript_button", extra={"job_id": job.id, "format": fmt})
         try:
             await send_document(
@@ -547,12 +505,61 @@ class BotIntake:
             log.warning("bot.reply_failed", extra={"error_type": type(exc).__name__})
 
 
-def subtitle_file(job: Job, fmt: str) -> bytes:
-    """The done ``job``'s transcript as SRT or WebVTT, with its speakers' names, UTF-8."""
-    names = {speaker.id: speaker.name for speaker in job.speakers}
-    found = subtitles.cues(job.words, text=job.text or "", duration=job.duration)
-    text = subtitles.srt(found, names) if fmt == "srt" else subtitles.webvtt(found, names)
-    return text.encode("utf-8")
+class ChatDoor:
+    """A recording in a chat as a door of the one way in: downloaded only once it is taken."""
+
+    def __init__(
+        self,
+        intake: BotIntake,
+        bot: Bot,
+        message: Message,
+        recording: Recording,
+        settings: ChatSettings,
+        *,
+        asker: Message,
+    ) -> None:
+        self.intake = intake
+        self.bot = bot
+        self.message = message
+        self.recording = recording
+        self.settings = settings
+        #: The message that asked for it: the recording's own, or a ``/transcribe`` answering it.
+        self.asker = asker
+
+    async def sender(self) -> Sender:
+        """Whose job the recording makes, and who pays for it.
+
+        A private chat linked to a person makes that person's jobs, paid by
+        them (ADR 60). Otherwise the one who asked pays: in a group a
+        ``/transcribe`` on a member's recording is the asker's (SPEC §29).
+        """
+        person = await self.intake.linked_person(self.message)
+        owner = None if person is None else person.owner_key
+        return Sender(owner=owner, payer=owner or payer_of(self.asker))
+
+    async def sender_again(self) -> Sender:
+        """``sender`` once the file is in: one disabled or unlinked meanwhile is not it (§29)."""
+        return await self.sender()
+
+    async def proof(self, first: Job) -> Proof:
+        """Nothing to read: the key holds the file's unique id; it is not downloaded again."""
+        return Proof()
+
+    @contextlib.asynccontextmanager
+    async def staged(self) -> AsyncIterator[Staged]:
+        """The file downloaded into a staging file, in the chat's language (``/language``)."""
+        services = self.intake.services
+        extension = self.recording.extension
+        async with services.files.staging(extension) as path:
+            await download_file(
+                self.bot,
+                self.recording.file_id,
+                path,
+                max_bytes=self.intake.max_file_bytes,
+                inactivity=services.settings.upload_inactivity_timeout,
+            )
+            wishes = Wishes(language=self.settings.language, standing_language=True)
+            yield Staged(path=path, extension=extension, wishes=wishes)
 
 
 def _addressed(answer: Message, text: str) -> str:

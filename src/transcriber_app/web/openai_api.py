@@ -1,7 +1,8 @@
 """The OpenAI-compatible API (SPEC §19, ADR 46): ``/v1/audio/transcriptions``, translations, models.
 
-A request is a job like any other: the upload is received and enqueued as
-``POST /api/audio`` does (same token, limits, Idempotency-Key, owner, lane),
+A request is a job like any other: the upload goes through the one way in
+as ``POST /api/audio``'s does (``web.intake``; same token, limits,
+Idempotency-Key, owner, lane),
 then the answer waits for the job's end (``transcriber_core.waiting``: woken
 by this process's worker or, on PostgreSQL, by another's ``NOTIFY``) up to
 ``[openai] wait_seconds``, and renders it as OpenAI would. A client that
@@ -13,11 +14,11 @@ OpenAI's shape (``web.openai_errors``).
 from __future__ import annotations
 
 import asyncio
-import enum
 import json
 import logging
 import math
 from collections.abc import AsyncIterator, Callable, Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -29,24 +30,19 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from transcriber_app.bootstrap import Runtime
 from transcriber_app.config import Config
 from transcriber_app.web.api.auth import require_token
-from transcriber_app.web.api.handlers import (
-    receiving,
-    refuse_before_body,
-    refuse_unless_still_admitted,
-    refuse_when_quota_spent,
-)
+from transcriber_app.web.api.handlers import refuse_before_body
 from transcriber_app.web.endpoints import Answer, Endpoint, FormField, Param, json_answer
 from transcriber_app.web.errors import ApiError
+from transcriber_app.web.intake import FormDoor, refusal
 from transcriber_app.web.openai_errors import (
     OpenAIError,
     OpenAIFault,
     openai_error_response,
 )
 from transcriber_app.web.probes import metrics_of
-from transcriber_app.web.quotas import QUOTA_EXCEEDED, quota_refused
 from transcriber_app.web.schemas import doc, to_json
 from transcriber_app.web.state import runtime_of
-from transcriber_app.web.uploads import Received
+from transcriber_app.web.uploads import CLOSE, Received
 from transcriber_core import subtitles
 from transcriber_core.entities import AUTO_SPEAKERS, Job, JobPart, Origin, State
 from transcriber_core.errors import (
@@ -54,19 +50,20 @@ from transcriber_core.errors import (
     DiskFull,
     JobNotFound,
     OptionRefused,
-    QuotaExceeded,
     TranscriberError,
 )
-from transcriber_core.intake import check_replay, first_job, submit
-from transcriber_core.languages import (
-    MAX_PROMPT_CHARS,
-    RecognitionRequest,
-    Task,
-    check_language,
-    check_prompt,
-    check_task,
+from transcriber_core.intake import take_in
+from transcriber_core.languages import MAX_PROMPT_CHARS, Task
+from transcriber_core.ports import Proof, Sender, Wishes
+from transcriber_core.rendering import (
+    ResponseFormat,
+    Transcription,
+    TranscriptionDiarized,
+    TranscriptionVerbose,
+    openai_answer,
+    usage_of,
 )
-from transcriber_core.speakers import BadSpeakers, labels_speakers, names, parse_wanted
+from transcriber_core.speakers import BadSpeakers, labels_speakers, parse_wanted, wanted_text
 from transcriber_core.waiting import watch_job
 
 log = logging.getLogger("transcriber.openai")
@@ -77,17 +74,6 @@ JOB_HEADER = "Transcriber-Job-Id"
 WHISPER_ALIAS = "whisper-1"
 #: A stream says it is alive this often while its job waits (proxies cut silent streams).
 KEEPALIVE_SECONDS = 15.0
-
-
-class ResponseFormat(enum.StrEnum):
-    """What ``response_format`` may ask for."""
-
-    JSON = "json"
-    TEXT = "text"
-    SRT = "srt"
-    VERBOSE_JSON = "verbose_json"
-    VTT = "vtt"
-    DIARIZED_JSON = "diarized_json"
 
 
 #: The granularities ``timestamp_granularities[]`` may name.
@@ -107,9 +93,13 @@ _PLAIN_TYPES = {
 
 @attrs.frozen(kw_only=True)
 class Ask:
-    """A ``/v1`` audio request's fields, checked."""
+    """A ``/v1`` audio request's fields: OpenAI's checked, what they ask of the job as sent."""
 
-    request: RecognitionRequest
+    #: ``language`` as sent (None for a translation: Whisper's translate hears any language).
+    language: str | None = None
+    #: ``prompt`` as sent.
+    prompt: str | None = None
+    task: Task = Task.TRANSCRIBE
     response_format: ResponseFormat = ResponseFormat.JSON
     #: ``verbose_json`` carries words (asked with ``timestamp_granularities[]=word``).
     words: bool = False
@@ -120,81 +110,15 @@ class Ask:
     #: ``[diarization] default`` when speakers can be labelled, else None (off).
     speakers: int | None = None
 
-
-@attrs.frozen(kw_only=True)
-class Usage:
-    """What the request used: seconds of audio, as OpenAI bills ``whisper-1``."""
-
-    type: Literal["duration"] = attrs.field(metadata=doc("always duration"))
-    seconds: int = attrs.field(metadata=doc("seconds of audio, rounded up"))
-
-
-@attrs.frozen(kw_only=True)
-class Transcription:
-    """The ``json`` answer."""
-
-    text: str
-    usage: Usage
-
-
-@attrs.frozen(kw_only=True)
-class TranscriptionSegment:
-    """A segment of ``verbose_json``: one of the service's cues (ADR 46 on the decoder's fields)."""
-
-    id: int
-    seek: int = attrs.field(metadata=doc("the segment's start in hundredths of a second"))
-    start: float
-    end: float
-    text: str
-    tokens: tuple[int, ...] = attrs.field(metadata=doc("always empty: tokens are not kept"))
-    temperature: float = attrs.field(metadata=doc("always 0"))
-    avg_logprob: float = attrs.field(metadata=doc("always 0: not kept"))
-    compression_ratio: float = attrs.field(metadata=doc("always 1: not kept"))
-    no_speech_prob: float = attrs.field(metadata=doc("always 0: not kept"))
-
-
-@attrs.frozen(kw_only=True)
-class TranscriptionVerbose:
-    """The ``verbose_json`` answer."""
-
-    task: Task
-    language: str = attrs.field(metadata=doc("ISO 639-1 code heard (or asked); empty: unknown"))
-    duration: float
-    text: str
-    usage: Usage
-    segments: tuple[TranscriptionSegment, ...] | None = None
-    #: ``{word, start, end}``: the same words as the ``/api`` transcript's JSON.
-    words: tuple[subtitles.TimedWord, ...] | None = None
-
-
-@attrs.frozen(kw_only=True)
-class TranscriptionDiarizedSegment:
-    """A segment of ``diarized_json``: one of the service's cues, which never mixes two speakers."""
-
-    type: Literal["transcript.text.segment"] = attrs.field(
-        metadata=doc("always transcript.text.segment")
-    )
-    id: str = attrs.field(metadata=doc("the segment's id within this answer: seg_0, seg_1…"))
-    start: float
-    end: float
-    text: str
-    speaker: str = attrs.field(
-        metadata=doc(
-            "the speaker's name (Speaker 1…, or the name given with PATCH /api/jobs/{id}/speakers);"
-            " empty for a segment no speaker was told in"
+    @property
+    def wishes(self) -> Wishes:
+        """What the request asks of its job, for the one way in to judge."""
+        return Wishes(
+            language=self.language,
+            prompt=self.prompt,
+            task=self.task.value,
+            speakers=wanted_text(self.speakers),
         )
-    )
-
-
-@attrs.frozen(kw_only=True)
-class TranscriptionDiarized:
-    """The ``diarized_json`` answer: the text and its segments, each with its speaker."""
-
-    task: Literal["transcribe"] = attrs.field(metadata=doc("always transcribe"))
-    duration: float
-    text: str
-    segments: tuple[TranscriptionDiarizedSegment, ...]
-    usage: Usage
 
 
 @attrs.frozen(kw_only=True)
@@ -227,10 +151,6 @@ def model_ids(config: Config) -> tuple[str, ...]:
     return tuple(dict.fromkeys((WHISPER_ALIAS, own)))
 
 
-def _refused(exc: OptionRefused, *, param: str | None = None) -> OpenAIFault:
-    return OpenAIFault(400, exc.code, exc.message, param=param or exc.field)
-
-
 def _one_of(value: str | None, allowed: tuple[str, ...], param: str) -> str | None:
     if value is None or value in allowed:
         return value
@@ -257,7 +177,6 @@ def parse_ask(runtime: Runtime, fields: Mapping[str, tuple[str, ...]], *, task: 
                 f"{name} is a field of POST /api/audio, not of OpenAI's API; /v1 does not take it",
                 param=name,
             )
-    abilities = runtime.services.recognizer.abilities
     model = field("model")
     if not model:
         raise OpenAIFault(400, "missing_model", "model is required", param="model")
@@ -313,18 +232,10 @@ def parse_ask(runtime: Runtime, fields: Mapping[str, tuple[str, ...]], *, task: 
             "stream needs response_format json or text: the events carry text only",
             param="stream",
         )
-    try:
-        request = RecognitionRequest(
-            language=check_language(field("language"), abilities)
-            if task is Task.TRANSCRIBE
-            else None,
-            prompt=check_prompt(field("prompt")),
-            task=check_task(task.value, abilities),
-        )
-    except OptionRefused as exc:
-        raise _refused(exc, param="model" if exc.field == "task" else None) from None
     return Ask(
-        request=request,
+        language=field("language") if task is Task.TRANSCRIBE else None,
+        prompt=field("prompt"),
+        task=task,
         response_format=chosen,
         words="word" in granularities,
         segments="segment" in granularities or not granularities,
@@ -373,53 +284,48 @@ async def _audio(request: Request, task: Task) -> Response:
         return openai_error_response(fault, job_id=job.id)
 
 
+class OpenAIDoor(FormDoor):
+    """``/v1``'s form as a door: OpenAI's fields, which every answer needs, a replay's too."""
+
+    def __init__(self, request: Request, sender: Sender, *, digest: bool, task: Task) -> None:
+        super().__init__(request, refuse_before_body, sender, digest=digest)
+        self.task = task
+        #: The form's fields as ``/v1`` reads them, once the body is read.
+        self.ask: Ask | None = None
+
+    async def proof(self, first: Job) -> Proof:
+        """The body read whole (the answer's format is in it), its digest and its fields."""
+        async with self.staged() as staged:
+            return Proof(digest=staged.digest, wishes=staged.wishes)
+
+    def wishes(self, received: Received) -> Wishes:
+        """OpenAI's fields checked (``parse_ask``); what they ask of the job as ``Wishes``."""
+        self.ask = parse_ask(runtime_of(self.request), received.fields, task=self.task)
+        return self.ask.wishes
+
+
 async def _take(request: Request, task: Task) -> tuple[Job, Ask]:
     """Receive the upload and enqueue its job (or find the first one of its Idempotency-Key)."""
     runtime = runtime_of(request)
     metrics = metrics_of(request)
+    door: OpenAIDoor | None = None
     try:
         caller, dedup_key = await refuse_before_body(request)
-        first = await first_job(runtime.services, dedup_key)
-        if first is None:
-            await refuse_when_quota_spent(request, caller)
-        # A known key's first job is answered once this body proves the same file (ADR 21).
-        async with receiving(request, digest=dedup_key is not None) as received:
-            ask = parse_ask(runtime, received.fields, task=task)
-            await refuse_unless_still_admitted(request, refuse_before_body, caller)
-            job, is_new = await _job_of(
-                runtime, received, first, ask, dedup_key=dedup_key, caller=caller
-            )
-    except ApiError as exc:
-        metrics.uploads.labels(exc.code).inc()
-        raise OpenAIFault.of(exc) from None
-    except OpenAIFault as fault:
-        metrics.uploads.labels(fault.code).inc()
-        raise
-    except QuotaExceeded as exc:
-        metrics.uploads.labels(QUOTA_EXCEEDED).inc()
-        raise OpenAIFault.of(quota_refused(exc, now=runtime.services.clock.now())) from None
-    except DedupKeyReused:
-        metrics.uploads.labels("idempotency_key_reused").inc()
-        raise OpenAIFault(
-            400,
-            "idempotency_key_reused",
-            "this Idempotency-Key was first used with a different file",
-            param="Idempotency-Key",
-        ) from None
+        door = OpenAIDoor(request, Sender(owner=caller), digest=dedup_key is not None, task=task)
+        taken = await take_in(runtime.services, door, origin=Origin.http(), dedup_key=dedup_key)
     except ClientDisconnect:
         metrics.uploads.labels("disconnected").inc()
         raise OpenAIFault(400, "client_disconnected", "the upload was not received whole") from None
-    except DiskFull:
-        metrics.uploads.labels("insufficient_storage").inc()
-        raise OpenAIFault(
-            503, "insufficient_storage", "the service is short of disk space; try again later"
-        ) from None
-    except TranscriberError as exc:
-        metrics.uploads.labels("unavailable").inc()
-        log.warning("openai.error", extra={"error_type": type(exc).__name__})
-        raise OpenAIFault(503, "unavailable", "the service cannot store recordings now") from None
-    outcome = "accepted" if is_new else "duplicate"
+    except (ApiError, OpenAIFault, TranscriberError, BadSpeakers) as exc:
+        unread = door is None or not door.read
+        fault = _fault_of(exc, now=runtime.services.clock.now(), unread=unread)
+        metrics.uploads.labels(fault.code).inc()
+        raise fault from None
+    ask = door.ask
+    assert ask is not None  # noqa: S101 - take_in has the door read its form, or raises
+    outcome = "accepted" if taken.is_new else "duplicate"
     metrics.uploads.labels(outcome).inc()
+    job = taken.job
     log.info(
         "openai.received",
         extra={"job_id": job.id, "outcome": outcome, "task": task.value, "stream": ask.stream},
@@ -427,29 +333,38 @@ async def _take(request: Request, task: Task) -> tuple[Job, Ask]:
     return job, ask
 
 
-async def _job_of(
-    runtime: Runtime,
-    received: Received,
-    first: Job | None,
-    ask: Ask,
-    *,
-    dedup_key: str | None,
-    caller: str | None,
-) -> tuple[Job, bool]:
-    if first is not None:
-        check_replay(first, received.digest)
-        return first, False
-    return await submit(
-        runtime.services,
-        received.path,
-        extension=received.extension,
-        origin=Origin.http(),
-        dedup_key=dedup_key,
-        digest=received.digest,
-        owner=caller,
-        request=ask.request,
-        speakers_wanted=ask.speakers,
-    )
+def _fault_of(
+    exc: ApiError | OpenAIFault | TranscriberError | BadSpeakers, *, now: datetime, unread: bool
+) -> OpenAIFault:
+    """A refusal of the one way in as ``/v1`` answers it: ``/api``'s, in OpenAI's shape, or its own.
+
+    ``unread``: the body was left unread, and the connection is closed.
+    """
+    if isinstance(exc, OpenAIFault):
+        return exc
+    if isinstance(exc, OptionRefused):
+        return OpenAIFault(
+            400, exc.code, exc.message, param="model" if exc.field == "task" else exc.field
+        )
+    if isinstance(exc, DedupKeyReused):
+        return OpenAIFault(
+            400,
+            "idempotency_key_reused",
+            "this Idempotency-Key was first used with a different file",
+            param="Idempotency-Key",
+        )
+    if isinstance(exc, DiskFull):
+        return OpenAIFault(
+            503, "insufficient_storage", "the service is short of disk space; try again later"
+        )
+    error = refusal(exc, now=now)
+    if error is None:
+        log.warning("openai.error", extra={"error_type": type(exc).__name__})
+        return OpenAIFault(503, "unavailable", "the service cannot store recordings now")
+    fault = OpenAIFault.of(error)
+    if unread:
+        fault.headers = {**(fault.headers or {}), **CLOSE}
+    return fault
 
 
 async def _answer(request: Request, runtime: Runtime, job: Job, ask: Ask) -> Response:
@@ -525,88 +440,13 @@ def check_ended(job: Job, timeout: float) -> None:
     )
 
 
-def usage_of(job: Job) -> Usage:
-    """Seconds of audio, rounded up, as OpenAI bills them."""
-    return Usage(type="duration", seconds=math.ceil(max(job.duration or 0.0, 0.0)))
-
-
 def render(job: Job, ask: Ask) -> Response:
-    """The done ``job`` as ``ask.response_format`` wants it."""
-    text = job.text or ""
+    """The done ``job`` as ``ask.response_format`` wants it (the core's one renderer)."""
     wanted = ask.response_format
-    if wanted is ResponseFormat.JSON:
-        return JSONResponse(to_json(Transcription(text=text, usage=usage_of(job))))
-    if wanted is ResponseFormat.VERBOSE_JSON:
-        return JSONResponse(to_json(verbose(job, ask)))
-    if wanted is ResponseFormat.DIARIZED_JSON:
-        return JSONResponse(to_json(diarized(job)))
-    if wanted is ResponseFormat.TEXT:
-        return Response(text, media_type=_PLAIN_TYPES[wanted])
-    cues = subtitles.cues(job.words, text=text, duration=job.duration)
-    # With speakers, the names before a cue (SRT) or its voice span (VTT), renames included.
-    shown = names(job)
-    body = (
-        subtitles.srt(cues, shown)
-        if wanted is ResponseFormat.SRT
-        else subtitles.webvtt(cues, shown)
-    )
-    return Response(body, media_type=_PLAIN_TYPES[wanted])
-
-
-def diarized(job: Job) -> TranscriptionDiarized:
-    """The ``diarized_json`` document: the cues as segments, each with its speaker's name."""
-    document = subtitles.transcript(job)
-    shown = names(job)
-    segments = tuple(
-        TranscriptionDiarizedSegment(
-            type="transcript.text.segment",
-            id=f"seg_{index}",
-            start=segment.start,
-            end=segment.end,
-            text=segment.text,
-            speaker="" if segment.speaker is None else shown.get(segment.speaker, segment.speaker),
-        )
-        for index, segment in enumerate(document.segments)
-    )
-    return TranscriptionDiarized(
-        task="transcribe",
-        duration=job.duration or 0.0,
-        text=document.text,
-        segments=segments,
-        usage=usage_of(job),
-    )
-
-
-def verbose(job: Job, ask: Ask) -> TranscriptionVerbose:
-    """The ``verbose_json`` document: segments are the cues, words only when asked."""
-    document = subtitles.transcript(job)
-    segments = None
-    if ask.segments:
-        segments = tuple(
-            TranscriptionSegment(
-                id=index,
-                seek=round(segment.start * 100),
-                start=segment.start,
-                end=segment.end,
-                text=segment.text,
-                tokens=(),
-                temperature=0.0,
-                avg_logprob=0.0,
-                compression_ratio=1.0,
-                no_speech_prob=0.0,
-            )
-            for index, segment in enumerate(document.segments)
-        )
-    words = document.words if ask.words else None
-    return TranscriptionVerbose(
-        task=job.task,
-        language=job.language or job.language_requested or "",
-        duration=job.duration or 0.0,
-        text=document.text,
-        usage=usage_of(job),
-        segments=segments,
-        words=words,
-    )
+    answer = openai_answer(job, wanted, words=ask.words, segments=ask.segments)
+    if isinstance(answer, bytes):
+        return Response(answer, media_type=_PLAIN_TYPES[wanted])
+    return JSONResponse(to_json(answer))
 
 
 def _event(data: Mapping[str, Any]) -> bytes:

@@ -1,34 +1,20 @@
 """A done job's transcript as a download in one of four formats (ADR 34).
 
 One answer for the API (``GET /api/jobs/{id}/transcript``) and the admin
-panel's links: the body from the core's rules (``transcriber_core.subtitles``),
+panel's links: the body from the core's one renderer (``transcriber_core.rendering``),
 its content type, and a ``Content-Disposition`` whose file name is made
 from the job id alone, never from what the sender called the recording.
 """
 
 from __future__ import annotations
 
-import enum
-import json
 import re
-from typing import Any
 
-import cattrs
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from transcriber_core import subtitles
 from transcriber_core.entities import Job, State
-
-
-class TranscriptFormat(enum.StrEnum):
-    """What ``?format=`` may ask for."""
-
-    TXT = "txt"
-    SRT = "srt"
-    VTT = "vtt"
-    JSON = "json"
-
+from transcriber_core.rendering import TranscriptFormat, render
 
 #: The default when ``format`` is not given.
 DEFAULT_FORMAT = TranscriptFormat.TXT
@@ -70,41 +56,6 @@ async def transcript_response(job: Job, wanted: TranscriptFormat) -> Response:
         media_type=MEDIA_TYPES[wanted],
         headers={"Content-Disposition": f'attachment; filename="{download_name(job, wanted)}"'},
     )
-
-
-def render(job: Job, wanted: TranscriptFormat) -> bytes:
-    """The body of ``job``'s transcript in ``wanted``, UTF-8."""
-    text = job.text or ""
-    names = {speaker.id: speaker.name for speaker in job.speakers}
-    if wanted is TranscriptFormat.JSON:
-        document = _without_speakers_unset(cattrs.unstructure(subtitles.transcript(job)))
-        # As Starlette's JSONResponse writes JSON: compact, UTF-8, no NaN.
-        return json.dumps(
-            document, ensure_ascii=False, allow_nan=False, separators=(",", ":")
-        ).encode()
-    if wanted is TranscriptFormat.TXT:
-        return subtitles.plain_text(job.words, text=text, names=names).encode()
-    cues = subtitles.cues(job.words, text=text, duration=job.duration)
-    if wanted is TranscriptFormat.SRT:
-        return subtitles.srt(cues, names).encode()
-    return subtitles.webvtt(cues, names).encode()
-
-
-def _without_speakers_unset(document: dict[str, Any]) -> dict[str, Any]:
-    """The JSON document with ``speaker`` and ``speakers`` left out where labelling was off.
-
-    A speaker carries ``voice_id`` only when it was matched with a remembered voice.
-    """
-    if not document.get("speakers"):
-        document.pop("speakers", None)
-    for speaker in document.get("speakers", ()):
-        if speaker.get("voice_id") is None:
-            speaker.pop("voice_id", None)
-    for key in ("words", "segments"):
-        for item in document.get(key, ()):
-            if item.get("speaker") is None:
-                item.pop("speaker", None)
-    return document
 
 
 def no_transcript(job: Job) -> tuple[str, str]:

@@ -30,7 +30,7 @@ from transcriber_app.web.admin.rendering import (
 from transcriber_app.web.admin.security import action, form_text, page
 from transcriber_app.web.sessions import session_of
 from transcriber_app.web.state import runtime_of
-from transcriber_app.web.transcripts import TranscriptFormat, no_transcript
+from transcriber_app.web.transcripts import no_transcript
 from transcriber_core import deletion, edits, speakers
 from transcriber_core.deletion import store_for
 from transcriber_core.entities import FileRecord, Job, JobPart, State
@@ -38,6 +38,7 @@ from transcriber_core.errors import FileNotFound, JobChanged, JobNotFound
 from transcriber_core.naming import holder_of, well_formed_id
 from transcriber_core.policy import files_go_at, job_goes_at
 from transcriber_core.progress import report_of
+from transcriber_core.rendering import TranscriptFormat
 from transcriber_core.services import Services
 
 log = logging.getLogger("transcriber.admin")

@@ -15,8 +15,6 @@ from starlette.routing import Route
 
 from transcriber_app.web import openai_api, probes
 from transcriber_app.web.api.handlers import (
-    INSUFFICIENT_STORAGE,
-    SPEAKERS_FIELD,
     delete_job,
     rename_speakers,
     status,
@@ -44,10 +42,11 @@ from transcriber_app.web.endpoints import (
 )
 from transcriber_app.web.endpoints import routes as endpoint_routes
 from transcriber_app.web.errors import Error
+from transcriber_app.web.intake import INSUFFICIENT_STORAGE, SPEAKERS_FIELD
 from transcriber_app.web.openapi import document as openapi_document
 from transcriber_app.web.state import runtime_of
-from transcriber_app.web.transcripts import TranscriptFormat
 from transcriber_core.languages import MAX_PROMPT_CHARS, Task
+from transcriber_core.rendering import TranscriptFormat
 from transcriber_core.speakers import MAX_NAME_CHARS
 from transcriber_core.subtitles import Transcript
 

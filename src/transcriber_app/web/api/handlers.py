@@ -3,23 +3,19 @@
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Awaitable, Callable, Mapping
-from contextlib import AbstractAsyncContextManager
+from collections.abc import Mapping
 from typing import Any
 
 from starlette.exceptions import HTTPException
-from starlette.requests import ClientDisconnect, Request
+from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from transcriber_app.bootstrap import Runtime
 from transcriber_app.web.api.auth import dedup_key_of, require_token
-from transcriber_app.web.bodies import Accepted, JobStatus, SpeakerNames
+from transcriber_app.web.bodies import JobStatus, SpeakerNames
 from transcriber_app.web.errors import ApiError, error_response
-from transcriber_app.web.metrics import Metrics
+from transcriber_app.web.intake import insufficient_storage, intake
 from transcriber_app.web.openai_errors import OpenAIFault, openai_error_response
-from transcriber_app.web.probes import metrics_of
-from transcriber_app.web.quotas import QUOTA_EXCEEDED, quota_refused
 from transcriber_app.web.schemas import to_json
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.streams import read_json_object
@@ -31,34 +27,19 @@ from transcriber_app.web.transcripts import (
 )
 from transcriber_app.web.uploads import (
     CLOSE,
-    Received,
     check_declared_length,
-    received_digest,
-    received_file,
 )
 from transcriber_core import deletion, naming, speakers
-from transcriber_core.entities import Job, Origin, State
+from transcriber_core.entities import Job, State
 from transcriber_core.errors import (
-    CallbackRefused,
-    DedupKeyReused,
-    DiskFull,
     JobChanged,
     JobNotFound,
-    OptionRefused,
-    QuotaExceeded,
     TranscriberError,
 )
-from transcriber_core.intake import check_quota, check_replay, first_job, submit
-from transcriber_core.languages import RecognitionRequest, recognition_request
 from transcriber_core.policy import reachable_by
-from transcriber_core.speakers import BadSpeakers, parse_wanted
+from transcriber_core.speakers import BadSpeakers
 
 log = logging.getLogger("transcriber.http")
-
-
-#: What admits an upload before its body is read: the owner key its job is stored with
-#: (None on an open API) and its dedup key, or an ``ApiError`` that closes the connection.
-Admission = Callable[[Request], Awaitable[tuple[str | None, str | None]]]
 
 
 async def upload(request: Request) -> Response:
@@ -68,79 +49,6 @@ async def upload(request: Request) -> Response:
     key, content type, declared length) is refused before reading it.
     """
     return await intake(request, refuse_before_body)
-
-
-async def intake(request: Request, admit: Admission) -> Response:
-    """Take the request's recording into a job of the owner ``admit`` says: 202, or ``ApiError``.
-
-    The one intake of a multipart upload, for ``/api/audio`` and the
-    workspace's upload (``admit`` is the caller's own gate: a bearer token,
-    or a session and its CSRF token): the same limits, the same fields
-    (``language``, ``speakers``, ``prompt``, ``callback_url``), the same
-    errors and metrics. The staging file never outlives a refusal.
-    """
-    runtime = runtime_of(request)
-    metrics = metrics_of(request)
-    services = runtime.services
-    started = time.monotonic()
-    try:
-        caller, dedup_key = await admit(request)
-        first = await first_job(services, dedup_key)
-        if first is not None:
-            return await replay(request, first)
-        await refuse_when_quota_spent(request, caller)
-        async with receiving(request, digest=dedup_key is not None) as received:
-            size = received.size
-            request_ = requested(runtime, received.field)
-            if received.callback_url is not None:
-                await check_callback(runtime, received.callback_url)
-            speakers_wanted = wanted_speakers(runtime, received.field(SPEAKERS_FIELD))
-            await refuse_unless_still_admitted(request, admit, caller)
-            job, is_new = await submit(
-                services,
-                received.path,
-                extension=received.extension,
-                origin=Origin.http(),
-                dedup_key=dedup_key,
-                digest=received.digest,
-                owner=caller,
-                callback_url=received.callback_url,
-                speakers_wanted=speakers_wanted,
-                request=request_,
-            )
-    except ApiError as exc:
-        metrics.uploads.labels(exc.code).inc()
-        log.info("upload.refused", extra={"status": exc.status, "code": exc.code})
-        raise
-    except DedupKeyReused:
-        raise _key_reused(metrics) from None
-    except QuotaExceeded as exc:
-        metrics.uploads.labels(QUOTA_EXCEEDED).inc()
-        log.info("upload.refused", extra={"status": 429, "code": QUOTA_EXCEEDED})
-        raise quota_refused(exc, now=services.clock.now()) from None
-    except ClientDisconnect:
-        metrics.uploads.labels("disconnected").inc()
-        log.info("upload.aborted", extra={"reason": "client_disconnected"})
-        return Response(status_code=400)
-    except DiskFull:
-        # The disk filled up while the body was written: the same answer as before it.
-        metrics.uploads.labels(INSUFFICIENT_STORAGE).inc()
-        log.warning("upload.refused", extra={"status": 507, "code": INSUFFICIENT_STORAGE})
-        raise _insufficient_storage() from None
-    except TranscriberError as exc:
-        metrics.uploads.labels("unavailable").inc()
-        log.warning("upload.error", extra={"error_type": type(exc).__name__})
-        raise ApiError(503, "unavailable", "the service cannot store recordings now") from None
-    seconds = time.monotonic() - started
-    outcome = "accepted" if is_new else "duplicate"
-    metrics.uploads.labels(outcome).inc()
-    if is_new:
-        metrics.upload_bytes.inc(size)
-    log.info(
-        "upload.received",
-        extra={"job_id": job.id, "outcome": outcome, "size": size, "seconds": round(seconds, 3)},
-    )
-    return accepted(job, replayed=not is_new)
 
 
 async def refuse_before_body(request: Request) -> tuple[str | None, str | None]:
@@ -159,20 +67,6 @@ async def refuse_before_body(request: Request) -> tuple[str | None, str | None]:
     return caller, dedup_key
 
 
-async def refuse_unless_still_admitted(
-    request: Request, admit: Admission, caller: str | None
-) -> None:
-    """The door's gate asked again once the body is in, before anything is stored (SPEC §29).
-
-    An upload can run for hours: a person disabled, a token revoked or a
-    session ended while it ran is refused with the gate's own answer (401,
-    403), and nothing is charged or stored.
-    """
-    again, _ = await admit(request)
-    if again != caller:  # pragma: no cover - a gate answers one request alike, or refuses it
-        raise ApiError(401, "unauthorized", "the upload's sender changed while it was sent")
-
-
 def refuse_unfit_body(request: Request) -> None:
     """413 for a declared length over the cap, 507 while the disk is short: before the body."""
     runtime = runtime_of(request)
@@ -180,147 +74,10 @@ def refuse_unfit_body(request: Request) -> None:
     refuse_when_short_of_space(runtime)
 
 
-async def refuse_when_quota_spent(request: Request, caller: str | None) -> None:
-    """429 before the body when the caller's day is already spent (ADR 59); the body unread.
-
-    ``submit`` decides for good with the recording's length; this spares the
-    upload of a recording that would be refused anyway.
-    """
-    services = runtime_of(request).services
-    try:
-        await check_quota(services, caller)
-    except QuotaExceeded as exc:
-        refusal = quota_refused(exc, now=services.clock.now())
-        refusal.headers = {**(refusal.headers or {}), **CLOSE}
-        raise refusal from None
-
-
-def receiving(request: Request, *, digest: bool) -> AbstractAsyncContextManager[Received]:
-    """``received_file`` with the service's limits: the recording, staged, inside the block."""
-    services = runtime_of(request).services
-    return received_file(
-        request,
-        files=services.files,
-        max_bytes=services.settings.max_record_bytes,
-        inactivity=services.settings.upload_inactivity_timeout.total_seconds(),
-        deadline=services.settings.upload_deadline.total_seconds(),
-        digest=digest,
-    )
-
-
-#: The stable code of a refusal for want of disk space (reference: Limits).
-INSUFFICIENT_STORAGE = "insufficient_storage"
-
-
-def _insufficient_storage() -> ApiError:
-    return ApiError(
-        507,
-        INSUFFICIENT_STORAGE,
-        "the service is short of disk space; send the recording again later",
-        headers={"Retry-After": "60"},
-    )
-
-
-#: The form field that asks for speaker labels (SPEC §18).
-SPEAKERS_FIELD = "speakers"
-
-
-def wanted_speakers(runtime: Runtime, value: str | None) -> int | None:
-    """The form's ``speakers`` (None: ``[diarization] default``), or 400 ``bad_speakers``."""
-    try:
-        wanted = parse_wanted(runtime.config.diarization.default if value is None else value)
-    except BadSpeakers as exc:
-        raise ApiError(400, "bad_speakers", str(exc)) from None
-    if wanted is not None and not speakers.labels_speakers(runtime.services):
-        raise ApiError(400, "bad_speakers", "this service labels no speakers; send speakers=off")
-    return wanted
-
-
-async def check_callback(runtime: Runtime, url: str) -> None:
-    """400 unless ``url`` may be called when the job ends (ADR 35); the reason is given.
-
-    Codes: ``webhooks_disabled`` (no ``[webhooks] secret``), ``bad_callback_url``
-    (not http(s), too long, credentials), ``callback_address_refused`` (its
-    host resolves to a refused address, or not at all). The URL itself is
-    never logged nor echoed: its query string may carry the caller's secret.
-    """
-    sender = runtime.services.webhooks
-    if sender is None:
-        raise ApiError(
-            400,
-            "webhooks_disabled",
-            "this service sends no webhooks ([webhooks] secret is unset); send no callback_url",
-        )
-    try:
-        await sender.check(url)
-    except CallbackRefused as exc:
-        raise ApiError(400, exc.code, exc.message) from None
-
-
-def requested(runtime: Runtime, field: Callable[[str], str | None]) -> RecognitionRequest:
-    """The form's ``language``, ``prompt`` and ``task``, checked against the recognizer (SPEC §18).
-
-    400 with the refusal's code (``bad_language`` naming the accepted values,
-    ``bad_prompt``, ``bad_task``, ``translation_unsupported``).
-    """
-    try:
-        return recognition_request(
-            runtime.services.recognizer.abilities,
-            language=field("language"),
-            prompt=field("prompt"),
-            task=field("task"),
-        )
-    except OptionRefused as exc:
-        raise ApiError(400, exc.code, exc.message) from None
-
-
 def refuse_when_short_of_space(runtime: Runtime) -> None:
     """507 while the data dir has less free space than ``[storage] min_free_bytes``."""
     if runtime.space.is_short():
-        raise _insufficient_storage()
-
-
-async def replay(request: Request, first: Job) -> Response:
-    """Answer an upload whose Idempotency-Key is known: the first job, if it is the same file.
-
-    The body is read and hashed, never written; a job from before digests
-    were kept is answered at once, its body left unread (ADR 21).
-    """
-    metrics = metrics_of(request)
-    if first.upload_digest is None:
-        metrics.uploads.labels("duplicate").inc()
-        log.info("upload.received", extra={"job_id": first.id, "outcome": "duplicate"})
-        return accepted(first, replayed=True, headers=CLOSE)
-    settings = runtime_of(request).services.settings
-    digest = await received_digest(
-        request,
-        max_bytes=settings.max_record_bytes,
-        inactivity=settings.upload_inactivity_timeout.total_seconds(),
-        deadline=settings.upload_deadline.total_seconds(),
-    )
-    check_replay(first, digest)
-    metrics.uploads.labels("duplicate").inc()
-    log.info("upload.received", extra={"job_id": first.id, "outcome": "duplicate"})
-    return accepted(first, replayed=True)
-
-
-def _key_reused(metrics: Metrics) -> ApiError:
-    """The 422 for an Idempotency-Key sent again with a different file."""
-    metrics.uploads.labels("idempotency_key_reused").inc()
-    log.info("upload.refused", extra={"status": 422, "code": "idempotency_key_reused"})
-    return ApiError(
-        422,
-        "idempotency_key_reused",
-        "this Idempotency-Key was first used with a different file; send a new file with a new key",
-    )
-
-
-def accepted(job: Job, *, replayed: bool, headers: dict[str, str] | None = None) -> Response:
-    """The 202 of an upload: the job id, where to poll it, and whether it is a replay."""
-    answer = {"Location": f"/api/status/{job.id}", **(headers or {})}
-    if replayed:
-        answer["Idempotent-Replayed"] = "true"
-    return JSONResponse(to_json(Accepted(job_id=job.id)), status_code=202, headers=answer)
+        raise insufficient_storage()
 
 
 def job_not_found() -> ApiError:

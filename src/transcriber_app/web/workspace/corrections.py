@@ -21,7 +21,7 @@ named by date and id, never by the sender's file name.
 from __future__ import annotations
 
 import asyncio
-import json
+import functools
 import logging
 import re
 from collections.abc import AsyncIterator, Generator
@@ -37,12 +37,7 @@ from starlette.responses import JSONResponse, Response
 from transcriber_app.web.errors import ApiError, error_response
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.streams import read_json_object
-from transcriber_app.web.transcripts import (
-    MEDIA_TYPES,
-    TranscriptFormat,
-    no_transcript,
-    render,
-)
+from transcriber_app.web.transcripts import MEDIA_TYPES, no_transcript
 from transcriber_app.web.workspace import views
 from transcriber_app.web.workspace.sessions import workspace_session_of
 from transcriber_core.corrections import (
@@ -56,6 +51,7 @@ from transcriber_core.corrections import (
 from transcriber_core.entities import Job, State
 from transcriber_core.errors import JobChanged, JobNotFound
 from transcriber_core.people import Person
+from transcriber_core.rendering import TranscriptFormat, render
 
 log = logging.getLogger("transcriber.workspace")
 
@@ -251,15 +247,6 @@ def download_name(job: Job, wanted: TranscriptFormat) -> str:
     return f"transcript-{job.created:%Y-%m-%d}-{safe_id}.{wanted.value}"
 
 
-def _body(job: Job, wanted: TranscriptFormat) -> bytes:
-    body = render(job, wanted)
-    if wanted is not TranscriptFormat.JSON:
-        return body
-    document = json.loads(body)
-    document["corrected"] = job.corrected
-    return json.dumps(document, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
-
-
 @views.person_page
 async def download(request: Request, person: Person) -> Response:
     """``GET /w/recordings/{id}/transcript.{txt,srt,vtt,json}``: the transcript as it reads now."""
@@ -274,7 +261,7 @@ async def download(request: Request, person: Person) -> Response:
         _, sentence = no_transcript(job)
         context = {"title": "No transcript yet", "text": sentence[:1].upper() + sentence[1:] + "."}
         return views.render(request, "message.html", context, person=person, status_code=409)
-    body = await run_in_threadpool(_body, job, wanted)
+    body = await run_in_threadpool(functools.partial(render, job, wanted, corrected=job.corrected))
     return Response(
         body,
         media_type=MEDIA_TYPES[wanted],

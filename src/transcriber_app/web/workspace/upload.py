@@ -6,7 +6,7 @@ service accepts them, and a row per file with a progress bar
 (``upload.js``). Each file is its own ``POST /w/upload``: the multipart form
 of ``POST /api/audio`` (``file``, ``language``, ``speakers``), with the
 session's CSRF token in ``X-CSRF-Token``. It goes through the API's own
-intake (``handlers.intake``): the same limits, fields, errors (JSON with
+intake (``web.intake``, the one way in): the same limits, fields, errors (JSON with
 the same stable codes) and metrics, the job stored as the person's. Only
 the gate differs: a signed-in person and the token, checked before a byte
 of the body is read; a refusal then closes the connection, the body unread.
@@ -17,8 +17,9 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
-from transcriber_app.web.api.handlers import SPEAKERS_FIELD, intake, refuse_unfit_body
+from transcriber_app.web.api.handlers import refuse_unfit_body
 from transcriber_app.web.errors import ApiError, error_response
+from transcriber_app.web.intake import SPEAKERS_FIELD, intake
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.uploads import CLOSE
 from transcriber_app.web.workspace import views
