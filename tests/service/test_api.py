@@ -103,13 +103,15 @@ def test_upload_with_chunked_body_is_accepted(
     assert service.wait_for_job(response.json()["job_id"])["state"] == "done"
 
 
-def test_other_fields_are_ignored(client: httpx.Client, recording: bytes) -> None:
+def test_other_fields_are_ignored(client: httpx.Client, service: Service, recording: bytes) -> None:
     """Fields besides ``file``, before or after it, do not disturb the upload."""
     body = part("note", b"hello") + part("file", recording, filename="a.mp3") + part("x", b"y")
     response = client.post(
         "/api/audio", content=body + closing(), headers={"Content-Type": CONTENT_TYPE}
     )
     assert response.status_code == 202, response.text
+    # Ended here: its conversion's staging files are not the next tests' to find.
+    assert service.wait_for_job(response.json()["job_id"])["state"] == "done"
 
 
 def test_garbage_is_accepted_then_failed_by_convert(client: httpx.Client, service: Service) -> None:
@@ -312,9 +314,9 @@ def test_declared_length_over_cap_is_413_before_reading(service: Service) -> Non
             "/api/audio",
             {"Content-Type": CONTENT_TYPE, "Content-Length": str(10 * 1024**3)},
         )
-        started = time.monotonic()
+        # No body byte is sent: a 413, not the 408 of the inactivity timeout, was decided on
+        # the head alone.
         response = raw.response()
-        assert time.monotonic() - started < 2.0
         assert response.status == 413
         assert b'"too_large"' in response.body
         assert raw.is_closed_by_server()
@@ -380,7 +382,8 @@ def test_stalled_upload_is_408_and_leaves_nothing(service: Service, recording: b
         waited = time.monotonic() - started
         assert response.status == 408
         assert b'"upload_timeout"' in response.body
-        assert INACTIVITY * 0.8 < waited < INACTIVITY + 3
+        # Not before the timeout; the 408 upload_timeout itself says which timer ended it.
+        assert waited > INACTIVITY * 0.8
         assert raw.is_closed_by_server()
     assert service.stored_names() == before
     assert service.staging_files() == []
@@ -389,18 +392,23 @@ def test_stalled_upload_is_408_and_leaves_nothing(service: Service, recording: b
 def test_slow_upload_within_inactivity_passes(service: Service, recording: bytes) -> None:
     """Pauses shorter than the inactivity timeout add up freely, within the whole deadline."""
     body = form(recording)
-    pieces = [body[i : i + len(body) // 4 + 1] for i in range(0, len(body), len(body) // 4 + 1)]
-    with RawClient(service.port, timeout=10.0) as raw:
+    # Pauses of a tenth of the timeout leave nine tenths for a loaded box to be late; 16 of
+    # them add up to 1.6 timeouts.
+    size = len(body) // 16 + 1
+    pieces = [body[i : i + size] for i in range(0, len(body), size)]
+    with RawClient(service.port, timeout=30.0) as raw:
         raw.send_head(
             "/api/audio", {"Content-Type": CONTENT_TYPE, "Content-Length": str(len(body))}
         )
         started = time.monotonic()
         for piece in pieces:
             raw.send(piece)
-            time.sleep(INACTIVITY * 0.4)
+            time.sleep(INACTIVITY * 0.1)
         response = raw.response()
     assert time.monotonic() - started > INACTIVITY * 1.2
     assert response.status == 202, response.body
+    # Ended here: its conversion's staging files are not the next tests' to find.
+    service.wait_for_job(json.loads(response.body)["job_id"])
 
 
 def test_client_disconnect_mid_upload_leaves_nothing(service: Service, recording: bytes) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 
 import httpx
@@ -72,13 +71,13 @@ def test_right_token_uploads_and_reads_status(
 
 def test_401_is_decided_before_the_body(service: Service) -> None:
     """A tokenless upload announcing 10 GiB is refused at once, without a body byte sent."""
-    with RawClient(service.port, timeout=5.0) as raw:
+    # No byte of the body ever comes, and the upload inactivity timeout is the default five
+    # minutes: an answer at all was decided on the head alone (30 s only detects a hang).
+    with RawClient(service.port, timeout=30.0) as raw:
         raw.send_head(
             "/api/audio", {"Content-Type": CONTENT_TYPE, "Content-Length": str(10 * 1024**3)}
         )
-        started = time.monotonic()
         response = raw.response()
-        assert time.monotonic() - started < 2.0
         assert response.status == 401
         assert raw.is_closed_by_server()
 

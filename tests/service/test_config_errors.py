@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from tests.support.service import start_failing
+from tests.support import service as service_support
+from tests.support.service import running_service, start_failing
 
 pytestmark = pytest.mark.slow
 
@@ -85,3 +86,22 @@ def test_taken_port_fails_before_anything_starts(tmp_path: Path) -> None:
     ) in stderr
     assert "setup_link" not in stderr
     assert "Traceback" not in stderr
+
+
+def test_a_port_taken_after_it_was_picked_is_picked_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A port another program takes between the tests' probe and the bind: started on another."""
+    real = service_support.free_port
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        taken = holder.getsockname()[1]
+        picks = iter([taken])
+        monkeypatch.setattr(service_support, "free_port", lambda: next(picks, None) or real())
+        with running_service(tmp_path) as service, service.client() as client:
+            assert service.port != taken
+            assert client.get("/health").status_code == 200
+    first = (tmp_path / "stderr-1.log").read_text(encoding="utf-8")
+    assert "event=service.bind_failed" in first
+    assert f"port={taken}" in first

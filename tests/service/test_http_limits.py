@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
-import statistics
 import sys
 import time
 from collections.abc import Iterator
@@ -50,11 +49,16 @@ def read_all(sock: socket.socket) -> bytes:
     return bytes(received)
 
 
+#: A connection open this long was held: past the 2-s deadline the tests configure, short of
+#: the 30-s default, so a slow box is waited for and a deadline not applied still fails.
+HELD = 15.0
+
+
 def seconds_until_closed(sock: socket.socket, *, trickle: bool = False) -> float:
     """Seconds until the server closes ``sock``; with ``trickle``, a header byte sent every poll."""
     started = time.monotonic()
     sock.settimeout(POLL_INTERVAL)
-    deadline = started + 15.0
+    deadline = started + HELD
     while time.monotonic() < deadline:
         try:
             if not sock.recv(65536):
@@ -68,14 +72,32 @@ def seconds_until_closed(sock: socket.socket, *, trickle: bool = False) -> float
                 sock.send(b"a")
             except (BrokenPipeError, ConnectionResetError):
                 return time.monotonic() - started
-    raise AssertionError("the server kept the connection open for 15 s")
+    raise AssertionError(f"the server kept the connection open for {HELD:.0f} s")
+
+
+def still_open(sock: socket.socket) -> bool:
+    """Whether the server has not closed ``sock`` yet (nothing is read from it)."""
+    sock.setblocking(False)
+    try:
+        return bool(sock.recv(1, socket.MSG_PEEK))
+    except BlockingIOError:
+        return True
+    except ConnectionResetError:
+        return False
+    finally:
+        sock.setblocking(True)
 
 
 def health_ok(service: Service) -> bool:
-    """Whether one fresh connection gets 200 from /health."""
+    """Whether one fresh connection gets 200 from /health (refused or closed: False).
+
+    A slow answer is waited for (a loaded box is no refusal); 30 s only detects a hang.
+    """
     try:
-        with service.client(timeout=2.0) as client:
+        with service.client(timeout=30.0) as client:
             return client.get("/health").status_code == 200
+    except httpx.TimeoutException:
+        raise
     except httpx.TransportError:
         return False
 
@@ -135,17 +157,19 @@ def test_100_mib_header_keeps_memory_flat(service: Service) -> None:
     Path(f"/proc/{pid}/clear_refs").write_text("5")  # VmHWM starts again from here
     before = proc_status(pid, "VmRSS")
     chunk = b"a" * MIB
-    started = time.monotonic()
+    sent = 0
     with connect(service) as sock:
         sock.sendall(HALF_REQUEST)
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             for _ in range(100):
                 sock.sendall(chunk)
+                sent += 1
         with contextlib.suppress(TimeoutError):
             read_all(sock)
     peak = proc_status(pid, "VmHWM")
     assert peak - before < 16 * MIB, f"RSS grew by {(peak - before) / MIB:.1f} MiB"
-    assert time.monotonic() - started < 5.0
+    # Closed after the limit (and at most LINGER_BYTES of draining), however slow the box.
+    assert sent < 100, "the server read the whole 100 MiB"
     assert health_ok(service)
 
 
@@ -154,7 +178,7 @@ def test_half_sent_headers_are_dropped(service: Service) -> None:
     with connect(service) as sock:
         sock.sendall(HALF_REQUEST)
         waited = seconds_until_closed(sock)
-    assert 1.5 <= waited < 4.0
+    assert waited >= 1.5  # not before the deadline; after it, not held (HELD)
 
 
 def test_trickled_headers_are_dropped(service: Service) -> None:
@@ -162,14 +186,14 @@ def test_trickled_headers_are_dropped(service: Service) -> None:
     with connect(service) as sock:
         sock.sendall(HALF_REQUEST)
         waited = seconds_until_closed(sock, trickle=True)
-    assert 1.5 <= waited < 4.0
+    assert waited >= 1.5  # not before the deadline; after it, not held (HELD)
 
 
 def test_silent_connection_is_dropped(service: Service) -> None:
     """A connection that never sends a byte is closed after the header timeout."""
     with connect(service) as sock:
         waited = seconds_until_closed(sock)
-    assert 1.5 <= waited < 4.0
+    assert waited >= 1.5  # not before the deadline; after it, not held (HELD)
 
 
 def test_second_request_on_a_connection_has_a_header_timeout(service: Service) -> None:
@@ -180,7 +204,7 @@ def test_second_request_on_a_connection_has_a_header_timeout(service: Service) -
         assert first.startswith(b"HTTP/1.1 200 ")
         sock.sendall(HALF_REQUEST)
         waited = seconds_until_closed(sock)
-    assert 1.5 <= waited < 4.0
+    assert waited >= 1.5  # not before the deadline; after it, not held (HELD)
 
 
 def test_second_request_with_huge_headers_gets_431(service: Service) -> None:
@@ -200,30 +224,33 @@ def test_body_trickled_after_the_answer_does_not_hold_the_connection(service: Se
     with connect(service) as sock:
         sock.sendall(b"POST /health HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100000\r\n\r\n")
         assert sock.recv(65536).startswith(b"HTTP/1.1 405 ")
-        waited = seconds_until_closed(sock, trickle=True)
-    assert waited < 4.0
+        seconds_until_closed(sock, trickle=True)  # closed, not held (HELD)
 
 
-def test_slow_header_flood_does_not_slow_health(service: Service) -> None:
-    """200 connections stuck in their headers leave /health fast for everybody else."""
+@pytest.fixture
+def patient(tmp_path: Path) -> Iterator[Service]:
+    """A service that gives unfinished headers a minute: a flood on it stays open."""
+    config = {"http": {"header_timeout_seconds": 60.0}}
+    with running_service(tmp_path, config=config) as started:
+        yield started
+
+
+def test_slow_header_flood_does_not_slow_health(patient: Service) -> None:
+    """200 connections stuck in their headers do not hold /health: it is served while they wait."""
     flood = []
     try:
         for _ in range(200):
-            sock = connect(service)
+            sock = connect(patient)
             sock.sendall(HALF_REQUEST)
             flood.append(sock)
-        latencies = []
-        with service.client() as client:
+        with patient.client(timeout=30.0) as client:
             for _ in range(100):
-                started = time.perf_counter()
-                response = client.get("/health")
-                latencies.append(time.perf_counter() - started)
-                assert response.status_code == 200
+                assert client.get("/health").status_code == 200
+        # Work, not time: had /health waited for the flood's slots, the flood would be gone.
+        assert all(still_open(sock) for sock in flood)
     finally:
         for sock in flood:
             sock.close()
-    p99 = statistics.quantiles(latencies, n=100)[98]
-    assert p99 < 0.5, f"/health p99 {p99 * 1000:.0f} ms under the flood"
 
 
 def test_host_header_is_never_reflected_into_a_redirect(service: Service) -> None:
@@ -251,31 +278,32 @@ def test_a_person_typing_admin_reaches_the_panel(service: Service) -> None:
 
 @pytest.fixture
 def capped(tmp_path: Path) -> Iterator[Service]:
-    """A service that serves 20 connections at once and drops unfinished headers after 2 s."""
-    config = {"http": {"max_connections": 20, "header_timeout_seconds": 2.0}}
+    """A service that serves 20 connections at once and gives unfinished headers a minute."""
+    config = {"http": {"max_connections": 20, "header_timeout_seconds": 60.0}}
     with running_service(tmp_path, config=config) as started:
         yield started
 
 
 def test_connections_past_the_cap_are_refused_then_served_again(capped: Service) -> None:
-    """Past ``max_connections`` a connection is refused fast; served again once the flood ends."""
+    """Past ``max_connections`` a connection is refused at once, unread; served once one ends."""
     flood = [connect(capped) for _ in range(20)]
     try:
         # The server counts a connection once it has accepted it; wait for all 20.
-        deadline = time.monotonic() + 5.0
+        deadline = time.monotonic() + 30.0
         while health_ok(capped):
             assert time.monotonic() < deadline, "a 21st connection was still served"
             time.sleep(POLL_INTERVAL)
-        started = time.monotonic()
         with connect(capped) as extra:
             extra.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            extra.settimeout(2.0)
             answer = read_all(extra)
-        assert time.monotonic() - started < 1.0, "the refusal was not fast"
-        assert not answer.startswith(b"HTTP/1.1 200")
-        deadline = time.monotonic() + 6.0
+        # Refused, not queued for a slot: the 503 came while all 20 still held theirs.
+        assert answer.startswith(b"HTTP/1.1 503 "), answer[:200]
+        assert b"too_many_connections" in answer
+        assert all(still_open(sock) for sock in flood)
+        flood.pop().close()
+        deadline = time.monotonic() + 30.0
         while not health_ok(capped):
-            assert time.monotonic() < deadline, "/health still refused after the header timeout"
+            assert time.monotonic() < deadline, "/health still refused after a slot was freed"
             time.sleep(POLL_INTERVAL)
     finally:
         for sock in flood:

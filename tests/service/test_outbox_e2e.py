@@ -17,7 +17,7 @@ import pytest
 from aiohttp import web
 
 from tests.support.fake_bot_api import TOKEN, FakeBotApi
-from tests.support.service import Service, free_port, running_service
+from tests.support.service import Service, running_service
 
 SECRET = "whsec-e2e-7f3a"
 #: A receiver's own secret in its URL: it must never reach a log.
@@ -28,15 +28,17 @@ CHAT = 5151
 
 
 class Receiver:
-    """A webhook receiver on a fixed port that can go down and come back.
+    """A webhook receiver that can go down and come back on the port it first got.
 
     It verifies every signature with the shared secret, answers 500 to the
     first ``fail_first`` calls to ``/hook``, redirects ``/redirect`` to
     ``/elsewhere``, and never answers ``/hang``.
     """
 
-    def __init__(self, port: int, *, fail_first: int) -> None:
-        self.port = port
+    def __init__(self, *, fail_first: int) -> None:
+        #: 0 until the first start binds a port the kernel picks (never a probed one, which
+        #: another program may take before the bind).
+        self.port = 0
         self.fail_first = fail_first
         self.calls: list[str] = []
         #: Job ids of the 2xx answers, one per successful delivery.
@@ -51,6 +53,7 @@ class Receiver:
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
         await self._runner.setup()
         await web.TCPSite(self._runner, "127.0.0.1", self.port).start()
+        self.port = self._runner.addresses[0][1]
 
     async def stop(self) -> None:
         self._hang.set()
@@ -132,7 +135,7 @@ async def test_each_ended_job_is_delivered_once_across_failures_and_a_restart(
     A redirecting receiver is never followed and a hanging one is cut off and
     tried again; neither the URL's token nor the secret reaches the log.
     """
-    receiver = Receiver(free_port(), fail_first=2)
+    receiver = Receiver(fail_first=2)
     await receiver.start()
     config = {
         "webhooks": {"secret": SECRET, "allow_private": True, "timeout_seconds": 1.0},
@@ -241,12 +244,15 @@ async def test_a_telegram_notice_that_fails_is_sent_later_also_after_a_restart(
 
 
 async def test_hanging_receivers_do_not_delay_an_unrelated_receiver(tmp_path: Path) -> None:
-    """16 callbacks that never answer (on two hosts) hold back another host's webhook < 3 s."""
-    hanging = [Receiver(free_port(), fail_first=0) for _ in range(2)]
-    unrelated = Receiver(free_port(), fail_first=0)
+    """16 callbacks that never answer (on two hosts) do not hold back another host's webhook."""
+    hanging = [Receiver(fail_first=0) for _ in range(2)]
+    unrelated = Receiver(fail_first=0)
     for receiver in (*hanging, unrelated):
         await receiver.start()
-    config = {"webhooks": {"secret": SECRET, "allow_private": True, "timeout_seconds": 3.0}}
+    # Each hanging call holds its loop for 120 s: without isolation the unrelated webhook
+    # could not come before WAIT (40 s) runs out, however fast or slow the box; with it, it
+    # comes while they all still hang. Nothing is timed.
+    config = {"webhooks": {"secret": SECRET, "allow_private": True, "timeout_seconds": 120.0}}
     # Not audio: each job fails at its first convert, so its webhook is owed at once.
     not_audio = b"this is not audio " * 64
     async with service_beside(tmp_path, config) as service:
@@ -261,13 +267,8 @@ async def test_hanging_receivers_do_not_delay_an_unrelated_receiver(tmp_path: Pa
             job_id = answer.json()["job_id"]
             ended = await asyncio.to_thread(service.wait_for_job, job_id)
             assert ended["state"] == "failed"
-            started = time.monotonic()
-            # Without isolation the loops take 16 tries of 3 s first: measure, then judge.
-            with contextlib.suppress(AssertionError):
-                await _until(lambda: unrelated.delivered == [job_id], "the unrelated webhook")
-            waited = time.monotonic() - started
+            await _until(lambda: unrelated.delivered == [job_id], "the unrelated webhook")
         finally:
             for receiver in (*hanging, unrelated):
                 await receiver.stop()
     assert unrelated.delivered == [job_id]
-    assert waited < 3.0, f"the unrelated receiver waited {waited:.1f} s"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import subprocess
@@ -124,10 +125,14 @@ def test_shutdown_stops_a_long_recognition_within_hard_seconds(tmp_path: Path) -
     assert attempts <= 1
 
 
-def _closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+def _closed_port(stack: contextlib.ExitStack) -> int:
+    """A port that refuses connections while ``stack`` is open: bound here, never listening.
+
+    Closed at once, it could be taken (and answer) before the service tries it.
+    """
+    held = stack.enter_context(socket.socket())
+    held.bind(("127.0.0.1", 0))
+    return int(held.getsockname()[1])
 
 
 @pytest.mark.parametrize(
@@ -148,15 +153,15 @@ def test_model_that_cannot_load_stops_startup(
         model = str(tmp_path / "empty-model")
         Path(model).mkdir()
     env = {**env, "HF_HOME": str(tmp_path / "hf-home")}  # an empty model cache
-    if env.get("HF_ENDPOINT") == "CLOSED":
-        env["HF_ENDPOINT"] = f"http://127.0.0.1:{_closed_port()}"
-    started = time.monotonic()
-    code, stderr = start_failing(tmp_path / "run", config=whisper(model=model), env=env)
+    with contextlib.ExitStack() as stack:
+        if env.get("HF_ENDPOINT") == "CLOSED":
+            env["HF_ENDPOINT"] = f"http://127.0.0.1:{_closed_port(stack)}"
+        # A hang is start_failing's REFUSE_TIMEOUT; how fast a loaded box imports is no claim.
+        code, stderr = start_failing(tmp_path / "run", config=whisper(model=model), env=env)
     assert code == 2, stderr
     assert "[whisper] model" in stderr
     assert named in stderr
     assert "Traceback" not in stderr
-    assert time.monotonic() - started < 15, "startup hung instead of saying the model is missing"
 
 
 def test_missing_extra_names_what_to_install(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ and port are filled in unless given::
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import signal
 import socket
@@ -33,8 +34,10 @@ import httpx
 from tests.support import processes
 from tests.support.openapi import Conformance
 
-#: How long a service may take to answer /health after its start.
-READY_TIMEOUT = 20.0
+#: How long a service may take to answer /health after its start: a hang detector, not a
+#: pace (1.4 s idle here; a module's service wrote no line in 20 s once at load 8 with two
+#: busy loops, and every test of the module failed).
+READY_TIMEOUT = 60.0
 #: How long a service refusing its config may take to exit: importing aiogram on a
 #: loaded machine took over 20 s once; a wrong start costs only this wait.
 REFUSE_TIMEOUT = 60.0
@@ -50,8 +53,13 @@ WORKER_COMMAND = (sys.executable, "-m", "transcriber_app", "worker")
 TERMINAL_STATES = frozenset({"done", "failed", "dead"})
 
 
+#: Launches of a service whose port another program took between ``free_port``'s probe and
+#: the server's bind (other test runs share the box), each on another port.
+BIND_ATTEMPTS = 5
+
+
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nobody listens on right now."""
+    """A TCP port on 127.0.0.1 that nobody listens on right now (it may be taken by then)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]
@@ -293,21 +301,42 @@ def _launch(
     return process, stderr_path, stdout_path
 
 
+class PortTakenError(AssertionError):
+    """The service could not listen: another program took its port after ``free_port``."""
+
+
 def _wait_ready(service: Service, timeout: float, statuses: Collection[int] = (200,)) -> None:
+    """Until the service answers /health with one of ``statuses`` and it is this process's.
+
+    Its ``service.start`` line (written once it listens) tells its own answer from that of
+    another program holding the port; ``PortTakenError`` when it could not listen.
+    """
     deadline = time.monotonic() + timeout
+    answered = False
     with httpx.Client(base_url=service.base_url, timeout=2.0) as client:
         while True:
             if service.process.poll() is not None:
-                raise AssertionError(
+                failure = PortTakenError if _lost_its_port(service) else AssertionError
+                raise failure(
                     f"service exited with {service.process.returncode} before it was ready:\n"
                     + service.logs()
                 )
-            with contextlib.suppress(httpx.TransportError):
-                if client.get("/health").status_code in statuses:
-                    return
+            if not answered:
+                with contextlib.suppress(httpx.TransportError):
+                    answered = client.get("/health").status_code in statuses
+            if answered and "event=service.start " in service.logs():
+                return
             if time.monotonic() > deadline:
                 raise AssertionError(f"service not ready in {timeout} s:\n{service.logs()}")
             time.sleep(POLL_INTERVAL)
+
+
+def _lost_its_port(service: Service) -> bool:
+    """Whether the service's log says its port was in use when it tried to listen."""
+    return any(
+        "event=service.bind_failed" in line and f"errno={errno.EADDRINUSE}" in line
+        for line in service.log_lines()
+    )
 
 
 @contextlib.contextmanager
@@ -340,22 +369,35 @@ def running_service(
     root.mkdir(parents=True, exist_ok=True)
     temp_dir = root / "tmp"
     temp_dir.mkdir(exist_ok=True)
-    config_path, data, port = write_config(
-        root, config=config, data_dir=data_dir, raw=raw, listener=listener
-    )
-    process, stderr_path, stdout_path = _launch(root, config_path, temp_dir, env, command)
-    service = Service(
-        process=process,
-        port=port,
-        root=root,
-        data_dir=data,
-        temp_dir=temp_dir,
-        config_path=config_path,
-        stderr_path=stderr_path,
-        stdout_path=stdout_path,
-    )
+    # A port the test chose is its own business; one picked here is picked again if taken.
+    attempts = 1 if "port" in (config or {}).get(listener, {}) else BIND_ATTEMPTS
+    for attempt in range(1, attempts + 1):
+        config_path, data, port = write_config(
+            root, config=config, data_dir=data_dir, raw=raw, listener=listener
+        )
+        process, stderr_path, stdout_path = _launch(root, config_path, temp_dir, env, command)
+        service = Service(
+            process=process,
+            port=port,
+            root=root,
+            data_dir=data,
+            temp_dir=temp_dir,
+            config_path=config_path,
+            stderr_path=stderr_path,
+            stdout_path=stdout_path,
+        )
+        try:
+            _wait_ready(service, ready_timeout, ready_statuses)
+        except PortTakenError:
+            service.cleanup()
+            if attempt == attempts:
+                raise
+            continue
+        except BaseException:
+            service.cleanup()
+            raise
+        break
     try:
-        _wait_ready(service, ready_timeout, ready_statuses)
         yield service
     finally:
         service.cleanup()

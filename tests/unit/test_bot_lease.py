@@ -21,6 +21,9 @@ from transcriber_app.bot.texts import HELP_TEXT
 CHAT = 5151
 #: Short enough that a takeover happens within the test's waits.
 LEASE = timedelta(milliseconds=600)
+#: Long enough that nothing but a release hands it over within a test: at least 20 s of it
+#: are left when its holder stops, and the others try every 10 s (a third of it).
+LONG_LEASE = timedelta(seconds=30)
 
 
 async def held_by(pollers: list[BotPolling]) -> BotPolling:
@@ -45,8 +48,14 @@ async def api() -> AsyncIterator[FakeBotApi]:
 
 
 @pytest.fixture
-async def pollers(tmp_path: Path, api: FakeBotApi) -> AsyncIterator[list[BotPolling]]:
-    """Two pollers as two API processes would run them: own bots, one SQLite database."""
+async def pollers(
+    request: pytest.FixtureRequest, tmp_path: Path, api: FakeBotApi
+) -> AsyncIterator[list[BotPolling]]:
+    """Two pollers as two API processes would run them: own bots, one SQLite database.
+
+    Their lease is ``LEASE`` unless the test gives another (``indirect`` parametrize).
+    """
+    lease: timedelta = getattr(request, "param", LEASE)
     world = make_world(tmp_path)
     async with contextlib.AsyncExitStack() as stack:
         started: list[BotPolling] = []
@@ -61,7 +70,7 @@ async def pollers(tmp_path: Path, api: FakeBotApi) -> AsyncIterator[list[BotPoll
                 polling_timeout=1,
                 chats=chats,
                 holder=name,
-                lease=LEASE,
+                lease=lease,
             )
             await polling.start()
             stack.push_async_callback(polling.stop, 1)
@@ -103,6 +112,7 @@ async def test_another_poller_takes_over_when_the_holder_dies(
     assert reply.text == HELP_TEXT
 
 
+@pytest.mark.parametrize("pollers", [LONG_LEASE], indirect=True)
 async def test_a_clean_stop_hands_the_lease_over_at_once(
     api: FakeBotApi, pollers: list[BotPolling]
 ) -> None:
@@ -111,7 +121,8 @@ async def test_a_clean_stop_hands_the_lease_over_at_once(
     [other] = [poller for poller in pollers if poller is not holder]
     await holder.stop(1)
     assert holder.held is None
-    async with asyncio.timeout(LEASE.total_seconds() / 2):  # before the lease could run out
+    # Its next try (within 10 s) finds the lease free; unreleased, 20 s of it would be left.
+    async with asyncio.timeout(LONG_LEASE.total_seconds() / 2):
         await other.holding.wait()
 
 

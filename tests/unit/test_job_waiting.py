@@ -1,14 +1,14 @@
 """Waiting for a job's end (a /v1 answer, ADR 46): woken by the change itself, not a poll.
 
 The queue's fallback poll is an hour in these tests, so an answer that
-comes at once can only have been woken: by this process's worker, or by
-another process's ``NOTIFY`` on PostgreSQL.
+comes at all can only have been woken: by this process's worker, or by
+another process's ``NOTIFY`` on PostgreSQL. ``HANG`` only tells a hang
+from a slow box; no test measures how fast an answer came.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
@@ -30,6 +30,9 @@ from transcriber_core.wakeup import Wakeup
 HOUR_POLL = Settings(
     idle_poll_interval=timedelta(hours=1), reconnect_base=timedelta(milliseconds=1)
 )
+#: Seconds after which a waiter is taken to be hung: far inside the hour's poll, far past any
+#: loaded box's delay.
+HANG = 60
 
 
 async def _states(watching: AsyncIterator[Job]) -> list[State]:
@@ -40,24 +43,21 @@ async def test_an_in_process_end_wakes_the_waiter_at_once(tmp_path: Path) -> Non
     """The worker that ends the job in this process wakes its waiter; no poll is waited for."""
     world = make_world(tmp_path, settings=HOUR_POLL)
     job = await world.submit(origin=Origin.http())
-    waiter = asyncio.create_task(_states(watch_job(world.services, job.id, within=3600)))
-    await asyncio.sleep(0)
-    started = time.monotonic()
+    watching = watch_job(world.services, job.id, within=3600)
+    # Its first read is done (the wake-up token taken before it): the end is after it, always.
+    assert (await anext(watching)).state is State.CONVERT
     await world.run_to_end(job.id)
-    async with asyncio.timeout(5):
-        states = await waiter
-    assert states[0] is State.CONVERT
+    async with asyncio.timeout(HANG):
+        states = await _states(watching)
     assert states[-1] is State.DONE
-    assert time.monotonic() - started < 5
 
 
 async def test_the_watch_ends_at_its_time_with_the_job_as_it_is(tmp_path: Path) -> None:
     """Past ``within`` seconds the watch ends; the last job it yields is the unfinished one."""
     world = make_world(tmp_path, settings=HOUR_POLL)
     job = await world.submit(origin=Origin.http())
-    started = time.monotonic()
-    states = await _states(watch_job(world.services, job.id, within=0.05))
-    assert time.monotonic() - started < 5
+    async with asyncio.timeout(HANG):
+        states = await _states(watch_job(world.services, job.id, within=0.05))
     assert states == [State.CONVERT, State.CONVERT]
 
 
@@ -105,19 +105,16 @@ async def test_an_end_in_another_process_wakes_the_waiter_through_notify(
         async with asyncio.timeout(30):
             await listening.wait()
         job = await here.submit(origin=Origin.http())
-        waiter = asyncio.create_task(_states(watch_job(here.services, job.id, within=3600)))
-        await asyncio.sleep(0.2)
+        watching = watch_job(here.services, job.id, within=3600)
+        # Waited for, not slept for: B ends the job only after A's first read.
+        assert (await anext(watching)).state is State.CONVERT
         taken = await there.acquire(State.CONVERT, acquisition_id="b-1", lease=timedelta(minutes=2))
         assert taken is not None
         ended = transition(taken, State.FAILED, now=clock.now(), error="judged by process B")
-        started = time.monotonic()
         await there.save_if_held(ended, acquisition_id="b-1")
-        async with asyncio.timeout(10):
-            states = await waiter
-        woken_after = time.monotonic() - started
+        async with asyncio.timeout(HANG):
+            states = await _states(watching)
     finally:
         listener.cancel()
         await asyncio.gather(listener, return_exceptions=True)
     assert states[-1] is State.FAILED
-    # Not a speed claim (bench/openai.py measures it): far inside the hour's poll.
-    assert woken_after < 10
