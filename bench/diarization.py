@@ -167,6 +167,7 @@ async def score(diarizer: Any, recording: Recording) -> dict[str, float]:
 
 
 def real_set(folder: Path, seeds: int) -> list[tuple[str, Recording]]:
+    """Conversations of every pair and triple of the real speakers, ``seeds`` of each."""
     made = []
     for size in (2, 3):
         for group in itertools.combinations(SPEAKERS, size):
@@ -178,6 +179,7 @@ def real_set(folder: Path, seeds: int) -> list[tuple[str, Recording]]:
 
 
 def espeak_set(folder: Path, dialogues: int) -> list[tuple[str, Recording]]:
+    """espeak-ng dialogues of 2 and 3 voices, ``dialogues`` of each (8 turns)."""
     made = []
     for count in (2, 3):
         for seed in range(dialogues):
@@ -192,6 +194,7 @@ def espeak_set(folder: Path, dialogues: int) -> list[tuple[str, Recording]]:
 
 
 async def quality(recordings: list[tuple[str, Recording]], diarizers: dict[str, Any]) -> None:
+    """Print each recording's scores under every diarizer, then each diarizer's summary."""
     if not recordings:
         return
     totals: dict[str, list[dict[str, float]]] = {name: [] for name in diarizers}
@@ -294,6 +297,7 @@ print(json.dumps({"wall": wall, "labels": len({t.speaker for t in turns}),
 
 
 def scale(folder: Path, minutes: list[float], before: Path) -> None:
+    """Print wall time, CPU per audio minute and peak RSS of before and after on long audio."""
     from transcriber_adapters import campplus  # noqa: PLC0415
 
     models = folder / "models"
@@ -329,6 +333,7 @@ def scale(folder: Path, minutes: list[float], before: Path) -> None:
 
 
 def main() -> None:
+    """Score before and after on real voices and espeak, the merge thresholds, then the scale."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--dialogues", type=int, default=5)
