@@ -618,14 +618,18 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
             raise ConfigError(f"[{section}] port: must be between 1 and 65535")
     if any(not token for token in config.http.api_tokens):
         raise ConfigError("[http] api_tokens: tokens must not be empty strings")
-    if config.http.upload_inactivity_seconds <= 0:
-        raise ConfigError("[http] upload_inactivity_seconds: must be positive")
+    for key, seconds in (
+        ("[http] upload_inactivity_seconds", config.http.upload_inactivity_seconds),
+        ("[http] upload_deadline_seconds", config.http.upload_deadline_seconds),
+    ):
+        # Each becomes a timedelta in the settings: NaN, inf or past a century would not.
+        if not 0 < seconds <= _LONGEST_SECONDS:
+            raise ConfigError(f"{key}: must be positive and at most a century")
     _check_positive(
         ("[storage] max_duration_seconds", config.storage.max_duration_seconds),
         ("[storage] min_bytes_per_second", config.storage.min_bytes_per_second),
         ("[http] max_header_bytes", config.http.max_header_bytes),
         ("[http] header_timeout_seconds", config.http.header_timeout_seconds),
-        ("[http] upload_deadline_seconds", config.http.upload_deadline_seconds),
         ("[http] max_connections", config.http.max_connections),
     )
     if config.storage.min_free_bytes < 0:
