@@ -21,6 +21,7 @@ from tests.support.media import tone
 from tests.support.multipart import CONTENT_TYPE, closing, form, part
 from transcriber_adapters.memory import ManualClock
 from transcriber_app.bootstrap import Runtime, build
+from transcriber_app.conditions import DiskSpace
 from transcriber_app.config import Config, HttpConfig, StorageConfig
 from transcriber_core.people import Person
 
@@ -114,6 +115,34 @@ async def test_a_token_revoked_meanwhile_stores_nothing(
     )
     assert answer.status_code == 401, answer.text
     assert await runtime.services.repo.list_owned_jobs(record.owner_key) == []
+
+
+@pytest.mark.parametrize("path", ["/api/audio", "/w/upload"])
+async def test_an_upload_whose_disk_filled_meanwhile_is_still_taken(
+    runtime: Runtime,
+    owner: httpx.AsyncClient,
+    tmp_path: Path,
+    path: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Only the sender is asked again when the body ends: a body already in is not a 507."""
+    alice, record = await _alice(runtime, owner)
+    token = await make_token(alice)
+    page = await alice.get("/w/upload")
+    data = tone(tmp_path / "a.wav", 1.0).read_bytes()
+
+    async def fill_the_disk() -> None:
+        monkeypatch.setattr(DiskSpace, "is_short", lambda _self: True)
+
+    headers = {"Content-Type": CONTENT_TYPE} | (
+        {"X-CSRF-Token": csrf(page.text)} if path == "/w/upload" else bearer(token)
+    )
+    answer = await alice.post(
+        path, content=_halves(_form(path, data), fill_the_disk), headers=headers
+    )
+    assert answer.status_code == 202, answer.text
+    [job] = await runtime.services.repo.list_owned_jobs(record.owner_key)
+    assert job.id == answer.json()["job_id"]
 
 
 @pytest.fixture

@@ -46,6 +46,10 @@ log = logging.getLogger("transcriber.http")
 #: What admits an upload before its body is read: the owner key its job is stored with
 #: (None on an open API) and its dedup key, or an ``ApiError`` that closes the connection.
 Admission = Callable[[Request], Awaitable[tuple[str | None, str | None]]]
+#: Who sends an upload, asked again once its body is in: the credential alone (the owner
+#: key, or None on an open API), or an ``ApiError``; never the body's fit or the disk, which
+#: the body being in has settled (ADR 67).
+Credential = Callable[[Request], Awaitable[str | None]]
 #: The form field that asks for speaker labels (SPEC §18).
 SPEAKERS_FIELD = "speakers"
 #: The stable code of a refusal for want of disk space (reference: Limits).
@@ -59,10 +63,12 @@ class FormDoor:
     it closes the connection. ``size`` is the recording's, once staged.
     """
 
-    def __init__(self, request: Request, admit: Admission, sender: Sender, *, digest: bool) -> None:
+    def __init__(
+        self, request: Request, credential: Credential, sender: Sender, *, digest: bool
+    ) -> None:
         self.request = request
-        #: The gate the request passed before its body; asked again once the body is in.
-        self.admit = admit
+        #: The credential the request showed before its body; asked again once the body is in.
+        self.credential = credential
         self._sender = sender
         #: Hash the recording on the way (an upload with an Idempotency-Key, ADR 21).
         self.digest = digest
@@ -74,8 +80,8 @@ class FormDoor:
         return self._sender
 
     async def sender_again(self) -> Sender:
-        """The gate asked again once the body is in: its own refusal (401, 403), or the sender."""
-        again, _ = await self.admit(self.request)
+        """The credential asked again once the body is in: its refusal (401, 403), or the sender."""
+        again = await self.credential(self.request)
         if again != self._sender.owner:  # pragma: no cover - a gate answers alike, or refuses
             raise ApiError(401, "unauthorized", "the upload's sender changed while it was sent")
         return self._sender
@@ -136,8 +142,10 @@ class FormDoor:
         )
 
 
-async def intake(request: Request, admit: Admission) -> Response:
+async def intake(request: Request, admit: Admission, credential: Credential) -> Response:
     """Take the request's recording into a job of the owner ``admit`` says: 202, or ``ApiError``.
+
+    ``credential`` is the part of ``admit`` asked again once the body is in.
 
     The door of ``/api/audio`` and the workspace's upload: the same limits,
     fields, errors and metrics; the staging file never outlives a refusal.
@@ -149,7 +157,7 @@ async def intake(request: Request, admit: Admission) -> Response:
     door: FormDoor | None = None
     try:
         caller, dedup_key = await admit(request)
-        door = FormDoor(request, admit, Sender(owner=caller), digest=dedup_key is not None)
+        door = FormDoor(request, credential, Sender(owner=caller), digest=dedup_key is not None)
         taken = await take_in(services, door, origin=Origin.http(), dedup_key=dedup_key)
     except ClientDisconnect:
         metrics.uploads.labels("disconnected").inc()

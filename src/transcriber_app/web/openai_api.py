@@ -288,7 +288,7 @@ class OpenAIDoor(FormDoor):
     """``/v1``'s form as a door: OpenAI's fields, which every answer needs, a replay's too."""
 
     def __init__(self, request: Request, sender: Sender, *, digest: bool, task: Task) -> None:
-        super().__init__(request, refuse_before_body, sender, digest=digest)
+        super().__init__(request, require_token, sender, digest=digest)
         self.task = task
         #: The form's fields as ``/v1`` reads them, once the body is read.
         self.ask: Ask | None = None

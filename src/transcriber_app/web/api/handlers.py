@@ -48,7 +48,7 @@ async def upload(request: Request) -> Response:
     Everything that can be refused without the body (token, idempotency
     key, content type, declared length) is refused before reading it.
     """
-    return await intake(request, refuse_before_body)
+    return await intake(request, refuse_before_body, require_token)
 
 
 async def refuse_before_body(request: Request) -> tuple[str | None, str | None]:

@@ -61,10 +61,15 @@ async def _admit(request: Request) -> tuple[str | None, str | None]:
     return person.owner_key, None
 
 
+async def _still_signed_in(request: Request) -> str | None:
+    """The person's owner key once the body is in: still signed in, still the CSRF header."""
+    return (await _person(request)).owner_key
+
+
 async def send(request: Request) -> Response:
     """``POST /w/upload``: one recording into the person's jobs: 202 ``{"job_id"}``, or 4xx JSON."""
     try:
-        return await intake(request, _admit)
+        return await intake(request, _admit, _still_signed_in)
     except ApiError as exc:
         return error_response(exc)
 
