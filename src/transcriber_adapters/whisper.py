@@ -124,15 +124,17 @@ class WhisperSettings:
     #: this length, which any worker takes (SPEC §22, ADR 52); 0: never split.
     part_seconds: float = 600.0
     #: The temperatures a window is decoded at, in turn, until one passes Whisper's checks
-    #: (repetition, confidence): faster-whisper's own fallback. Above 0 it samples at
-    #: random, so a window that falls back reads differently from run to run; ``(0.0,)``
-    #: decodes every window once, deterministically (the tests do).
-    temperatures: tuple[float, ...] = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
+    #: (repetition, confidence); None: faster-whisper's own fallback, 0 to 1. Above 0 it
+    #: samples at random, so a window that falls back reads differently from run to run;
+    #: ``(0.0,)`` decodes every window once, deterministically (the tests do).
+    temperatures: tuple[float, ...] | None = None
 
     def __attrs_post_init__(self) -> None:
         if not self.part_seconds >= 0:  # NaN too
             raise ValueError("part_seconds must not be negative")
-        if not self.temperatures or not all(0 <= t <= 1 for t in self.temperatures):
+        if self.temperatures is not None and (
+            not self.temperatures or not all(0 <= t <= 1 for t in self.temperatures)
+        ):
             raise ValueError("temperatures must be one or more numbers from 0 to 1")
 
 
@@ -557,11 +559,11 @@ class WhisperRecognizer:
                 task=request.task.value,
                 initial_prompt=request.prompt,
                 beam_size=settings.beam_size,
-                temperature=list(settings.temperatures),
                 word_timestamps=True,
                 # Silence yields no segment instead of Whisper's invented "you".
                 vad_filter=True,
                 **({"batch_size": settings.batch_size} if settings.batch_size else {}),
+                **({"temperature": list(t)} if (t := settings.temperatures) else {}),
             )
             texts: list[str] = []
             words: list[Word] = []
