@@ -235,6 +235,13 @@ def gaps_near(reference: str, words: tuple[Word, ...], at: float) -> int:
     return sum(1 for seconds in gaps if abs(seconds - at) <= NEAR_CUT_SECONDS)
 
 
+def assert_kept_at(at: float, reference: str, joined: Joined, whole: Recognized) -> None:
+    """Near the cut at ``at`` the joined words miss or repeat no more than the whole's do."""
+    assert gaps_near(reference, joined.words, at) <= gaps_near(reference, whole.words, at), (
+        f"words lost or doubled at the cut at {at:.2f} s: {joined.text}"
+    )
+
+
 async def test_parts_cut_at_silences_hear_what_the_whole_hears(
     tmp_path: Path, speech: Path, model: Path, reference: str, whole: Recognized
 ) -> None:
@@ -243,10 +250,7 @@ async def test_parts_cut_at_silences_hear_what_the_whole_hears(
     assert len(joined.parts) >= 3
     for earlier, later in itertools.pairwise(joined.parts):
         assert earlier.end == later.start, "cut in pauses: the parts meet"
-        at = earlier.end
-        assert gaps_near(reference, joined.words, at) <= gaps_near(reference, whole.words, at), (
-            f"words lost or doubled at the cut at {at:.2f} s: {joined.text}"
-        )
+        assert_kept_at(earlier.end, reference, joined, whole)
     limit = word_error_rate(reference, whole.text) + WER_SLACK
     assert word_error_rate(reference, joined.text) <= limit, joined.text
 
@@ -261,9 +265,6 @@ async def test_parts_cut_inside_speech_neither_lose_nor_double_a_word(
     assert len(joined.parts) >= 3
     for earlier, later in itertools.pairwise(joined.parts):
         assert later.start < earlier.end, "every cut is inside speech: the parts overlap"
-        at = (later.start + earlier.end) / 2
-        assert gaps_near(reference, joined.words, at) <= gaps_near(reference, whole.words, at), (
-            f"words lost or doubled at the cut at {at:.2f} s: {joined.text}"
-        )
+        assert_kept_at((later.start + earlier.end) / 2, reference, joined, whole)
     limit = word_error_rate(reference, whole.text) + WER_SLACK
     assert word_error_rate(reference, joined.text) <= limit, joined.text
