@@ -317,3 +317,20 @@ class DatabaseDown(ServiceCondition, RepositoryUnavailable):
 
     code = "database_unavailable"
     outage = True
+
+
+class FetchRefused(PermanentError):  # noqa: N818
+    """A link that will not be fetched, for good (SPEC §28); ``code`` is the stable reason.
+
+    Codes: ``url_not_allowed`` (an address that is not public, for any
+    connection the fetch makes), ``too_large``, ``too_long``,
+    ``playlist_not_supported``, ``unsupported_url`` (no media behind it).
+    """
+
+    def __init__(self, code: str) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+class FetchUnavailable(TransientError):  # noqa: N818
+    """The link's server could not be reached or answered with a passing error; retry later."""

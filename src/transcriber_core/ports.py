@@ -1323,3 +1323,57 @@ class Door(Protocol):
         malformed); the staging file never outlives the block.
         """
         ...
+
+
+@attrs.frozen(kw_only=True)
+class FetchLimits:
+    """What one fetch may bring in (SPEC §28): checked against what is declared, then counted."""
+
+    #: Largest file, in bytes (``[import] max_bytes``).
+    max_bytes: int
+    #: Longest recording, in seconds (§17's recording limit); None is no limit.
+    max_seconds: float | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Fetched:
+    """A link's recording, downloaded into the fetch's directory."""
+
+    path: Path
+    #: The page's or the media's title, as the site gives it; None when it gives none.
+    title: str | None = None
+    #: Seconds the site declares; None when it does not say.
+    duration: float | None = None
+
+
+#: Called with the bytes fetched so far and the total when known (SPEC §28 ``fetch``).
+FetchProgress = Callable[[int, int | None], None]
+
+
+class MediaFetcher(Protocol):
+    """Brings in the recording behind a link: a direct media file or a page with media on it."""
+
+    async def check(self, url: str) -> None:
+        """Refuse at once what can be refused without downloading (SPEC §28: 400 at intake).
+
+        Raises ``FetchRefused`` for a scheme other than http(s), a host whose
+        addresses are not public (unless the adapter allows private ones), or
+        a link that names a playlist; ``FetchUnavailable`` when the host's
+        name cannot be resolved now. Never downloads media.
+        """
+        ...
+
+    async def fetch(
+        self, url: str, into: Path, *, limits: FetchLimits, on_progress: FetchProgress
+    ) -> Fetched:
+        """Download ``url``'s one recording (audio only where the site offers it) into ``into``.
+
+        ``into`` is an empty directory the caller owns and removes. Every
+        connection the fetch makes (redirects, manifests, segments, the
+        extractor's own requests) goes only to public addresses. Raises
+        ``FetchRefused`` (permanent: not allowed, over ``limits`` by the
+        declared or the counted size or duration, a playlist, no media) or
+        ``FetchUnavailable`` (transient). Cancelling the awaiting task stops
+        the download promptly and leaves nothing running.
+        """
+        ...
