@@ -34,12 +34,11 @@ from collections import Counter  # noqa: E402
 
 import httpx  # noqa: E402
 from tests.app.test_workspace import csrf, person  # noqa: E402
-from tests.support.admin import PASSWORD, in_process_client  # noqa: E402
+from tests.support.admin import OWNER_NAME, PASSWORD, in_process_client, make_owner  # noqa: E402
 
 import transcriber_core  # noqa: E402
 from transcriber_app.bootstrap import Runtime, build  # noqa: E402
 from transcriber_app.config import Config, HttpConfig, StorageConfig  # noqa: E402
-from transcriber_app.web.auth import hash_password  # noqa: E402
 from transcriber_core.entities import Job, Origin, State, Word  # noqa: E402
 
 
@@ -62,13 +61,12 @@ def quantiles(samples: list[float]) -> str:
 
 async def owner_client(runtime: Runtime) -> httpx.AsyncClient:
     """The owner, signed in to the admin panel."""
-    await runtime.owners.create_owner(
-        await hash_password(PASSWORD), now=runtime.services.clock.now()
-    )
+    await make_owner(runtime)
     client = in_process_client(runtime)
     page = await client.get("/admin/login")
     await client.post(
-        "/admin/login", data={"csrf": csrf(page.text), "password": PASSWORD, "next": "/admin/"}
+        "/admin/login",
+        data={"csrf": csrf(page.text), "name": OWNER_NAME, "password": PASSWORD, "next": "/admin/"},
     )
     return client
 

@@ -39,13 +39,12 @@ from typing import Any  # noqa: E402
 import uvicorn  # noqa: E402
 from tests.app.test_workspace import SECRET, csrf, invite, set_password  # noqa: E402
 from tests.service.test_admin_browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
-from tests.support.admin import PASSWORD, in_process_client  # noqa: E402
+from tests.support.admin import OWNER_NAME, PASSWORD, in_process_client, make_owner  # noqa: E402
 from tests.support.service import free_port  # noqa: E402
 
 from transcriber_app.bootstrap import Runtime, build  # noqa: E402
 from transcriber_app.config import Config, HttpConfig, StorageConfig  # noqa: E402
 from transcriber_app.web import create_app  # noqa: E402
-from transcriber_app.web.auth import hash_password  # noqa: E402
 from transcriber_core.entities import Job, Origin, Speaker, State, Word  # noqa: E402
 
 #: The recording's length: 3 hours.
@@ -118,13 +117,12 @@ async def make_job(runtime: Runtime, folder: Path, owner: str, count: int) -> Jo
 
 async def person_client(runtime: Runtime) -> Any:
     """The person "reader", invited by the owner and signed in, as an in-process client."""
-    await runtime.owners.create_owner(
-        await hash_password(PASSWORD), now=runtime.services.clock.now()
-    )
+    await make_owner(runtime)
     owner = in_process_client(runtime)
     page = await owner.get("/admin/login")
     await owner.post(
-        "/admin/login", data={"csrf": csrf(page.text), "password": PASSWORD, "next": "/admin/"}
+        "/admin/login",
+        data={"csrf": csrf(page.text), "name": OWNER_NAME, "password": PASSWORD, "next": "/admin/"},
     )
     client = in_process_client(runtime)
     answer = await set_password(client, await invite(owner, "reader"), SECRET)

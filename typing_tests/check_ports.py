@@ -16,8 +16,8 @@ from transcriber_adapters.memory import (
     MemoryConverter,
     MemoryFileStore,
     MemoryJobRepository,
+    MemoryLoginThrottle,
     MemoryNotifier,
-    MemoryOwnerStore,
     MemoryPeopleStore,
     MemoryRecognizer,
     MemoryUsageStore,
@@ -31,7 +31,7 @@ from transcriber_adapters.postgres import (
     PostgresChatStore,
     PostgresConditionStore,
     PostgresJobRepository,
-    PostgresOwnerStore,
+    PostgresLoginThrottle,
     PostgresPeopleStore,
     PostgresUsageStore,
     PostgresVoiceStore,
@@ -43,7 +43,7 @@ from transcriber_adapters.sqlite import (
     SqliteChatStore,
     SqliteConditionStore,
     SqliteJobRepository,
-    SqliteOwnerStore,
+    SqliteLoginThrottle,
     SqlitePeopleStore,
     SqliteUsageStore,
     SqliteVoiceStore,
@@ -75,9 +75,9 @@ from transcriber_core.ports import (
     JobRepository,
     Jobs,
     Listings,
+    LoginThrottle,
     Notifier,
     Outbox,
-    OwnerStore,
     PartQueue,
     PeopleStore,
     PersonSessions,
@@ -95,7 +95,7 @@ from transcriber_core.ports import (
 def check(
     *,
     sqlite: SqliteJobRepository,
-    sqlite_owners: SqliteOwnerStore,
+    sqlite_logins: SqliteLoginThrottle,
     root: Path,
     s3: S3FileStore,
     yandex: YandexRecognizer,
@@ -131,7 +131,11 @@ def check(
     notifiers: list[Notifier] = [MemoryNotifier(), TelegramNotifier(make_bot("1:never-used"))]
     clocks: list[Clock] = [SystemClock(), ManualClock()]
     ids: list[IdSource] = [RandomIds()]
-    owners: list[OwnerStore] = [MemoryOwnerStore(), sqlite_owners, PostgresOwnerStore(postgres)]
+    logins: list[LoginThrottle] = [
+        MemoryLoginThrottle(),
+        sqlite_logins,
+        PostgresLoginThrottle(postgres),
+    ]
     conditions: list[ConditionStore] = [
         MemoryConditionStore(),
         sqlite_conditions,
@@ -160,6 +164,6 @@ def check(
     doors: list[Door] = [form_door, openai_door, chat_door]
     del voices, diarizers, doors
     del usage, chats, people, invitations, accounts, tokens, sessions
-    del senders, feeds, budgets, probes, meters, conditions, owners, repos, stores, converters
+    del senders, feeds, budgets, probes, meters, conditions, logins, repos, stores, converters
     del recognizers, notifiers, clocks, ids
     del queues, part_queues, jobs, records, outboxes, removals, listings, searches

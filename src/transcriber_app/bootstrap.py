@@ -26,7 +26,7 @@ from transcriber_adapters.sqlite import (
     SqliteConditionStore,
     SqliteDatabase,
     SqliteJobRepository,
-    SqliteOwnerStore,
+    SqliteLoginThrottle,
     SqlitePeopleStore,
     SqliteUsageStore,
     SqliteVoiceStore,
@@ -49,8 +49,8 @@ from transcriber_core.ports import (
     FileStore,
     IdSource,
     JobRepository,
+    LoginThrottle,
     Notifier,
-    OwnerStore,
     PeopleStore,
     Recognizer,
     Standing,
@@ -102,8 +102,9 @@ class Runtime:
     config: Config
     services: Services
     workers: Workers
-    owners: OwnerStore
-    #: The workspace's people, their invites, tokens and sessions (ADR 55).
+    #: The sign-in's back-off per client (ADR 17).
+    logins: LoginThrottle
+    #: The people and the owner, their invites, tokens and sessions (ADR 55, ADR 76).
     people: PeopleStore
     #: The data dir's free space, which uploads and ``/health`` look at.
     space: DiskSpace
@@ -261,7 +262,7 @@ async def build(
         config=config,
         services=services,
         workers=Workers(services, concurrency_from(config), deliveries=config.workers.deliver),
-        owners=stores.owners,
+        logins=stores.logins,
         people=stores.people,
         space=space,
         bot=(
@@ -362,7 +363,7 @@ class _Stores:
     """The stores on the configured database, one object per port."""
 
     repo: JobRepository
-    owners: OwnerStore
+    logins: LoginThrottle
     people: PeopleStore
     conditions: ConditionStore
     budgets: BudgetStore
@@ -384,7 +385,7 @@ async def _sqlite_stores(
     closers.append(database.close)
     return _Stores(
         repo=SqliteJobRepository(database, clock=clock),
-        owners=SqliteOwnerStore(database, clock=clock),
+        logins=SqliteLoginThrottle(database, clock=clock),
         people=SqlitePeopleStore(database, clock=clock),
         conditions=SqliteConditionStore(database, clock=clock),
         budgets=SqliteBudgetStore(database, clock=clock),
@@ -409,7 +410,7 @@ async def _postgres_stores(
         )
     return _Stores(
         repo=postgres.PostgresJobRepository(database),
-        owners=postgres.PostgresOwnerStore(database),
+        logins=postgres.PostgresLoginThrottle(database),
         people=postgres.PostgresPeopleStore(database),
         conditions=postgres.PostgresConditionStore(database),
         budgets=postgres.PostgresBudgetStore(database),
@@ -594,8 +595,8 @@ async def _recognizer(
 
 
 @contextlib.asynccontextmanager
-async def owner_store(config: Config) -> AsyncIterator[OwnerStore]:
-    """The owner store alone, for a command beside a running service (``owner reset-password``).
+async def people_store(config: Config) -> AsyncIterator[PeopleStore]:
+    """The people store alone, for a command beside a running service (``owner reset-password``).
 
     Nothing else is built: no lock, no recognizer, no files. A database that
     does not exist yet stops with a ``ConfigError`` saying so.
@@ -604,7 +605,7 @@ async def owner_store(config: Config) -> AsyncIterator[OwnerStore]:
     try:
         if config.database.is_postgres:
             stores = await _postgres_stores(config, settings_from(config), closers)
-            owners = stores.owners
+            people = stores.people
         else:
             path = config.storage.data_dir / DATABASE_NAME
             if not path.is_file():
@@ -612,9 +613,9 @@ async def owner_store(config: Config) -> AsyncIterator[OwnerStore]:
                     f"[storage] data_dir: no database in {config.storage.data_dir}; "
                     "start the service once first"
                 )
-            owners = await SqliteOwnerStore.open(path, clock=SystemClock())
-            closers.append(owners.close)
-        yield owners
+            people = await SqlitePeopleStore.open(path, clock=SystemClock())
+            closers.append(people.close)
+        yield people
     finally:
         for close in reversed(closers):
             await close()

@@ -81,12 +81,12 @@ def _owner(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     require("transcriber owner", "server")
     from transcriber_adapters.system import SystemClock  # noqa: PLC0415 - keep --help fast
-    from transcriber_app.bootstrap import owner_store  # noqa: PLC0415
+    from transcriber_app.bootstrap import people_store  # noqa: PLC0415
     from transcriber_app.web.auth import SETUP_LINK_LIFETIME, reset_url, start_reset  # noqa: PLC0415
 
     async def reset() -> str | None:
-        async with owner_store(config) as owners:
-            return await start_reset(owners, SystemClock().now())
+        async with people_store(config) as people:
+            return await start_reset(people, SystemClock().now())
 
     token = asyncio.run(reset())
     if token is None:

@@ -38,7 +38,7 @@ import pytest
 
 from transcriber_contracts.racing import in_threads
 from transcriber_core.clocks import ManualClock
-from transcriber_core.entities import OwnerSession
+from transcriber_core.entities import SessionLogin
 from transcriber_core.errors import Conflict
 from transcriber_core.people import (
     INVITE_LIFETIME,
@@ -48,6 +48,7 @@ from transcriber_core.people import (
     Person,
     PersonSession,
     PersonToken,
+    Role,
     person_owner,
 )
 from transcriber_core.ports import PeopleStore
@@ -56,6 +57,10 @@ from transcriber_core.ports import PeopleStore
 T0 = datetime(2026, 3, 1, 12, 0, 0, 123457, tzinfo=UTC)
 #: An argon2 hash in its encoded form: ``$``, ``=``, ``+`` and ``/`` must survive.
 HASH = "$argon2id$v=19$m=65536,t=3,p=4$c29tZXNhbHQ$RdescudvJCsgt3ub+b+dWRWJTmaaJObG"
+#: Another hash, for a changed password.
+OTHER_HASH = (
+    "$argon2id$v=19$m=65536,t=3,p=4$b3RoZXJzYWx0$iWh06vD8Fy27wf9npn6FXWiCX4K6pW6Ue1Bnzz07Z8A"
+)
 MINUTE = timedelta(minutes=1)
 HOUR = timedelta(hours=1)
 #: Opens one more independent store on the database of the suite's ``people``.
@@ -90,7 +95,7 @@ def token(n: int, person_id: str, *, created: datetime = T0) -> PersonToken:
 
 def session(n: int, person_id: str, *, flash: str | None = None) -> PersonSession:
     """The ``n``-th test session of ``person_id``: signed in at T0, expiring an hour later."""
-    login = OwnerSession(
+    login = SessionLogin(
         id_hash=digest(f"session-{n}"),
         csrf=f"csrf-{n}-$=+/",
         created=T0,
@@ -99,6 +104,11 @@ def session(n: int, person_id: str, *, flash: str | None = None) -> PersonSessio
         flash=flash,
     )
     return PersonSession(person_id=person_id, login=login)
+
+
+def owner(n: int = 0, *, name: str = "boss") -> Person:
+    """A test owner: the owner's role, the password set, made at T0."""
+    return attrs.evolve(person(n, name=name), password_hash=HASH, role=Role.OWNER)
 
 
 async def active(people: PeopleStore, n: int) -> Person:
@@ -218,6 +228,83 @@ class PeopleStoreContract:
         assert winners[0].password_hash in hashes
         stored = asyncio.run(_read_person(open_people, person(1).id))
         assert stored == winners[0]
+
+    # -- the owner (ADR 76) -----------------------------------------------------------
+
+    async def test_no_owner_at_first(self, people: PeopleStore) -> None:
+        """A fresh store has no owner, so the service offers the setup link."""
+        assert await people.find_owner() is None
+        await active(people, 1)
+        assert await people.find_owner() is None
+
+    async def test_created_owner_reads_back_as_a_person(self, people: PeopleStore) -> None:
+        """The owner is a person with the owner's role: found by name, id and role alike."""
+        boss = owner()
+        assert await people.create_owner(boss) is True
+        assert await people.find_owner() == boss
+        assert await people.find_person("boss") == boss
+        assert await people.get_person(boss.id) == boss
+        assert (await people.list_people()) == [boss]
+
+    async def test_second_owner_is_refused(self, people: PeopleStore) -> None:
+        """Once an owner exists a second setup stores nothing: no takeover through a stale link."""
+        await people.create_owner(owner())
+        assert await people.create_owner(owner(9, name="other")) is False
+        assert await people.find_owner() == owner()
+        assert await people.get_person(owner(9).id) is None
+
+    async def test_owner_with_a_taken_name_is_a_conflict(self, people: PeopleStore) -> None:
+        """Setup cannot take an invited person's name: names stay unique across roles."""
+        await active(people, 1)
+        with pytest.raises(Conflict):
+            await people.create_owner(owner(2, name="name-1"))
+        assert await people.find_owner() is None
+
+    def test_racing_setups_have_one_winner(
+        self, people: PeopleStore, open_people: OpenPeople
+    ) -> None:
+        """Threads, each with its own store and loop, run setup at once: exactly one owner."""
+
+        async def setup(n: int, ready: Callable[[], object]) -> bool:
+            store = await open_people()
+            try:
+                ready()
+                return await store.create_owner(owner(n, name=f"boss-{n}"))
+            finally:
+                await store.close()
+
+        results = in_threads(RACERS, setup)
+        assert results.count(True) == 1
+        found = asyncio.run(_on_another(open_people, lambda store: store.find_owner()))
+        assert found == owner(results.index(True), name=f"boss-{results.index(True)}")
+
+    async def test_set_password_replaces_the_hash_and_ends_sessions(
+        self, people: PeopleStore
+    ) -> None:
+        """A new password is the one read back, and every session of that person ends with it."""
+        boss, other = owner(), await active(people, 1)
+        await people.create_owner(boss)
+        for each in (session(1, boss.id), session(2, boss.id), session(3, other.id)):
+            await people.create_person_session(each)
+        assert await people.set_password(boss.id, OTHER_HASH) is True
+        assert (await people.find_owner()) == attrs.evolve(boss, password_hash=OTHER_HASH)
+        assert await people.get_person_session(session(1, boss.id).login.id_hash) is None
+        assert await people.get_person_session(session(2, boss.id).login.id_hash) is None
+        assert await people.get_person_session(session(3, other.id).login.id_hash) is not None
+
+    async def test_set_password_of_nobody_changes_nothing(self, people: PeopleStore) -> None:
+        """Setting the password of an unknown id is no back door to an account."""
+        assert await people.set_password(person(5).id, HASH) is False
+        assert await people.get_person(person(5).id) is None
+
+    async def test_the_owner_is_never_disabled(self, people: PeopleStore) -> None:
+        """Disabling the owner changes nothing: their sessions stay, the panel stays reachable."""
+        boss = owner()
+        await people.create_owner(boss)
+        await people.create_person_session(session(1, boss.id))
+        assert await people.disable_person(boss.id, now=T0) is False
+        assert (await people.find_owner()) == boss
+        assert await people.get_person_session(session(1, boss.id).login.id_hash) is not None
 
     # -- accounts -------------------------------------------------------------------
 

@@ -456,8 +456,8 @@ class JobPart:
 
 
 @attrs.frozen(kw_only=True)
-class OwnerSession:
-    """One login of the admin panel's owner, as the store keeps it (ADR 17).
+class SessionLogin:
+    """One sign-in's record, as the store keeps it (ADR 17): a ``PersonSession``'s login part.
 
     The browser holds a random id; the store holds only its hash, so a copy
     of the database opens no session, and deleting the record ends the

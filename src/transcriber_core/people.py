@@ -1,6 +1,8 @@
-"""The people of the workspace: accounts of their own, one-time invites, API tokens, sessions.
+"""The people of the service: accounts of their own, one-time invites, API tokens, sessions.
 
-A person is not the owner (ADR 55). The owner invites one by a one-time
+The owner is a person with the owner's role (ADR 76): one table, one
+sign-in, one kind of session; the role alone opens the admin panel. The
+owner invites the others by a one-time
 link; the person sets a password with it, signs in to the workspace pages
 (``/w/``) and makes API tokens whose jobs belong to them. Every job a
 person sends is stored with the owner key ``person_owner(id)``, which can
@@ -15,10 +17,11 @@ from __future__ import annotations
 import hashlib
 import re
 from datetime import datetime, timedelta
+from enum import StrEnum
 
 import attrs
 
-from transcriber_core.entities import OwnerSession
+from transcriber_core.entities import SessionLogin
 
 #: What starts a person's owner key; a static token's key is 64 hex digits and has no colon.
 PERSON_OWNER_PREFIX = "person:"
@@ -95,9 +98,22 @@ def token_label_problem(label: str) -> str | None:
     return None
 
 
+class Role(StrEnum):
+    """What a person may open: their own recordings, or the admin panel too."""
+
+    #: Someone the owner invited: their own workspace.
+    PERSON = "person"
+    #: The one who runs the service (set up by the startup link): the admin panel and a workspace.
+    OWNER = "owner"
+
+
+#: The owner's name when the account was made before owners had names (ADR 76).
+FIRST_OWNER_NAME = "owner"
+
+
 @attrs.frozen(kw_only=True)
 class Person:
-    """Someone the owner invited: their name, password hash and whether they may still sign in."""
+    """Someone who signs in: their name, role, password hash and whether they may still sign in."""
 
     #: Random id of ``PERSON_ID_LENGTH`` hex digits; the person's owner key is ``person_owner(id)``.
     id: str = attrs.field(validator=_check_id)
@@ -109,6 +125,13 @@ class Person:
     created: datetime
     #: When the owner disabled the person; from then on no session or token of theirs works.
     disabled: datetime | None = None
+    #: The owner's role opens the admin panel; a store holds at most one owner.
+    role: Role = Role.PERSON
+
+    @property
+    def is_owner(self) -> bool:
+        """True for the owner."""
+        return self.role is Role.OWNER
 
     @property
     def owner_key(self) -> str:
@@ -155,8 +178,8 @@ class PersonSession:
 
     #: Who signed in.
     person_id: str
-    #: The cookie's hash, CSRF token, times and flash, as an owner's session keeps them.
-    login: OwnerSession
+    #: The cookie's hash, CSRF token, times and flash.
+    login: SessionLogin
 
 
 @attrs.frozen(kw_only=True)

@@ -11,8 +11,8 @@ from transcriber_core.entities import (
     Delivery,
     Job,
     LoginFailures,
-    OwnerSession,
     Progress,
+    SessionLogin,
     State,
 )
 from transcriber_core.errors import (
@@ -320,14 +320,14 @@ def session_expiry(
     return min(last_seen + settings.session_idle, created + settings.session_lifetime)
 
 
-def session_is_live(session: OwnerSession, now: datetime) -> bool:
+def session_is_live(session: SessionLogin, now: datetime) -> bool:
     """True while ``session`` may still be used."""
     return now < session.expires
 
 
 def session_touched(
-    session: OwnerSession, now: datetime, settings: AccessSettings = DEFAULT_ACCESS
-) -> OwnerSession | None:
+    session: SessionLogin, now: datetime, settings: AccessSettings = DEFAULT_ACCESS
+) -> SessionLogin | None:
     """``session`` seen at ``now``, when that is worth a write; None when it is not yet."""
     if now - session.last_seen < settings.session_touch:
         return None

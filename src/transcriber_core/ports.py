@@ -29,7 +29,6 @@ from transcriber_core.entities import (
     Location,
     LoginFailures,
     NewDelivery,
-    OwnerSession,
     PollLease,
     Print,
     State,
@@ -501,44 +500,12 @@ class JobRepository(
         ...
 
 
-class OwnerStore(Protocol):
-    """The admin panel's one owner account, its sessions and its login back-off (ADR 17)."""
+class LoginThrottle(Protocol):
+    """Wrong passwords counted per client, seen by every process: the sign-in's back-off (ADR 17).
 
-    async def get_owner_hash(self) -> str | None:
-        """The owner's password hash, or None while no owner exists."""
-        ...
-
-    async def create_owner(self, password_hash: str, *, now: datetime) -> bool:
-        """Store the owner's password hash; False, storing nothing, when an owner exists."""
-        ...
-
-    async def change_password(self, password_hash: str, *, now: datetime) -> bool:
-        """Replace the owner's hash and end every session, at once; False when no owner exists."""
-        ...
-
-    async def create_session(self, session: OwnerSession) -> None:
-        """Store a new session; an ``id_hash`` already stored raises ``Conflict``."""
-        ...
-
-    async def get_session(self, id_hash: str) -> OwnerSession | None:
-        """The session stored under ``id_hash``, expired or not; None when there is none."""
-        ...
-
-    async def save_session(self, session: OwnerSession) -> bool:
-        """Write the session's ``last_seen``, ``expires`` and ``flash``; False when it is gone.
-
-        Never stores a session that is not there: a logout racing a page
-        view stays a logout.
-        """
-        ...
-
-    async def delete_session(self, id_hash: str) -> None:
-        """End one session; nothing happens when it does not exist."""
-        ...
-
-    async def delete_expired_sessions(self, *, now: datetime) -> int:
-        """Remove the sessions whose ``expires`` is not after ``now``; how many there were."""
-        ...
+    One for every password form (the sign-in at ``/`` and its aliases, an
+    invite's, the owner's password change), whoever signs in.
+    """
 
     async def get_login_failures(self, client: str) -> LoginFailures | None:
         """The failures counted for ``client``, or None."""
@@ -555,7 +522,7 @@ class OwnerStore(Protocol):
         ...
 
     async def clear_login_failures(self, client: str) -> None:
-        """Forget ``client``'s failures: the owner got in."""
+        """Forget ``client``'s failures: someone got in."""
         ...
 
     async def forget_login_failures(self, *, before: datetime) -> int:
@@ -600,8 +567,30 @@ class Accounts(Protocol):
         """Every person, oldest invite first."""
         ...
 
+    async def find_owner(self) -> Person | None:
+        """The person with the owner's role, or None while no owner exists (ADR 76)."""
+        ...
+
+    async def create_owner(self, person: Person) -> bool:
+        """Store ``person`` (role owner, password set) unless an owner exists (False, no change).
+
+        At most one owner ever exists: of setups racing, exactly one is
+        stored. A name or id already stored raises ``Conflict``.
+        """
+        ...
+
+    async def set_password(self, person_id: str, password_hash: str) -> bool:
+        """Replace the person's password hash and end every session of theirs, at once.
+
+        False, changing nothing, when the person is unknown. No moment
+        exists where the new password works and an old session still opens.
+        """
+        ...
+
     async def disable_person(self, person_id: str, *, now: datetime) -> bool:
         """Disable the person and end every session of theirs at once; False when unknown.
+
+        The owner is never disabled: False, nothing changed.
 
         Their tokens stop at the same moment: ``person_for_token`` and
         ``get_person_session`` never answer for a disabled person. Their
@@ -681,7 +670,7 @@ class PersonTokens(Protocol):
 
 
 class PersonSessions(Protocol):
-    """People's server-side workspace sessions (ADR 17's model, one table of their own)."""
+    """The one kind of server-side session: a person's or the owner's (ADR 17, ADR 76)."""
 
     async def create_person_session(self, session: PersonSession) -> None:
         """Store a new session; a stored ``id_hash`` raises ``Conflict``."""

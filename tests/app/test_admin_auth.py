@@ -10,7 +10,7 @@ from datetime import timedelta
 import httpx
 import pytest
 
-from tests.support.admin import T0, in_process_client
+from tests.support.admin import OWNER_NAME, T0, in_process_client, make_owner
 from transcriber_adapters.memory import ManualClock
 from transcriber_app.bootstrap import Runtime
 from transcriber_app.web.auth import (
@@ -139,7 +139,7 @@ async def test_prepare_makes_no_link_once_the_owner_exists(
 ) -> None:
     """With an owner, startup makes no link and logs none."""
     first = await prepare_admin(runtime)
-    await runtime.owners.create_owner(await hash_password(PASSWORD), now=T0)
+    await make_owner(runtime)
     caplog.set_level(logging.INFO, logger="transcriber.admin")
     second = await prepare_admin(runtime)
     assert first.setup is not None
@@ -166,29 +166,39 @@ async def test_expired_setup_link_is_refused(runtime: Runtime, clock: ManualCloc
         assert "expired" in page.text
         posted = await client.post(
             "/admin/setup",
-            data={"csrf": csrf[1], "token": token, "password": PASSWORD, "confirm": PASSWORD},
+            data={
+                "csrf": csrf[1],
+                "token": token,
+                "name": OWNER_NAME,
+                "password": PASSWORD,
+                "confirm": PASSWORD,
+            },
         )
         assert posted.status_code == 403
-    assert await runtime.owners.get_owner_hash() is None
+    assert await runtime.people.find_owner() is None
 
 
 async def _wrong(client: httpx.AsyncClient) -> httpx.Response:
     csrf = _CSRF.search((await client.get("/admin/login")).text)
     assert csrf is not None
-    return await client.post("/admin/login", data={"csrf": csrf[1], "password": "nope"})
+    return await client.post(
+        "/admin/login", data={"csrf": csrf[1], "name": OWNER_NAME, "password": "nope"}
+    )
 
 
 async def _right(client: httpx.AsyncClient) -> httpx.Response:
     csrf = _CSRF.search((await client.get("/admin/login")).text)
     assert csrf is not None
-    return await client.post("/admin/login", data={"csrf": csrf[1], "password": PASSWORD})
+    return await client.post(
+        "/admin/login", data={"csrf": csrf[1], "name": OWNER_NAME, "password": PASSWORD}
+    )
 
 
 async def test_login_backs_off_and_lets_the_owner_in_after_the_wait(
     runtime: Runtime, clock: ManualClock
 ) -> None:
     """Each wrong password doubles the wait (1, 2, 4 ... s); the owner gets in once it passes."""
-    await runtime.owners.create_owner(await hash_password(PASSWORD), now=T0)
+    await make_owner(runtime)
     admin = await prepare_admin(runtime)
     async with in_process_client(runtime, admin) as client:
         for n in range(4):
@@ -204,7 +214,7 @@ async def test_login_wait_is_capped_far_below_five_minutes(
     runtime: Runtime, clock: ManualClock
 ) -> None:
     """However many guesses came before, the owner waits one minute at most."""
-    await runtime.owners.create_owner(await hash_password(PASSWORD), now=T0)
+    await make_owner(runtime)
     admin = await prepare_admin(runtime)
     async with in_process_client(runtime, admin) as client:
         for _ in range(12):
@@ -230,14 +240,16 @@ async def _client_logout(client: httpx.AsyncClient) -> None:
 
 async def test_parallel_guesses_meet_the_back_off(runtime: Runtime) -> None:
     """Wrong passwords sent all at once: one is checked, the rest are told to wait."""
-    await runtime.owners.create_owner(await hash_password(PASSWORD), now=T0)
+    await make_owner(runtime)
     admin = await prepare_admin(runtime)
     async with in_process_client(runtime, admin) as client:
         csrf = _CSRF.search((await client.get("/admin/login")).text)
         assert csrf is not None
         answers = await asyncio.gather(
             *(
-                client.post("/admin/login", data={"csrf": csrf[1], "password": "nope"})
+                client.post(
+                    "/admin/login", data={"csrf": csrf[1], "name": OWNER_NAME, "password": "nope"}
+                )
                 for _ in range(12)
             )
         )
@@ -247,7 +259,7 @@ async def test_parallel_guesses_meet_the_back_off(runtime: Runtime) -> None:
 
 async def test_idle_session_ends_after_an_hour(runtime: Runtime, clock: ManualClock) -> None:
     """A session unused for the idle time is refused and its record removed; use keeps it alive."""
-    await runtime.owners.create_owner(await hash_password(PASSWORD), now=T0)
+    await make_owner(runtime)
     admin = await prepare_admin(runtime)
     async with in_process_client(runtime, admin) as client:
         assert (await _right(client)).status_code == 303
@@ -257,16 +269,16 @@ async def test_idle_session_ends_after_an_hour(runtime: Runtime, clock: ManualCl
         clock.advance(admin.access.session_idle)
         gone = await client.get("/admin/")
         assert gone.status_code == 303
-        assert gone.headers["set-cookie"].startswith("transcriber_admin=;")
+        assert gone.headers["set-cookie"].startswith("transcriber_session=;")
         assert "Max-Age=0" in gone.headers["set-cookie"]
-    assert await runtime.owners.delete_expired_sessions(now=clock.now()) == 0
+    assert await runtime.people.delete_expired_person_sessions(now=clock.now()) == 0
 
 
 async def test_busy_session_ends_at_its_absolute_lifetime(
     runtime: Runtime, clock: ManualClock
 ) -> None:
     """Even a session used every few minutes ends a day after the login."""
-    await runtime.owners.create_owner(await hash_password(PASSWORD), now=T0)
+    await make_owner(runtime)
     admin = await prepare_admin(runtime)
     async with in_process_client(runtime, admin) as client:
         assert (await _right(client)).status_code == 303
@@ -282,33 +294,33 @@ async def test_busy_session_ends_at_its_absolute_lifetime(
 
 async def test_login_sweeps_sessions_that_expired(runtime: Runtime, clock: ManualClock) -> None:
     """Old sessions do not pile up: each login deletes the ones that are over."""
-    await runtime.owners.create_owner(await hash_password(PASSWORD), now=T0)
+    await make_owner(runtime)
     admin = await prepare_admin(runtime)
     async with in_process_client(runtime, admin) as first:
         assert (await _right(first)).status_code == 303
-        old = first.cookies.get("transcriber_admin")
+        old = first.cookies.get("transcriber_session")
     assert old is not None
     clock.advance(admin.access.session_lifetime)
     async with in_process_client(runtime, admin) as second:
         assert (await _right(second)).status_code == 303
-    assert await runtime.owners.get_session(hash_id(old)) is None
+    assert await runtime.people.get_person_session(hash_id(old)) is None
 
 
-async def test_session_cookie_is_httponly_samesite_and_scoped_to_admin(runtime: Runtime) -> None:
-    """The cookies cannot be read by scripts, are not sent cross-site, and stay in /admin."""
-    await runtime.owners.create_owner(await hash_password(PASSWORD), now=T0)
+async def test_session_cookie_is_httponly_and_samesite(runtime: Runtime) -> None:
+    """The cookies cannot be read by scripts and are not sent cross-site; one for the service."""
+    await make_owner(runtime)
     admin = await prepare_admin(runtime)
     async with in_process_client(runtime, admin) as client:
         page = await client.get("/admin/login")
         logged_in = await _right(client)
     form_cookie = page.headers["set-cookie"].lower()
-    assert form_cookie.startswith("transcriber_admin_form=")
+    assert form_cookie.startswith("transcriber_form=")
     cookie = logged_in.headers["set-cookie"].lower()
-    assert cookie.startswith("transcriber_admin=")
+    assert cookie.startswith("transcriber_session=")
     for each in (form_cookie, cookie):
         assert "httponly" in each
         assert "samesite=lax" in each
-        assert "path=/admin;" in each
+        assert "path=/;" in each
     assert f"max-age={24 * 3600}" in cookie
     assert page.headers["cache-control"] == "no-store"
     assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
@@ -321,4 +333,4 @@ async def test_anonymous_visits_store_no_session(runtime: Runtime) -> None:
         for _ in range(20):
             client.cookies.clear()
             assert (await client.get("/admin/login")).status_code == 200
-    assert await runtime.owners.delete_expired_sessions(now=T0 + timedelta(days=365)) == 0
+    assert await runtime.people.delete_expired_person_sessions(now=T0 + timedelta(days=365)) == 0

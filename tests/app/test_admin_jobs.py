@@ -12,11 +12,10 @@ import attrs
 import httpx
 import pytest
 
-from tests.support.admin import PASSWORD, T0, csrf_of, in_process_client, log_in
+from tests.support.admin import T0, csrf_of, in_process_client, log_in, make_owner
 from tests.support.delegate import Delegate
 from transcriber_app.bootstrap import Runtime
 from transcriber_app.logs import KeyValueFormatter
-from transcriber_app.web.auth import hash_password
 from transcriber_core.copies import STORAGE_COPY
 from transcriber_core.entities import FileRecord, Job, Origin, State
 from transcriber_core.errors import StorageUnavailable
@@ -38,7 +37,7 @@ def _job(state: State, **fields: object) -> Job:
 
 
 async def _owner(runtime: Runtime) -> AsyncIterator[httpx.AsyncClient]:
-    await runtime.owners.create_owner(await hash_password(PASSWORD), now=T0)
+    await make_owner(runtime)
     async with in_process_client(runtime) as client:
         assert (await log_in(client)).status_code == 303
         yield client

@@ -187,7 +187,12 @@ async def test_a_form_field_decoded_to_a_lone_surrogate_is_refused(
     await alice.aclose()
     async with in_process_client(runtime) as stranger:
         page = await stranger.get("/admin/login")
-        fields = {"csrf": csrf(page.text), "password": f"{PASSWORD}{lone}", "next": "/admin/"}
+        fields = {
+            "csrf": csrf(page.text),
+            "name": "owner",
+            "password": f"{PASSWORD}{lone}",
+            "next": "/admin/",
+        }
         body, headers = charset_form(fields, charset)
         answer = await stranger.post("/admin/login", content=body, headers=headers)
         assert refusal(answer) == (400, "bad_unicode"), answer.text

@@ -16,7 +16,7 @@ from transcriber_adapters.postgres import (
     PostgresBudgetStore,
     PostgresConditionStore,
     PostgresJobRepository,
-    PostgresOwnerStore,
+    PostgresLoginThrottle,
     PostgresPeopleStore,
     PostgresWakeupFeed,
 )
@@ -30,7 +30,7 @@ from transcriber_app.config import (
     YandexConfig,
 )
 from transcriber_contracts.job_repository import make_job
-from transcriber_core.entities import Location
+from transcriber_core.entities import Location, LoginFailures
 from transcriber_core.policy import Settings
 
 
@@ -126,7 +126,7 @@ async def test_a_postgresql_url_puts_every_store_and_the_feed_on_it(
         services = runtime.services
         assert isinstance(services.repo, PostgresJobRepository)
         assert isinstance(services.conditions, PostgresConditionStore)
-        assert isinstance(runtime.owners, PostgresOwnerStore)
+        assert isinstance(runtime.logins, PostgresLoginThrottle)
         assert isinstance(runtime.people, PostgresPeopleStore)
         assert isinstance(runtime.budgets, PostgresBudgetStore)
         assert isinstance(services.wakeup_feed, PostgresWakeupFeed)
@@ -171,14 +171,15 @@ def sqlite_threads() -> set[threading.Thread]:
 
 
 async def test_the_sqlite_stores_share_one_connection_thread(tmp_path: Path) -> None:
-    """Job, owner, condition and budget stores on SQLite run on one connection, as on PostgreSQL."""
+    """Job, login, condition and budget stores on SQLite run on one connection, as on PostgreSQL."""
     before = sqlite_threads()
     runtime = await build(Config(storage=StorageConfig(data_dir=tmp_path / "data")))
     try:
         [thread] = sqlite_threads() - before
-        # Each store works on it: a job, the owner, a condition and a budget token.
+        # Each store works on it: a job, a login failure, a condition and a budget token.
         await runtime.services.jobs.create(make_job())
-        assert await runtime.owners.create_owner("hash", now=make_job().created)
+        failures = LoginFailures(client="c", count=1, last=make_job().created)
+        assert await runtime.logins.save_login_failures(failures, previous=None)
         assert runtime.services.conditions is not None
         await runtime.services.conditions.report("disk_full", scope="here", message="m")
         assert runtime.budgets is not None

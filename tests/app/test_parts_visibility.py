@@ -8,10 +8,9 @@ from datetime import timedelta
 import attrs
 import httpx
 
-from tests.support.admin import PASSWORD, T0, in_process_client, log_in
+from tests.support.admin import T0, in_process_client, log_in, make_owner
 from transcriber_adapters.memory import ManualClock
 from transcriber_app.bootstrap import Runtime
-from transcriber_app.web.auth import hash_password
 from transcriber_core.entities import Job, JobPart, Origin, State
 from transcriber_core.naming import held_by
 
@@ -56,7 +55,7 @@ async def test_status_counts_the_parts_of_a_split_job(runtime: Runtime) -> None:
 async def test_admin_job_page_lists_the_parts(runtime: Runtime) -> None:
     """The job page has one row per part: number, range, state and operation id."""
     job = await split_job(runtime)
-    await runtime.owners.create_owner(await hash_password(PASSWORD), now=T0)
+    await make_owner(runtime)
     async with in_process_client(runtime) as client:
         assert (await log_in(client)).status_code == 303
         page = await client.get(f"/admin/jobs/{job.id}")
@@ -76,7 +75,7 @@ async def test_job_page_of_a_whole_job_has_no_parts(runtime: Runtime) -> None:
     """A job recognised whole shows no parts section."""
     job = new_job(State.DONE)
     await runtime.services.repo.create(job)
-    await runtime.owners.create_owner(await hash_password(PASSWORD), now=T0)
+    await make_owner(runtime)
     client: httpx.AsyncClient
     async with in_process_client(runtime) as client:
         assert (await log_in(client)).status_code == 303
@@ -100,7 +99,7 @@ async def test_admin_job_page_names_the_worker_holding_a_part(
     assert finished.index == 2
     done = attrs.evolve(finished, text="c", operation_id="op-third", acquisition_id=None)
     await repo.save_part_if_held(done, acquisition_id=held_by("worker-c:77", "p2"))
-    await runtime.owners.create_owner(await hash_password(PASSWORD), now=T0)
+    await make_owner(runtime)
     async with in_process_client(runtime) as client:
         assert (await log_in(client)).status_code == 303
         page = await client.get(f"/admin/jobs/{job.id}")

@@ -7,12 +7,11 @@ from datetime import timedelta
 
 import httpx
 
-from tests.support.admin import PASSWORD, T0, in_process_client, log_in
+from tests.support.admin import T0, in_process_client, log_in, make_owner
 from tests.support.openapi import Conformance
 from transcriber_adapters.memory import ManualClock
 from transcriber_app.bootstrap import Runtime
 from transcriber_app.web.api import api_document
-from transcriber_app.web.auth import hash_password
 from transcriber_core.entities import Job, Origin, State
 
 
@@ -85,7 +84,7 @@ async def test_early_progress_has_no_estimate(runtime: Runtime, clock: ManualClo
 async def test_admin_job_page_shows_the_progress(runtime: Runtime, clock: ManualClock) -> None:
     """The job page has a progress bar with the percent, the seconds and the time left."""
     job = await recognising(runtime, clock)
-    await runtime.owners.create_owner(await hash_password(PASSWORD), now=T0)
+    await make_owner(runtime)
     client: httpx.AsyncClient
     async with in_process_client(runtime) as client:
         assert (await log_in(client)).status_code == 303

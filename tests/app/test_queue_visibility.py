@@ -9,10 +9,9 @@ from datetime import timedelta
 import httpx
 import pytest
 
-from tests.support.admin import PASSWORD, T0, in_process_client, log_in
+from tests.support.admin import T0, in_process_client, log_in, make_owner
 from transcriber_adapters.memory import ManualClock
 from transcriber_app.bootstrap import Runtime
-from transcriber_app.web.auth import hash_password
 from transcriber_core.entities import Job, Origin, State
 
 
@@ -76,7 +75,7 @@ async def test_running_and_ended_jobs_have_no_position(
 
 async def test_the_panel_lists_each_jobs_lane(runtime: Runtime, clock: ManualClock) -> None:
     """The jobs list has a Lane column: short for the express lane, long for the others."""
-    await runtime.owners.create_owner(await hash_password(PASSWORD), now=T0)
+    await make_owner(runtime)
     clip = _job(State.CONVERT, 2, short=True)
     recording = _job(State.CONVERT, 1)
     for job in (clip, recording):

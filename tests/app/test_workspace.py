@@ -11,12 +11,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support.admin import PASSWORD, in_process_client
+from tests.support.admin import OWNER_NAME, PASSWORD, in_process_client, make_owner
 from tests.support.media import tone
 from transcriber_adapters.memory import ManualClock
 from transcriber_app.bootstrap import Runtime, build
 from transcriber_app.config import Config, HttpConfig, StorageConfig
-from transcriber_app.web.auth import hash_password, prepare_admin
+from transcriber_app.web.auth import prepare_admin
 from transcriber_core.people import INVITE_LIFETIME, PERSON_OWNER_PREFIX
 
 _CSRF = re.compile(r'name="csrf" value="([^"]+)"')
@@ -38,13 +38,17 @@ def csrf(html: str) -> str:
 @pytest.fixture
 async def owner(runtime: Runtime) -> AsyncIterator[httpx.AsyncClient]:
     """The owner's client, logged in to the admin panel."""
-    await runtime.owners.create_owner(
-        await hash_password(PASSWORD), now=runtime.services.clock.now()
-    )
+    await make_owner(runtime)
     async with in_process_client(runtime) as client:
         page = await client.get("/admin/login")
         answer = await client.post(
-            "/admin/login", data={"csrf": csrf(page.text), "password": PASSWORD, "next": "/admin/"}
+            "/admin/login",
+            data={
+                "csrf": csrf(page.text),
+                "name": OWNER_NAME,
+                "password": PASSWORD,
+                "next": "/admin/",
+            },
         )
         assert answer.status_code == 303, answer.text
         yield client
@@ -189,7 +193,7 @@ async def test_sign_out_and_in_again(runtime: Runtime, owner: httpx.AsyncClient)
     answer = await alice.post("/w/login", data=wrong)
     assert answer.status_code == 403
     assert "Wrong name or password." in answer.text
-    await runtime.owners.clear_login_failures("192.0.2.7")
+    await runtime.logins.clear_login_failures("192.0.2.7")
     right = {**wrong, "password": SECRET}
     assert (await alice.post("/w/login", data=right)).status_code == 303
     assert (await alice.get("/w/")).status_code == 200
@@ -224,7 +228,9 @@ async def test_revoked_token_stops(
     """A revoked token is refused on the next request."""
     alice = await person(runtime, owner, "alice")
     token = await make_token(alice)
-    (made,) = await runtime.people.list_tokens((await runtime.people.list_people())[0].id)
+    found = await runtime.people.find_person("alice")
+    assert found is not None
+    (made,) = await runtime.people.list_tokens(found.id)
     page = await alice.get("/w/tokens")
     answer = await alice.post(f"/w/tokens/{made.id}/revoke", data={"csrf": csrf(page.text)})
     assert answer.status_code == 303
@@ -238,7 +244,9 @@ async def test_forms_without_the_csrf_token_are_refused(
     """Every workspace and people form refuses a post without its CSRF token, changing nothing."""
     alice = await person(runtime, owner, "alice")
     assert (await alice.post("/w/tokens", data={"label": "x"})).status_code == 403
-    assert await runtime.people.list_tokens((await runtime.people.list_people())[0].id) == []
+    found = await runtime.people.find_person("alice")
+    assert found is not None
+    assert await runtime.people.list_tokens(found.id) == []
     assert (await alice.post("/w/logout", data={})).status_code == 403
     assert (await alice.get("/w/")).status_code == 200
     assert (await owner.post("/admin/people", data={"name": "mallory"})).status_code == 403
@@ -269,21 +277,19 @@ async def test_pages_carry_the_panels_security_headers(
     await alice.aclose()
 
 
-async def test_session_cookie_is_httponly_and_scoped_to_the_workspace(
+async def test_session_cookie_is_httponly_and_one_for_the_whole_service(
     runtime: Runtime, owner: httpx.AsyncClient
 ) -> None:
-    """The session cookie is HttpOnly, SameSite and sent only under ``/w``."""
+    """The one session cookie is HttpOnly, SameSite, sent to ``/`` and the panel alike."""
     token = await invite(owner, "gina")
     async with in_process_client(runtime) as client:
         answer = await set_password(client, token, SECRET)
         (cookie,) = [
-            c
-            for c in answer.headers.get_list("set-cookie")
-            if c.startswith("transcriber_workspace=")
+            c for c in answer.headers.get_list("set-cookie") if c.startswith("transcriber_session=")
         ]
         assert "HttpOnly" in cookie
         assert "SameSite=Lax" in cookie
-        assert "Path=/w" in cookie
+        assert "Path=/;" in cookie
 
 
 @pytest.fixture
@@ -302,12 +308,15 @@ async def test_static_tokens_keep_working_beside_peoples(
     static_runtime: Runtime, recording: bytes
 ) -> None:
     """A static token sends jobs keyed by its SHA-256, a person's apart; no token is a 401."""
-    await static_runtime.owners.create_owner(
-        await hash_password(PASSWORD), now=static_runtime.services.clock.now()
-    )
+    await make_owner(static_runtime)
     async with in_process_client(static_runtime) as owner:
         page = await owner.get("/admin/login")
-        form = {"csrf": csrf(page.text), "password": PASSWORD, "next": "/admin/"}
+        form = {
+            "csrf": csrf(page.text),
+            "name": OWNER_NAME,
+            "password": PASSWORD,
+            "next": "/admin/",
+        }
         assert (await owner.post("/admin/login", data=form)).status_code == 303
         alice = await person(static_runtime, owner, "alice")
     token = await make_token(alice)
@@ -315,9 +324,9 @@ async def test_static_tokens_keep_working_beside_peoples(
     person_job = await send(alice, recording, token)
     jobs = static_runtime.services.jobs
     assert (await jobs.get(static_job)).owner == hashlib.sha256(STATIC.encode()).hexdigest()
-    assert (await jobs.get(person_job)).owner == PERSON_OWNER_PREFIX + (
-        await static_runtime.people.list_people()
-    )[0].id
+    found = await static_runtime.people.find_person("alice")
+    assert found is not None
+    assert (await jobs.get(person_job)).owner == PERSON_OWNER_PREFIX + found.id
     assert (await alice.get(f"/api/status/{static_job}", headers=bearer(token))).status_code == 404
     assert (await alice.get(f"/api/status/{person_job}", headers=bearer(STATIC))).status_code == 404
     assert (await alice.get(f"/api/status/{person_job}")).status_code == 401
@@ -347,7 +356,7 @@ async def test_a_taken_or_bad_name_is_refused(runtime: Runtime, owner: httpx.Asy
     assert "already has that name" in taken.text
     bad = await owner.post("/admin/people", data={"csrf": csrf(page.text), "name": "<b>"})
     assert bad.status_code == 400
-    assert [p.name for p in await runtime.people.list_people()] == ["alice"]
+    assert [p.name for p in await runtime.people.list_people()] == ["owner", "alice"]
 
 
 async def test_wrong_passwords_meet_the_back_off(
@@ -404,7 +413,7 @@ async def test_startup_sweeps_expired_person_sessions(
 ) -> None:
     """Sessions that expired while the service was stopped are deleted when it starts."""
     alice = await person(runtime, owner, "alice")
-    (found,) = await runtime.people.list_people()
+    (found,) = [p for p in await runtime.people.list_people() if not p.is_owner]
     clock.advance(timedelta(days=2))
     await prepare_admin(runtime)
     assert await runtime.people.delete_expired_person_sessions(now=clock.now()) == 0

@@ -18,12 +18,11 @@ import httpx
 import pytest
 
 from tests.app.test_workspace import csrf, invite, set_password
-from tests.support.admin import PASSWORD, in_process_client
+from tests.support.admin import OWNER_NAME, PASSWORD, in_process_client, make_owner
 from tests.support.s3 import ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY, MotoS3
 from transcriber_adapters.memory import ManualClock
 from transcriber_app.bootstrap import Runtime, build
 from transcriber_app.config import Config, HttpConfig, S3Config, StorageConfig
-from transcriber_app.web.auth import hash_password
 from transcriber_app.web.workspace.transcript import byte_range, version
 from transcriber_core.entities import Job, Origin, Speaker, State, Word
 
@@ -62,13 +61,17 @@ async def runtime(
 @pytest.fixture
 async def owner(runtime: Runtime) -> AsyncIterator[httpx.AsyncClient]:
     """The owner's client, logged in to the admin panel."""
-    await runtime.owners.create_owner(
-        await hash_password(PASSWORD), now=runtime.services.clock.now()
-    )
+    await make_owner(runtime)
     async with in_process_client(runtime) as client:
         page = await client.get("/admin/login")
         answer = await client.post(
-            "/admin/login", data={"csrf": csrf(page.text), "password": PASSWORD, "next": "/admin/"}
+            "/admin/login",
+            data={
+                "csrf": csrf(page.text),
+                "name": OWNER_NAME,
+                "password": PASSWORD,
+                "next": "/admin/",
+            },
         )
         assert answer.status_code == 303, answer.text
         yield client

@@ -21,6 +21,7 @@ import httpx
 import pytest
 
 from tests.support.admin import (
+    OWNER_NAME,
     PASSWORD,
     admin_client,
     create_owner,
@@ -180,10 +181,10 @@ async def test_forged_or_foreign_cookies_are_refused(
     with running_service(tmp_path / "other") as other:
         async with admin_client(other) as stranger:
             await create_owner(stranger, setup_link(other))
-            cookie = stranger.cookies.get("transcriber_admin")
+            cookie = stranger.cookies.get("transcriber_session")
     assert cookie
     async with admin_client(service) as client:
-        client.cookies.set("transcriber_admin", cookie, domain="127.0.0.1", path="/admin")
+        client.cookies.set("transcriber_session", cookie, domain="127.0.0.1", path="/")
         for path in ("/admin/", f"/admin/jobs/{job.id}"):
             assert (await client.get(path)).status_code == 303
         answer = await client.get(f"/admin/files/{job.source_file_id}")
@@ -200,7 +201,7 @@ async def test_setup_link_is_printed_once_and_never_once_the_owner_exists(tmp_pa
         assert "http://127.0.0.1:" in link
         async with admin_client(first) as client:
             await create_owner(client, link)
-            session = client.cookies.get("transcriber_admin")
+            session = client.cookies.get("transcriber_session")
             assert (await client.get(link)).status_code == 403
         assert setup_links(first) == [link]
         first.stop()
@@ -211,26 +212,28 @@ async def test_setup_link_is_printed_once_and_never_once_the_owner_exists(tmp_pa
             assert refused.status_code == 403
             assert 'name="password"' not in refused.text
             # The session key lives in the database: the login survived the restart.
-            client.cookies.set("transcriber_admin", session or "", domain="127.0.0.1")
+            client.cookies.set("transcriber_session", session or "", domain="127.0.0.1")
             assert (await client.get("/admin/")).status_code == 200
 
 
-async def test_the_root_leads_to_the_panel_whose_login_says_where_the_setup_link_is(
+async def test_the_root_is_the_sign_in_form_which_says_where_the_setup_link_is(
     tmp_path: Path,
 ) -> None:
-    """``GET /`` redirects to the panel; before setup its login page points at the log's link."""
+    """``GET /`` is the sign-in form; before setup it points at the log's link; after, home."""
     with running_service(tmp_path) as service:
         async with admin_client(service) as client:
-            root = await client.get("/")
-            assert root.status_code == 303
-            assert root.headers["location"] == "/admin/"
-            login = await client.get("/admin/login")
-            assert login.status_code == 200
-            assert "No owner account exists yet" in login.text
-            assert "event=admin.setup_link" in login.text
+            for path in ("/", "/admin/login", "/w/login"):
+                login = await client.get(path)
+                assert login.status_code == 200
+                assert 'name="name"' in login.text
+                assert "No owner account exists yet" in login.text
+                assert "event=admin.setup_link" in login.text
             await create_owner(client, setup_link(service))
+            home = await client.get("/")
+            assert home.status_code == 303
+            assert home.headers["location"] == "/admin/"
         async with admin_client(service) as later:
-            login = await later.get("/admin/login")
+            login = await later.get("/")
             assert "No owner account exists yet" not in login.text
 
 
@@ -319,6 +322,7 @@ async def test_wrong_setup_token_is_refused_and_creates_nobody(tmp_path: Path) -
                 data={
                     "csrf": csrf_of(form.text),
                     "token": "guess",
+                    "name": OWNER_NAME,
                     "password": PASSWORD,
                     "confirm": PASSWORD,
                 },
@@ -342,6 +346,7 @@ async def test_short_or_mismatched_password_is_refused_at_setup(tmp_path: Path) 
                     data={
                         "csrf": csrf_of(form.text),
                         "token": token,
+                        "name": OWNER_NAME,
                         "password": password,
                         "confirm": confirm,
                     },
@@ -375,6 +380,7 @@ async def test_login_returns_to_the_page_asked_for(
         "/admin/login",
         data={
             "csrf": csrf_of(login_page.text),
+            "name": OWNER_NAME,
             "password": PASSWORD,
             "next": f"/admin/jobs/{job.id}",
         },
@@ -384,7 +390,12 @@ async def test_login_returns_to_the_page_asked_for(
     page = await anonymous.get("/admin/login")
     evil = await anonymous.post(
         "/admin/login",
-        data={"csrf": csrf_of(page.text), "password": PASSWORD, "next": "//evil.example/"},
+        data={
+            "csrf": csrf_of(page.text),
+            "name": OWNER_NAME,
+            "password": PASSWORD,
+            "next": "//evil.example/",
+        },
     )
     assert evil.headers["location"] == "/admin/"
 
@@ -411,7 +422,7 @@ async def test_posts_without_the_right_csrf_token_are_refused(
     assert (await owner.post("/admin/logout", data={"csrf": "wrong"})).status_code == 403
     assert (await owner.get("/admin/")).status_code == 200
     async with admin_client(service) as fresh:
-        no_token = await fresh.post("/admin/login", data={"password": PASSWORD})
+        no_token = await fresh.post("/admin/login", data={"name": OWNER_NAME, "password": PASSWORD})
         assert no_token.status_code == 403
         assert (await fresh.get("/admin/")).status_code == 303
 

@@ -1,6 +1,6 @@
 """The admin flow in a real browser: headless Chromium from Debian, driven by Playwright.
 
-Setup link from the service's log → set the password → log out and in →
+Setup link from the service's log → set the password → sign out and in at ``/`` →
 find the uploaded job by id → download its file (same length as uploaded) →
 revive a dead job → see it done. Needs ``/usr/bin/chromium`` (Debian's
 ``chromium`` package); Playwright's own browser download is never used.
@@ -110,8 +110,9 @@ async def test_owner_sets_up_finds_downloads_and_revives_in_a_browser(
         await page.click("button[type=submit]")
         await page.wait_for_url("**/admin/")
 
-        await page.click("text=Log out")
-        await page.wait_for_url("**/admin/login")
+        await page.click("text=Sign out")
+        await page.wait_for_url(f"{service.base_url}/")
+        await page.fill("#name", "owner")
         await page.fill("#password", PASSWORD)
         await page.click("button[type=submit]")
         await page.wait_for_url("**/admin/")

@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from tests.support.admin import (
+    OWNER_NAME,
     PASSWORD,
     admin_client,
     create_owner,
@@ -30,14 +31,14 @@ from tests.support.admin import (
     write_job,
 )
 from tests.support.service import Service, running_service
-from transcriber_adapters.sqlite import SqliteOwnerStore
+from transcriber_adapters.sqlite import SqliteLoginThrottle
 from transcriber_app.bootstrap import DATABASE_NAME
 from transcriber_core.entities import LoginFailures, State
 
 pytestmark = pytest.mark.slow
 
 #: The session cookie's name.
-COOKIE = "transcriber_admin"
+COOKIE = "transcriber_session"
 #: A new password for the change-password tests.
 NEW_PASSWORD = "a different passphrase entirely"
 #: Headers every admin answer carries, error pages included.
@@ -67,7 +68,7 @@ async def owner(service: Service) -> AsyncIterator[httpx.AsyncClient]:
 def _replay(service: Service, cookie: str) -> httpx.AsyncClient:
     """A second client that holds nothing but a copy of ``cookie``."""
     client = admin_client(service)
-    client.cookies.set(COOKIE, cookie, domain="127.0.0.1", path="/admin")
+    client.cookies.set(COOKIE, cookie, domain="127.0.0.1", path="/")
     return client
 
 
@@ -102,7 +103,7 @@ async def test_the_cookie_holds_only_a_random_id_and_the_database_only_its_hash(
     assert cookie
     assert len(cookie) >= 22  # 128 bits in URL-safe base64
     assert "." not in cookie
-    rows = service.query("SELECT id_hash FROM admin_sessions")
+    rows = service.query("SELECT id_hash FROM person_sessions")
     assert rows
     assert all(cookie not in str(row) for row in rows)
     assert service.query("SELECT name FROM sqlite_master WHERE name = 'secrets'") == []
@@ -153,7 +154,7 @@ async def test_a_wrong_current_password_changes_nothing(
 
 async def _hold(service: Service, client: str) -> None:
     """Give ``client`` a long back-off (ten failures just now), straight into the database."""
-    store = await SqliteOwnerStore.open(service.data_dir / DATABASE_NAME)
+    store = await SqliteLoginThrottle.open(service.data_dir / DATABASE_NAME)
     try:
         held = LoginFailures(client=client, count=10, last=datetime.now(UTC))
         previous = await store.get_login_failures(client)
@@ -164,7 +165,7 @@ async def _hold(service: Service, client: str) -> None:
 
 async def _release(service: Service, client: str) -> None:
     """Forget ``client``'s failures, so later tests on the shared service start clean."""
-    store = await SqliteOwnerStore.open(service.data_dir / DATABASE_NAME)
+    store = await SqliteLoginThrottle.open(service.data_dir / DATABASE_NAME)
     try:
         await store.clear_login_failures(client)
     finally:
@@ -180,7 +181,7 @@ async def _attempt(
     token = csrf_of((await client.get("/admin/login")).text)
     answer = await client.post(
         "/admin/login",
-        data={"csrf": token, "password": password},
+        data={"csrf": token, "name": OWNER_NAME, "password": password},
         headers={"X-Forwarded-For": chain},
     )
     return answer.status_code

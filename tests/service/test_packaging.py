@@ -24,7 +24,7 @@ BASE_MODULES = [
     "transcriber_contracts.file_store",
     "transcriber_contracts.job_repository",
     "transcriber_contracts.notifier",
-    "transcriber_contracts.owner_store",
+    "transcriber_contracts.login_throttle",
     "transcriber_contracts.recognizer",
     "transcriber_adapters.ffmpeg",
     "transcriber_adapters.filesystem",

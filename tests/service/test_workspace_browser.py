@@ -213,3 +213,42 @@ async def test_invite_token_upload_isolation_and_disable_in_a_browser(
             # Bob is untouched.
             await bob.reload()
             assert bob.url.endswith("/w/tokens")
+
+
+async def _sign_in_at_the_door(page: Page, base_url: str, name: str, password: str) -> None:
+    """Open the service's address and sign in with the one form, as anyone does."""
+    await page.goto(base_url + "/")
+    await page.get_by_label("Name").fill(name)
+    await page.get_by_label("Password").fill(password)
+    await page.get_by_role("button", name="Sign in").click()
+
+
+async def test_people_and_the_owner_sign_in_at_the_one_door_in_a_browser(
+    chromium: Browser, tmp_path: Path
+) -> None:
+    """At ``/`` a person lands on their list, the owner on the panel; the panel is not hers."""
+    with running_service(tmp_path / "service") as service:
+        base = service.base_url
+        owner = await _owner(chromium, service)
+        carol = await _join(chromium, await _invite(owner, "carol"))
+        await carol.get_by_role("button", name="Sign out").click()
+        await carol.wait_for_url(base + "/")
+        await _snapshot(carol, "door")
+        await _sign_in_at_the_door(carol, base, "carol", SECRET)
+        await carol.wait_for_url(base + "/w/")
+        # Signed in, the address leads home; the panel is not hers.
+        await carol.goto(base + "/")
+        assert carol.url == base + "/w/"
+        await carol.goto(base + "/admin/people")
+        assert carol.url == base + "/w/"
+
+        await owner.get_by_role("button", name="Sign out").click()
+        await owner.wait_for_url(base + "/")
+        await _sign_in_at_the_door(owner, base, "owner", PASSWORD)
+        await owner.wait_for_url(base + "/admin/")
+        # The panel links to the owner's own recordings, in the workspace.
+        await owner.get_by_role("link", name="My recordings").click()
+        await owner.wait_for_url(base + "/w/")
+        assert "No recordings yet." in (await owner.text_content("main") or "")
+        await owner.get_by_role("link", name="Admin panel").click()
+        await owner.wait_for_url(base + "/admin/")

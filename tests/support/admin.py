@@ -26,11 +26,15 @@ from transcriber_adapters.filesystem import FilesystemFileStore
 from transcriber_adapters.sqlite import SqliteJobRepository
 from transcriber_app.bootstrap import DATABASE_NAME, FILES_DIR, STAGING_DIR, Runtime
 from transcriber_app.web import create_app
-from transcriber_app.web.auth import AdminState
+from transcriber_app.web.auth import AdminState, hash_password
+from transcriber_app.web.workspace.credentials import new_person_id
 from transcriber_core.entities import FileRecord, Job, Origin, State
+from transcriber_core.people import Person, Role
 
 #: The owner password the tests set.
 PASSWORD = "correct horse battery staple"
+#: The owner's sign-in name the tests set (the name an owner set up before ADR 76 keeps).
+OWNER_NAME = "owner"
 #: Where the clock of an in-process panel starts.
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -88,6 +92,7 @@ async def create_owner(client: httpx.AsyncClient, link: str, password: str = PAS
         data={
             "csrf": csrf_of(page.text),
             "token": token,
+            "name": OWNER_NAME,
             "password": password,
             "confirm": password,
         },
@@ -96,12 +101,29 @@ async def create_owner(client: httpx.AsyncClient, link: str, password: str = PAS
     assert answer.headers["location"] == "/admin/"
 
 
-async def log_in(client: httpx.AsyncClient, password: str = PASSWORD) -> httpx.Response:
-    """Fill in the login form; the answer to the post."""
+async def log_in(
+    client: httpx.AsyncClient, password: str = PASSWORD, *, name: str = OWNER_NAME
+) -> httpx.Response:
+    """Fill in the sign-in form at ``/admin/login`` (the one door's); the answer to the post."""
     page = await client.get("/admin/login")
     return await client.post(
-        "/admin/login", data={"csrf": csrf_of(page.text), "password": password}
+        "/admin/login", data={"csrf": csrf_of(page.text), "name": name, "password": password}
     )
+
+
+async def make_owner(
+    runtime: Runtime, password: str = PASSWORD, *, name: str = OWNER_NAME
+) -> Person:
+    """Store the owner straight in ``runtime``'s people store, as setup would; the owner."""
+    owner = Person(
+        id=new_person_id(),
+        name=name,
+        password_hash=await hash_password(password),
+        created=runtime.services.clock.now(),
+        role=Role.OWNER,
+    )
+    assert await runtime.people.create_owner(owner)
+    return owner
 
 
 @contextlib.contextmanager

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from transcriber_core.entities import LoginFailures, OwnerSession
+from transcriber_core.entities import LoginFailures, SessionLogin
 from transcriber_core.policy import (
     AccessSettings,
     login_backoff,
@@ -22,8 +22,8 @@ SETTINGS = AccessSettings()
 SECOND = timedelta(seconds=1)
 
 
-def _session(last_seen: datetime) -> OwnerSession:
-    return OwnerSession(
+def _session(last_seen: datetime) -> SessionLogin:
+    return SessionLogin(
         id_hash="h",
         csrf="c",
         created=T0,

@@ -24,7 +24,7 @@ from transcriber_adapters.datadir import (
     private_file,
     sweep_staging,
 )
-from transcriber_adapters.sqlite import SqliteJobRepository, SqliteOwnerStore
+from transcriber_adapters.sqlite import SqliteJobRepository, SqliteLoginThrottle
 
 #: A child that claims the data dir given as argv[1] (as serve: its sweep done, others may
 #: join), says so, and holds it until stdin closes.
@@ -143,13 +143,13 @@ async def test_database_files_are_private(tmp_path: Path) -> None:
     }
 
 
-async def test_owner_store_makes_the_database_private(tmp_path: Path) -> None:
+async def test_login_throttle_makes_the_database_private(tmp_path: Path) -> None:
     """Whichever SQLite adapter opens the file first, it is made 0600."""
     path = tmp_path / "transcriber.db"
     old_umask = os.umask(0o022)
     try:
-        owners = await SqliteOwnerStore.open(path)
-        await owners.close()
+        logins = await SqliteLoginThrottle.open(path)
+        await logins.close()
     finally:
         os.umask(old_umask)
     assert _mode(path) == 0o600

@@ -18,7 +18,7 @@ from tests.support.postgres import PostgresServer, PrivateServer, scrubbed, with
 from transcriber_adapters.postgres import (
     WAKEUP_CHANNEL,
     Database,
-    PostgresOwnerStore,
+    PostgresPeopleStore,
     PostgresWakeupFeed,
     shipped_migrations,
 )
@@ -82,12 +82,12 @@ async def test_first_open_makes_the_whole_schema_sqlite_has(fresh_url: str, tmp_
 async def test_second_open_applies_nothing(fresh_url: str) -> None:
     """Reopening a current database changes nothing, so a restart recreates nothing."""
     first = await Database.open(fresh_url)
-    await PostgresOwnerStore(first).create_owner("hash", now=T0)
+    await PostgresPeopleStore(first).create_owner("hash", now=T0)
     await first.close()
     second = await Database.open(fresh_url)
     try:
         assert second.applied_migrations == ()
-        assert await PostgresOwnerStore(second).get_owner_hash() == "hash"
+        assert await PostgresPeopleStore(second).get_owner_hash() == "hash"
     finally:
         await second.close()
 
@@ -163,7 +163,7 @@ async def test_a_closed_database_is_unavailable(postgres_url: str) -> None:
     database = await Database.open(postgres_url, pool_size=1)
     await database.close()
     with pytest.raises(RepositoryUnavailable):
-        await PostgresOwnerStore(database).get_owner_hash()
+        await PostgresPeopleStore(database).get_owner_hash()
 
 
 async def test_a_statement_error_is_unavailable_in_our_words(pg_database: Database) -> None:
@@ -177,9 +177,9 @@ async def test_a_statement_error_is_unavailable_in_our_words(pg_database: Databa
 async def test_the_pool_recovers_from_killed_connections(fresh_url: str) -> None:
     """A server that dropped every pooled connection: each fails one call (transient), then none."""
     database = await Database.open(fresh_url, pool_size=3)
-    owners = PostgresOwnerStore(database)
+    people = PostgresPeopleStore(database)
     try:
-        await asyncio.gather(*(owners.get_owner_hash() for _ in range(6)))
+        await asyncio.gather(*(people.find_owner() for _ in range(6)))
         async with await psycopg.AsyncConnection.connect(fresh_url, autocommit=True) as conn:
             cursor = await conn.execute(
                 "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity"
@@ -192,11 +192,11 @@ async def test_the_pool_recovers_from_killed_connections(fresh_url: str) -> None
         failures = 0
         for _ in range(killed + 3):
             try:
-                await owners.get_owner_hash()
+                await people.find_owner()
             except RepositoryUnavailable:
                 failures += 1
         assert failures <= killed
-        assert await owners.get_owner_hash() is None
+        assert await people.find_owner() is None
     finally:
         await database.close()
 

@@ -12,8 +12,8 @@ from transcriber_adapters.memory.converter import MemoryConverter
 from transcriber_adapters.memory.database import MemoryDatabase
 from transcriber_adapters.memory.files import MemoryFileStore
 from transcriber_adapters.memory.jobs import MemoryJobRepository
+from transcriber_adapters.memory.logins import MemoryLoginThrottle
 from transcriber_adapters.memory.notifier import MemoryNotifier, Notice
-from transcriber_adapters.memory.owners import MemoryOwnerStore
 from transcriber_adapters.memory.people import MemoryPeopleStore
 from transcriber_adapters.memory.recognizer import MemoryRecognizer
 from transcriber_adapters.memory.usage import MemoryUsageStore
@@ -29,8 +29,8 @@ __all__ = [
     "MemoryDatabase",
     "MemoryFileStore",
     "MemoryJobRepository",
+    "MemoryLoginThrottle",
     "MemoryNotifier",
-    "MemoryOwnerStore",
     "MemoryPeopleStore",
     "MemoryRecognizer",
     "MemoryUsageStore",

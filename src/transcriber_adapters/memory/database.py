@@ -20,7 +20,6 @@ from transcriber_core.entities import (
     Job,
     JobPart,
     LoginFailures,
-    OwnerSession,
     Print,
     Voice,
 )
@@ -57,10 +56,6 @@ class MemoryDatabase:
         self.turns: dict[tuple[str, str], datetime] = {}
         #: (code, scope) -> condition.
         self.conditions: dict[tuple[str, str], Condition] = {}
-        #: The owner's password hash; None while there is no owner.
-        self.owner_hash: str | None = None
-        #: Session id hash -> session.
-        self.sessions: dict[str, OwnerSession] = {}
         #: Client -> its login failures.
         self.failures: dict[str, LoginFailures] = {}
         #: The outbox (ADR 35): delivery id -> delivery, and the next id to give.
@@ -91,8 +86,6 @@ class MemoryDatabase:
             self.buckets.clear()
             self.turns.clear()
             self.conditions.clear()
-            self.owner_hash = None
-            self.sessions.clear()
             self.failures.clear()
             self.deliveries.clear()
             self.next_delivery = 1

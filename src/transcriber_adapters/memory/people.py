@@ -16,6 +16,7 @@ from transcriber_core.people import (
     Person,
     PersonSession,
     PersonToken,
+    Role,
 )
 from transcriber_core.ports import Clock
 
@@ -109,18 +110,51 @@ class MemoryPeopleStore:
             self.calls.append("list_people")
             return sorted(self._db.people.values(), key=lambda person: (person.created, person.id))
 
+    async def find_owner(self) -> Person | None:
+        """The owner, or None."""
+        with self._lock:
+            self.calls.append("find_owner")
+            return next((p for p in self._db.people.values() if p.is_owner), None)
+
+    async def create_owner(self, person: Person) -> bool:
+        """Store the owner unless one exists; a name or id already stored raises ``Conflict``."""
+        with self._lock:
+            self.calls.append("create_owner")
+            if any(other.is_owner for other in self._db.people.values()):
+                return False
+            if person.id in self._db.people or any(
+                other.name == person.name for other in self._db.people.values()
+            ):
+                raise Conflict()
+            self._db.people[person.id] = attrs.evolve(person, role=Role.OWNER)
+            return True
+
+    async def set_password(self, person_id: str, password_hash: str) -> bool:
+        """Replace the person's hash and end their sessions, at once."""
+        with self._lock:
+            self.calls.append("set_password")
+            person = self._db.people.get(person_id)
+            if person is None:
+                return False
+            self._db.people[person_id] = attrs.evolve(person, password_hash=password_hash)
+            self._end_sessions_of(person_id)
+            return True
+
+    def _end_sessions_of(self, person_id: str) -> None:
+        sessions = self._db.person_sessions
+        for key in [key for key, each in sessions.items() if each.person_id == person_id]:
+            del sessions[key]
+
     async def disable_person(self, person_id: str, *, now: datetime) -> bool:
         """Disable the person, end their sessions and void their unused invites and codes."""
         with self._lock:
             self.calls.append("disable_person")
             person = self._db.people.get(person_id)
-            if person is None:
+            if person is None or person.is_owner:
                 return False
             if person.disabled is None:
                 self._db.people[person_id] = attrs.evolve(person, disabled=now)
-            sessions = self._db.person_sessions
-            for key in [key for key, each in sessions.items() if each.person_id == person_id]:
-                del sessions[key]
+            self._end_sessions_of(person_id)
             invites = self._db.invites
             mine = [k for k, (i, used) in invites.items() if i.person_id == person_id and not used]
             for key in mine:

@@ -11,7 +11,7 @@ from transcriber_adapters.postgres.budgets import PostgresBudgetStore
 from transcriber_adapters.postgres.chats import PostgresChatStore
 from transcriber_adapters.postgres.conditions import PostgresConditionStore
 from transcriber_adapters.postgres.connection import DEFAULT_POOL_SIZE, Database
-from transcriber_adapters.postgres.owners import PostgresOwnerStore
+from transcriber_adapters.postgres.logins import PostgresLoginThrottle
 from transcriber_adapters.postgres.people import PostgresPeopleStore
 from transcriber_adapters.postgres.repository import PostgresJobRepository
 from transcriber_adapters.postgres.schema import MIGRATION_LOCK, migrate, shipped_migrations
@@ -28,7 +28,7 @@ __all__ = [
     "PostgresChatStore",
     "PostgresConditionStore",
     "PostgresJobRepository",
-    "PostgresOwnerStore",
+    "PostgresLoginThrottle",
     "PostgresPeopleStore",
     "PostgresUsageStore",
     "PostgresVoiceStore",

@@ -41,8 +41,13 @@ _SESSIONS_SESSION = ", ".join(f"person_sessions.{column}" for column in PERSON_S
 
 _INSERT_PERSON = (
     f"INSERT INTO people ({_PERSON})"
-    " VALUES (%(id)s, %(name)s, %(password_hash)s, %(created)s, %(disabled)s)"
+    " VALUES (%(id)s, %(name)s, %(password_hash)s, %(created)s, %(disabled)s, %(role)s)"
 )
+#: One owner at most, however many processes race through setup: the partial unique
+#: index of 0019 turns a second into "not created"; a name already stored still raises.
+_INSERT_OWNER = f"{_INSERT_PERSON} ON CONFLICT (role) WHERE role = 'owner' DO NOTHING"
+_FIND_OWNER = f"SELECT {_PERSON} FROM people WHERE role = 'owner'"
+_SET_PASSWORD = "UPDATE people SET password_hash = %(password_hash)s WHERE id = %(id)s"  # noqa: S105
 _INSERT_INVITE = (
     "INSERT INTO person_invites (token_hash, person_id, expires, used)"
     f" VALUES (%(token_hash)s, %(person_id)s, {NOW_SQL} + %(lifetime)s, NULL) RETURNING expires"
@@ -58,7 +63,10 @@ _ACCEPT = (
 _GET_PERSON = f"SELECT {_PERSON} FROM people WHERE id = %(id)s"
 _FIND_PERSON = f"SELECT {_PERSON} FROM people WHERE name = %(name)s"
 _LIST_PEOPLE = f"SELECT {_PERSON} FROM people ORDER BY created, id"
-_DISABLE = "UPDATE people SET disabled = coalesce(disabled, %(now)s) WHERE id = %(id)s"
+#: The owner is never disabled: the statement does not touch the owner's row.
+_DISABLE = (
+    "UPDATE people SET disabled = coalesce(disabled, %(now)s) WHERE id = %(id)s AND role = 'person'"
+)
 _END_SESSIONS_OF = "DELETE FROM person_sessions WHERE person_id = %(id)s"
 #: Taken first in ``add_token``'s transaction: adds for one person wait for each other here.
 #: NO KEY UPDATE, so the foreign keys' checks (KEY SHARE) of the person's other rows go on.
@@ -191,10 +199,31 @@ class PostgresPeopleStore:
         """Every person, oldest first."""
         return [_ROWS.person_from_row(row) for row in await self._db.fetchall(_LIST_PEOPLE)]
 
+    async def find_owner(self) -> Person | None:
+        """The owner, or None."""
+        row = await self._db.fetchone(_FIND_OWNER, {})
+        return None if row is None else _ROWS.person_from_row(row)
+
+    async def create_owner(self, person: Person) -> bool:
+        """Insert the owner unless one exists; a name already stored raises ``Conflict``."""
+        async with self._db.transaction() as conn:
+            cursor = await conn.execute(_INSERT_OWNER, _ROWS.person_params(person))
+        return cursor.rowcount == 1
+
+    async def set_password(self, person_id: str, password_hash: str) -> bool:
+        """Replace the hash and delete the person's sessions, in one transaction."""
+        async with self._db.transaction() as conn:
+            params = {"password_hash": password_hash, "id": person_id}
+            cursor = await conn.execute(_SET_PASSWORD, params)
+            await conn.execute(_END_SESSIONS_OF, {"id": person_id})
+        return cursor.rowcount == 1
+
     async def disable_person(self, person_id: str, *, now: datetime) -> bool:
         """Disable the person, delete their sessions and unused invites and codes, at once."""
         async with self._db.transaction() as conn:
             cursor = await conn.execute(_DISABLE, {"id": person_id, "now": now})
+            if cursor.rowcount != 1:
+                return False
             await conn.execute(_END_SESSIONS_OF, {"id": person_id})
             await conn.execute(_VOID_INVITES_OF, {"id": person_id})
             await conn.execute(_VOID_CODES_OF, {"id": person_id})

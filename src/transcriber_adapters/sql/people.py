@@ -1,9 +1,9 @@
 """Rows of the people's tables to records and back, written once for both SQL adapters (ADR 55).
 
-The columns are SQLite's 0018 and PostgreSQL's 0009, in the order every
+The columns are SQLite's 0018 and PostgreSQL's 0009 (the role: 0028, 0019), in the order every
 statement selects them. Times travel as each dialect's ``RowMapping`` says
 (SQLite: INTEGER microseconds; PostgreSQL: ``timestamptz``); a session's
-login part is mapped by the owner sessions' own ``session_params`` and
+login part is mapped by ``RowMapping``'s ``session_params`` and
 ``session_from_row``.
 """
 
@@ -14,10 +14,17 @@ from datetime import datetime
 from typing import Any, LiteralString
 
 from transcriber_adapters.sql.rows import SESSION_COLUMNS, RowMapping
-from transcriber_core.people import LinkedChat, Person, PersonSession, PersonToken
+from transcriber_core.people import LinkedChat, Person, PersonSession, PersonToken, Role
 
 #: Columns of ``people`` in the order reads return them.
-PERSON_COLUMNS: tuple[LiteralString, ...] = ("id", "name", "password_hash", "created", "disabled")
+PERSON_COLUMNS: tuple[LiteralString, ...] = (
+    "id",
+    "name",
+    "password_hash",
+    "created",
+    "disabled",
+    "role",
+)
 #: Columns of ``person_tokens`` in the order reads return them.
 TOKEN_COLUMNS: tuple[LiteralString, ...] = ("id", "token_hash", "person_id", "label", "created")
 #: Columns of ``person_chats`` (SQLite's 0022, PostgreSQL's 0013) in the order reads return them.
@@ -53,17 +60,19 @@ class PeopleRows:
             "password_hash": person.password_hash,
             "created": self._to_db(person.created),
             "disabled": None if person.disabled is None else self._to_db(person.disabled),
+            "role": person.role.value,
         }
 
     def person_from_row(self, row: Sequence[Any]) -> Person:
         """The person of a row selected in ``PERSON_COLUMNS`` order."""
-        person_id, name, password_hash, created, disabled = row
+        person_id, name, password_hash, created, disabled, role = row
         return Person(
             id=person_id,
             name=name,
             password_hash=password_hash,
             created=self._from_db(created),
             disabled=None if disabled is None else self._from_db(disabled),
+            role=Role(role),
         )
 
     def token_params(self, token: PersonToken) -> dict[str, Any]:

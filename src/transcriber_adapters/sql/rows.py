@@ -35,9 +35,9 @@ from transcriber_core.entities import (
     NewDelivery,
     Origin,
     OriginKind,
-    OwnerSession,
     Print,
     Progress,
+    SessionLogin,
     Speaker,
     SpeakerPrint,
     State,
@@ -152,7 +152,7 @@ PART_COLUMNS: tuple[LiteralString, ...] = (
     "error",
     "failed",
 )
-#: Columns of ``admin_sessions`` in the order reads return them.
+#: Columns of a session's login part (``person_sessions`` after its person) in read order.
 SESSION_COLUMNS: tuple[LiteralString, ...] = (
     "id_hash",
     "csrf",
@@ -567,8 +567,8 @@ class RowMapping:
             words=self._words_from_db(words),
         )
 
-    def session_params(self, session: OwnerSession) -> dict[str, Any]:
-        """The named parameters of every ``admin_sessions`` column for ``session``."""
+    def session_params(self, session: SessionLogin) -> dict[str, Any]:
+        """The named parameters of a session's login columns for ``session``."""
         to_db = self._to_db
         return {
             "id_hash": session.id_hash,
@@ -579,11 +579,11 @@ class RowMapping:
             "flash": session.flash,
         }
 
-    def session_from_row(self, row: Sequence[Any]) -> OwnerSession:
+    def session_from_row(self, row: Sequence[Any]) -> SessionLogin:
         """The session of a row selected in ``SESSION_COLUMNS`` order."""
         from_db = self._from_db
         id_hash, csrf, created, last_seen, expires, flash = row
-        return OwnerSession(
+        return SessionLogin(
             id_hash=id_hash,
             csrf=csrf,
             created=from_db(created),

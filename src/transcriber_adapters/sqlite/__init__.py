@@ -8,7 +8,7 @@ from transcriber_adapters.sqlite.budgets import SqliteBudgetStore
 from transcriber_adapters.sqlite.chats import SqliteChatStore
 from transcriber_adapters.sqlite.conditions import SqliteConditionStore
 from transcriber_adapters.sqlite.connection import SqliteDatabase
-from transcriber_adapters.sqlite.owners import SqliteOwnerStore
+from transcriber_adapters.sqlite.logins import SqliteLoginThrottle
 from transcriber_adapters.sqlite.people import SqlitePeopleStore
 from transcriber_adapters.sqlite.repository import SqliteJobRepository
 from transcriber_adapters.sqlite.schema import connect, migrate, shipped_migrations
@@ -28,7 +28,7 @@ __all__ = [
     "SqliteConditionStore",
     "SqliteDatabase",
     "SqliteJobRepository",
-    "SqliteOwnerStore",
+    "SqliteLoginThrottle",
     "SqlitePeopleStore",
     "SqliteUsageStore",
     "SqliteVoiceStore",

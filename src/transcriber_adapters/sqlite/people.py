@@ -42,8 +42,13 @@ _TOKEN = ", ".join(TOKEN_COLUMNS)
 _SESSION = ", ".join(PERSON_SESSION_COLUMNS)
 
 _INSERT_PERSON = (
-    f"INSERT INTO people ({_PERSON}) VALUES (:id, :name, :password_hash, :created, :disabled)"
+    f"INSERT INTO people ({_PERSON})"
+    " VALUES (:id, :name, :password_hash, :created, :disabled, :role)"
 )
+#: One owner at most: the partial unique index of 0028 turns a second into "not created",
+#: while a name already stored still raises.
+_INSERT_OWNER = f"{_INSERT_PERSON} ON CONFLICT (role) WHERE role = 'owner' DO NOTHING"
+_FIND_OWNER = f"SELECT {_PERSON} FROM people WHERE role = 'owner'"
 _INSERT_INVITE = (
     "INSERT INTO person_invites (token_hash, person_id, expires, used)"
     " VALUES (:token_hash, :person_id, :expires, NULL)"
@@ -61,7 +66,10 @@ _SET_PASSWORD = (
 _GET_PERSON = f"SELECT {_PERSON} FROM people WHERE id = :id"
 _FIND_PERSON = f"SELECT {_PERSON} FROM people WHERE name = :name"
 _LIST_PEOPLE = f"SELECT {_PERSON} FROM people ORDER BY created, id"
-_DISABLE = "UPDATE people SET disabled = coalesce(disabled, :now) WHERE id = :id"
+#: The owner is never disabled: the statement does not touch the owner's row.
+_DISABLE = (
+    "UPDATE people SET disabled = coalesce(disabled, :now) WHERE id = :id AND role = 'person'"
+)
 _END_SESSIONS_OF = "DELETE FROM person_sessions WHERE person_id = :id"
 #: Disabling voids what the person has not used yet: Enable must not revive it (SPEC §29).
 _VOID_INVITES_OF = "DELETE FROM person_invites WHERE person_id = :id AND used IS NULL"
@@ -156,6 +164,19 @@ class SqlitePeopleStore(SqliteStore):
     async def list_people(self) -> list[Person]:
         """Every person, oldest first."""
         return await self._call(_all_people)
+
+    async def find_owner(self) -> Person | None:
+        """The owner, or None."""
+        return await self._call(_one_person, _FIND_OWNER, {})
+
+    async def create_owner(self, person: Person) -> bool:
+        """Insert the owner unless one exists; a name already stored raises ``Conflict``."""
+        params = _ROWS.person_params(person)
+        return await self._call(_execute, _INSERT_OWNER, params) == 1
+
+    async def set_password(self, person_id: str, password_hash: str) -> bool:
+        """Replace the hash and delete the person's sessions, in one transaction."""
+        return await self._call(_set_password, person_id, password_hash)
 
     async def disable_person(self, person_id: str, *, now: datetime) -> bool:
         """Disable the person, delete their sessions and unused invites and codes, at once."""
@@ -271,11 +292,23 @@ def _all_people(conn: sqlite3.Connection) -> list[Person]:
     return [_ROWS.person_from_row(row) for row in conn.execute(_LIST_PEOPLE)]
 
 
+def _set_password(conn: sqlite3.Connection, person_id: str, password_hash: str) -> bool:
+    # One transaction: no moment exists where the new password is set and an old
+    # session still opens pages, nor where sessions are gone but the old password works.
+    with immediate(conn):
+        params = {"password_hash": password_hash, "id": person_id}
+        changed = len(conn.execute(_SET_PASSWORD, params).fetchall())
+        conn.execute(_END_SESSIONS_OF, {"id": person_id})
+    return changed == 1
+
+
 def _disable(conn: sqlite3.Connection, person_id: str, now: datetime) -> bool:
     # One transaction: no moment exists where the person is disabled and a session still
     # opens, nor an invite or link code that Enable would bring back (SPEC §29).
     with immediate(conn):
         changed = conn.execute(_DISABLE, {"id": person_id, "now": to_db(now)}).rowcount
+        if not changed:
+            return False
         conn.execute(_END_SESSIONS_OF, {"id": person_id})
         conn.execute(_VOID_INVITES_OF, {"id": person_id})
         conn.execute(_VOID_CODES_OF, {"id": person_id})

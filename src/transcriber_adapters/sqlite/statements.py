@@ -18,7 +18,6 @@ from transcriber_adapters.sql.rows import (
     NO_WORDS,
     PART_COLUMNS,
     PROGRESS_COLUMNS,
-    SESSION_COLUMNS,
     SUMMARY_COLUMNS,
     SUMMARY_PARTS,
     RowMapping,
@@ -380,47 +379,6 @@ FORGET_PART_FILES_SQL = (
 #: Delete the jobs in ``:ids`` (JSON) and their parts.
 DELETE_PARTS_SQL = "DELETE FROM job_parts WHERE job_id IN (SELECT value FROM json_each(:ids))"
 DELETE_JOBS_SQL = "DELETE FROM jobs WHERE id IN (SELECT value FROM json_each(:ids))"
-
-#: The owner's password hash; no parameters. No row while no owner exists.
-GET_OWNER_HASH_SQL = "SELECT password_hash FROM owner WHERE id = 1"
-
-#: Store the one owner unless one exists; parameters: ``password_hash``, ``created``.
-#: One statement, so two concurrent setups cannot both win: the loser changes no row.
-CREATE_OWNER_SQL = (
-    "INSERT INTO owner (id, password_hash, created) VALUES (1, :password_hash, :created)"
-    " ON CONFLICT (id) DO NOTHING"
-)
-
-#: Replace the owner's hash; parameters: ``password_hash``. No row changed while no owner exists.
-CHANGE_PASSWORD_SQL = "UPDATE owner SET password_hash = :password_hash WHERE id = 1"  # noqa: S105 - SQL
-
-_SESSION_LIST = ", ".join(SESSION_COLUMNS)
-
-#: Store a new session; parameters: every column of ``SESSION_COLUMNS``.
-INSERT_SESSION_SQL = (
-    f"INSERT INTO admin_sessions ({_SESSION_LIST})"
-    f" VALUES ({', '.join(f':{c}' for c in SESSION_COLUMNS)})"
-)
-
-#: One session by the hash of its id; parameter: ``id_hash``.
-GET_SESSION_SQL = f"SELECT {_SESSION_LIST} FROM admin_sessions WHERE id_hash = :id_hash"
-
-#: Write what a page view changes, only if the session still exists (an UPDATE, never an
-#: upsert, so a logout racing a page view is not undone); parameters: ``id_hash``,
-#: ``last_seen``, ``expires``, ``flash``.
-SAVE_SESSION_SQL = (
-    "UPDATE admin_sessions SET last_seen = :last_seen, expires = :expires, flash = :flash"
-    " WHERE id_hash = :id_hash"
-)
-
-#: End one session; parameter: ``id_hash``.
-DELETE_SESSION_SQL = "DELETE FROM admin_sessions WHERE id_hash = :id_hash"
-
-#: End every session (a password change); no parameters.
-DELETE_ALL_SESSIONS_SQL = "DELETE FROM admin_sessions"
-
-#: Sweep the sessions that are over; parameter: ``now``.
-DELETE_EXPIRED_SESSIONS_SQL = "DELETE FROM admin_sessions WHERE expires <= :now"
 
 #: One client's failures; parameter: ``client``.
 GET_LOGIN_FAILURES_SQL = "SELECT client, count, last FROM login_failures WHERE client = :client"

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.requests import Request
-from starlette.responses import RedirectResponse
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute
 
 from transcriber_app.bootstrap import Runtime
 from transcriber_app.web import admin as admin_panel
@@ -28,7 +26,7 @@ def create_app(
     """
     admin = admin or AdminState()
     routes: list[BaseRoute] = [
-        Route("/", _home, methods=["GET"]),
+        workspace.front_door(),
         *api.routes(),
         *telegram.routes(),
         admin_panel.mount(),
@@ -44,11 +42,6 @@ def create_app(
     app.state.admin = admin
     app.state.metrics = metrics or Metrics()
     return app
-
-
-async def _home(request: Request) -> RedirectResponse:
-    """``GET /``: a person who opens the service's address lands on the admin panel."""
-    return RedirectResponse("/admin/", status_code=303)
 
 
 def create_probe_app(runtime: Runtime, metrics: Metrics) -> Starlette:

@@ -1,13 +1,14 @@
-"""The admin panel's owner account: setup link, password hashes, who is asking, login back-off.
+"""Signing in: the owner's setup link, password hashes, who is asking, the sign-in's back-off.
 
-See docs/admin.md. While no owner exists, each start makes a random setup
+See docs/admin.md. The owner is a person with the owner's role (ADR 76),
+signing in at the one door as everyone does. While no owner exists, each start makes a random setup
 token valid for 30 minutes, held only in this process's memory, and logs the link once;
 a restart makes a new one, and once the owner exists no link is ever made.
 The owner's password is stored only as an argon2id hash (argon2-cffi's
 defaults: 64 MiB, 3 passes), computed and checked in a thread because it is
 slow on purpose.
 
-Password checks are slowed per client by a back-off kept in the owner store,
+Password checks are slowed per client by a back-off kept in the login throttle,
 so every process on the database sees it (ADR 17): each wrong password
 doubles the client's wait, up to a minute; the right one clears it. The
 client is the peer address, or, from a proxy named in ``[http]
@@ -40,7 +41,7 @@ from transcriber_core.policy import (
     login_failed,
     login_wait,
 )
-from transcriber_core.ports import OwnerStore
+from transcriber_core.ports import LoginThrottle, PeopleStore
 
 log = logging.getLogger("transcriber.admin")
 
@@ -97,17 +98,20 @@ def reset_url(host: str, port: int, token: str) -> str:
     return f"http://{shown}:{port}/admin/reset?token={quote(token, safe='')}"
 
 
-async def start_reset(owners: OwnerStore, now: datetime) -> str | None:
+async def start_reset(people: PeopleStore, now: datetime) -> str | None:
     """Replace the owner's password with a one-time link's secret; the link's token.
 
     The stored hash becomes that of the link's secret, so the old password
-    stops working and every session ends at once (``change_password``); the
+    stops working and every session of the owner's ends at once (``set_password``); the
     token carries its expiry, ``SETUP_LINK_LIFETIME`` from ``now``. None
     when no owner exists (the startup setup link is the way then).
     """
     expires = int((now + SETUP_LINK_LIFETIME).timestamp())
     token = f"{expires}.{secrets.token_urlsafe(32)}"
-    if not await owners.change_password(await hash_password(RESET_PREFIX + token), now=now):
+    owner = await people.find_owner()
+    if owner is None:
+        return None
+    if not await people.set_password(owner.id, await hash_password(RESET_PREFIX + token)):
         return None
     return token
 
@@ -116,13 +120,14 @@ async def start_reset(owners: OwnerStore, now: datetime) -> str | None:
 _RESET_EXPIRES = re.compile(r"[0-9]{1,12}")
 
 
-async def reset_accepts(owners: OwnerStore, token: str, now: datetime) -> bool:
+async def reset_accepts(people: PeopleStore, token: str, now: datetime) -> bool:
     """True for the token of the last reset, before it expires and before a new password."""
     expires, _, rest = token.partition(".")
     # ASCII digits of a sane length: isdigit() takes "²" and int() refuses 4,301 digits (500s).
     if not _RESET_EXPIRES.fullmatch(expires) or not rest or now.timestamp() >= int(expires):
         return False
-    password_hash = await owners.get_owner_hash()
+    owner = await people.find_owner()
+    password_hash = None if owner is None else owner.password_hash
     return password_hash is not None and await verify_password(password_hash, RESET_PREFIX + token)
 
 
@@ -209,8 +214,7 @@ def _bucket(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str:
 def requester(request: Request) -> str:
     """Who is asking, for the login back-off: the peer, or who a trusted proxy says it is.
 
-    Shared by the admin panel's and the workspace's password forms: one
-    client, one back-off.
+    Shared by every password form: one client, one back-off.
     """
     peer = request.client.host if request.client else None
     forwarded = request.headers.getlist("x-forwarded-for")
@@ -218,17 +222,17 @@ def requester(request: Request) -> str:
     return client_address(peer, forwarded, admin.trusted_proxies)
 
 
-def safe_next(target: object, prefix: str) -> str:
-    """Where to go after a login: a path under ``prefix``, never another site; else its home."""
+def safe_next(target: object, prefixes: Sequence[str]) -> str | None:
+    """Where to go after a login: a path under one of ``prefixes``, never another site; or None."""
     if (
         isinstance(target, str)
-        and target.startswith(f"{prefix}/")
+        and any(target.startswith(f"{prefix}/") for prefix in prefixes)
         and not target.startswith("//")
         and "\\" not in target
         and all(32 < ord(char) < 127 for char in target)
     ):
         return target
-    return f"{prefix}/"
+    return None
 
 
 def trusted_networks(entries: Sequence[str]) -> tuple[Network, ...]:
@@ -237,7 +241,7 @@ def trusted_networks(entries: Sequence[str]) -> tuple[Network, ...]:
 
 
 async def claim_attempt(
-    owners: OwnerStore, client: str, now: datetime, settings: AccessSettings
+    logins: LoginThrottle, client: str, now: datetime, settings: AccessSettings
 ) -> timedelta | None:
     """Count a password attempt from ``client`` before it is checked; the wait when it may not.
 
@@ -245,14 +249,14 @@ async def claim_attempt(
     with a compare-and-set on what was read: of parallel guesses only one
     gets through, the rest are told to wait like any guess within the wait.
     """
-    seen = await owners.get_login_failures(client)
+    seen = await logins.get_login_failures(client)
     wait = login_wait(seen, now, settings)
     if wait is not None:
         return wait
     counted = login_failed(client, seen, now, settings)
-    if not await owners.save_login_failures(counted, previous=seen):
+    if not await logins.save_login_failures(counted, previous=seen):
         return login_backoff(1, settings)
-    await owners.forget_login_failures(before=now - settings.login_forget)
+    await logins.forget_login_failures(before=now - settings.login_forget)
     return None
 
 
@@ -274,13 +278,11 @@ async def prepare_admin(runtime: Runtime) -> AdminState:
     Called once at startup before the port opens. The link goes to the log
     (stderr) once; when an owner exists nothing is made and nothing logged.
     """
-    owners = runtime.owners
     now = runtime.services.clock.now()
     state = AdminState(trusted_proxies=trusted_networks(runtime.config.http.forwarded_allow_ips))
-    await owners.delete_expired_sessions(now=now)
     await runtime.people.delete_expired_person_sessions(now=now)
-    await owners.forget_login_failures(before=now - state.access.login_forget)
-    if await owners.get_owner_hash() is None:
+    await runtime.logins.forget_login_failures(before=now - state.access.login_forget)
+    if await runtime.people.find_owner() is None:
         state.setup = SetupLink.new(now)
         http = runtime.config.http
         log.info(

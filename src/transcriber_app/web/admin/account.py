@@ -1,7 +1,10 @@
-"""The owner's account: setup with the startup link, login, logout and the password change.
+"""The owner's account: setup with the startup link, the reset link and the password change.
 
-Passwords are hashed slowly and checked with a back-off per client
-(``web/auth.py``); sessions are server-side (``web/sessions.py``, ADR 17).
+The owner is a person with the owner's role (ADR 76): setup asks for a name
+and a password and stores that person; signing in and out is the one door's
+(``workspace/views.py``). Passwords are hashed slowly and checked with a
+back-off per client (``web/auth.py``); sessions are server-side
+(``web/sessions.py``, ADR 17).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
+import attrs
 from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
@@ -19,18 +23,19 @@ from starlette.responses import Response
 from transcriber_app.web.admin.rendering import PREFIX, message, render, see_other
 from transcriber_app.web.admin.security import action, form_post, form_text, page, refused
 from transcriber_app.web.auth import (
-    RESET_PREFIX,
     AdminState,
     claim_attempt,
     hash_password,
     password_problem,
     requester,
     reset_accepts,
-    safe_next,
     verify_password,
 )
 from transcriber_app.web.sessions import session_of
 from transcriber_app.web.state import runtime_of
+from transcriber_app.web.workspace.credentials import new_person_id
+from transcriber_core.errors import Conflict
+from transcriber_core.people import FIRST_OWNER_NAME, Person, Role, name_problem
 
 log = logging.getLogger("transcriber.admin")
 
@@ -45,46 +50,55 @@ def _client(request: Request) -> str:
     return requester(request)
 
 
-def _safe_next(target: object) -> str:
-    """Where to go after login: a path inside the panel, never another site."""
-    return safe_next(target, PREFIX)
-
-
 # -- setup ----------------------------------------------------------------------------
 
 
 async def setup_page(request: Request) -> Response:
     """``GET /admin/setup?token=…``: the form that creates the owner, for the startup link."""
     runtime = runtime_of(request)
-    if await runtime.owners.get_owner_hash() is not None:
+    if await runtime.people.find_owner() is not None:
         return _owner_exists(request)
     token = request.query_params.get("token", "")
     if not _setup_accepts(request, token):
         return _bad_setup_link(request)
-    return render(request, "setup.html", {"token": token, "problem": None, "reset": False})
+    context = {"token": token, "problem": None, "reset": False, "name": FIRST_OWNER_NAME}
+    return render(request, "setup.html", context)
 
 
 @form_post
 async def setup_submit(request: Request, form: FormData) -> Response:
-    """``POST /admin/setup``: store the owner's password hash and log the owner in."""
+    """``POST /admin/setup``: store the owner (a person with the owner's role) and sign them in."""
     runtime = runtime_of(request)
-    if await runtime.owners.get_owner_hash() is not None:
+    if await runtime.people.find_owner() is not None:
         return _owner_exists(request)
     token = form_text(form, "token")
     if not _setup_accepts(request, token):
         return _bad_setup_link(request)
+    name = form_text(form, "name").strip()
     password, confirm = form_text(form, "password"), form_text(form, "confirm")
-    problem = password_problem(password, confirm)
+    problem = name_problem(name) or password_problem(password, confirm)
     if problem is not None:
-        context = {"token": token, "problem": problem, "reset": False}
+        context = {"token": token, "problem": problem, "reset": False, "name": name}
         return render(request, "setup.html", context, status_code=400)
-    password_hash = await hash_password(password)
-    if not await runtime.owners.create_owner(password_hash, now=runtime.services.clock.now()):
+    owner = Person(
+        id=new_person_id(),
+        name=name,
+        password_hash=await hash_password(password),
+        created=runtime.services.clock.now(),
+        role=Role.OWNER,
+    )
+    try:
+        created = await runtime.people.create_owner(owner)
+    except Conflict:
+        problem = "Someone already has that name; choose another."
+        context = {"token": token, "problem": problem, "reset": False, "name": name}
+        return render(request, "setup.html", context, status_code=409)
+    if not created:
         return _owner_exists(request)
     _admin(request).setup = None
     log.info("admin.owner_created")
     session = session_of(request)
-    await session.log_in()
+    await session.sign_in(owner)
     session.flash("The owner account is ready; you are logged in.")
     return see_other(f"{PREFIX}/")
 
@@ -93,7 +107,7 @@ async def reset_page(request: Request) -> Response:
     """``GET /admin/reset?token=…``: the new-password form, for ``owner reset-password``'s link."""
     runtime = runtime_of(request)
     token = request.query_params.get("token", "")
-    if not await reset_accepts(runtime.owners, token, runtime.services.clock.now()):
+    if not await reset_accepts(runtime.people, token, runtime.services.clock.now()):
         return _bad_reset_link(request)
     return render(request, "setup.html", {"token": token, "problem": None, "reset": True})
 
@@ -106,7 +120,7 @@ async def reset_submit(request: Request, form: FormData) -> Response:
     token = form_text(form, "token")
     # No login back-off here: a token is checked for form and expiry before any hash,
     # and the hashes at once are bounded (auth._hashing), as for the page above.
-    if not await reset_accepts(runtime.owners, token, now):
+    if not await reset_accepts(runtime.people, token, now):
         return _bad_reset_link(request)
     password, confirm = form_text(form, "password"), form_text(form, "confirm")
     problem = password_problem(password, confirm)
@@ -117,12 +131,14 @@ async def reset_submit(request: Request, form: FormData) -> Response:
             {"token": token, "problem": problem, "reset": True},
             status_code=400,
         )
-    if not await runtime.owners.change_password(await hash_password(password), now=now):
+    owner = await runtime.people.find_owner()
+    new_hash = await hash_password(password)
+    if owner is None or not await runtime.people.set_password(owner.id, new_hash):
         return _bad_reset_link(request)
-    await runtime.owners.clear_login_failures(_client(request))
+    await runtime.logins.clear_login_failures(_client(request))
     log.info("admin.password_reset")
     session = session_of(request)
-    await session.log_in()
+    await session.sign_in(attrs.evolve(owner, password_hash=new_hash))
     session.flash("The password is set; you are logged in.")
     return see_other(f"{PREFIX}/")
 
@@ -160,59 +176,6 @@ def _bad_setup_link(request: Request) -> Response:
     )
 
 
-# -- login and logout -------------------------------------------------------------------
-
-#: What the login page says while no owner exists: where the setup link is.
-NO_OWNER_YET = (
-    "No owner account exists yet. Create it with the one-time setup link the service "
-    "printed when it started: the line with event=admin.setup_link in its log on stderr "
-    "(journalctl, docker logs or the terminal that runs it). The link works for 30 minutes; "
-    "restart the service for a new one."
-)
-
-
-async def login_page(request: Request) -> Response:
-    """``GET /admin/login``: the password form, or the list for a logged-in owner."""
-    if session_of(request).is_owner:
-        return see_other(f"{PREFIX}/")
-    target = _safe_next(request.query_params.get("next"))
-    context = {"next": target, "problem": None}
-    if await runtime_of(request).owners.get_owner_hash() is None:
-        context["problem"] = NO_OWNER_YET
-    return render(request, "login.html", context)
-
-
-@form_post
-async def login_submit(request: Request, form: FormData) -> Response:
-    """``POST /admin/login``: check the password (slowly, throttled) and start the session."""
-    runtime, admin = runtime_of(request), _admin(request)
-    target = _safe_next(form.get("next"))
-    client, now = _client(request), runtime.services.clock.now()
-    # Counted as a failure before the password is checked, so parallel guesses meet the
-    # back-off too; a right password clears it below.
-    wait = await claim_attempt(runtime.owners, client, now, admin.access)
-    if wait is not None:
-        return _too_many(request, "login.html", {"next": target}, wait)
-    password_hash = await runtime.owners.get_owner_hash()
-    if password_hash is None:
-        problem = NO_OWNER_YET
-        return render(request, "login.html", {"next": target, "problem": problem}, status_code=403)
-    typed = form_text(form, "password")
-    # A reset link's secret is no password: it opens only the reset page.
-    if typed.startswith(RESET_PREFIX) or not await verify_password(password_hash, typed):
-        log.warning("admin.login_failed", extra={"client": client})
-        return render(
-            request,
-            "login.html",
-            {"next": target, "problem": "Wrong password."},
-            status_code=403,
-        )
-    await runtime.owners.clear_login_failures(client)
-    await session_of(request).log_in()
-    log.info("admin.login", extra={"client": client})
-    return see_other(target)
-
-
 def _too_many(
     request: Request, template: str, context: Mapping[str, Any], wait: timedelta
 ) -> Response:
@@ -226,13 +189,6 @@ def _too_many(
         status_code=429,
         headers={"Retry-After": str(seconds)},
     )
-
-
-@form_post
-async def logout(request: Request, _form: FormData) -> Response:
-    """``POST /admin/logout``: end the session (CSRF-checked, so no page can log you out)."""
-    await session_of(request).log_out()
-    return see_other(f"{PREFIX}/login")
 
 
 # -- password change --------------------------------------------------------------------
@@ -259,21 +215,24 @@ async def change_password(request: Request, form: FormData) -> Response:
     if problem is not None:
         return render(request, "account.html", {"problem": problem}, status_code=400)
     client, now = _client(request), runtime.services.clock.now()
-    wait = await claim_attempt(runtime.owners, client, now, admin.access)
+    wait = await claim_attempt(runtime.logins, client, now, admin.access)
     if wait is not None:
         return _too_many(request, "account.html", {}, wait)
-    current = await runtime.owners.get_owner_hash()
-    if current is None or not await verify_password(current, form_text(form, "current")):
+    owner = session_of(request).person
+    current = None if owner is None else owner.password_hash
+    if owner is None or current is None:
+        return refused()
+    if not await verify_password(current, form_text(form, "current")):
         log.warning("admin.password_change_refused", extra={"client": client})
         problem = "The current password is wrong."
         return render(request, "account.html", {"problem": problem}, status_code=403)
-    await runtime.owners.clear_login_failures(client)
+    await runtime.logins.clear_login_failures(client)
     new_hash = await hash_password(password)
-    if not await runtime.owners.change_password(new_hash, now=runtime.services.clock.now()):
+    if not await runtime.people.set_password(owner.id, new_hash):
         return refused()
     session = session_of(request)
     # The old record went with all the others; this browser starts a new session.
-    await session.log_in()
+    await session.sign_in(attrs.evolve(owner, password_hash=new_hash))
     session.flash("Password changed; every other session was logged out.")
     log.info("admin.password_changed", extra={"client": client})
     return see_other(f"{PREFIX}/")

@@ -19,7 +19,7 @@ from transcriber_app.web.admin.security import action, form_text, page
 from transcriber_app.web.sessions import new_token, session_of
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.workspace.credentials import digest, new_person_id
-from transcriber_app.web.workspace.sessions import PREFIX as WORKSPACE
+from transcriber_app.web.workspace.views import PREFIX as WORKSPACE
 from transcriber_core.errors import Conflict
 from transcriber_core.people import INVITE_LIFETIME, Person, name_problem
 

@@ -21,6 +21,8 @@ from transcriber_app.web.sessions import CSRF_FIELD, session_of
 
 #: Where the panel lives on the service's port.
 PREFIX = "/admin"
+#: Where the workspace lives: the owner's own recordings are there too (ADR 76).
+WORKSPACE_PREFIX = "/w"
 #: The panel's own files: templates and the stylesheet.
 HERE = Path(__file__).parent
 
@@ -103,6 +105,7 @@ def render(
         "csrf_field": CSRF_FIELD,
         "flash": session.take_flash(),
         "prefix": PREFIX,
+        "workspace_prefix": WORKSPACE_PREFIX,
         **(context or {}),
     }
     return templates.TemplateResponse(

@@ -10,7 +10,8 @@ from starlette.staticfiles import StaticFiles
 from transcriber_app.web.admin import account, files, jobs, people
 from transcriber_app.web.admin.rendering import HERE, PREFIX
 from transcriber_app.web.admin.security import MAX_FORM_BYTES, SecurityHeaders
-from transcriber_app.web.sessions import ServerSessions
+from transcriber_app.web.sessions import Sessions
+from transcriber_app.web.workspace import views
 
 
 def mount() -> Mount:
@@ -25,9 +26,10 @@ def mount() -> Mount:
         Route("/setup", account.setup_submit, methods=["POST"]),
         Route("/reset", account.reset_page, methods=["GET"]),
         Route("/reset", account.reset_submit, methods=["POST"]),
-        Route("/login", account.login_page, methods=["GET"]),
-        Route("/login", account.login_submit, methods=["POST"]),
-        Route("/logout", account.logout, methods=["POST"]),
+        # The one door (ADR 76): the same form and the same handler as ``/`` and ``/w/login``.
+        Route("/login", views.login_page, methods=["GET"]),
+        Route("/login", views.login_submit, methods=["POST"]),
+        Route("/logout", views.logout, methods=["POST"]),
         Route("/account", account.account_page, methods=["GET"]),
         Route("/account/password", account.change_password, methods=["POST"]),
         Route("/jobs/{job_id}", jobs.job_detail, methods=["GET"]),
@@ -46,6 +48,6 @@ def mount() -> Mount:
     middleware = [
         Middleware(SecurityHeaders),
         Middleware(ExceptionMiddleware),
-        Middleware(ServerSessions),
+        Middleware(Sessions),
     ]
     return Mount(PREFIX, routes=routes, middleware=middleware, max_body_size=MAX_FORM_BYTES)

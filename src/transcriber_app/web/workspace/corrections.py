@@ -35,11 +35,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from transcriber_app.web.errors import ApiError, error_response
+from transcriber_app.web.sessions import session_of
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.streams import read_json_object
 from transcriber_app.web.transcripts import MEDIA_TYPES, no_transcript
 from transcriber_app.web.workspace import views
-from transcriber_app.web.workspace.sessions import workspace_session_of
 from transcriber_core.corrections import (
     MAX_TEXT_CHARS,
     BadCorrection,
@@ -131,7 +131,7 @@ class Corrector:
             return error_response(exc)
 
     async def _save_words(self, request: Request) -> Response:
-        session = workspace_session_of(request)
+        session = session_of(request)
         person = await views.signed_in(request)
         if person is None:
             raise ApiError(403, "not_signed_in", "sign in first")
@@ -218,7 +218,7 @@ async def restore(request: Request, form: FormData, person: Person) -> Response:
     job = await views.own_job(request, person)
     if job is None:
         return views.not_found(request, person)
-    session = workspace_session_of(request)
+    session = session_of(request)
     back = views.recording_url(job.id)
     if str(job.edit_version) != form.get("version"):
         session.flash(CONFLICT)

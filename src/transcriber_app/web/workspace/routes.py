@@ -8,10 +8,12 @@ from starlette.middleware import Middleware
 from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Mount, Route
+from starlette.routing import BaseRoute, Mount, Route, request_response
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp
 
 from transcriber_app.web.admin.security import MAX_FORM_BYTES, WorkspaceHeaders
+from transcriber_app.web.sessions import Sessions
 from transcriber_app.web.workspace import (
     corrections,
     live,
@@ -22,12 +24,24 @@ from transcriber_app.web.workspace import (
     views,
     voices,
 )
-from transcriber_app.web.workspace.sessions import PREFIX, WorkspaceSessions
+from transcriber_app.web.workspace.views import PREFIX
 
 
 def _route(path: str, endpoint: Callable[[Request], Awaitable[Response]], method: str) -> Route:
     """A page or form route: its body is bounded as the admin panel's forms are."""
     return Route(path, endpoint, methods=[method], max_body_size=MAX_FORM_BYTES)
+
+
+def front_door() -> Route:
+    """``GET /``: the one sign-in form, or one's home when signed in (ADR 76).
+
+    The same page as ``/w/login``, with the workspace's sessions and headers
+    around it; its form posts to ``/w/login``.
+    """
+    app: ASGIApp = request_response(views.login_page)
+    for layer in (Sessions, ExceptionMiddleware, WorkspaceHeaders):
+        app = layer(app)
+    return Route("/", app, methods=["GET"])
 
 
 def mount() -> Mount:
@@ -69,6 +83,6 @@ def mount() -> Mount:
     middleware = [
         Middleware(WorkspaceHeaders),
         Middleware(ExceptionMiddleware),
-        Middleware(WorkspaceSessions),
+        Middleware(Sessions),
     ]
     return Mount(PREFIX, routes=routes, middleware=middleware)

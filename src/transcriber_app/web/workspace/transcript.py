@@ -24,9 +24,9 @@ from starlette.responses import PlainTextResponse, Response, StreamingResponse
 
 from transcriber_app.web.admin.rendering import format_length
 from transcriber_app.web.admin.security import form_text
+from transcriber_app.web.sessions import session_of
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.streams import replay_first
-from transcriber_app.web.workspace.sessions import workspace_session_of
 from transcriber_app.web.workspace.views import (
     not_found,
     own_job,
@@ -218,9 +218,7 @@ async def rename_speaker(request: Request, form: FormData, person: Person) -> Re
             return not_found(request, person)
         return await _changed(request, person, fresh)
     log.info("workspace.speaker_renamed", extra={"job_id": job.id, "count": len(new)})
-    workspace_session_of(request).flash(
-        "Speaker renamed." if len(new) == 1 else "Speakers renamed."
-    )
+    session_of(request).flash("Speaker renamed." if len(new) == 1 else "Speakers renamed.")
     return Response(status_code=303, headers={"Location": recording_url(job.id) + "#speakers"})
 
 

@@ -20,11 +20,11 @@ from starlette.responses import Response
 from transcriber_app.web.api.handlers import refuse_unfit_body
 from transcriber_app.web.errors import ApiError, error_response
 from transcriber_app.web.intake import SPEAKERS_FIELD, intake
+from transcriber_app.web.sessions import session_of
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.uploads import CLOSE
 from transcriber_app.web.workspace import views
 from transcriber_app.web.workspace.corrections import CSRF_HEADER
-from transcriber_app.web.workspace.sessions import workspace_session_of
 from transcriber_core import speakers
 from transcriber_core.languages import AUTO
 from transcriber_core.people import Person
@@ -44,7 +44,7 @@ async def _person(request: Request) -> Person:
     person = await views.signed_in(request)
     if person is None:
         raise ApiError(403, "not_signed_in", "sign in first")
-    if not workspace_session_of(request).csrf_ok(request.headers.get(CSRF_HEADER)):
+    if not session_of(request).csrf_ok(request.headers.get(CSRF_HEADER)):
         raise ApiError(403, "bad_csrf", "the page is stale or forged; reload it and try again")
     return person
 

@@ -1,4 +1,8 @@
-"""The workspace's pages: sign-in, set-password from an invite, one's tokens; the guards.
+"""The workspace's pages: the one sign-in, set-password from an invite, one's tokens; the guards.
+
+The sign-in form here is the service's one front door (ADR 76): ``/``,
+``/w/login`` and ``/admin/login`` all answer with it, for the people and the
+owner alike; the role decides where one lands (``home_of``).
 
 The list of one's recordings is in ``live``, the upload page in ``upload``,
 the transcript page of one recording, its audio and its speakers in
@@ -29,9 +33,10 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.templating import Jinja2Templates
 
 from transcriber_app.web.admin.rendering import PREFIX as ADMIN_PREFIX
-from transcriber_app.web.admin.rendering import page_environment
+from transcriber_app.web.admin.rendering import WORKSPACE_PREFIX, page_environment
 from transcriber_app.web.admin.security import MAX_FORM_FIELDS, form_text
 from transcriber_app.web.auth import (
+    RESET_PREFIX,
     AdminState,
     claim_attempt,
     hash_password,
@@ -42,14 +47,9 @@ from transcriber_app.web.auth import (
 )
 from transcriber_app.web.errors import ApiError, error_response
 from transcriber_app.web.inputs import read_form
+from transcriber_app.web.sessions import CSRF_FIELD, Session, session_of
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.workspace.credentials import digest, new_api_token, new_token_id
-from transcriber_app.web.workspace.sessions import (
-    CSRF_FIELD,
-    PREFIX,
-    WorkspaceSession,
-    workspace_session_of,
-)
 from transcriber_core import naming
 from transcriber_core.entities import Job
 from transcriber_core.errors import Conflict, JobNotFound
@@ -61,6 +61,9 @@ from transcriber_core.people import (
 )
 
 log = logging.getLogger("transcriber.workspace")
+
+#: Where the workspace lives.
+PREFIX = WORKSPACE_PREFIX
 
 #: The workspace's own files: templates and the stylesheet.
 HERE = Path(__file__).parent
@@ -85,7 +88,7 @@ def render(
     headers: Mapping[str, str] | None = None,
 ) -> Response:
     """The page ``template`` with the signed-in person, the CSRF token and the one-shot flash."""
-    session = workspace_session_of(request)
+    session = session_of(request)
     full = {
         "person": person,
         "csrf": session.csrf_token(),
@@ -110,12 +113,8 @@ def _refused(text: str = "Sign in first.") -> Response:
 
 
 async def _signed_in(request: Request) -> Person | None:
-    """The active person of the request's session, or None."""
-    person_id = workspace_session_of(request).person_id
-    if person_id is None:
-        return None
-    person = await runtime_of(request).people.get_person(person_id)
-    return person if person is not None and person.is_active else None
+    """The active person of the request's session (the owner too), or None."""
+    return session_of(request).person
 
 
 PersonPage = Callable[[Request, Person], Awaitable[Response]]
@@ -155,7 +154,7 @@ def form_post(handler: FormHandler) -> Handler:
     @functools.wraps(handler)
     async def checked(request: Request) -> Response:
         form = await read_form(request, max_fields=MAX_FORM_FIELDS)
-        if not workspace_session_of(request).csrf_ok(form.get(CSRF_FIELD)):
+        if not session_of(request).csrf_ok(form.get(CSRF_FIELD)):
             return _refused("The form is stale or forged; reload the page and try again.")
         return await handler(request, form)
 
@@ -185,16 +184,26 @@ def _client(request: Request) -> str:
     return requester(request)
 
 
-def _safe_next(target: object) -> str:
-    """Where to go after sign-in: a path inside the workspace, never another site."""
-    return safe_next(target, PREFIX)
+def home_of(person: Person) -> str:
+    """Where ``person`` lands after signing in: the owner on the panel, others on their list."""
+    return f"{ADMIN_PREFIX}/" if person.is_owner else f"{PREFIX}/"
+
+
+def _landing(person: Person, target: object) -> str:
+    """Where to go after sign-in: ``target`` when it is a page of one's own, else one's home.
+
+    A person's own pages are the workspace's; the owner's are the panel's too,
+    so a person sent to a panel page lands on their list instead.
+    """
+    prefixes = (PREFIX, ADMIN_PREFIX) if person.is_owner else (PREFIX,)
+    return safe_next(target, prefixes) or home_of(person)
 
 
 async def _throttled(request: Request) -> int | None:
-    """Count a password attempt from this client (the admin login's back-off); seconds to wait."""
+    """Count a password attempt from this client (the sign-in's back-off); seconds to wait."""
     runtime = runtime_of(request)
     wait = await claim_attempt(
-        runtime.owners, _client(request), runtime.services.clock.now(), _admin(request).access
+        runtime.logins, _client(request), runtime.services.clock.now(), _admin(request).access
     )
     return None if wait is None else max(1, math.ceil(wait.total_seconds()))
 
@@ -248,9 +257,9 @@ async def invite_submit(request: Request, form: FormData) -> Response:
             },
             status_code=403,
         )
-    await runtime.owners.clear_login_failures(_client(request))
-    session = workspace_session_of(request)
-    await session.sign_in(person.id)
+    await runtime.logins.clear_login_failures(_client(request))
+    session = session_of(request)
+    await session.sign_in(person)
     session.flash("Your password is set; you are signed in.")
     log.info("workspace.invite_used")
     return _see_other(f"{PREFIX}/")
@@ -268,19 +277,34 @@ async def _nobodys_hash() -> str:
     return _nobody[0]
 
 
+#: What the sign-in page says while no owner exists: where the setup link is.
+NO_OWNER_YET = (
+    "No owner account exists yet. Create it with the one-time setup link the service "
+    "printed when it started: the line with event=admin.setup_link in its log on stderr "
+    "(journalctl, docker logs or the terminal that runs it). The link works for 30 minutes; "
+    "restart the service for a new one."
+)
+
+
 async def login_page(request: Request) -> Response:
-    """``GET /w/login``: the name and password form, or one's list when signed in."""
-    if await _signed_in(request) is not None:
-        return _see_other(f"{PREFIX}/")
-    target = _safe_next(request.query_params.get("next"))
-    return render(request, "login.html", {"next": target, "problem": None, "name": ""})
+    """``GET /``, ``/w/login``, ``/admin/login``: the one sign-in form, or one's home."""
+    person = await _signed_in(request)
+    target = request.query_params.get("next")
+    if person is not None:
+        return _see_other(_landing(person, target))
+    problem = None if await runtime_of(request).people.find_owner() else NO_OWNER_YET
+    context = {"next": target if isinstance(target, str) else "", "problem": problem, "name": ""}
+    return render(request, "login.html", context)
 
 
 @form_post
 async def login_submit(request: Request, form: FormData) -> Response:
-    """``POST /w/login``: check name and password (slowly, throttled) and start the session."""
+    """``POST /w/login`` (and ``/admin/login``): check name and password, start the session.
+
+    Slowly and throttled per client, whoever signs in; the role decides where one lands.
+    """
     runtime = runtime_of(request)
-    target = _safe_next(form.get("next"))
+    target = form_text(form, "next")
     name = form_text(form, "name").strip()
     context = {"next": target, "name": name}
     wait = await _throttled(request)
@@ -288,6 +312,9 @@ async def login_submit(request: Request, form: FormData) -> Response:
         return _too_many(request, "login.html", context, wait)
     person = await runtime.people.find_person(name) if 0 < len(name) <= 64 else None
     typed = form_text(form, "password")
+    # A reset link's secret is no password: it opens only the reset page.
+    if typed.startswith(RESET_PREFIX):
+        person = None
     if person is None or person.password_hash is None or not person.is_active:
         await verify_password(await _nobodys_hash(), typed)
         ok = False
@@ -297,17 +324,17 @@ async def login_submit(request: Request, form: FormData) -> Response:
         log.warning("workspace.login_failed", extra={"client": _client(request)})
         problem = "Wrong name or password."
         return render(request, "login.html", {**context, "problem": problem}, status_code=403)
-    await runtime.owners.clear_login_failures(_client(request))
-    await workspace_session_of(request).sign_in(person.id)
-    log.info("workspace.login")
-    return _see_other(target)
+    await runtime.logins.clear_login_failures(_client(request))
+    await session_of(request).sign_in(person)
+    log.info("workspace.login", extra={"role": person.role.value})
+    return _see_other(_landing(person, target))
 
 
 @form_post
 async def logout(request: Request, _form: FormData) -> Response:
-    """``POST /w/logout``: end the session (CSRF-checked, so no page can sign you out)."""
-    await workspace_session_of(request).sign_out()
-    return _see_other(f"{PREFIX}/login")
+    """``POST /w/logout`` (and ``/admin/logout``): end the session; CSRF-checked."""
+    await session_of(request).sign_out()
+    return _see_other("/")
 
 
 # -- one's recordings (the list is in ``live``) ------------------------------------------
@@ -374,7 +401,7 @@ async def revoke_token(request: Request, _form: FormData, person: Person) -> Res
     revoked = await runtime_of(request).people.revoke_token(
         person.id, request.path_params["token_id"]
     )
-    session: WorkspaceSession = workspace_session_of(request)
+    session: Session = session_of(request)
     session.flash("Token revoked." if revoked else "No such token of yours.")
     return _see_other(f"{PREFIX}/tokens")
 

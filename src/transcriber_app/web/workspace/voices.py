@@ -16,9 +16,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from transcriber_app.web.admin.security import form_text
+from transcriber_app.web.sessions import session_of
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.workspace import views
-from transcriber_app.web.workspace.sessions import PREFIX, workspace_session_of
+from transcriber_app.web.workspace.views import PREFIX
 from transcriber_core import naming, voices
 from transcriber_core.errors import JobNotFound, VoiceNotFound, VoiceRefused
 from transcriber_core.people import Person
@@ -69,7 +70,7 @@ async def rename(request: Request, form: FormData, person: Person) -> Response:
         return await _page(request, person, problem="No such voice of yours.", status_code=404)
     except VoiceRefused as exc:
         return await _page(request, person, problem=f"Not renamed: {exc}.", status_code=400)
-    workspace_session_of(request).flash(f"Voice renamed to {voice.name}.")
+    session_of(request).flash(f"Voice renamed to {voice.name}.")
     return Response(status_code=303, headers={"Location": VOICES_URL})
 
 
@@ -82,7 +83,7 @@ async def delete(request: Request, _form: FormData, person: Person) -> Response:
         )
     except VoiceNotFound:
         return await _page(request, person, problem="No such voice of yours.", status_code=404)
-    workspace_session_of(request).flash("Voice deleted.")
+    session_of(request).flash("Voice deleted.")
     return Response(status_code=303, headers={"Location": VOICES_URL})
 
 
@@ -127,9 +128,9 @@ async def remember(request: Request, form: FormData, person: Person) -> Response
     except (JobNotFound, VoiceNotFound):
         return views.not_found(request, person)
     except VoiceRefused as exc:
-        workspace_session_of(request).flash(f"Not remembered: {exc}.")
+        session_of(request).flash(f"Not remembered: {exc}.")
         return _back_to(job.id)
-    workspace_session_of(request).flash(said)
+    session_of(request).flash(said)
     return _back_to(job.id)
 
 
