@@ -1,10 +1,17 @@
-"""Linking Telegram chats from the workspace, and re-enabling a person (ADR 60), in-process."""
+"""Linking Telegram chats from the workspace, and re-enabling a person (ADR 60), in-process.
+
+The runtime here has a bot on the fake Bot API (built, never polling): the
+Telegram page names it from ``getMe``; ``runtime`` of ``tests/app`` has none.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import AsyncIterator
+from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.app.test_workspace import (
     SECRET,
@@ -16,12 +23,84 @@ from tests.app.test_workspace import (
     recording,
     send,
 )
-from transcriber_app.bootstrap import Runtime
+from tests.support.admin import in_process_client, log_in, make_owner
+from tests.support.fake_bot_api import BOT_USER, TOKEN, FakeBotApi
+from transcriber_adapters.memory import ManualClock
+from transcriber_app.bootstrap import Runtime, build
+from transcriber_app.config import Config, HttpConfig, StorageConfig, TelegramConfig
 from transcriber_core.people import Person, link_code_hash, link_code_of
 
 __all__ = ["owner", "recording"]  # the workspace's fixtures, used by the tests here
 
 _CODE = re.compile(r'id="link-code" class="secret">/link ([A-Z0-9-]+)<')
+
+
+@pytest.fixture
+async def bot_api() -> AsyncIterator[FakeBotApi]:
+    """The fake Telegram Bot API on 127.0.0.1."""
+    async with FakeBotApi() as api:
+        yield api
+
+
+@pytest.fixture
+async def runtime(
+    tmp_path: Path, clock: ManualClock, bot_api: FakeBotApi
+) -> AsyncIterator[Runtime]:
+    """A runtime whose bot is the fake Bot API's (built, not polling)."""
+    config = Config(
+        storage=StorageConfig(data_dir=tmp_path / "data"),
+        http=HttpConfig(host="127.0.0.1", port=8123),
+        telegram=TelegramConfig(token=TOKEN, api_base=bot_api.url),
+    )
+    built = await build(config, clock=clock)
+    yield built
+    await built.close()
+
+
+@pytest.fixture
+async def botless(tmp_path: Path, clock: ManualClock) -> AsyncIterator[Runtime]:
+    """A runtime with no ``[telegram] token``."""
+    config = Config(
+        storage=StorageConfig(data_dir=tmp_path / "botless"),
+        http=HttpConfig(host="127.0.0.1", port=8124),
+    )
+    built = await build(config, clock=clock)
+    yield built
+    await built.close()
+
+
+async def test_the_page_names_the_bot_with_its_t_me_link_asking_telegram_once(
+    runtime: Runtime, owner: httpx.AsyncClient, bot_api: FakeBotApi
+) -> None:
+    """The page says @username from getMe with its t.me link; getMe is asked once, then kept."""
+    alice = await person(runtime, owner, "alice")
+    username = BOT_USER["username"]
+    for _ in range(2):
+        page = await alice.get("/w/telegram")
+        assert page.status_code == 200
+        assert f'<a href="https://t.me/{username}" rel="noopener noreferrer">@{username}</a>' in (
+            page.text
+        )
+        assert "Make a link code" in page.text
+    assert bot_api.calls.count("getme") == 1
+    await alice.aclose()
+
+
+async def test_without_a_bot_the_page_says_so_and_makes_no_code(botless: Runtime) -> None:
+    """No bot configured: the page says none is set up, offers no code, and a post makes none."""
+    await make_owner(botless)
+    async with in_process_client(botless) as owner:
+        assert (await log_in(owner)).status_code == 303
+        alice = await person(botless, owner, "alice")
+    page = await alice.get("/w/telegram")
+    assert page.status_code == 200
+    assert "No Telegram bot is set up" in page.text
+    assert "Make a link code" not in page.text
+    assert "t.me" not in page.text
+    answer = await alice.post("/w/telegram/code", data={"csrf": csrf(page.text)})
+    assert answer.status_code == 409
+    assert _CODE.search(answer.text) is None
+    await alice.aclose()
 
 
 async def someone(runtime: Runtime, name: str) -> Person:

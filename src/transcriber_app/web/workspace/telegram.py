@@ -5,12 +5,20 @@ stored only as the hash of its normal form; it works for
 ``LINK_CODE_LIFETIME`` on the store's clock, once, and a newer code of the
 same person replaces it. In Telegram, ``/link CODE`` in a private chat with
 the bot links that chat; its new recordings are then this person's.
+
+The page names the bot (``@username`` from ``getMe``, with its ``t.me``
+link), so a person knows whom to write to. aiogram keeps ``getMe``'s answer
+on the bot (``Bot.me``), so Telegram is asked once per process; while it
+cannot be reached the page says so and still makes codes. Without a bot
+(no ``[telegram] token``) the page says none is set up and makes no code.
 """
 
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
+import attrs
 from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
@@ -31,12 +39,56 @@ from transcriber_core.people import (
 
 log = logging.getLogger("transcriber.workspace")
 
+#: How long the page waits for Telegram's ``getMe`` the first time; later pages ask nobody.
+GET_ME_WITHIN = timedelta(seconds=3)
+
+
+@attrs.frozen(kw_only=True)
+class BotName:
+    """What the page says of the bot: whether one is set up, and its username when known."""
+
+    #: False without ``[telegram] token``: no chat can be linked, so no code is made.
+    configured: bool
+    #: The bot's @username without the @, or None while Telegram cannot be asked.
+    username: str | None = None
+
+    @property
+    def link(self) -> str | None:
+        """The bot's ``t.me`` address, which opens a chat with it."""
+        return None if self.username is None else f"https://t.me/{self.username}"
+
+
+async def bot_name(request: Request) -> BotName:
+    """The service's bot as the page names it: asked of Telegram once, then kept by aiogram."""
+    intake = runtime_of(request).bot
+    if intake is None:
+        return BotName(configured=False)
+    # aiogram is loaded already whenever a bot is configured (bootstrap imports it then).
+    from transcriber_adapters.telegram import (  # noqa: PLC0415
+        TelegramUnavailable,
+        TokenRejected,
+        get_me,
+    )
+
+    try:
+        me = await get_me(intake.bot, answer_within=GET_ME_WITHIN)
+    except (TelegramUnavailable, TokenRejected):
+        log.warning("workspace.bot_name_unknown")
+        return BotName(configured=True)
+    return BotName(configured=True, username=me.username)
+
 
 async def _page(
-    request: Request, person: Person, *, code: str | None = None, status_code: int = 200
+    request: Request,
+    person: Person,
+    *,
+    code: str | None = None,
+    bot: BotName | None = None,
+    status_code: int = 200,
 ) -> Response:
     chats = await runtime_of(request).people.list_linked_chats(person.id)
     context = {
+        "bot": bot or await bot_name(request),
         "chats": chats,
         "code": code,
         "minutes": int(LINK_CODE_LIFETIME.total_seconds() // 60),
@@ -53,7 +105,13 @@ async def telegram_page(request: Request, person: Person) -> Response:
 
 @views.person_action
 async def make_code(request: Request, _form: FormData, person: Person) -> Response:
-    """``POST /w/telegram/code``: a new one-time code, shown this once; earlier ones stop."""
+    """``POST /w/telegram/code``: a new one-time code, shown this once; earlier ones stop.
+
+    Without a bot there is nobody to send it to: 409, no code made.
+    """
+    bot = await bot_name(request)
+    if not bot.configured:
+        return await _page(request, person, bot=bot, status_code=409)
     code = new_link_code()
     normal = link_code_of(code)
     if normal is None:  # pragma: no cover - new_link_code makes only well-formed codes
@@ -66,7 +124,7 @@ async def make_code(request: Request, _form: FormData, person: Person) -> Respon
         session_of(request).flash("Try again.")
         return views.see_other(f"{PREFIX}/telegram")
     log.info("workspace.link_code_made")
-    return await _page(request, person, code=code, status_code=201)
+    return await _page(request, person, code=code, bot=bot, status_code=201)
 
 
 @views.person_action
