@@ -8,7 +8,10 @@ owner tables are gone (ADR 76).
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
+
+import pytest
 
 from tests.support.postgres import PostgresServer
 from transcriber_adapters.postgres import Database, PostgresPeopleStore
@@ -121,3 +124,46 @@ async def test_postgres_owner_row_becomes_the_owner_person(postgres: PostgresSer
         assert tables == []
     finally:
         await database.close()
+
+
+async def test_sqlite_upgrade_from_0002_drops_the_signing_key_and_keeps_the_owner(
+    tmp_path: Path,
+) -> None:
+    """A 0002 database's owner signs in with the same hash today; the old signing key is gone."""
+    path = tmp_path / "jobs.db"
+    conn = connect(path)
+    try:
+        migrate(conn, now=T0, migrations=[m for m in shipped_migrations() if m.version <= 2])
+        conn.execute("INSERT INTO owner (id, password_hash, created) VALUES (1, ?, 0)", (OLD_HASH,))
+        conn.execute("INSERT INTO secrets (name, value, created) VALUES ('session', x'00', 0)")
+    finally:
+        conn.close()
+    people = await SqlitePeopleStore.open(path)
+    try:
+        owner = await people.find_owner()
+        assert owner is not None
+        assert owner.password_hash == OLD_HASH
+    finally:
+        await people.close()
+    conn = connect(path)
+    try:
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+    finally:
+        conn.close()
+    assert "secrets" not in tables
+    assert {"person_sessions", "login_failures"} <= tables
+
+
+async def test_sqlite_schema_holds_one_owner_at_most(tmp_path: Path) -> None:
+    """The partial unique index itself refuses a second owner, whatever SQL a hand edit runs."""
+    path = tmp_path / "jobs.db"
+    people = await SqlitePeopleStore.open(path)
+    await people.close()
+    conn = connect(path)
+    try:
+        insert = "INSERT INTO people (id, name, created, role) VALUES (?, ?, 0, 'owner')"
+        conn.execute(insert, (person(1).id, "one"))
+        with pytest.raises(sqlite3.IntegrityError):
+            conn.execute(insert, (person(2).id, "two"))
+    finally:
+        conn.close()
