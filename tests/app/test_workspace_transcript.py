@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from tests.app.test_workspace import csrf, invite, set_password
-from tests.support.admin import OWNER_NAME, PASSWORD, in_process_client, make_owner
+from tests.support.admin import in_process_client, log_in, make_owner
 from tests.support.s3 import ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY, MotoS3
 from transcriber_adapters.memory import ManualClock
 from transcriber_app.bootstrap import Runtime, build
@@ -63,16 +63,7 @@ async def owner(runtime: Runtime) -> AsyncIterator[httpx.AsyncClient]:
     """The owner's client, logged in to the admin panel."""
     await make_owner(runtime)
     async with in_process_client(runtime) as client:
-        page = await client.get("/admin/login")
-        answer = await client.post(
-            "/admin/login",
-            data={
-                "csrf": csrf(page.text),
-                "name": OWNER_NAME,
-                "password": PASSWORD,
-                "next": "/admin/",
-            },
-        )
+        answer = await log_in(client)
         assert answer.status_code == 303, answer.text
         yield client
 
