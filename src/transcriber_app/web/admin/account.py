@@ -46,7 +46,7 @@ def _admin(request: Request) -> AdminState:
 
 
 def _client(request: Request) -> str:
-    """Who is asking, for the login back-off: the peer, or who a trusted proxy says it is."""
+    """Who is asking, for the sign-in back-off: the peer, or who a trusted proxy says it is."""
     return requester(request)
 
 
@@ -99,7 +99,7 @@ async def setup_submit(request: Request, form: FormData) -> Response:
     log.info("admin.owner_created")
     session = session_of(request)
     await session.sign_in(owner)
-    session.flash("The owner account is ready; you are logged in.")
+    session.flash("The owner account is ready; you are signed in.")
     return see_other(f"{PREFIX}/")
 
 
@@ -139,7 +139,7 @@ async def reset_submit(request: Request, form: FormData) -> Response:
     log.info("admin.password_reset")
     session = session_of(request)
     await session.sign_in(attrs.evolve(owner, password_hash=new_hash))
-    session.flash("The password is set; you are logged in.")
+    session.flash("The password is set; you are signed in.")
     return see_other(f"{PREFIX}/")
 
 
@@ -162,7 +162,8 @@ def _owner_exists(request: Request) -> Response:
     return message(
         request,
         "The owner exists",
-        "The owner account was already created; setup links no longer work. Log in instead.",
+        "The owner account was already created; setup links no longer work. Sign in at the "
+        "service's address instead.",
         status_code=403,
     )
 

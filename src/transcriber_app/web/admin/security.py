@@ -1,8 +1,10 @@
 """What guards every admin answer: security headers, the owner check and the CSRF check.
 
-Every page but setup and login needs the owner's session: an anonymous page
-request is sent to the login page (303), an anonymous download or form post
-is refused with 403, and neither learns whether the job or file exists.
+Every page but setup and sign-in needs the owner's session (the owner's
+role, ADR 76): an anonymous page request, or a person's, is sent to the
+sign-in page (303), which sends a signed-in person to their own list; an
+anonymous or a person's download or form post is refused with 403, and
+neither learns whether the job or file exists.
 Every form carries the session's CSRF token; a post without the right one
 is refused with 403. Each rule is written once here and worn by the views
 as a decorator: ``page``, ``owner_only``, ``form_post`` and ``action``
@@ -46,13 +48,13 @@ Handler = Callable[[Request], Awaitable[Response]]
 FormHandler = Callable[[Request, FormData], Awaitable[Response]]
 
 
-def refused(text: str = "Log in as the owner first.") -> Response:
+def refused(text: str = "Sign in as the owner first.") -> Response:
     """The answer to an anonymous download or form post: no page, no hint of what exists."""
     return plain(text, status_code=403)
 
 
 def page(handler: Handler) -> Handler:
-    """Only the owner sees the page; anyone else is sent to the login page."""
+    """Only the owner sees the page; anyone else is sent to the sign-in page."""
 
     @functools.wraps(handler)
     async def guarded(request: Request) -> Response:
