@@ -425,3 +425,61 @@ async def test_the_sign_in_page_gets_every_stylesheet_it_links(runtime: Runtime)
                 200,
                 "text/css",
             )
+
+
+async def _sign_in(
+    client: httpx.AsyncClient, door: str, name: str, password: str, **extra: str
+) -> httpx.Response:
+    """Post the sign-in form shown at ``door`` to where it says; the answer."""
+    page = await client.get(door)
+    assert page.status_code == 200, page.text
+    assert 'action="/w/login"' in page.text
+    form = {"csrf": csrf(page.text), "name": name, "password": password, **extra}
+    return await client.post("/w/login", data=form)
+
+
+async def test_one_form_signs_in_people_and_the_owner_and_the_role_decides_where(
+    runtime: Runtime, owner: httpx.AsyncClient
+) -> None:
+    """``/``, ``/w/login`` and ``/admin/login`` are one form; the owner lands on the panel."""
+    alice = await person(runtime, owner, "alice")
+    await alice.aclose()
+    for door in ("/", "/w/login", "/admin/login"):
+        async with in_process_client(runtime) as client:
+            mine = await _sign_in(client, door, "alice", SECRET)
+            assert (mine.status_code, mine.headers["location"]) == (303, "/w/")
+            assert (await client.get("/")).headers["location"] == "/w/"
+        async with in_process_client(runtime) as client:
+            boss = await _sign_in(client, door, OWNER_NAME, PASSWORD)
+            assert (boss.status_code, boss.headers["location"]) == (303, "/admin/")
+            assert (await client.get("/")).headers["location"] == "/admin/"
+            # The owner's own recordings are a workspace like anyone's.
+            assert (await client.get("/w/")).status_code == 200
+    async with in_process_client(runtime) as client:
+        wrong = await _sign_in(client, "/", OWNER_NAME, SECRET)
+        assert wrong.status_code == 403
+        # One back-off for both roles: the next try, whoever it names, waits.
+        held = await _sign_in(client, "/", "alice", SECRET)
+        assert held.status_code == 429
+
+
+async def test_a_person_cannot_reach_the_admin_panel(
+    runtime: Runtime, owner: httpx.AsyncClient
+) -> None:
+    """A signed-in person is sent home from every panel page; its posts and downloads are 403."""
+    alice = await person(runtime, owner, "alice")
+    for path in ("/admin/", "/admin/people", "/admin/account"):
+        sent = await alice.get(path)
+        assert sent.status_code == 303
+        home = await alice.get(sent.headers["location"])
+        assert (home.status_code, home.headers["location"]) == (303, "/w/")
+    page = await alice.get("/w/tokens")
+    invite = await alice.post("/admin/people", data={"csrf": csrf(page.text), "name": "mallory"})
+    assert invite.status_code == 403
+    assert await runtime.people.find_person("mallory") is None
+    assert (await alice.get("/admin/files/anything")).status_code == 403
+    await alice.post("/w/logout", data={"csrf": csrf(page.text)})
+    # Asked for a panel page, she signs in and lands on her own list.
+    landed = await _sign_in(alice, "/admin/login", "alice", SECRET, next="/admin/people")
+    assert landed.headers["location"] == "/w/"
+    await alice.aclose()
