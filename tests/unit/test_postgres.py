@@ -25,6 +25,7 @@ from transcriber_adapters.postgres import (
 from transcriber_adapters.postgres.wakeups import APPLICATION_NAME
 from transcriber_adapters.sql.migrations import Migration
 from transcriber_adapters.sqlite import connect, migrate
+from transcriber_contracts.people_store import owner as an_owner
 from transcriber_core.entities import STEP_STATES, State
 from transcriber_core.errors import RepositoryUnavailable
 from transcriber_core.policy import Settings
@@ -82,12 +83,12 @@ async def test_first_open_makes_the_whole_schema_sqlite_has(fresh_url: str, tmp_
 async def test_second_open_applies_nothing(fresh_url: str) -> None:
     """Reopening a current database changes nothing, so a restart recreates nothing."""
     first = await Database.open(fresh_url)
-    await PostgresPeopleStore(first).create_owner("hash", now=T0)
+    assert await PostgresPeopleStore(first).create_owner(an_owner())
     await first.close()
     second = await Database.open(fresh_url)
     try:
         assert second.applied_migrations == ()
-        assert await PostgresPeopleStore(second).get_owner_hash() == "hash"
+        assert await PostgresPeopleStore(second).find_owner() == an_owner()
     finally:
         await second.close()
 
@@ -163,7 +164,7 @@ async def test_a_closed_database_is_unavailable(postgres_url: str) -> None:
     database = await Database.open(postgres_url, pool_size=1)
     await database.close()
     with pytest.raises(RepositoryUnavailable):
-        await PostgresPeopleStore(database).get_owner_hash()
+        await PostgresPeopleStore(database).find_owner()
 
 
 async def test_a_statement_error_is_unavailable_in_our_words(pg_database: Database) -> None:
