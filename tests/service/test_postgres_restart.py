@@ -28,7 +28,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 #: it must have exited well within this.
 EXIT_WITHIN = 60.0
 #: serve's first database call after the pool opened (web/auth.py, prepare_admin).
-FIRST_TABLE = "admin_sessions"
+FIRST_TABLE = "person_sessions"
 
 
 def migrated_database(server: PrivateServer) -> str:
