@@ -19,12 +19,18 @@ from transcriber_contracts.job_repository import (
 )
 from transcriber_contracts.outbox import OutboxContract
 from transcriber_contracts.parts import ElsewhereOpener, PartsContract
+from transcriber_contracts.titles import TitlesContract
 from transcriber_core.clocks import ManualClock
 from transcriber_core.ports import JobRepository
 
 
 class TestMemoryJobRepository(
-    JobRepositoryContract, OutboxContract, JobLifecycleContract, PartsContract, CorrectionsContract
+    JobRepositoryContract,
+    OutboxContract,
+    JobLifecycleContract,
+    PartsContract,
+    CorrectionsContract,
+    TitlesContract,
 ):
     """The in-memory repository keeps the contract; a second one shares its database object."""
 
@@ -51,7 +57,12 @@ class TestMemoryJobRepository(
 
 
 class TestSqliteJobRepository(
-    JobRepositoryContract, OutboxContract, JobLifecycleContract, PartsContract, CorrectionsContract
+    JobRepositoryContract,
+    OutboxContract,
+    JobLifecycleContract,
+    PartsContract,
+    CorrectionsContract,
+    TitlesContract,
 ):
     """The SQLite repository keeps the contract on a real file; another is its own connection."""
 
@@ -91,7 +102,12 @@ class TestSqliteJobRepository(
 
 
 class TestPostgresJobRepository(
-    JobRepositoryContract, OutboxContract, JobLifecycleContract, PartsContract, CorrectionsContract
+    JobRepositoryContract,
+    OutboxContract,
+    JobLifecycleContract,
+    PartsContract,
+    CorrectionsContract,
+    TitlesContract,
 ):
     """The PostgreSQL repository keeps the contract; another is on a pool of its own."""
 

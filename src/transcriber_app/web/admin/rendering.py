@@ -18,6 +18,7 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.templating import Jinja2Templates
 
 from transcriber_app.web.sessions import CSRF_FIELD, session_of
+from transcriber_core.titles import shown_title
 
 #: Where the panel lives on the service's port.
 PREFIX = "/admin"
@@ -81,6 +82,8 @@ def page_environment(templates_folder: Path) -> jinja2.Environment:
     env.filters["short_id"] = short_id
     env.filters["length_of"] = format_length
     env.filters["size"] = format_size
+    # A recording's title, or its dated default (ADR 79): ``shown_title(job.title, job.created)``.
+    env.globals["shown_title"] = shown_title
     return env
 
 
