@@ -46,8 +46,10 @@ class Texts:
     #: ``/transcribe`` that does not answer a recording.
     transcribe_usage: str
     #: The title of a chat's recording (SPEC §26), never its sender's file name
-    #: (``voice_note_title``: ``{day}``, ``{month}``, ``{mon}``, ``{year}``, ``{hm}``, UTC).
+    #: (``voice_note_title``: ``{day}``, ``{mon}`` of ``months``, ``{year}``, ``{hm}``, UTC).
     voice_note_title: str
+    #: The months' short names by number, January 1.
+    months: dict[int, str]
     #: A transcript button whose job is gone (deleted, swept) or was never this chat's.
     transcript_gone: str
     auto: str
@@ -118,6 +120,12 @@ ENGLISH = Texts(
     not_admin="Only this group's administrators can change its settings.",
     transcribe_usage="Answer a voice message or a recording with /transcribe.",
     voice_note_title="Voice note of {day} {mon} {year}, {hm}",
+    months=dict(
+        enumerate(
+            ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"),
+            start=1,
+        )
+    ),
     transcript_gone="This transcript is no longer kept.",
     auto="auto (detected)",
     link_usage=(
@@ -190,7 +198,26 @@ RUSSIAN = Texts(
     mode_private="В личном чате я расшифровываю все записи; /mode — для групп.",
     not_admin="Менять настройки группы могут только её администраторы.",
     transcribe_usage="Ответьте командой /transcribe на голосовое сообщение или запись.",
-    voice_note_title="Голосовое сообщение от {day:02d}.{month:02d}.{year}, {hm}",
+    voice_note_title="Голосовое сообщение от {day} {mon} {year}, {hm}",
+    months=dict(
+        enumerate(
+            (
+                "янв.",
+                "февр.",
+                "мар.",
+                "апр.",
+                "мая",
+                "июн.",
+                "июл.",
+                "авг.",
+                "сент.",
+                "окт.",
+                "нояб.",
+                "дек.",
+            ),
+            start=1,
+        )
+    ),
     transcript_gone="Эта расшифровка больше не хранится.",
     auto="auto (определяется сам)",
     link_usage=(
@@ -284,8 +311,7 @@ def voice_note_title(texts: Texts, sent: datetime) -> str:
     moment = sent.astimezone(UTC)
     return texts.voice_note_title.format(
         day=moment.day,
-        month=moment.month,
-        mon=f"{moment:%b}",
+        mon=texts.months[moment.month],
         year=moment.year,
         hm=f"{moment:%H:%M}",
     )
