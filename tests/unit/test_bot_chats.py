@@ -214,7 +214,7 @@ async def test_in_command_mode_a_recording_mentioning_the_bot_is_transcribed(
 async def test_in_command_mode_a_reply_mentioning_the_bot_transcribes_that_recording(
     chats: Chats,
 ) -> None:
-    """``@test_bot`` or ``/transcribe@test_bot`` answering a voice note takes it; another bot not."""
+    """``@test_bot`` or ``/transcribe@test_bot`` answering a voice note takes it; others not."""
     await chats.chats.set_chat_mode(GROUP, ChatMode.COMMAND)
     first = await chats.voice(GROUP, user_id=MEMBER)
     for elsewhere in ("@other_bot what is said?", "@test_bot2 hi", "/transcribe@other_bot"):
