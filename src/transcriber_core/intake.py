@@ -8,7 +8,7 @@ order, for every door::
         │ no                          ─> check_replay ─> the first job
     the sender (owner, payer) ─> today's quota (before any byte)
         ─> the door stages the bytes ─> language, prompt, task, speakers,
-           callback ─> the sender, asked again (SPEC §29)
+           callback, title ─> the sender, asked again (SPEC §29)
         ─> submit: the charge, the store, the job, the notice
 
 Its refusals are the core's errors (``QuotaExceeded``, ``DedupKeyReused``,

@@ -1,6 +1,6 @@
 """A recording's title (SPEC §26, ADR 79): the person's own name for it, checked once here.
 
-A title is optional text of at most ``MAX_TITLE_CHARS`` characters, trimmed,
+A title is optional text of at most ``MAX_TITLE_CHARS`` characters, then trimmed,
 without control characters; an empty one is no title. Without one, a page
 shows a dated default in its viewer's language, made at display from the
 job's ``created`` (``default_title``); nothing is stored for it. The bot
@@ -28,19 +28,20 @@ RECORDING_OF = "Recording of {when}"
 def clean_title(raw: str | None) -> str | None:
     """``raw`` as a title is stored: trimmed, None when empty; ``OptionRefused`` when refused.
 
-    Refused: more than ``MAX_TITLE_CHARS`` characters once trimmed, or a
+    Refused: more than ``MAX_TITLE_CHARS`` characters as sent, or a
     control character (a line break, a NUL, a bidirectional override);
     the message never repeats the title.
     """
     if raw is None:
         return None
-    title = raw.strip()
-    if not title:
-        return None
-    if len(title) > MAX_TITLE_CHARS:
+    # Counted as sent, as the API's schema says (``maxLength``): a form's box holds no more.
+    if len(raw) > MAX_TITLE_CHARS:
         raise OptionRefused(
             f"a title has at most {MAX_TITLE_CHARS} characters", code=BAD_TITLE, field="title"
         )
+    title = raw.strip()
+    if not title:
+        return None
     # Cc: controls (tabs and line breaks too: a title is one line); Cf: format characters
     # such as the bidirectional overrides that make a name read backwards.
     if any(unicodedata.category(c) in ("Cc", "Cf") for c in title):

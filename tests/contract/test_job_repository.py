@@ -24,7 +24,7 @@ from transcriber_core.clocks import ManualClock
 from transcriber_core.ports import JobRepository
 
 
-class TestMemoryJobRepository(
+class JobRepositorySuites(
     JobRepositoryContract,
     OutboxContract,
     JobLifecycleContract,
@@ -32,6 +32,10 @@ class TestMemoryJobRepository(
     CorrectionsContract,
     TitlesContract,
 ):
+    """Every role suite of a job repository: each adapter's class below provides the fixtures."""
+
+
+class TestMemoryJobRepository(JobRepositorySuites):
     """The in-memory repository keeps the contract; a second one shares its database object."""
 
     @pytest.fixture
@@ -56,14 +60,7 @@ class TestMemoryJobRepository(
         return opened
 
 
-class TestSqliteJobRepository(
-    JobRepositoryContract,
-    OutboxContract,
-    JobLifecycleContract,
-    PartsContract,
-    CorrectionsContract,
-    TitlesContract,
-):
+class TestSqliteJobRepository(JobRepositorySuites):
     """The SQLite repository keeps the contract on a real file; another is its own connection."""
 
     @pytest.fixture
@@ -101,14 +98,7 @@ class TestSqliteJobRepository(
         return opened
 
 
-class TestPostgresJobRepository(
-    JobRepositoryContract,
-    OutboxContract,
-    JobLifecycleContract,
-    PartsContract,
-    CorrectionsContract,
-    TitlesContract,
-):
+class TestPostgresJobRepository(JobRepositorySuites):
     """The PostgreSQL repository keeps the contract; another is on a pool of its own."""
 
     @pytest.fixture

@@ -38,15 +38,6 @@ def format_short_time(moment: datetime | None) -> str:
     return "—" if moment is None else moment.strftime("%m-%d %H:%M")
 
 
-#: Characters of a job id the list shows; the whole id is the link's title and its target.
-SHORT_ID_CHARS = 8
-
-
-def short_id(job_id: str) -> str:
-    """The first ``SHORT_ID_CHARS`` characters of ``job_id`` and an ellipsis when cut."""
-    return job_id if len(job_id) <= SHORT_ID_CHARS else job_id[:SHORT_ID_CHARS] + "…"
-
-
 def format_length(seconds: float | None) -> str:
     """A recording's length as ``m:ss`` or ``h:mm:ss``; ``—`` before it is measured."""
     if seconds is None:
@@ -79,7 +70,6 @@ def page_environment(templates_folder: Path) -> jinja2.Environment:
     )
     env.filters["when"] = format_time
     env.filters["short_when"] = format_short_time
-    env.filters["short_id"] = short_id
     env.filters["length_of"] = format_length
     env.filters["size"] = format_size
     # A recording's title, or its dated default (ADR 79): ``shown_title(job.title, job.created)``.

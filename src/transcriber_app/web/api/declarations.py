@@ -143,7 +143,7 @@ RECOGNITION_FIELDS = (
 )
 #: What a recording's title may be (SPEC §26, ADR 79).
 TITLE_TEXT = (
-    "the recording's name, up to 200 characters once trimmed, without control characters;"
+    "the recording's name, up to 200 characters, without control characters, trimmed;"
     " empty: none, and it is shown as its dated default"
 )
 
