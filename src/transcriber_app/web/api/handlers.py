@@ -1,4 +1,4 @@
-"""The API's handlers: upload, status, transcript, delete; and its errors answered as JSON."""
+"""The API's handlers: upload, status, transcript, rename, delete; its errors as JSON."""
 
 from __future__ import annotations
 
