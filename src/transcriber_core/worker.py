@@ -45,8 +45,9 @@ from transcriber_core.ports import Ready
 from transcriber_core.retention import sweep
 from transcriber_core.services import Services
 from transcriber_core.steps import STEPS
+from transcriber_core.summary_steps import summary_loop
 from transcriber_core.transitions import delay_of, transition
-from transcriber_core.wakeup import OUTBOX
+from transcriber_core.wakeup import OUTBOX, SUMMARIES
 
 log = logging.getLogger("transcriber.worker")
 
@@ -488,6 +489,9 @@ async def _save_then_announce(
         return job
     # The save wrote the job's deliveries (ADR 35): a delivery loop here sends them now.
     services.wakeup.notify(OUTBOX)
+    if job.state is State.DONE:
+        # A summary asked for at intake waited for this (ADR 83).
+        services.wakeup.notify(SUMMARIES)
     services.wakeup.job_changed(job.id)
     await remove_storage_copy(services, job)
     return job
@@ -615,6 +619,13 @@ class Workers:
                         self._deliver(kind), name=f"transcriber-deliver-{kind.value}-{index}"
                     )
                 )
+        if self.services.summaries is not None and self.services.language_model is not None:
+            # One loop: the model's server is the bottleneck, and every process runs one (ADR 83).
+            self._tasks.append(
+                asyncio.create_task(
+                    summary_loop(self.services, self._stopping), name="transcriber-summaries"
+                )
+            )
 
     def stop_intake(self) -> None:
         """Take no more jobs; running steps go on."""
@@ -622,6 +633,7 @@ class Workers:
         for state in self.concurrency:
             self.services.wakeup.notify(state)
         self.services.wakeup.notify(OUTBOX)
+        self.services.wakeup.notify(SUMMARIES)
 
     async def drain(self, grace: float) -> None:
         """Stop intake, let running steps finish for ``grace`` seconds, then cancel them.
