@@ -28,7 +28,7 @@ from transcriber_core.ports import LanguageModel
 from transcriber_core.summaries import Message
 
 #: A word only the request carries: no error may repeat it.
-SECRET_WORD = "Zanzibar-4471"
+SECRET_WORD = "Zanzibar-4471"  # noqa: S105 - a word to look for, not a password
 MESSAGES = (
     Message(role="system", content="Answer with one JSON object."),
     Message(role="user", content=f"[1] 00:00:01 Diane: we meet in {SECRET_WORD} on friday"),
