@@ -59,11 +59,13 @@ class ChatRequest:
 
 @attrs.frozen
 class Reply:
-    """A scripted answer: a status (200: ``content``), after ``delay`` seconds."""
+    """A scripted answer: a status (200: ``content``), after ``delay`` seconds or ``until`` set."""
 
     content: str | None = None
     status: int = 200
     delay: float = 0.0
+    #: Held until this event is set: a model still working, for as long as the test wants.
+    until: asyncio.Event | None = attrs.field(default=None, eq=False)
 
 
 class FakeChatServer:
@@ -170,6 +172,8 @@ class FakeChatServer:
         reply = self.script.pop(0) if self.script else Reply(content=made_up(recorded))
         if reply.delay:
             await asyncio.sleep(reply.delay)
+        if reply.until is not None:
+            await reply.until.wait()
         if reply.status != 200:
             # As some servers do, the error echoes the request: the client must never show it.
             return _error(reply.status, f"scripted failure for: {recorded.text[:200]}")
