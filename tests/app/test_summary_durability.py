@@ -96,7 +96,7 @@ async def _received(fake: FakeChatServer, count: int) -> None:
 async def test_a_killed_worker_s_summary_is_finished_by_another(
     runtime: Runtime, fake: FakeChatServer, clock: ManualClock
 ) -> None:
-    """A worker stuck mid-request: once its lease is old another finishes it; the first is fenced."""
+    """A stuck worker: once its lease is old another finishes it; the first is fenced."""
     job = await _asked(runtime)
     stuck = asyncio.Event()
     fake.answer_next(Reply(until=stuck))
