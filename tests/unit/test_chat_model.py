@@ -1,4 +1,4 @@
-"""The ``openai`` adapter's own ways (ADR 82): no retries of its own, a timeout, JSON mode's fallback."""
+"""The ``openai`` adapter's own ways (ADR 82): no retries of its own, a timeout, JSON mode."""
 
 from __future__ import annotations
 

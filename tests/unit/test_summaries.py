@@ -1,4 +1,4 @@
-"""The pure side of summaries (SPEC §27): lines, pieces under the limit, reading the model's answers."""
+"""The pure side of summaries (SPEC §27): lines, pieces under the limit, reading answers."""
 
 from __future__ import annotations
 
