@@ -27,9 +27,9 @@ from transcriber_core.errors import (
     LeaseLost,
     ModelUnavailable,
     PermanentError,
-    StepTimedOut,
     TransientError,
 )
+from transcriber_core.leases import bounded, renewed
 from transcriber_core.naming import held_by
 from transcriber_core.policy import is_exhausted, retry_pause
 from transcriber_core.ports import LanguageModel
@@ -142,38 +142,16 @@ async def _run_leased(services: Services, lease: SummaryLease) -> Summary:
     store = services.summaries
     assert store is not None  # noqa: S101 - checked by the caller
     summary = lease.summary
-    renew_every = services.settings.lease_renewal.total_seconds()
-    step = asyncio.create_task(_bounded(services, summary))
-    try:
-        while True:
-            done, _ = await asyncio.wait({step}, timeout=renew_every)
-            if done:
-                return step.result()
-            try:
-                await store.renew_summary(summary.job_id, acquisition_id=lease.acquisition_id)
-            except LeaseLost:
-                raise
-            except Exception as exc:  # noqa: BLE001 - the lease may still hold; try again later
-                log.warning(
-                    "lease.renew_error",
-                    extra={"job_id": summary.job_id, "error_type": type(exc).__name__},
-                )
-    finally:
-        if not step.done():
-            step.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await step
-
-
-async def _bounded(services: Services, summary: Summary) -> Summary:
-    ceiling = services.settings.summary_ceiling.total_seconds()
-    try:
-        async with asyncio.timeout(ceiling) as deadline:
-            return await _build(services, summary)
-    except TimeoutError:
-        if deadline.expired():
-            raise StepTimedOut("building the summary ran past its ceiling") from None
-        raise
+    return await renewed(
+        bounded(
+            _build(services, summary),
+            services.settings.summary_ceiling,
+            past="building the summary ran past its ceiling",
+        ),
+        lambda: store.renew_summary(summary.job_id, acquisition_id=lease.acquisition_id),
+        every=services.settings.lease_renewal,
+        job_id=summary.job_id,
+    )
 
 
 async def _build(services: Services, summary: Summary) -> Summary:
