@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.app.test_voices_api import STATIC, transcribed
 from tests.support.admin import in_process_client
 from tests.support.fake_chat import API_KEY, MODEL, FakeChatServer, Reply
 from tests.support.media import tone
@@ -23,10 +24,7 @@ from transcriber_app.bootstrap import Runtime, build
 from transcriber_app.config import Config, HttpConfig, LlmConfig, MemoryConfig, StorageConfig
 from transcriber_core.entities import State
 from transcriber_core.summary_steps import acquire_next_summary, process_summary
-from transcriber_core.worker import acquire_next, process
 
-#: The deployment's static token.
-STATIC = "the deployment's static token"
 #: Three sentences, two voices taking turns.
 TEXT = "We ship the release on Friday. Diane writes the notes. Then we celebrate."
 HEADERS = {"Authorization": f"Bearer {STATIC}"}
@@ -351,21 +349,8 @@ async def _upload_and_transcribe(
     runtime: Runtime, client: httpx.AsyncClient, wav: bytes, summary: str | None = None
 ) -> str:
     """Send ``wav`` (with ``summary`` when given) asking for speakers; run it to done."""
-    form = {"speakers": "auto"} if summary is None else {"speakers": "auto", "summary": summary}
-    answer = await client.post(
-        "/api/audio", files={"file": ("a.wav", wav, "audio/wav")}, data=form, headers=HEADERS
-    )
-    assert answer.status_code == 202, answer.text
-    job_id: str = answer.json()["job_id"]
-    for _ in range(10):
-        job = await runtime.services.jobs.get(job_id)
-        if job.state.is_terminal:
-            assert job.state is State.DONE, job.error
-            return job_id
-        lease = await acquire_next(runtime.services, job.state)
-        assert lease is not None
-        await process(runtime.services, lease)
-    raise AssertionError("the job did not end")
+    fields = {} if summary is None else {"summary": summary}
+    return await transcribed(runtime, client, wav, STATIC, **fields)
 
 
 async def _status(client: httpx.AsyncClient, job_id: str) -> dict[str, Any]:

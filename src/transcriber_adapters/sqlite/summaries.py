@@ -8,13 +8,11 @@ Saves and renewals are fenced by the acquisition id in their ``WHERE``.
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import timedelta
-from typing import Any
 
 from transcriber_adapters.sql.summaries import SUMMARY_COLUMNS, summary_from_row, summary_params
 from transcriber_adapters.sqlite.connection import SqliteStore
-from transcriber_adapters.sqlite.schema import immediate
+from transcriber_adapters.sqlite.schema import read, write, write_returning
 from transcriber_adapters.sqlite.times import from_db, to_db
 from transcriber_core.errors import JobNotFound, LeaseLost
 from transcriber_core.summaries import PROMPT_VERSION, Summary
@@ -69,14 +67,14 @@ class SqliteSummaryStore(SqliteStore):
             "prompt_version": PROMPT_VERSION,
             "now": to_db(self._clock.now()),
         }
-        rows = await self._call(_write_returning, _REQUEST, params)
+        rows = await self._call(write_returning, _REQUEST, params)
         if not rows:
             raise JobNotFound()
         return summary_from_row(rows[0], from_db)
 
     async def get_summary(self, job_id: str) -> Summary | None:
         """The job's summary, or None."""
-        rows = await self._call(_read, _GET, {"job_id": job_id})
+        rows = await self._call(read, _GET, {"job_id": job_id})
         return summary_from_row(rows[0], from_db) if rows else None
 
     async def acquire_summary(self, *, acquisition_id: str, lease: timedelta) -> Summary | None:
@@ -87,7 +85,7 @@ class SqliteSummaryStore(SqliteStore):
             "now": to_db(now),
             "lease_cutoff": to_db(now - lease),
         }
-        rows = await self._call(_write_returning, _ACQUIRE, params)
+        rows = await self._call(write_returning, _ACQUIRE, params)
         return summary_from_row(rows[0], from_db) if rows else None
 
     async def renew_summary(self, job_id: str, *, acquisition_id: str) -> None:
@@ -97,7 +95,7 @@ class SqliteSummaryStore(SqliteStore):
             "acquisition_id": acquisition_id,
             "now": to_db(self._clock.now()),
         }
-        if await self._call(_write, _RENEW, params) == 0:
+        if await self._call(write, _RENEW, params) == 0:
             raise LeaseLost()
 
     async def save_summary_if_held(
@@ -108,22 +106,5 @@ class SqliteSummaryStore(SqliteStore):
         own = params.pop("own_delay")
         params["delay_time"] = own if delay is None else to_db(self._clock.now() + delay)
         params["held_by"] = acquisition_id
-        if await self._call(_write, _SAVE, params) == 0:
+        if await self._call(write, _SAVE, params) == 0:
             raise LeaseLost()
-
-
-# The operations below run on the connection thread; each takes the connection first.
-
-
-def _write(conn: sqlite3.Connection, sql: str, params: dict[str, Any]) -> int:
-    with immediate(conn):
-        return conn.execute(sql, params).rowcount
-
-
-def _write_returning(conn: sqlite3.Connection, sql: str, params: dict[str, Any]) -> list[Any]:
-    with immediate(conn):
-        return conn.execute(sql, params).fetchall()
-
-
-def _read(conn: sqlite3.Connection, sql: str, params: dict[str, Any]) -> list[Any]:
-    return conn.execute(sql, params).fetchall()
