@@ -21,7 +21,7 @@ import attrs
 
 from transcriber_core import summaries
 from transcriber_core.deletion import shielded
-from transcriber_core.entities import Job
+from transcriber_core.entities import Job, State
 from transcriber_core.errors import (
     JobNotFound,
     LeaseLost,
@@ -56,11 +56,31 @@ class SummaryLease:
 
 
 async def request(services: Services, job_id: str) -> Summary:
-    """Ask for the job's summary (again) and wake the summary loops; ``JobNotFound`` if gone."""
+    """Ask for the job's summary (again) and wake the summary loops; ``JobNotFound`` if gone.
+
+    A summary still pending is left as it is (asked twice, built once); a
+    done, stale or failed one is rebuilt from scratch.
+    """
     if services.summaries is None:
         raise RuntimeError("no [llm]: summaries are off")
+    found = await services.summaries.get_summary(job_id)
+    if found is not None and found.state is SummaryState.PENDING:
+        return found
     summary = await services.summaries.request_summary(job_id)
     services.wakeup.notify(SUMMARIES)
+    return summary
+
+
+def as_seen(summary: Summary, job: Job) -> Summary:
+    """The summary as its recording allows: one waiting on a recording that failed has failed."""
+    if (
+        summary.state is SummaryState.PENDING
+        and job.state.is_terminal
+        and job.state is not State.DONE
+    ):
+        return attrs.evolve(
+            summary, state=SummaryState.FAILED, error="the recording was not transcribed"
+        )
     return summary
 
 

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import attrs
 import httpx
 import pytest
 
@@ -24,6 +25,7 @@ from transcriber_app.bootstrap import Runtime, build
 from transcriber_app.config import Config, HttpConfig, LlmConfig, MemoryConfig, StorageConfig
 from transcriber_core.entities import State
 from transcriber_core.summary_steps import acquire_next_summary, process_summary
+from transcriber_core.worker import acquire_next, process
 
 #: Three sentences, two voices taking turns.
 TEXT = "We ship the release on Friday. Diane writes the notes. Then we celebrate."
@@ -160,6 +162,50 @@ async def test_summary_is_asked_for_later_and_goes_stale_after_a_rename(
     rebuilt = await _summary(client, job_id)
     assert (rebuilt["state"], rebuilt["stale"]) == ("done", False)
     assert "Diane:" in fake.requests[-1].text
+
+
+async def test_asked_twice_while_pending_it_is_built_once(
+    runtime: Runtime, client: httpx.AsyncClient, wav: bytes, fake: FakeChatServer
+) -> None:
+    """A second POST while the summary is pending changes nothing: one build, one request."""
+    job_id = await _upload_and_transcribe(runtime, client, wav)
+    first = await client.post(f"/api/jobs/{job_id}/summary", headers=HEADERS)
+    again = await client.post(f"/api/jobs/{job_id}/summary", headers=HEADERS)
+    assert (first.status_code, again.status_code) == (202, 202)
+    assert await run_summaries(runtime) == 1
+    assert len(fake.requests) == 1
+
+
+async def test_a_summary_of_a_recording_that_failed_has_failed(
+    tmp_path: Path, clock: ManualClock, fake: FakeChatServer, wav: bytes
+) -> None:
+    """``summary=true`` on a recording the recognizer rejects: the summary shows failed, unbuilt."""
+    config = _config(tmp_path, fake)
+    config = attrs.evolve(config, memory=MemoryConfig(fail_with="unreadable"))
+    runtime = await build(config, clock=clock)
+    try:
+        async with in_process_client(runtime) as client:
+            sent = await client.post(
+                "/api/audio",
+                files={"file": ("a.wav", wav, "audio/wav")},
+                data={"summary": "true"},
+                headers=HEADERS,
+            )
+            job_id = sent.json()["job_id"]
+            for _ in range(10):
+                job = await runtime.services.jobs.get(job_id)
+                if job.state.is_terminal:
+                    break
+                lease = await acquire_next(runtime.services, job.state)
+                assert lease is not None
+                await process(runtime.services, lease)
+            assert job.state is State.FAILED
+            summary = await _summary(client, job_id)
+            assert await run_summaries(runtime) == 0
+    finally:
+        await runtime.close()
+    assert (summary["state"], summary["error"]) == ("failed", "the recording was not transcribed")
+    assert fake.requests == []
 
 
 async def test_before_done_a_summary_or_a_question_is_not_done(

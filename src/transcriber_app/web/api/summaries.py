@@ -69,6 +69,7 @@ class SummaryBody:
     @classmethod
     def of(cls, summary: Summary, job: Job) -> SummaryBody:
         """The answer's view of ``summary`` of ``job`` as it reads now."""
+        summary = summary_steps.as_seen(summary, job)
         return cls(
             state=summary.state,
             text=summary.text,
