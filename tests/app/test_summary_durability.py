@@ -142,25 +142,30 @@ async def test_a_server_down_for_a_while_delays_the_summary(
 
 
 async def test_two_workers_racing_make_one_model_call(
-    runtime: Runtime, fake: FakeChatServer
+    runtime: Runtime, tmp_path: Path, fake: FakeChatServer, clock: ManualClock
 ) -> None:
-    """While one worker builds a summary the other finds nothing to take: one request in all."""
+    """Two worker processes' runtimes (a connection each) race for one summary: one request."""
     job = await _asked(runtime)
-    hold = asyncio.Event()
-    fake.answer_next(Reply(until=hold))
+    other = await build(_config(tmp_path / "data", fake), clock=clock, intake=False)
+    try:
+        hold = asyncio.Event()
+        fake.answer_next(Reply(until=hold))
 
-    async def worker() -> bool:
-        lease = await acquire_next_summary(runtime.services)
-        if lease is None:
-            return False
-        await process_summary(runtime.services, lease)
-        return True
+        async def worker(on: Runtime) -> bool:
+            lease = await acquire_next_summary(on.services)
+            if lease is None:
+                return False
+            await process_summary(on.services, lease)
+            return True
 
-    first = asyncio.create_task(worker())
-    await _received(fake, 1)
-    assert await worker() is False
-    hold.set()
-    assert await first is True
+        racing = [asyncio.create_task(worker(r)) for r in (runtime, other)]
+        await _received(fake, 1)
+        done, _ = await asyncio.wait(racing, return_when=asyncio.FIRST_COMPLETED)
+        assert [task.result() for task in done] == [False]
+        hold.set()
+        assert sorted(await asyncio.gather(*racing)) == [False, True]
+    finally:
+        await other.close()
     assert (await _summary(runtime, job)).state is SummaryState.DONE
     assert len(fake.requests) == 1
 
