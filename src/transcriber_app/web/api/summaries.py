@@ -1,7 +1,8 @@
 """``/api/jobs/{id}/summary`` and ``/ask``: a recording's summary and questions (SPEC §27).
 
-Both need ``[llm]``: without it they answer 404 ``llm_unavailable``. A job
-is reached as by every job route (``reachable_job``: another's is a 404).
+A job is reached as by every job route first (``reachable_job``: no token
+is a 401, another's job a 404); then both need ``[llm]``: without it they
+answer 404 ``llm_unavailable``.
 A summary is a unit of work (ADR 83): asking queues it (202), reading it
 shows its state. A question is answered in the request, from the
 transcript only; its quotes are transcript lines with their real times.
@@ -118,8 +119,8 @@ def _done(job: Job) -> None:
 
 async def request_summary(request: Request) -> Response:
     """``POST /api/jobs/{id}/summary``: queue (again) the done recording's summary (202)."""
-    services, _, _ = _llm(request)
     job = await reachable_job(request)
+    services, _, _ = _llm(request)
     _done(job)
     try:
         summary = await summary_steps.request(services, job.id)
@@ -133,8 +134,8 @@ async def request_summary(request: Request) -> Response:
 
 async def get_summary(request: Request) -> Response:
     """``GET /api/jobs/{id}/summary``: the recording's summary and its state."""
-    _, _, store = _llm(request)
     job = await reachable_job(request)
+    _, _, store = _llm(request)
     try:
         summary = await store.get_summary(job.id)
     except TranscriberError as exc:
@@ -147,8 +148,8 @@ async def get_summary(request: Request) -> Response:
 
 async def ask(request: Request) -> Response:
     """``POST /api/jobs/{id}/ask``: ``{"question"}`` answered from the transcript only."""
-    _, model, _ = _llm(request)
     job = await reachable_job(request)
+    _, model, _ = _llm(request)
     body = await read_json_object(
         request,
         max_bytes=MAX_ASK_BODY_BYTES,
