@@ -375,6 +375,15 @@ class Jobs(Protocol):
         """
         ...
 
+    async def save_title(self, job_id: str, title: str | None) -> Job:
+        """Write the job's ``title`` (None: none) whatever its state or lease; return it as stored.
+
+        Only the title and ``updated`` (the store's now) change, so a step's
+        save neither loses it nor is refused by it: no save writes the title
+        (ADR 79). Raises ``JobNotFound`` when the job is gone.
+        """
+        ...
+
 
 class Corrections(Protocol):
     """A person's corrections of a done job's transcript, saved compare-and-set (ADR 57)."""
@@ -1332,6 +1341,8 @@ class Wishes:
     speakers: str | None = None
     #: Where to report the job's end (ADR 35), unchecked; may carry a secret: never logged.
     callback_url: str | None = attrs.field(default=None, repr=False)
+    #: The recording's title as sent (``titles.clean_title`` judges it); None: none. Never logged.
+    title: str | None = attrs.field(default=None, repr=False)
     #: Summarise the recording once done (SPEC §27); None: as ``[llm] auto_summary`` says.
     #: Without ``[llm]`` nothing is summarised, whatever is asked.
     summary: bool | None = None

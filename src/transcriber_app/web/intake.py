@@ -52,6 +52,8 @@ Admission = Callable[[Request], Awaitable[tuple[str | None, str | None]]]
 Credential = Callable[[Request], Awaitable[str | None]]
 #: The form field that asks for speaker labels (SPEC §18).
 SPEAKERS_FIELD = "speakers"
+#: The form field of the recording's title (SPEC §26).
+TITLE_FIELD = "title"
 #: The form field that asks for a summary once the recording is done (SPEC §27).
 SUMMARY_FIELD = "summary"
 #: What the ``summary`` field may say: a form's and an HTML checkbox's ways of yes and no.
@@ -130,7 +132,7 @@ class FormDoor:
         )
 
     def wishes(self, received: Received) -> Wishes:
-        """The form's ``language``, ``prompt``, ``task``, ``speakers``, ``summary`` and callback.
+        """The form's ``language``, ``prompt``, ``task``, ``speakers``, callback, title, summary.
 
         ``speakers`` left out means ``[diarization] default``; ``summary`` left
         out, ``[llm] auto_summary``. 400 ``bad_summary`` for a summary that is
@@ -145,6 +147,7 @@ class FormDoor:
             task=received.field("task"),
             speakers=speakers,
             callback_url=received.callback_url,
+            title=received.field(TITLE_FIELD),
             summary=summary_wish(received.field(SUMMARY_FIELD)),
         )
 
