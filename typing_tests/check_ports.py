@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from transcriber_adapters.diarization import OfflineDiarizer
+from transcriber_adapters.fetching import YtDlpFetcher
 from transcriber_adapters.ffmpeg import FfmpegConverter
 from transcriber_adapters.filesystem import FilesystemFileStore
 from transcriber_adapters.media_header import HeaderProbe
@@ -75,6 +76,7 @@ from transcriber_core.ports import (
     JobRepository,
     Jobs,
     Listings,
+    MediaFetcher,
     Notifier,
     Outbox,
     OwnerStore,
@@ -158,7 +160,9 @@ def check(
     diarizers: list[Diarizer] = [MemoryDiarizer(), OfflineDiarizer()]
     # The doors of the one way in (ADR 74): app code, read by the core through its port.
     doors: list[Door] = [form_door, openai_door, chat_door]
-    del voices, diarizers, doors
+    # Links in (SPEC §28): yt-dlp behind the address guard (ADR 87, 88).
+    fetchers: list[MediaFetcher] = [YtDlpFetcher()]
+    del voices, diarizers, doors, fetchers
     del usage, chats, people, invitations, accounts, tokens, sessions
     del senders, feeds, budgets, probes, meters, conditions, owners, repos, stores, converters
     del recognizers, notifiers, clocks, ids
