@@ -84,39 +84,27 @@ class MediaFetcherContract:
     ) -> None:
         """A declared size over the limit is ``too_large``, with nothing left in ``into``."""
         limits = FetchLimits(max_bytes=site.large_size // 2)
-        with pytest.raises(FetchRefused) as refused:
-            await fetcher.fetch(site.large, into, limits=limits, on_progress=_ignore)
-        assert refused.value.code == "too_large"
-        assert list(into.iterdir()) == []
+        await _assert_refused(fetcher, site.large, into, limits, "too_large")
 
     async def test_counted_size_refused_midway(
         self, fetcher: MediaFetcher, site: FetcherSite, into: Path
     ) -> None:
         """Bytes counted past the limit stop the download: ``too_large``, ``into`` left empty."""
         limits = FetchLimits(max_bytes=site.undeclared_size // 2)
-        with pytest.raises(FetchRefused) as refused:
-            await fetcher.fetch(site.undeclared, into, limits=limits, on_progress=_ignore)
-        assert refused.value.code == "too_large"
-        assert list(into.iterdir()) == []
+        await _assert_refused(fetcher, site.undeclared, into, limits, "too_large")
 
     async def test_declared_duration_refused(
         self, fetcher: MediaFetcher, site: FetcherSite, into: Path
     ) -> None:
         """A declared duration over the limit is ``too_long`` before any download."""
         limits = FetchLimits(max_bytes=ROOMY.max_bytes, max_seconds=site.long_seconds / 2)
-        with pytest.raises(FetchRefused) as refused:
-            await fetcher.fetch(site.long, into, limits=limits, on_progress=_ignore)
-        assert refused.value.code == "too_long"
-        assert list(into.iterdir()) == []
+        await _assert_refused(fetcher, site.long, into, limits, "too_long")
 
     async def test_playlist_refused(
         self, fetcher: MediaFetcher, site: FetcherSite, into: Path
     ) -> None:
         """A link to several recordings is ``playlist_not_supported``; one item or nothing."""
-        with pytest.raises(FetchRefused) as refused:
-            await fetcher.fetch(site.playlist, into, limits=ROOMY, on_progress=_ignore)
-        assert refused.value.code == "playlist_not_supported"
-        assert list(into.iterdir()) == []
+        await _assert_refused(fetcher, site.playlist, into, ROOMY, "playlist_not_supported")
 
     async def test_progress_counts_grow_to_the_whole(
         self, fetcher: MediaFetcher, site: FetcherSite, into: Path
@@ -168,6 +156,16 @@ class MediaFetcherContract:
         """The intake check lets a link through that the fetch will take."""
         await fetcher.check(site.direct)
         await fetcher.check(site.titled)
+
+
+async def _assert_refused(
+    fetcher: MediaFetcher, url: str, into: Path, limits: FetchLimits, code: str
+) -> None:
+    """Fetching ``url`` under ``limits`` is ``FetchRefused(code)`` and leaves ``into`` empty."""
+    with pytest.raises(FetchRefused) as refused:
+        await fetcher.fetch(url, into, limits=limits, on_progress=_ignore)
+    assert refused.value.code == code
+    assert list(into.iterdir()) == []
 
 
 def _ignore(done: int, total: int | None) -> None:
