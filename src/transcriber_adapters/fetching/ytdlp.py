@@ -130,9 +130,7 @@ class YtDlpFetcher:
                 fetched = await asyncio.shield(future)
             except asyncio.CancelledError:
                 stop.set()
-                await guard.close()  # a read blocked on a quiet server ends now
-                await wait_out(future)
-                _empty(into)
+                await wait_out(asyncio.ensure_future(_wind_down(guard, future, into)))
                 raise
             except _RefusedError as refused:
                 _empty(into)
@@ -236,6 +234,19 @@ class YtDlpFetcher:
             title=_title(info),
             duration=float(duration) if duration else None,
         )
+
+
+async def _wind_down(guard: AddressGuard, work: asyncio.Future[Any], into: Path) -> None:
+    """After a cancellation: drop the guard's connections, wait for yt-dlp, empty ``into``.
+
+    Dropping the connections first ends a read blocked on a quiet server at
+    once; the thread then fails at its next step or its progress hook.
+    """
+    await guard.close()
+    await asyncio.wait({work})
+    if not work.cancelled():
+        work.exception()  # retrieved: the caller is raising its cancellation instead
+    _empty(into)
 
 
 @contextlib.contextmanager
