@@ -7,6 +7,7 @@
 - ``/long.html``: a page whose JSON-LD declares a recording of an hour;
 - ``/two.html``: a page with two ``<audio>`` elements (a playlist);
 - ``/hls/index.m3u8``: an HLS playlist of the tone cut in segments;
+- ``/dash/index.mpd``: a DASH manifest of the tone in fragmented MP4 segments;
 - ``/large.bin``: ``LARGE`` bytes, declared; ``/undeclared.bin``: ``UNDECLARED``
   bytes sent without a length (the end is the connection's end);
 - ``/slow.bin``: a declared length, ``SLOW_FIRST`` bytes, then nothing until
@@ -63,6 +64,14 @@ class MediaSite:
             *("-hls_segment_filename", str(hls / "seg%d.ts")),
         )
         self.hls = {path.name: path.read_bytes() for path in hls.iterdir()}
+        dash = workdir / "dash"
+        dash.mkdir()
+        media.generate(
+            dash / "index.mpd",
+            *("-f", "lavfi", "-i", "sine=frequency=440:duration=3", "-c:a", "aac"),
+            *("-f", "dash", "-seg_duration", "1", "-use_template", "1", "-use_timeline", "0"),
+        )
+        self.dash = {path.name: path.read_bytes() for path in dash.iterdir()}
         self._server = ThreadingHTTPServer((host, 0), _Handler)
         self._server.daemon_threads = True
         self._server.site = self  # type: ignore[attr-defined]
@@ -128,6 +137,10 @@ class _Handler(BaseHTTPRequestHandler):
             name = path[5:]
             kind = "application/vnd.apple.mpegurl" if name.endswith(".m3u8") else "video/mp2t"
             self._send(200, site.hls[name], kind)
+        elif path.startswith("/dash/") and path[6:] in site.dash:
+            name = path[6:]
+            kind = "application/dash+xml" if name.endswith(".mpd") else "audio/mp4"
+            self._send(200, site.dash[name], kind)
         elif path == "/redirect":
             self.send_response(302)
             self.send_header("Location", query["to"])

@@ -143,6 +143,18 @@ async def test_failures_permanent_only_when_the_link_is_wrong(
     assert list(tmp_path.iterdir()) == []
 
 
+async def test_dash_manifest_fetched_whole(
+    fetcher: YtDlpFetcher, site: MediaSite, tmp_path: Path
+) -> None:
+    """A DASH manifest's initialization and the 3 s of media segments arrive joined, in order."""
+    before = len(site.requests)
+    fetched = await fetch(fetcher, site_url(site, "/dash/index.mpd"), tmp_path)
+    chunks = [path[6:] for path in site.requests[before:] if path.startswith("/dash/chunk-")]
+    assert chunks == [f"chunk-stream0-0000{n}.m4s" for n in (1, 2, 3)]
+    expected = site.dash["init-stream0.m4s"] + b"".join(site.dash[name] for name in chunks)
+    assert fetched.path.read_bytes() == expected
+
+
 async def test_check_refuses_before_downloading(
     fetcher: YtDlpFetcher, site: MediaSite, trap: MediaSite
 ) -> None:
