@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from transcriber_adapters.chat_model import OpenAIChatModel
 from transcriber_adapters.diarization import OfflineDiarizer
 from transcriber_adapters.fetching import YtDlpFetcher
 from transcriber_adapters.ffmpeg import FfmpegConverter
@@ -17,10 +18,12 @@ from transcriber_adapters.memory import (
     MemoryConverter,
     MemoryFileStore,
     MemoryJobRepository,
+    MemoryLanguageModel,
     MemoryNotifier,
     MemoryOwnerStore,
     MemoryPeopleStore,
     MemoryRecognizer,
+    MemorySummaryStore,
     MemoryUsageStore,
     MemoryVoiceStore,
     MemoryWakeupFeed,
@@ -34,6 +37,7 @@ from transcriber_adapters.postgres import (
     PostgresJobRepository,
     PostgresOwnerStore,
     PostgresPeopleStore,
+    PostgresSummaryStore,
     PostgresUsageStore,
     PostgresVoiceStore,
     PostgresWakeupFeed,
@@ -46,6 +50,7 @@ from transcriber_adapters.sqlite import (
     SqliteJobRepository,
     SqliteOwnerStore,
     SqlitePeopleStore,
+    SqliteSummaryStore,
     SqliteUsageStore,
     SqliteVoiceStore,
 )
@@ -75,6 +80,7 @@ from transcriber_core.ports import (
     JobQueue,
     JobRepository,
     Jobs,
+    LanguageModel,
     Listings,
     MediaFetcher,
     Notifier,
@@ -86,6 +92,7 @@ from transcriber_core.ports import (
     PersonTokens,
     Recognizer,
     Removals,
+    SummaryStore,
     TranscriptSearch,
     UsageStore,
     VoiceStore,
@@ -107,6 +114,7 @@ def check(
     sqlite_people: SqlitePeopleStore,
     sqlite_usage: SqliteUsageStore,
     sqlite_voices: SqliteVoiceStore,
+    sqlite_summaries: SqliteSummaryStore,
     postgres: Database,
     form_door: FormDoor,
     openai_door: OpenAIDoor,
@@ -160,9 +168,19 @@ def check(
     diarizers: list[Diarizer] = [MemoryDiarizer(), OfflineDiarizer()]
     # The doors of the one way in (ADR 74): app code, read by the core through its port.
     doors: list[Door] = [form_door, openai_door, chat_door]
+    # Summaries as units of work (ADR 83) and the chat models that build them (ADR 82).
+    summaries: list[SummaryStore] = [
+        MemorySummaryStore(),
+        sqlite_summaries,
+        PostgresSummaryStore(postgres),
+    ]
+    models: list[LanguageModel] = [
+        MemoryLanguageModel(),
+        OpenAIChatModel(base_url="http://127.0.0.1:11434/v1", model="never-used"),
+    ]
     # Links in (SPEC §28): yt-dlp behind the address guard (ADR 87, 88).
     fetchers: list[MediaFetcher] = [YtDlpFetcher()]
-    del voices, diarizers, doors, fetchers
+    del voices, diarizers, doors, summaries, models, fetchers
     del usage, chats, people, invitations, accounts, tokens, sessions
     del senders, feeds, budgets, probes, meters, conditions, owners, repos, stores, converters
     del recognizers, notifiers, clocks, ids
