@@ -7,7 +7,8 @@
 // Every file chosen or dropped is sent at once (two at a time) as its own POST of the
 // form to the action, with the session's CSRF token in X-CSRF-Token; its bar follows
 // xhr.upload.onprogress. An accepted file's row gets data-job="ID", so live.js keeps its
-// state current; a refused one shows the service's message and its error code.
+// state current; a refused one shows the service's message and its error code. A
+// CustomEvent "upload:files" on the form ({detail: {files}}) sends files too (record.js).
 (function () {
   "use strict";
 
@@ -155,6 +156,10 @@
     next();
   }
 
+  // A recording made on this page (record.js) is sent as a chosen file is.
+  form.addEventListener("upload:files", function (event) {
+    addAll(event.detail.files);
+  });
   form.addEventListener("submit", function (event) {
     event.preventDefault();
   });
