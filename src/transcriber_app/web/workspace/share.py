@@ -65,9 +65,7 @@ def _refused(request: Request, error: ApiError) -> Response:
         context = {"title": title, "text": text, "link": target, "link_text": "Sign in"}
     else:
         context = {"title": "Not sent", "text": f"The recording was refused: {error.message}."}
-    return views.render(
-        request, "message.html", context, status_code=error.status, headers=CLOSE
-    )
+    return views.render(request, "message.html", context, status_code=error.status, headers=CLOSE)
 
 
 async def share(request: Request) -> Response:
