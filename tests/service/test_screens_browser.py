@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
 import httpx
 import pytest
 import pytest_asyncio
@@ -129,20 +130,18 @@ async def chromium(microphone: Path) -> AsyncIterator[Browser]:
         yield browser
 
 
+@attrs.frozen(kw_only=True)
 class People:
-    """The owner's and alice's pages, alice's token and a recording of hers, done."""
+    """What the tests share: the owner's and alice's pages, her token and recording, done."""
 
-    def __init__(  # noqa: PLR0913 - what the tests share, named
-        self, owner: Page, alice: Page, token: str, job_id: str, invite: str, setup: list[str]
-    ) -> None:
-        self.owner = owner
-        self.alice = alice
-        self.token = token
-        self.job_id = job_id
-        #: An unused invite link (for bob), to see the set-password page.
-        self.invite = invite
-        #: What was wrong with the owner's setup page (seen before it was used).
-        self.setup = setup
+    owner: Page
+    alice: Page
+    token: str
+    job_id: str
+    #: An unused invite link (for bob), to see the set-password page.
+    invite: str
+    #: What was wrong with the owner's setup page (seen before it was used).
+    setup: list[str]
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -178,7 +177,7 @@ async def people(chromium: Browser, service: Service, microphone: Path) -> Peopl
             error=LONG_ERROR if kind is not State.DONE else None,
         )
     invite = await _invite(owner, "bob-with-a-long-name")
-    return People(owner, alice, token, job_id, invite, setup)
+    return People(owner=owner, alice=alice, token=token, job_id=job_id, invite=invite, setup=setup)
 
 
 async def _shoot(page: Page, name: str) -> None:
@@ -344,7 +343,7 @@ async def test_the_manifest_names_the_app_and_its_icons_are_served(service: Serv
 async def test_a_share_from_the_site_makes_a_job_and_one_from_elsewhere_is_refused(
     people: People, service: Service, microphone: Path
 ) -> None:
-    """The share target: same-origin and browser-made posts make jobs; cross-site, signed-out don't."""
+    """Same-origin and browser-made shares make jobs; cross-site and signed-out ones don't."""
     page = await people.alice.context.new_page()
     await page.goto(f"{service.base_url}/w/")
     landed = await page.evaluate(
