@@ -204,8 +204,6 @@ async def _check(page: Page, url: str, name: str, screen: dict[str, int]) -> lis
     assert answer is not None
     problems = [f"HTTP {answer.status}"] if answer.status >= 400 else []
     problems += await page.evaluate(LAYOUT_PROBLEMS)
-    # The browser asks for the favicon by itself, after the page: wait for it.
-    await page.wait_for_load_state("networkidle")
     problems += [f"404: {each}" for each in missing]
     links = await page.evaluate(
         "[...document.querySelectorAll('link[rel=manifest], link[rel=icon]')].map(l => l.rel)"
