@@ -166,6 +166,13 @@
       });
   }
 
+  // Leaving the page while it records would lose the recording: the browser asks first.
+  window.addEventListener("beforeunload", function (event) {
+    if (recorder && recorder.state === "recording") {
+      event.preventDefault();
+      event.returnValue = "";
+    }
+  });
   button.addEventListener("click", function () {
     if (recorder && recorder.state === "recording") {
       clock.textContent = elapsed(Date.now() - started);
