@@ -5,9 +5,10 @@ multipart form (``file``) in a top-level navigation that carries no page
 and so no CSRF token. What stands in for it: the browser says where the
 request comes from in ``Sec-Fetch-Site`` — ``none`` for a navigation the
 browser started itself (a share from the OS, Chromium's share target),
-``same-origin`` for this site's own pages — and refuses nothing else; a
-form on another site posts ``cross-site`` (and without the session cookie,
-``SameSite=Lax``), so it is refused before a byte of its body is read. The
+``same-origin`` for this site's own pages — and the route takes no other
+value (nor none at all); a form on another site posts ``cross-site`` (and
+without the session cookie, ``SameSite=Lax``), so it is refused before a
+byte of its body is read. The
 recording goes through the one way in (``web.intake``, ADR 74) as the
 person's, and the browser is sent on to its page.
 """
@@ -54,6 +55,7 @@ async def _admit(request: Request) -> tuple[str | None, str | None]:
 
 
 async def _still_signed_in(request: Request) -> str | None:
+    """The gate asked again once the body is in (ADR 67)."""
     return (await _person(request)).owner_key
 
 
@@ -74,5 +76,6 @@ async def share(request: Request) -> Response:
         answer = await intake(request, _admit, _still_signed_in)
     except ApiError as error:
         return _refused(request, error)
+    # The intake's 202 names the job in its Location (/api/status/{id}).
     job_id = answer.headers["location"].rsplit("/", 1)[-1]
     return RedirectResponse(f"{PREFIX}/recordings/{job_id}", status_code=303)
