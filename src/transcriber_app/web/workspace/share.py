@@ -25,7 +25,7 @@ from transcriber_app.web.errors import ApiError
 from transcriber_app.web.intake import intake
 from transcriber_app.web.uploads import CLOSE
 from transcriber_app.web.workspace import views
-from transcriber_app.web.workspace.sessions import PREFIX
+from transcriber_app.web.workspace.views import PREFIX
 from transcriber_core.people import Person
 
 #: ``Sec-Fetch-Site`` values of a share: the browser's own navigation, or this site's page.
