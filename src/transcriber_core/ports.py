@@ -375,6 +375,15 @@ class Jobs(Protocol):
         """
         ...
 
+    async def save_title(self, job_id: str, title: str | None) -> Job:
+        """Write the job's ``title`` (None: none) whatever its state or lease; return it as stored.
+
+        Only the title and ``updated`` (the store's now) change, so a step's
+        save neither loses it nor is refused by it: no save writes the title
+        (ADR 79). Raises ``JobNotFound`` when the job is gone.
+        """
+        ...
+
 
 class Corrections(Protocol):
     """A person's corrections of a done job's transcript, saved compare-and-set (ADR 57)."""
@@ -1335,6 +1344,8 @@ class Wishes:
     #: Summarise the recording once done (SPEC §27); None: as ``[llm] auto_summary`` says.
     #: Without ``[llm]`` nothing is summarised, whatever is asked.
     summary: bool | None = None
+    #: The recording's title as sent (``titles.clean_title`` judges it); None: none. Never logged.
+    title: str | None = attrs.field(default=None, repr=False)
     #: ``language`` is a standing setting (a chat's ``/language``), not this recording's ask:
     #: one the recognizer no longer has falls back to auto instead of refusing the recording.
     standing_language: bool = False
