@@ -79,6 +79,8 @@ async def test_correct_reload_download_and_restore_in_a_browser(
         await alice.goto(url)
         assert await _shown(alice) == HEARD.split()
         assert await alice.get_attribute("#transcript", "data-version") == "0"
+        # Without [llm] the page offers no summary (SPEC §27).
+        assert await alice.locator("#summary").count() == 0
 
         # Escape leaves the turn as it was.
         await alice.get_by_role("button", name="Edit this turn").click()

@@ -118,8 +118,13 @@ def _done(job: Job) -> None:
 
 async def request_summary(request: Request) -> Response:
     """``POST /api/jobs/{id}/summary``: queue (again) the done recording's summary (202)."""
+    _llm(request)
+    return await queue_summary(request, await reachable_job(request))
+
+
+async def queue_summary(request: Request, job: Job) -> Response:
+    """Queue (again) the summary of ``job``, reached by the caller: the answer of both doors."""
     services, _, _ = _llm(request)
-    job = await reachable_job(request)
     _done(job)
     try:
         summary = await summary_steps.request(services, job.id)
@@ -133,8 +138,13 @@ async def request_summary(request: Request) -> Response:
 
 async def get_summary(request: Request) -> Response:
     """``GET /api/jobs/{id}/summary``: the recording's summary and its state."""
+    _llm(request)
+    return await read_summary(request, await reachable_job(request))
+
+
+async def read_summary(request: Request, job: Job) -> Response:
+    """The summary of ``job``, reached by the caller, and its state: the answer of both doors."""
     _, _, store = _llm(request)
-    job = await reachable_job(request)
     try:
         summary = await store.get_summary(job.id)
     except TranscriberError as exc:
@@ -147,8 +157,13 @@ async def get_summary(request: Request) -> Response:
 
 async def ask(request: Request) -> Response:
     """``POST /api/jobs/{id}/ask``: ``{"question"}`` answered from the transcript only."""
+    _llm(request)
+    return await answer(request, await reachable_job(request))
+
+
+async def answer(request: Request, job: Job) -> Response:
+    """The question of the body on ``job``, reached by the caller: the answer of both doors."""
     _, model, _ = _llm(request)
-    job = await reachable_job(request)
     body = await read_json_object(
         request,
         max_bytes=MAX_ASK_BODY_BYTES,
