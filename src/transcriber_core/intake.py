@@ -69,10 +69,10 @@ class Judged:
     request: RecognitionRequest = DEFAULT_REQUEST
     speakers: int | None = None
     callback_url: str | None = attrs.field(default=None, repr=False)
-    #: Summarise it once done: as asked, else ``[llm] auto_summary``; never without ``[llm]``.
-    summary: bool = False
     #: The title, trimmed; None: none (ADR 79).
     title: str | None = attrs.field(default=None, repr=False)
+    #: Summarise it once done: as asked, else ``[llm] auto_summary``; never without ``[llm]``.
+    summary: bool = False
 
 
 async def take_in(
@@ -176,8 +176,8 @@ async def judge(services: Services, wishes: Wishes) -> Judged:
         request=request,
         speakers=wanted,
         callback_url=wishes.callback_url,
-        summary=summary_steps.wants_summary(services, wishes.summary),
         title=title,
+        summary=summary_steps.wants_summary(services, wishes.summary),
     )
 
 

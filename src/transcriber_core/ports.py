@@ -1341,11 +1341,11 @@ class Wishes:
     speakers: str | None = None
     #: Where to report the job's end (ADR 35), unchecked; may carry a secret: never logged.
     callback_url: str | None = attrs.field(default=None, repr=False)
+    #: The recording's title as sent (``titles.clean_title`` judges it); None: none. Never logged.
+    title: str | None = attrs.field(default=None, repr=False)
     #: Summarise the recording once done (SPEC §27); None: as ``[llm] auto_summary`` says.
     #: Without ``[llm]`` nothing is summarised, whatever is asked.
     summary: bool | None = None
-    #: The recording's title as sent (``titles.clean_title`` judges it); None: none. Never logged.
-    title: str | None = attrs.field(default=None, repr=False)
     #: ``language`` is a standing setting (a chat's ``/language``), not this recording's ask:
     #: one the recognizer no longer has falls back to auto instead of refusing the recording.
     standing_language: bool = False

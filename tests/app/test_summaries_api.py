@@ -95,15 +95,16 @@ async def _summary(client: httpx.AsyncClient, job_id: str) -> dict[str, Any]:
     return found
 
 
-async def test_without_llm_the_routes_answer_llm_unavailable(tmp_path: Path) -> None:
-    """No ``[llm]``: the summary and question routes are 404 ``llm_unavailable``."""
+async def test_without_llm_the_routes_answer_llm_unavailable(tmp_path: Path, wav: bytes) -> None:
+    """No ``[llm]``: the summary and question routes of a job are 404 ``llm_unavailable``."""
     runtime = await build(_config(tmp_path, None))
     try:
         async with in_process_client(runtime) as client:
+            job_id = await _upload_and_transcribe(runtime, client, wav)
             for method, path in (
-                ("POST", "/api/jobs/abc/summary"),
-                ("GET", "/api/jobs/abc/summary"),
-                ("POST", "/api/jobs/abc/ask"),
+                ("POST", f"/api/jobs/{job_id}/summary"),
+                ("GET", f"/api/jobs/{job_id}/summary"),
+                ("POST", f"/api/jobs/{job_id}/ask"),
             ):
                 answer = await client.request(method, path, headers=HEADERS, json={})
                 assert answer.status_code == 404, answer.text

@@ -14,8 +14,8 @@ import httpx
 import pytest
 
 from tests.app.test_summaries_api import _config
-from tests.app.test_workspace import person
 from tests.app.test_workspace import owner as owner  # noqa: PLC0414 - the fixture, shared
+from tests.app.test_workspace import person
 from tests.app.test_workspace_corrections import done_job, someone, token_of
 from tests.support.fake_chat import FakeChatServer
 from transcriber_adapters.memory import ManualClock

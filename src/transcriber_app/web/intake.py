@@ -52,12 +52,12 @@ Admission = Callable[[Request], Awaitable[tuple[str | None, str | None]]]
 Credential = Callable[[Request], Awaitable[str | None]]
 #: The form field that asks for speaker labels (SPEC §18).
 SPEAKERS_FIELD = "speakers"
+#: The form field of the recording's title (SPEC §26).
+TITLE_FIELD = "title"
 #: The form field that asks for a summary once the recording is done (SPEC §27).
 SUMMARY_FIELD = "summary"
 #: What the ``summary`` field may say: a form's and an HTML checkbox's ways of yes and no.
 SUMMARY_VALUES = {"true": True, "1": True, "on": True, "false": False, "0": False, "off": False}
-#: The form field of the recording's title (SPEC §26).
-TITLE_FIELD = "title"
 #: The stable code of a refusal for want of disk space (reference: Limits).
 INSUFFICIENT_STORAGE = "insufficient_storage"
 
@@ -132,7 +132,7 @@ class FormDoor:
         )
 
     def wishes(self, received: Received) -> Wishes:
-        """The form's language, prompt, task, speakers, summary, callback and title.
+        """The form's ``language``, ``prompt``, ``task``, ``speakers``, callback, title, summary.
 
         ``speakers`` left out means ``[diarization] default``; ``summary`` left
         out, ``[llm] auto_summary``. 400 ``bad_summary`` for a summary that is
@@ -147,8 +147,8 @@ class FormDoor:
             task=received.field("task"),
             speakers=speakers,
             callback_url=received.callback_url,
-            summary=summary_wish(received.field(SUMMARY_FIELD)),
             title=received.field(TITLE_FIELD),
+            summary=summary_wish(received.field(SUMMARY_FIELD)),
         )
 
 

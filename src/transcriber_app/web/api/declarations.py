@@ -331,7 +331,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
                 BAD_TITLE,
                 description=(
                     "the form, the Idempotency-Key, the callback_url, the language, the prompt,"
-                    " the task, the speakers, the summary or the title cannot be used"
+                    " the task, the speakers, the title or the summary cannot be used"
                 ),
             ),
             error(

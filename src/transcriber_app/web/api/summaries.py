@@ -1,7 +1,8 @@
 """``/api/jobs/{id}/summary`` and ``/ask``: a recording's summary and questions (SPEC §27).
 
-Both need ``[llm]``: without it they answer 404 ``llm_unavailable``. A job
-is reached as by every job route (``reachable_job``: another's is a 404).
+A job is reached as by every job route first (``reachable_job``: no token
+is a 401, another's job a 404); then both need ``[llm]``: without it they
+answer 404 ``llm_unavailable``.
 A summary is a unit of work (ADR 83): asking queues it (202), reading it
 shows its state. A question is answered in the request, from the
 transcript only; its quotes are transcript lines with their real times.
@@ -118,7 +119,6 @@ def _done(job: Job) -> None:
 
 async def request_summary(request: Request) -> Response:
     """``POST /api/jobs/{id}/summary``: queue (again) the done recording's summary (202)."""
-    _llm(request)
     return await queue_summary(request, await reachable_job(request))
 
 
@@ -138,7 +138,6 @@ async def queue_summary(request: Request, job: Job) -> Response:
 
 async def get_summary(request: Request) -> Response:
     """``GET /api/jobs/{id}/summary``: the recording's summary and its state."""
-    _llm(request)
     return await read_summary(request, await reachable_job(request))
 
 
@@ -157,7 +156,6 @@ async def read_summary(request: Request, job: Job) -> Response:
 
 async def ask(request: Request) -> Response:
     """``POST /api/jobs/{id}/ask``: ``{"question"}`` answered from the transcript only."""
-    _llm(request)
     return await answer(request, await reachable_job(request))
 
 
