@@ -106,6 +106,7 @@ async def test_generate_a_summary_and_ask_with_a_quote_that_seeks_the_player(
             await panel.scroll_into_view_if_needed()
             wide = await alice.evaluate("document.documentElement.scrollWidth")
             assert wide <= 390
+            await alice.evaluate("window.scrollTo(0, 0)")  # the sticky player at its place
             await _snapshot(alice, "workspace-summary-390x844")
 
             # A correction makes it stale: the page says so and offers Regenerate.
