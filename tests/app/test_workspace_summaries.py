@@ -1,42 +1,21 @@
 """The page's summary and question routes under ``/w`` (SPEC §27): the person's own, with CSRF.
 
-The runtime's ``[llm]`` is the fake chat server; the workspace conftest's
-default runtime (no ``[llm]``) shows the routes off.
+The runtime's ``[llm]`` is the fake chat server, as in ``test_summaries_api.py``.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import httpx
-import pytest
 
-from tests.app.test_summaries_api import _config
+from tests.app.test_summaries_api import fake as fake  # noqa: PLC0414 - the fixture
+from tests.app.test_summaries_api import runtime as runtime  # noqa: PLC0414 - with [llm]
 from tests.app.test_workspace import owner as owner  # noqa: PLC0414 - the fixture, shared
 from tests.app.test_workspace import person
 from tests.app.test_workspace_corrections import done_job, someone, token_of
 from tests.support.fake_chat import FakeChatServer
-from transcriber_adapters.memory import ManualClock
-from transcriber_app.bootstrap import Runtime, build
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeChatServer]:
-    """The chat server the runtime's ``[llm]`` names."""
-    async with FakeChatServer() as server:
-        yield server
-
-
-@pytest.fixture
-async def runtime(
-    tmp_path: Path, clock: ManualClock, fake: FakeChatServer
-) -> AsyncIterator[Runtime]:
-    """A runtime with ``[llm]`` on the fake; no workers run."""
-    built = await build(_config(tmp_path, fake), clock=clock)
-    yield built
-    await built.close()
+from transcriber_app.bootstrap import Runtime
 
 
 async def test_the_page_asks_reads_and_questions_only_with_its_session(

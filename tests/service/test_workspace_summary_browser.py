@@ -11,16 +11,14 @@ nothing sticks out sideways.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import httpx
 import pytest
 
 from tests.service.test_admin_browser import SCREENSHOT_DIR
-from tests.service.test_workspace_browser import _invite, _join, _make_token, _owner
+from tests.service.test_workspace_browser import _alice_with_a_done_recording
 from tests.service.test_workspace_browser import chromium as chromium  # noqa: PLC0414 - fixture
 from tests.support.fake_chat import API_KEY, MODEL, FakeChatServer
 from tests.support.media import tone
@@ -53,20 +51,7 @@ async def test_generate_a_summary_and_ask_with_a_quote_that_seeks_the_player(
             "llm": {"base_url": fake.base_url, "api_key": API_KEY, "model": MODEL},
         }
         with running_service(tmp_path / "service", config=config) as service:
-            owner = await _owner(chromium, service)
-            alice = await _join(chromium, await _invite(owner, "alice"))
-            token = await _make_token(alice, "summary test")
-            headers = {"Authorization": f"Bearer {token}"}
-            async with httpx.AsyncClient(base_url=service.base_url, timeout=10.0) as api:
-                sent = await api.post(
-                    "/api/audio",
-                    files={"file": ("meeting.mp3", recording, "audio/mpeg")},
-                    headers=headers,
-                )
-                assert sent.status_code == 202, sent.text
-            job_id = sent.json()["job_id"]
-            done = await asyncio.to_thread(service.wait_for_job, job_id, headers=headers)
-            assert done["state"] == "done"
+            _, alice, job_id = await _alice_with_a_done_recording(chromium, service, recording)
             await alice.goto(f"{service.base_url}/w/recordings/{job_id}")
 
             panel = alice.get_by_role("region", name="Summary")
