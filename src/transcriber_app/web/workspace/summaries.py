@@ -15,9 +15,9 @@ from starlette.responses import Response
 
 from transcriber_app.web.api import summaries
 from transcriber_app.web.errors import ApiError, error_response
+from transcriber_app.web.sessions import session_of
 from transcriber_app.web.workspace import views
 from transcriber_app.web.workspace.corrections import CSRF_HEADER
-from transcriber_app.web.workspace.sessions import workspace_session_of
 from transcriber_core.entities import Job
 
 _Answer = Callable[[Request, Job], Awaitable[Response]]
@@ -28,7 +28,7 @@ async def _own_job(request: Request, *, posted: bool) -> Job:
     person = await views.signed_in(request)
     if person is None:
         raise ApiError(403, "not_signed_in", "sign in first")
-    session = workspace_session_of(request)
+    session = session_of(request)
     if posted and not session.csrf_ok(request.headers.get(CSRF_HEADER)):
         raise ApiError(403, "bad_csrf", "the page is stale or forged; reload it and try again")
     job = await views.own_job(request, person)
