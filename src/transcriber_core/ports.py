@@ -620,6 +620,16 @@ class Accounts(Protocol):
         """
         ...
 
+    async def delete_person(self, person_id: str) -> bool:
+        """Forget the person and every row of theirs here, in one transaction (ADR 90).
+
+        Their invites, tokens, sessions, link codes and chat links go with
+        them; from the commit no token, session or chat of theirs answers.
+        Their recordings and voices are other stores' (``people.forget_person``).
+        False when unknown.
+        """
+        ...
+
 
 class ChatLinks(Protocol):
     """Telegram chats linked to people by one-time codes (ADR 60)."""
