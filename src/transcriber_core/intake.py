@@ -24,6 +24,7 @@ from pathlib import Path
 
 import attrs
 
+from transcriber_core import summary_steps
 from transcriber_core.entities import Event, Job, Origin, State
 from transcriber_core.errors import (
     CallbackRefused,
@@ -31,6 +32,7 @@ from transcriber_core.errors import (
     OptionRefused,
     PermanentError,
     QuotaExceeded,
+    TranscriberError,
 )
 from transcriber_core.languages import DEFAULT_REQUEST, RecognitionRequest, recognition_request
 from transcriber_core.outbox import deliver_next, deliveries_for
@@ -69,6 +71,8 @@ class Judged:
     callback_url: str | None = attrs.field(default=None, repr=False)
     #: The title, trimmed; None: none (ADR 79).
     title: str | None = attrs.field(default=None, repr=False)
+    #: Summarise it once done: as asked, else ``[llm] auto_summary``; never without ``[llm]``.
+    summary: bool = False
 
 
 async def take_in(
@@ -120,7 +124,23 @@ async def take_in(
             payer=payer,
             title=judged.title,
         )
+    if is_new and judged.summary:
+        await _ask_summary(services, job)
     return Taken(job=job, is_new=is_new)
+
+
+async def _ask_summary(services: Services, job: Job) -> None:
+    """Queue the new job's summary; it waits for the job to be done (ADR 83).
+
+    The job is already stored: a store that fails now costs the summary
+    alone (logged), never the recording, which is asked for again later.
+    """
+    try:
+        await summary_steps.request(services, job.id)
+    except TranscriberError as exc:
+        log.warning(
+            "summary.request_error", extra={"job_id": job.id, "error_type": type(exc).__name__}
+        )
 
 
 async def judge(services: Services, wishes: Wishes) -> Judged:
@@ -152,7 +172,13 @@ async def judge(services: Services, wishes: Wishes) -> Judged:
     wanted = None if wishes.speakers is None else parse_wanted(wishes.speakers)
     if wanted is not None and not labels_speakers(services):
         raise BadSpeakers("this service labels no speakers; send speakers=off")
-    return Judged(request=request, speakers=wanted, callback_url=wishes.callback_url, title=title)
+    return Judged(
+        request=request,
+        speakers=wanted,
+        callback_url=wishes.callback_url,
+        title=title,
+        summary=summary_steps.wants_summary(services, wishes.summary),
+    )
 
 
 async def submit(
