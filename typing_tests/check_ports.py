@@ -14,6 +14,7 @@ from transcriber_adapters.memory import (
     MemoryChatStore,
     MemoryConditionStore,
     MemoryConverter,
+    MemoryFetcher,
     MemoryFileStore,
     MemoryJobRepository,
     MemoryNotifier,
@@ -75,6 +76,7 @@ from transcriber_core.ports import (
     JobRepository,
     Jobs,
     Listings,
+    MediaFetcher,
     Notifier,
     Outbox,
     OwnerStore,
@@ -158,7 +160,9 @@ def check(
     diarizers: list[Diarizer] = [MemoryDiarizer(), OfflineDiarizer()]
     # The doors of the one way in (ADR 74): app code, read by the core through its port.
     doors: list[Door] = [form_door, openai_door, chat_door]
-    del voices, diarizers, doors
+    # Links' downloads (SPEC §28): the fake; the yt-dlp adapter joins it when it lands.
+    fetchers: list[MediaFetcher] = [MemoryFetcher()]
+    del voices, diarizers, doors, fetchers
     del usage, chats, people, invitations, accounts, tokens, sessions
     del senders, feeds, budgets, probes, meters, conditions, owners, repos, stores, converters
     del recognizers, notifiers, clocks, ids

@@ -19,7 +19,7 @@ from transcriber_adapters.datadir import claim as claim_data_dir
 from transcriber_adapters.ffmpeg import OPUS, PCM, FfmpegConverter
 from transcriber_adapters.filesystem import FilesystemFileStore
 from transcriber_adapters.media_header import HeaderProbe
-from transcriber_adapters.memory import MemoryRecognizer
+from transcriber_adapters.memory import MemoryFetcher, MemoryRecognizer, Served
 from transcriber_adapters.sqlite import (
     SqliteBudgetStore,
     SqliteChatStore,
@@ -46,9 +46,11 @@ from transcriber_core.ports import (
     Converter,
     Diarizer,
     Event,
+    FetchLimits,
     FileStore,
     IdSource,
     JobRepository,
+    MediaFetcher,
     Notifier,
     OwnerStore,
     PeopleStore,
@@ -154,6 +156,7 @@ def concurrency_from(config: Config) -> dict[State, int]:
     """Loops per step state from ``[workers]`` (ADR 27); 0 runs none of that step here."""
     workers = config.workers
     return {
+        State.FETCH: workers.fetch,
         State.CONVERT: workers.convert,
         State.RECOGNIZE: workers.recognize,
         State.CHECK: workers.check,
@@ -181,6 +184,7 @@ async def build(
     recognizer_files: FileStore | None = None,
     diarizer: Diarizer | None = None,
     notifier: Notifier | None = None,
+    fetcher: MediaFetcher | None = None,
     host: str | None = None,
     wakeup_feed: WakeupFeed | None = None,
     intake: bool = True,
@@ -247,6 +251,8 @@ async def build(
             worker=f"{this_host}:{os.getpid()}",
             notifier=_notifier(bot, stores.budgets) if notifier is None else notifier,
             webhooks=_webhooks(config, clock, closers),
+            fetcher=_fetcher(config) if fetcher is None else fetcher,
+            fetch_limits=fetch_limits_from(config),
             clock=clock,
             ids=ids or RandomIds(),
             settings=settings,
@@ -510,6 +516,27 @@ def _webhooks(
     )
     closers.append(sender.close)
     return sender
+
+
+def fetch_limits_from(config: Config) -> FetchLimits:
+    """What one link may bring in: ``[import] max_bytes`` and §17's duration limit."""
+    return FetchLimits(
+        max_bytes=config.import_.max_bytes, max_seconds=config.storage.max_duration_seconds
+    )
+
+
+#: What the demo's fetcher brings in for any link: 3 s of the memory converter's audio.
+DEMO_LINK = Served(data=b"\0" * 48_000, title="A recording from a link", extension=".wav")
+
+
+def _fetcher(config: Config) -> MediaFetcher | None:
+    """The fetcher of links (SPEC §28): the demo's map for the memory recognizer.
+
+    Otherwise none yet: links are refused at intake (``links_disabled``).
+    """
+    if config.recognizer.kind == "memory":
+        return MemoryFetcher(default=DEMO_LINK)
+    return None
 
 
 def _telegram_notifier(bot: Bot, budgets: BudgetStore) -> Notifier:

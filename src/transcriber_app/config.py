@@ -246,6 +246,8 @@ def default_whisper_recognitions(cpus: int) -> int:
 class WorkersConfig:
     """How many loops of each step this process runs, and what rides the express lane (ADR 27)."""
 
+    #: Fetch loops (links' downloads, SPEC §28); 0: this process fetches no link.
+    fetch: int = 2
     #: Convert loops; 0: this process does not convert.
     convert: int = attrs.field(factory=default_convert_loops)
     #: Recognize loops (upload and start); 0: none here.
@@ -311,6 +313,20 @@ class QuotasConfig:
     seconds_per_day: int = 0
 
 
+#: ``[import] max_bytes`` by default: 2 GiB, an hours-long lecture's audio with room to spare.
+DEFAULT_IMPORT_MAX_BYTES = 2 * 1024**3
+
+
+@attrs.frozen(kw_only=True)
+class ImportConfig:
+    """Links taken in and fetched (SPEC §28, ADR 85)."""
+
+    #: Largest file one link may bring in, declared or counted while it downloads.
+    max_bytes: int = DEFAULT_IMPORT_MAX_BYTES
+    #: Let a fetch reach loopback, private and link-local addresses (tests, trusted networks).
+    allow_private: bool = False
+
+
 @attrs.frozen(kw_only=True)
 class WorkerConfig:
     """Where ``transcriber worker`` answers ``/health`` and ``/metrics`` (ADR 38)."""
@@ -349,6 +365,8 @@ class Config:
     diarization: DiarizationConfig = DiarizationConfig()
     openai: OpenAIConfig = OpenAIConfig()
     quotas: QuotasConfig = QuotasConfig()
+    #: ``[import]`` (a Python keyword, hence the trailing underscore here).
+    import_: ImportConfig = attrs.field(default=ImportConfig(), alias="import")
     worker: WorkerConfig = WorkerConfig()
     shutdown: ShutdownConfig = ShutdownConfig()
 
@@ -371,6 +389,7 @@ _SECTIONS: dict[str, type[Any]] = {
     "diarization": attrs.resolve_types(DiarizationConfig),
     "openai": attrs.resolve_types(OpenAIConfig),
     "quotas": attrs.resolve_types(QuotasConfig),
+    "import": attrs.resolve_types(ImportConfig),
     "worker": attrs.resolve_types(WorkerConfig),
     "shutdown": attrs.resolve_types(ShutdownConfig),
 }
@@ -557,7 +576,7 @@ def _check_positive(*named: tuple[str, float]) -> None:
 
 def _check_workers(workers: WorkersConfig) -> None:
     """Loop counts and the express lane's limits (ADR 27)."""
-    for key in ("convert", "recognize", "check", "deliver"):
+    for key in ("fetch", "convert", "recognize", "check", "deliver"):
         if getattr(workers, key) < 0:
             raise ConfigError(f"[workers] {key}: must not be negative")
     if workers.express_bytes <= 0:
@@ -613,6 +632,8 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
     """Cross-checks: values that parse but cannot work."""
     if config.storage.max_record_bytes <= 0:
         raise ConfigError("[storage] max_record_bytes: must be positive")
+    if config.import_.max_bytes <= 0:
+        raise ConfigError("[import] max_bytes: must be positive")
     for section, port in (("http", config.http.port), ("worker", config.worker.port)):
         if not 0 < port < 65536:
             raise ConfigError(f"[{section}] port: must be between 1 and 65535")

@@ -20,6 +20,7 @@ from transcriber_core.ports import (
     Diarizer,
     DurationMeter,
     DurationProbe,
+    FetchLimits,
     FileRecords,
     FileStore,
     IdSource,
@@ -27,6 +28,7 @@ from transcriber_core.ports import (
     JobRepository,
     Jobs,
     Listings,
+    MediaFetcher,
     Notifier,
     Outbox,
     PartQueue,
@@ -39,6 +41,9 @@ from transcriber_core.ports import (
     WebhookSender,
 )
 from transcriber_core.wakeup import Wakeup
+
+#: What one link may bring in unless the app says otherwise: ``[import] max_bytes``'s default.
+DEFAULT_FETCH_LIMITS = FetchLimits(max_bytes=2 * 1024**3)
 
 
 @attrs.frozen(kw_only=True)
@@ -70,6 +75,10 @@ class Services:
     usage: UsageStore | None = None
     #: Each owner's remembered voices (SPEC §25); None: speakers are never matched to voices.
     voices: VoiceStore | None = None
+    #: Downloads links' recordings (SPEC §28); None: links are refused at intake.
+    fetcher: MediaFetcher | None = None
+    #: What one link may bring in (``[import] max_bytes``, §17's duration limit).
+    fetch_limits: FetchLimits = DEFAULT_FETCH_LIMITS
     #: This host's name: the scope of conditions about its own disk.
     host: str = ""
     #: This process among the workers (host and process id): named in the parts it leases.

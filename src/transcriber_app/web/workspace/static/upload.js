@@ -8,6 +8,8 @@
 // form to the action, with the session's CSRF token in X-CSRF-Token; its bar follows
 // xhr.upload.onprogress. An accepted file's row gets data-job="ID", so live.js keeps its
 // state current; a refused one shows the service's message and its error code.
+// "Paste a link" (#link, #link-send) sends the form with url instead of file (SPEC §28);
+// its row then shows the fetch's progress from the live list.
 (function () {
   "use strict";
 
@@ -89,7 +91,11 @@
     if (item.speakers !== null) {
       data.append("speakers", item.speakers);
     }
-    data.append("file", item.file, item.file.name);
+    if (item.url) {
+      data.append("url", item.url);
+    } else {
+      data.append("file", item.file, item.file.name);
+    }
     var xhr = new XMLHttpRequest();
     xhr.open("POST", form.action);
     xhr.setRequestHeader("X-CSRF-Token", form.getAttribute("data-csrf"));
@@ -101,7 +107,7 @@
     };
     xhr.upload.onload = function () {
       setPercent(item, 100);
-      status(item, "sent; being stored");
+      status(item, item.url ? "sent; checking the link" : "sent; being stored");
     };
     xhr.onload = function () {
       var answer = answerOf(xhr);
@@ -148,6 +154,43 @@
     }
     status(item, "waiting to be sent");
     waiting.push(item);
+  }
+
+  function addLink(url) {
+    var row = template.content.firstElementChild.cloneNode(true);
+    row.querySelector(".name").textContent = url;
+    row.querySelector("progress").setAttribute("aria-label", "Sending the link");
+    list.appendChild(row);
+    if (section) {
+      section.hidden = false;
+    }
+    status({ row: row }, "waiting to be sent");
+    waiting.push({
+      url: url,
+      row: row,
+      language: choice("language") || "auto",
+      speakers: choice("speakers"),
+    });
+    next();
+  }
+
+  var link = document.getElementById("link");
+  var linkSend = document.getElementById("link-send");
+  function sendLink() {
+    var url = link.value.trim();
+    if (url) {
+      addLink(url);
+      link.value = "";
+    }
+  }
+  if (link && linkSend) {
+    linkSend.addEventListener("click", sendLink);
+    link.addEventListener("keydown", function (event) {
+      if (event.key === "Enter") {
+        event.preventDefault();
+        sendLink();
+      }
+    });
   }
 
   function addAll(files) {
