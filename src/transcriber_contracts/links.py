@@ -36,9 +36,9 @@ PERSON = f"person:{'p' * 57}"
 LINK = "https://media.example.org/talks/42.mp3?signature=s3cr3t"
 
 
-def make_link_job(**changes: object) -> Job:
-    """A new job of ``LINK``, waiting in ``fetch`` with no file yet."""
-    return make_job(state=State.FETCH, source_file_id=None, source_url=LINK, **changes)
+def make_link_job(*, owner: str | None = None) -> Job:
+    """A new job of ``LINK`` (``owner``'s), waiting in ``fetch`` with no file yet."""
+    return make_job(state=State.FETCH, source_file_id=None, source_url=LINK, owner=owner)
 
 
 async def _fetching(clock: ManualClock, repo: JobRepository, lease: str = "lease-1") -> Job:
