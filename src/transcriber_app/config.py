@@ -9,6 +9,7 @@ the key, so a mistake stops startup instead of surfacing later.
 from __future__ import annotations
 
 import difflib
+import keyword
 import ipaddress
 import os
 import re
@@ -246,14 +247,17 @@ def default_whisper_recognitions(cpus: int) -> int:
 class WorkersConfig:
     """How many loops of each step this process runs, and what rides the express lane (ADR 27)."""
 
-    #: Fetch loops (links' downloads, SPEC §28); 0: this process fetches no link.
-    fetch: int = 2
     #: Convert loops; 0: this process does not convert.
     convert: int = attrs.field(factory=default_convert_loops)
     #: Recognize loops (upload and start); 0: none here.
     recognize: int = 4
     #: Check loops; 0: none here.
     check: int = 2
+    #: Fetch loops (links' downloads, SPEC §28); 0: none here. Unset: 2 where this process
+    #: converts, else 0 (an API-only process stays one that runs no step, ADR 38).
+    fetch: int = attrs.field(
+        default=attrs.Factory(lambda workers: 2 if workers.convert else 0, takes_self=True)
+    )
     #: A recording of at most this many bytes may take the express lane.
     express_bytes: int = 20 * 1024**2
     #: ... and only when it lasts (or is not known to last more than) this long.
@@ -366,7 +370,7 @@ class Config:
     openai: OpenAIConfig = OpenAIConfig()
     quotas: QuotasConfig = QuotasConfig()
     #: ``[import]`` (a Python keyword, hence the trailing underscore here).
-    import_: ImportConfig = attrs.field(default=ImportConfig(), alias="import")
+    import_: ImportConfig = ImportConfig()
     worker: WorkerConfig = WorkerConfig()
     shutdown: ShutdownConfig = ShutdownConfig()
 
@@ -413,7 +417,9 @@ def load_config(path: Path | None = None, env: Mapping[str, str] | None = None) 
             raise ConfigError(f"unknown section [{section}]")
         if not isinstance(values, dict):
             raise ConfigError(f"[{section}] must be a table of keys")
-        sections[section] = _section(section, _SECTIONS[section], values)
+        # ``[import]`` is ``Config.import_``: the section's name is a Python keyword.
+        field = f"{section}_" if keyword.iskeyword(section) else section
+        sections[field] = _section(section, _SECTIONS[section], values)
     config = Config(**sections)
     if config.recognizer.kind == "whisper" and "recognize" not in raw.get("workers", {}):
         # Four loops that each use every CPU oversubscribe a small box (ADR 49).

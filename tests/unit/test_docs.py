@@ -38,7 +38,11 @@ PACKAGES = {p.name for p in (ROOT / "src").iterdir() if p.name.startswith("trans
 def sections() -> dict[str, type]:
     """Each config section's name and class."""
     defaults = Config()
-    return {field.name: type(getattr(defaults, field.name)) for field in attrs.fields(Config)}
+    # ``Config.import_`` is the section ``[import]``: its name is a Python keyword.
+    return {
+        field.name.removesuffix("_"): type(getattr(defaults, field.name))
+        for field in attrs.fields(Config)
+    }
 
 
 def adr_files() -> dict[int, Path]:

@@ -170,6 +170,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
                     " Send this or url, not both"
                 ),
                 schema={"type": "string", "format": "binary", "minLength": 1},
+                either=URL_FIELD,
                 content_type="application/octet-stream",
             ),
             FormField(
