@@ -9,8 +9,8 @@ the key, so a mistake stops startup instead of surfacing later.
 from __future__ import annotations
 
 import difflib
-import keyword
 import ipaddress
+import keyword
 import os
 import re
 import tomllib
