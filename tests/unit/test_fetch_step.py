@@ -111,12 +111,7 @@ async def test_the_fetch_notes_its_bytes_while_it_runs(
     world: World, fetcher: MemoryFetcher
 ) -> None:
     """Mid-way the job shows the bytes so far, the declared total and the percent."""
-    job = await _take(world)
-    fetcher.pause_after_first_chunk()
-    lease = await acquire_next(world.services, State.FETCH)
-    assert lease is not None
-    running = asyncio.create_task(process(world.services, lease))
-    await fetcher.waiting.wait()
+    job, running = await _held(world, fetcher)
     stored = await _noted(world, job.id)
     assert fetch_report_of(stored) == FetchReport(
         bytes=64 * 1024, total_bytes=len(DATA), percent=32
@@ -126,6 +121,17 @@ async def test_the_fetch_notes_its_bytes_while_it_runs(
     assert result is not None
     assert result.state is State.CONVERT
     assert fetch_report_of(await world.repo.get(job.id)) is None
+
+
+async def _held(world: World, fetcher: MemoryFetcher) -> tuple[Job, asyncio.Task[Job | None]]:
+    """A link's job whose fetch runs in a task, held after its first chunk by the fetcher."""
+    job = await _take(world)
+    fetcher.pause_after_first_chunk()
+    lease = await acquire_next(world.services, State.FETCH)
+    assert lease is not None
+    running = asyncio.create_task(process(world.services, lease))
+    await fetcher.waiting.wait()
+    return job, running
 
 
 async def _noted(world: World, job_id: str) -> Job:
@@ -141,12 +147,7 @@ async def _noted(world: World, job_id: str) -> Job:
 async def test_an_unknown_size_is_told_as_unknown(world: World, fetcher: MemoryFetcher) -> None:
     """A site that declares no size: the bytes so far, total and percent None."""
     fetcher.served[LINK] = Served(data=DATA)
-    job = await _take(world)
-    fetcher.pause_after_first_chunk()
-    lease = await acquire_next(world.services, State.FETCH)
-    assert lease is not None
-    running = asyncio.create_task(process(world.services, lease))
-    await fetcher.waiting.wait()
+    job, running = await _held(world, fetcher)
     report = fetch_report_of(await _noted(world, job.id))
     assert report == FetchReport(bytes=64 * 1024, total_bytes=None, percent=None)
     fetcher.resume()
@@ -207,12 +208,7 @@ async def test_a_job_deleted_mid_fetch_stops_it_and_leaves_nothing(
     """Deleting a fetching job loses its lease: the download stops, its folder goes, no file."""
     settings = attrs.evolve(world.services.settings, lease_renewal=timedelta(milliseconds=20))
     world = _with(world, settings=settings)
-    job = await _take(world)
-    fetcher.pause_after_first_chunk()
-    lease = await acquire_next(world.services, State.FETCH)
-    assert lease is not None
-    running = asyncio.create_task(process(world.services, lease))
-    await fetcher.waiting.wait()
+    job, running = await _held(world, fetcher)
     assert len(_left_in(staging)) == 1
     await delete_job(world.services, job.id)
     assert await running is None
@@ -225,12 +221,7 @@ async def test_a_cancelled_fetch_leaves_nothing(
     world: World, fetcher: MemoryFetcher, staging: Path
 ) -> None:
     """A worker cancelled mid-fetch (shutdown): the download stops, its folder goes, no file."""
-    job = await _take(world)
-    fetcher.pause_after_first_chunk()
-    lease = await acquire_next(world.services, State.FETCH)
-    assert lease is not None
-    running = asyncio.create_task(process(world.services, lease))
-    await fetcher.waiting.wait()
+    job, running = await _held(world, fetcher)
     running.cancel()
     with pytest.raises(asyncio.CancelledError):
         await running

@@ -164,37 +164,41 @@ class BotIntake:
         settings = await self.settings_of(message.chat.id)
         url = None if target is None else link_of(target)
         if target is not None and recording is None and url is not None:
-            await self.receive_link(bot, target, url, settings=settings, asked_by=message)
+            await self.receive(bot, target, url=url, settings=settings, asked_by=message)
             return
         if target is None or recording is None:
             await self._reply(bot, message, (await self.texts(message, settings)).transcribe_usage)
             return
         await self.receive(bot, target, recording, settings=settings, asked_by=message)
 
-    async def receive(
+    async def receive(  # noqa: PLR0911 - one answer per refusal reads best
         self,
         bot: Bot,
         message: Message,
-        recording: Recording,
+        recording: Recording | None = None,
         *,
+        url: str | None = None,
         settings: ChatSettings | None = None,
         asked_by: Message | None = None,
     ) -> None:
-        """Turn the recording in ``message`` into a job, or tell the sender why not.
+        """Turn the recording (or the link, SPEC §28) in ``message`` into a job, or say why not.
 
         ``asked_by`` is the ``/transcribe`` that asked for it: its sender pays
-        for the recording, and refusals answer it (ADR 67).
+        for the recording, and refusals answer it (ADR 67). A refused link is
+        told why in the chat's language, never repeating the link.
         """
         settings = settings or await self.settings_of(message.chat.id)
         answer = asked_by or message
         texts = await self.texts(answer, settings)
-        extra = {
-            "kind": recording.kind,
-            "extension": recording.extension,
-            "size": recording.declared_size,
-        }
+        extra: dict[str, object] = {"kind": "link"}
+        if recording is not None:
+            extra = {
+                "kind": recording.kind,
+                "extension": recording.extension,
+                "size": recording.declared_size,
+            }
         log.info("bot.recording", extra=extra)
-        size = recording.declared_size
+        size = None if recording is None else recording.declared_size
         if size is not None and size > self.max_file_bytes:
             await self._too_large(bot, answer, texts, extra)
             return
@@ -202,7 +206,7 @@ class BotIntake:
             log.warning("bot.no_room", extra=extra)
             await self._reply(bot, answer, texts.no_room)
             return
-        door = ChatDoor(self, bot, message, settings, recording=recording, asker=answer)
+        door = ChatDoor(self, bot, message, settings, recording=recording, url=url, asker=answer)
         try:
             taken = await self._accept_patiently(door, extra)
         except asyncio.CancelledError:
@@ -212,6 +216,14 @@ class BotIntake:
             raise
         except FileTooLarge:
             await self._too_large(bot, answer, texts, extra)
+            return
+        except FetchRefused as exc:
+            log.info("bot.link_refused", extra={**extra, "code": exc.code})
+            await self._reply(bot, answer, link_refused_text(exc.code, texts))
+            return
+        except FetchUnavailable:
+            log.info("bot.link_unreachable", extra=extra)
+            await self._reply(bot, answer, texts.link_unreachable)
             return
         except QuotaExceeded as exc:
             log.info("bot.quota_exceeded", extra=extra)
@@ -237,56 +249,11 @@ class BotIntake:
             return
         await self._reply(bot, message, duplicate_text(job, texts))
 
-    async def receive_link(
-        self,
-        bot: Bot,
-        message: Message,
-        url: str,
-        *,
-        settings: ChatSettings | None = None,
-        asked_by: Message | None = None,
-    ) -> None:
-        """Turn the link in ``message`` into a job (SPEC §28), or tell the sender why not.
-
-        As ``receive``: ``asked_by`` (a ``/transcribe``) pays and is answered.
-        Refusals say why in the chat's language, never repeating the link.
-        """
-        settings = settings or await self.settings_of(message.chat.id)
-        answer = asked_by or message
-        texts = await self.texts(answer, settings)
-        extra = {"kind": "link"}
-        log.info("bot.link", extra=extra)
-        if self.short_of_space():
-            log.warning("bot.no_room", extra=extra)
-            await self._reply(bot, answer, texts.no_room)
-            return
-        door = ChatDoor(self, bot, message, settings, url=url, asker=answer)
-        try:
-            taken = await self._accept_patiently(door, extra)
-        except FetchRefused as exc:
-            log.info("bot.link_refused", extra={**extra, "code": exc.code})
-            await self._reply(bot, answer, link_refused_text(exc.code, texts))
-            return
-        except FetchUnavailable:
-            log.info("bot.link_unreachable", extra=extra)
-            await self._reply(bot, answer, texts.link_unreachable)
-            return
-        except QuotaExceeded as exc:
-            log.info("bot.quota_exceeded", extra=extra)
-            await self._reply(bot, answer, _addressed(answer, quota_text(exc, texts)))
-            return
-        except TranscriberError as exc:
-            log.warning("bot.submit_failed", extra={**extra, "error_type": type(exc).__name__})
-            await self._reply(bot, answer, texts.unavailable)
-            return
-        if not taken.is_new:
-            await self._answer_again(bot, answer, taken.job, texts)
-
     async def link_message(self, bot: Bot, message: Message, url: str) -> None:
         """A message that is a link: taken in a private chat, in a group only when addressed."""
         if is_group(message) and not await _mentions_bot(bot, message):
             return
-        await self.receive_link(bot, message, url)
+        await self.receive(bot, message, url=url)
 
     async def _accept_patiently(self, door: ChatDoor, extra: Mapping[str, object]) -> Taken:
         """``_accept``, again while a dependency is down, for up to ``_OUTAGE_SECONDS`` (ADR 43).
