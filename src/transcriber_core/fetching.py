@@ -77,7 +77,7 @@ async def fetch(job: Job, services: Services) -> Job:
             raise
         finally:
             await notes.close()
-        if not fetched.path.is_relative_to(into):
+        if not fetched.path.resolve().is_relative_to(into.resolve()):
             # The adapter's promise, held: nothing outside the folder is ever stored.
             raise FetchRefused("unsupported_url")
         record = await files.put(

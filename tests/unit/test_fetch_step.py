@@ -18,7 +18,15 @@ from transcriber_core.entities import Job, Origin, State
 from transcriber_core.errors import DedupKeyReused, FetchRefused, QuotaExceeded
 from transcriber_core.intake import take_in
 from transcriber_core.naming import link_digest
-from transcriber_core.ports import FetchLimits, Proof, Sender, Staged, Wishes
+from transcriber_core.ports import (
+    Fetched,
+    FetchLimits,
+    FetchProgress,
+    Proof,
+    Sender,
+    Staged,
+    Wishes,
+)
 from transcriber_core.progress import FetchReport, fetch_report_of
 from transcriber_core.worker import acquire_next, process
 
@@ -296,3 +304,31 @@ async def test_an_idempotency_key_names_one_link(world: World) -> None:
             dedup_key="k",
         )
     assert sum((await world.repo.count_by_state()).values()) == 1
+
+
+class _Outside(MemoryFetcher):
+    """A fetcher that breaks the port's promise: it answers a file outside its folder."""
+
+    def __init__(self, elsewhere: Path) -> None:
+        super().__init__()
+        self.elsewhere = elsewhere
+
+    async def fetch(
+        self, url: str, into: Path, *, limits: FetchLimits, on_progress: FetchProgress
+    ) -> Fetched:
+        self.elsewhere.write_bytes(b"not the download")
+        return Fetched(path=self.elsewhere)
+
+
+async def test_a_file_outside_the_fetchs_folder_is_never_stored(
+    world: World, tmp_path: Path
+) -> None:
+    """Whatever a fetcher answers, only a file inside its folder becomes the recording."""
+    elsewhere = tmp_path / "elsewhere.mp3"
+    world = _with(world, fetcher=_Outside(elsewhere))
+    await _take(world)
+    failed = await world.step(State.FETCH)
+    assert failed is not None
+    assert (failed.state, failed.error) == (State.FAILED, "unsupported_url")
+    assert world.files.names() == []
+    assert elsewhere.read_bytes() == b"not the download"
