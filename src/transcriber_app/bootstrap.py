@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import logging
 import os
 import secrets
+import wave
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
@@ -525,8 +527,19 @@ def fetch_limits_from(config: Config) -> FetchLimits:
     )
 
 
-#: What the demo's fetcher brings in for any link: 3 s of the memory converter's audio.
-DEMO_LINK = Served(data=b"\0" * 48_000, title="A recording from a link", extension=".wav")
+def _silence_wav(seconds: int) -> bytes:
+    """A WAV file of ``seconds`` of 16 kHz mono silence: real audio for ffmpeg, made here."""
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(16_000)
+        out.writeframes(b"\0\0" * 16_000 * seconds)
+    return buffer.getvalue()
+
+
+#: What the demo's fetcher brings in for any link: 3 s of silence (no network is reached).
+DEMO_LINK = Served(data=_silence_wav(3), title="A recording from a link", extension=".wav")
 
 
 def _fetcher(config: Config) -> MediaFetcher | None:

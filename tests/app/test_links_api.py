@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from datetime import timedelta
@@ -15,7 +16,7 @@ import pytest
 from tests.support.admin import in_process_client
 from tests.support.openapi import Conformance
 from transcriber_adapters.memory import ManualClock, MemoryFetcher, Served
-from transcriber_app.bootstrap import Runtime, build
+from transcriber_app.bootstrap import DEMO_LINK, Runtime, build
 from transcriber_app.config import Config, HttpConfig, StorageConfig
 from transcriber_app.web.api import api_document
 from transcriber_core.entities import State
@@ -30,7 +31,7 @@ PLAYLIST = "https://video.example.org/playlist?list=TOPSECRET"
 def fetcher() -> MemoryFetcher:
     return MemoryFetcher(
         {
-            LINK: Served(data=b"\x01" * 32_000, title="A talk", declared_bytes=32_000),
+            LINK: Served(data=DEMO_LINK.data, title="A talk", declared_bytes=len(DEMO_LINK.data)),
             PRIVATE: Served(refused_at_check="url_not_allowed"),
             PLAYLIST: Served(refused_at_check="playlist_not_supported"),
         }
@@ -163,3 +164,25 @@ async def test_links_are_refused_where_nothing_fetches_them(
         await built.close()
     assert answer.status_code == 400
     assert answer.json()["error"] == "links_disabled"
+
+
+async def test_the_workers_carry_a_link_to_its_transcript(runtime: Runtime) -> None:
+    """With the process's loops running, a link is fetched, converted and transcribed."""
+    runtime.workers.start()
+    try:
+        async with in_process_client(runtime) as client:
+            job_id = (await _send(client, {"url": LINK})).json()["job_id"]
+            wakeup = runtime.services.wakeup
+            async with asyncio.timeout(30):
+                while True:
+                    ended = wakeup.job_token(job_id)
+                    job = await runtime.services.jobs.get(job_id)
+                    if job.state.is_terminal:
+                        break
+                    await ended.wait()
+            status = (await client.get(f"/api/status/{job_id}")).json()
+    finally:
+        await runtime.workers.drain(1)
+    assert (status["state"], "fetch" in status) == ("done", False)
+    assert job.source_file_id is not None
+    assert job.duration == pytest.approx(3.0, abs=0.05)
