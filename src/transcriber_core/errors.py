@@ -14,7 +14,7 @@ edge, so that the worker can classify a failure by type alone::
     ├── JobChanged                an owner's edit met a job changed since it was read
     ├── InvalidTransition
     ├── CallbackRefused           a callback URL or its address is refused for good (ADR 35)
-    ├── OptionRefused             a sender's language, prompt or task cannot be honoured
+    ├── OptionRefused             a sender's language, prompt, task or title cannot be honoured
     ├── QuotaExceeded             the sender's seconds for today are spent (SPEC §20, ADR 59)
     ├── VoiceRefused              a recording's speaker cannot become a voice (SPEC §25)
     └── StepError                 a step could not finish this attempt

@@ -9,6 +9,9 @@ an upload does. The folder goes however the step ends: refused, over a
 limit, cancelled (shutdown, or the job deleted: a lost lease cancels the
 step), or stored.
 
+The page's title (``Fetched.title``, cleaned by ``page_title``) becomes the
+recording's title when the sender gave none (SPEC §26, §28).
+
 ``FetchRefused`` fails the job with its code as the reason;
 ``FetchUnavailable`` is transient and retried with the usual backoff. The
 link never reaches a log line or an error text.
@@ -17,18 +20,21 @@ link never reaches a log line or an error text.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import re
+import unicodedata
 from datetime import datetime
 from urllib.parse import urlsplit
 
 from transcriber_core.entities import Event, Job, State
-from transcriber_core.errors import FetchRefused, MissingFile
+from transcriber_core.errors import FetchRefused, JobNotFound, MissingFile
 from transcriber_core.naming import derived_file_id, extension_of
 from transcriber_core.outbox import deliveries_for
 from transcriber_core.policy import PROGRESS_INTERVAL, is_short
 from transcriber_core.progress import note_progress
 from transcriber_core.services import Services
+from transcriber_core.titles import MAX_TITLE_CHARS
 from transcriber_core.transitions import transition
 
 log = logging.getLogger("transcriber.fetching")
@@ -43,6 +49,19 @@ BAD_URL = "bad_url"
 MAX_LINK_CHARS = 2048
 #: Whitespace or a control character: never part of a link as sent.
 _NOT_IN_LINK = re.compile(r"[\s\x00-\x1f\x7f]")
+
+
+def page_title(raw: str | None) -> str | None:
+    """A site's title as a recording's title: one line, no control characters, not too long.
+
+    Unlike a person's title (``titles.clean_title``) nothing is refused: a
+    site's title is cleaned to fit, and None when nothing of it is left.
+    """
+    if raw is None:
+        return None
+    kept = "".join(" " if unicodedata.category(c) in ("Cc", "Cf") else c for c in raw)
+    title = " ".join(kept.split())[:MAX_TITLE_CHARS].strip()
+    return title or None
 
 
 def well_formed_link(url: str) -> bool:
@@ -90,6 +109,11 @@ async def fetch(job: Job, services: Services) -> Job:
     # The record exists before the job points at it (queue rule 9); a retry replaces both.
     await services.file_records.put_file(record)
     log.info("fetch.stored", extra={"job_id": job.id, "size": record.size})
+    title = page_title(fetched.title)
+    if job.title is None and title is not None:
+        # The page's title is the recording's default (SPEC §28); one the sender gave stays.
+        with contextlib.suppress(JobNotFound):  # deleted meanwhile: the fenced save says so
+            await services.jobs.save_title(job.id, title)
     return transition(
         job,
         State.CONVERT,

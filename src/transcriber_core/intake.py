@@ -8,7 +8,7 @@ order, for every door::
         │ no                          ─> check_replay ─> the first job
     the sender (owner, payer) ─> today's quota (before any byte)
         ─> the door stages the bytes (or names a link) ─> language, prompt, task,
-           speakers, callback ─> a link checked (``MediaFetcher.check``)
+           speakers, callback, title ─> a link checked (``MediaFetcher.check``)
         ─> the sender, asked again (SPEC §29)
         ─> submit: the charge, the store, the job, the notice
 
@@ -51,6 +51,7 @@ from transcriber_core.policy import (
 from transcriber_core.ports import Door, Wishes
 from transcriber_core.services import Services
 from transcriber_core.speakers import BadSpeakers, labels_speakers, parse_wanted
+from transcriber_core.titles import clean_title
 from transcriber_core.usage import Charge
 from transcriber_core.wakeup import OUTBOX
 
@@ -73,6 +74,8 @@ class Judged:
     request: RecognitionRequest = DEFAULT_REQUEST
     speakers: int | None = None
     callback_url: str | None = attrs.field(default=None, repr=False)
+    #: The title, trimmed; None: none (ADR 79).
+    title: str | None = attrs.field(default=None, repr=False)
 
 
 async def take_in(
@@ -125,6 +128,7 @@ async def take_in(
             request=judged.request,
             payer=payer,
             url=staged.url,
+            title=judged.title,
         )
     return Taken(job=job, is_new=is_new)
 
@@ -168,10 +172,11 @@ async def judge(services: Services, wishes: Wishes) -> Judged:
                 code="webhooks_disabled",
             )
         await services.webhooks.check(wishes.callback_url)
+    title = clean_title(wishes.title)
     wanted = None if wishes.speakers is None else parse_wanted(wishes.speakers)
     if wanted is not None and not labels_speakers(services):
         raise BadSpeakers("this service labels no speakers; send speakers=off")
-    return Judged(request=request, speakers=wanted, callback_url=wishes.callback_url)
+    return Judged(request=request, speakers=wanted, callback_url=wishes.callback_url, title=title)
 
 
 async def submit(
@@ -188,6 +193,7 @@ async def submit(
     request: RecognitionRequest = DEFAULT_REQUEST,
     payer: str | None = None,
     url: str | None = None,
+    title: str | None = None,
 ) -> tuple[Job, bool]:
     """Move the recording at ``source`` into storage and enqueue a job for it.
 
@@ -206,7 +212,7 @@ async def submit(
     against (ADR 59), with the seconds it decodes to (``charge_length``,
     ADR 67); over ``seconds_per_day`` it raises ``QuotaExceeded`` with
     nothing stored, and the caller removes ``source``. Otherwise ``source``
-    is gone either way.
+    is gone either way. ``title`` (``titles.clean_title``) is stored with the job.
     """
     declared = None
     if source is not None and services.probe is not None:
@@ -238,6 +244,7 @@ async def submit(
             speakers_wanted=speakers_wanted,
             request=request,
             url=url,
+            title=title,
         )
     except Exception:
         # Nothing was stored. A cancellation keeps the charge, as it keeps the bytes: the
@@ -324,6 +331,7 @@ async def _store(
     speakers_wanted: int | None,
     request: RecognitionRequest,
     url: str | None,
+    title: str | None,
 ) -> tuple[Job, bool]:
     """``submit`` once the quota took the recording: the bytes, the job, the notice."""
     file_id, job_id = ids
@@ -347,6 +355,7 @@ async def _store(
         language_requested=request.language,
         prompt=request.prompt,
         task=request.task,
+        title=title,
         # The store stamps both with its own clock (queue order, ADR 30).
         created=now,
         updated=now,

@@ -301,6 +301,15 @@ class Jobs(Protocol):
         """
         ...
 
+    async def save_title(self, job_id: str, title: str | None) -> Job:
+        """Write the job's ``title`` (None: none) whatever its state or lease; return it as stored.
+
+        Only the title and ``updated`` (the store's now) change, so a step's
+        save neither loses it nor is refused by it: no save writes the title
+        (ADR 79). Raises ``JobNotFound`` when the job is gone.
+        """
+        ...
+
 
 class Corrections(Protocol):
     """A person's corrections of a done job's transcript, saved compare-and-set (ADR 57)."""
@@ -1266,6 +1275,8 @@ class Wishes:
     speakers: str | None = None
     #: Where to report the job's end (ADR 35), unchecked; may carry a secret: never logged.
     callback_url: str | None = attrs.field(default=None, repr=False)
+    #: The recording's title as sent (``titles.clean_title`` judges it); None: none. Never logged.
+    title: str | None = attrs.field(default=None, repr=False)
     #: ``language`` is a standing setting (a chat's ``/language``), not this recording's ask:
     #: one the recognizer no longer has falls back to auto instead of refusing the recording.
     standing_language: bool = False

@@ -39,10 +39,13 @@ DATA = b"\x01" * (200 * 1024)
 class _LinkDoor:
     """A door that names ``url`` instead of staging bytes, as a form with ``url`` does."""
 
-    def __init__(self, url: str, *, digest: bool = False, owner: str | None = OWNER) -> None:
+    def __init__(
+        self, url: str, *, digest: bool = False, owner: str | None = OWNER, title: str | None = None
+    ) -> None:
         self.url = url
         self.digest = link_digest(url) if digest else None
         self.owner = owner
+        self.title = title
 
     async def sender(self) -> Sender:
         return Sender(owner=self.owner)
@@ -55,7 +58,8 @@ class _LinkDoor:
 
     @contextlib.asynccontextmanager
     async def staged(self) -> AsyncIterator[Staged]:
-        yield Staged(path=None, extension="", url=self.url, digest=self.digest, wishes=Wishes())
+        wishes = Wishes(title=self.title)
+        yield Staged(path=None, extension="", url=self.url, digest=self.digest, wishes=wishes)
 
 
 @pytest.fixture
@@ -332,3 +336,23 @@ async def test_a_file_outside_the_fetchs_folder_is_never_stored(
     assert (failed.state, failed.error) == (State.FAILED, "unsupported_url")
     assert world.files.names() == []
     assert elsewhere.read_bytes() == b"not the download"
+
+
+@pytest.mark.parametrize(
+    ("given", "site", "kept"),
+    [
+        (None, "Talk 42", "Talk 42"),
+        ("My own name", "Talk 42", "My own name"),
+        (None, "  Talk\n\u202e42\t" + "x" * 300, ("Talk 42 " + "x" * 300)[:200]),
+        (None, None, None),
+        (None, " \n ", None),
+    ],
+)
+async def test_the_pages_title_is_the_default_title(
+    world: World, fetcher: MemoryFetcher, given: str | None, site: str | None, kept: str | None
+) -> None:
+    """A link's recording is named by its page, cleaned to one line; a title sent stays."""
+    fetcher.served[LINK] = attrs.evolve(fetcher.served[LINK], title=site)
+    taken = await take_in(world.services, _LinkDoor(LINK, title=given), origin=Origin.http())
+    await world.step(State.FETCH)
+    assert (await world.repo.get(taken.job.id)).title == kept

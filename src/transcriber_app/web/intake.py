@@ -55,6 +55,8 @@ Admission = Callable[[Request], Awaitable[tuple[str | None, str | None]]]
 Credential = Callable[[Request], Awaitable[str | None]]
 #: The form field that asks for speaker labels (SPEC §18).
 SPEAKERS_FIELD = "speakers"
+#: The form field of the recording's title (SPEC §26).
+TITLE_FIELD = "title"
 #: The stable code of a refusal for want of disk space (reference: Limits).
 INSUFFICIENT_STORAGE = "insufficient_storage"
 
@@ -142,7 +144,7 @@ class FormDoor:
         )
 
     def wishes(self, received: Received) -> Wishes:
-        """The form's ``language``, ``prompt``, ``task``, ``speakers`` and ``callback_url``.
+        """The form's ``language``, ``prompt``, ``task``, ``speakers``, ``callback_url``, ``title``.
 
         ``speakers`` left out means ``[diarization] default``.
         """
@@ -155,6 +157,7 @@ class FormDoor:
             task=received.field("task"),
             speakers=speakers,
             callback_url=received.callback_url,
+            title=received.field(TITLE_FIELD),
         )
 
 

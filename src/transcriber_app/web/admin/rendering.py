@@ -18,6 +18,7 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.templating import Jinja2Templates
 
 from transcriber_app.web.sessions import CSRF_FIELD, session_of
+from transcriber_core.titles import shown_title
 
 #: Where the panel lives on the service's port.
 PREFIX = "/admin"
@@ -35,15 +36,6 @@ def format_time(moment: datetime | None) -> str:
 def format_short_time(moment: datetime | None) -> str:
     """``12-01 22:44`` (UTC) for a list's narrow column; the full time goes in its title."""
     return "—" if moment is None else moment.strftime("%m-%d %H:%M")
-
-
-#: Characters of a job id the list shows; the whole id is the link's title and its target.
-SHORT_ID_CHARS = 8
-
-
-def short_id(job_id: str) -> str:
-    """The first ``SHORT_ID_CHARS`` characters of ``job_id`` and an ellipsis when cut."""
-    return job_id if len(job_id) <= SHORT_ID_CHARS else job_id[:SHORT_ID_CHARS] + "…"
 
 
 def format_length(seconds: float | None) -> str:
@@ -78,9 +70,10 @@ def page_environment(templates_folder: Path) -> jinja2.Environment:
     )
     env.filters["when"] = format_time
     env.filters["short_when"] = format_short_time
-    env.filters["short_id"] = short_id
     env.filters["length_of"] = format_length
     env.filters["size"] = format_size
+    # A recording's title, or its dated default (ADR 79): ``shown_title(job.title, job.created)``.
+    env.globals["shown_title"] = shown_title
     return env
 
 

@@ -16,6 +16,7 @@ from starlette.routing import Route
 from transcriber_app.web import openai_api, probes
 from transcriber_app.web.api.handlers import (
     delete_job,
+    rename_job,
     rename_speakers,
     status,
     transcript,
@@ -30,7 +31,7 @@ from transcriber_app.web.api.voices import (
     list_voices,
     rename_voice,
 )
-from transcriber_app.web.bodies import Accepted, JobStatus, SpeakerNames
+from transcriber_app.web.bodies import Accepted, JobStatus, SpeakerNames, Titled
 from transcriber_app.web.endpoints import (
     Answer,
     Endpoint,
@@ -42,7 +43,12 @@ from transcriber_app.web.endpoints import (
 )
 from transcriber_app.web.endpoints import routes as endpoint_routes
 from transcriber_app.web.errors import Error
-from transcriber_app.web.intake import INSUFFICIENT_STORAGE, LINK_REFUSALS, SPEAKERS_FIELD
+from transcriber_app.web.intake import (
+    INSUFFICIENT_STORAGE,
+    LINK_REFUSALS,
+    SPEAKERS_FIELD,
+    TITLE_FIELD,
+)
 from transcriber_app.web.openapi import document as openapi_document
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.uploads import URL_FIELD
@@ -51,6 +57,7 @@ from transcriber_core.languages import MAX_PROMPT_CHARS, Task
 from transcriber_core.rendering import TranscriptFormat
 from transcriber_core.speakers import MAX_NAME_CHARS
 from transcriber_core.subtitles import Transcript
+from transcriber_core.titles import BAD_TITLE, MAX_TITLE_CHARS
 
 
 async def openapi(request: Request) -> Response:
@@ -143,6 +150,12 @@ RECOGNITION_FIELDS = (
 )
 #: The codes of a link refused at intake (SPEC §28).
 LINK_CODES = (*LINK_REFUSALS, "url_unreachable")
+#: What a recording's title may be (SPEC §26, ADR 79).
+TITLE_TEXT = (
+    "the recording's name, up to 200 characters, without control characters, trimmed;"
+    " empty: none, and it is shown as its dated default"
+)
+
 #: The codes of a refused recognition field.
 REQUEST_CODES = ("bad_language", "bad_prompt", "bad_task", "translation_unsupported")
 
@@ -199,6 +212,11 @@ ENDPOINTS: tuple[Endpoint, ...] = (
                 schema={"type": "string", "pattern": "^(auto|off|[1-9]|10)$"},
             ),
             *RECOGNITION_FIELDS,
+            FormField(
+                name=TITLE_FIELD,
+                description=TITLE_TEXT,
+                schema={"type": "string", "maxLength": MAX_TITLE_CHARS},
+            ),
         ),
         answers=(
             json_answer(
@@ -225,9 +243,10 @@ ENDPOINTS: tuple[Endpoint, ...] = (
                 "callback_address_refused",
                 "bad_speakers",
                 *REQUEST_CODES,
+                BAD_TITLE,
                 description=(
                     "the form, the link, the Idempotency-Key, the callback_url, the language,"
-                    " the prompt, the task or the speakers cannot be used"
+                    " the prompt, the task, the speakers or the title cannot be used"
                 ),
             ),
             error(
@@ -292,14 +311,23 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         answers=(
             Answer(
                 status=200,
-                description="the transcript, as an attachment named <job_id>.<format>",
+                description=(
+                    "the transcript, as an attachment named by the recording's title"
+                    " (RFC 6266: filename* in UTF-8, an ASCII filename, the job id when the"
+                    " title is not ASCII)"
+                ),
                 content={
                     "text/plain": None,
                     "application/x-subrip": None,
                     "text/vtt": None,
                     "application/json": Transcript,
                 },
-                headers={"Content-Disposition": "attachment; filename=<job_id>.<format>"},
+                headers={
+                    "Content-Disposition": (
+                        'attachment; filename="<ascii>.<format>";'
+                        " filename*=UTF-8''<title>.<format>"
+                    )
+                },
             ),
             error(400, "bad_format", description="format names none of txt, srt, vtt, json"),
             JOB_NOT_FOUND,
@@ -323,6 +351,39 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         answers=(
             Answer(status=204, description="the job and everything it held are gone"),
             JOB_NOT_FOUND,
+            UNAVAILABLE,
+        ),
+    ),
+    Endpoint(
+        method="PATCH",
+        path="/api/jobs/{job_id}",
+        handler=rename_job,
+        summary="Rename a recording: set its title, or take it away with null",
+        secured=True,
+        parameters=(JOB_ID,),
+        json_body={
+            "type": "object",
+            "required": ["title"],
+            "additionalProperties": False,
+            "properties": {
+                "title": {
+                    "type": ["string", "null"],
+                    "maxLength": MAX_TITLE_CHARS,
+                    "description": TITLE_TEXT + "; null: none",
+                }
+            },
+        },
+        answers=(
+            json_answer(200, Titled, "the recording's title now"),
+            error(
+                400,
+                BAD_TITLE,
+                description=(
+                    'not {"title": …}, or the title is too long or holds control characters'
+                ),
+            ),
+            JOB_NOT_FOUND,
+            error(413, "too_large", description="the body is over 4 KiB"),
             UNAVAILABLE,
         ),
     ),

@@ -25,6 +25,7 @@ from transcriber_app.web.workspace.upload import size_limit_text as size_text
 from transcriber_core.entities import JobSummary, State
 from transcriber_core.people import Person
 from transcriber_core.policy import QUEUE_POSITION_LIMIT, percent_done
+from transcriber_core.titles import shown_title
 
 #: Recordings one page of the list shows.
 PAGE_SIZE = 50
@@ -48,6 +49,8 @@ class Row:
 
     id: str
     url: str
+    #: The person's title, or its dated default (ADR 79).
+    title: str
     state: str
     #: True once nothing more happens to the job: the page stops asking about it.
     terminal: bool
@@ -119,6 +122,7 @@ def row_of(summary: JobSummary) -> Row:
     return Row(
         id=summary.id,
         url=views.recording_url(summary.id),
+        title=shown_title(summary.title, summary.created),
         state=summary.state.value,
         terminal=summary.state.is_terminal,
         when=format_short_time(summary.created),

@@ -15,6 +15,7 @@ from transcriber_app.web.admin.security import MAX_FORM_BYTES, WorkspaceHeaders
 from transcriber_app.web.workspace import (
     corrections,
     live,
+    recordings,
     search,
     telegram,
     transcript,
@@ -47,6 +48,10 @@ def mount() -> Mount:
         _route("/recordings/{job_id}", transcript.recording, "GET"),
         _route("/recordings/{job_id}/media", transcript.media, "GET"),
         _route("/recordings/{job_id}/speakers", transcript.rename_speaker, "POST"),
+        # Its title and its deletion (SPEC §26, ADR 79).
+        _route("/recordings/{job_id}/title", recordings.rename, "POST"),
+        _route("/recordings/{job_id}/delete", recordings.confirm_delete, "GET"),
+        _route("/recordings/{job_id}/delete", recordings.delete, "POST"),
         # Corrections and downloads (ADR 57).
         _route("/recordings/{job_id}/words", corrector.save_words, "POST"),
         _route("/recordings/{job_id}/restore", corrections.restore, "POST"),

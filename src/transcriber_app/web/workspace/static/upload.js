@@ -4,12 +4,14 @@
 //   <form id="upload" action data-csrf data-max-bytes data-recordings> with the
 //   #language and #speakers choices, a [data-dropzone] and the file input #files;
 //   <ul id="uploads"> gets one row a file from <template id="upload-row">.
-// Every file chosen or dropped is sent at once (two at a time) as its own POST of the
-// form to the action, with the session's CSRF token in X-CSRF-Token; its bar follows
-// xhr.upload.onprogress. An accepted file's row gets data-job="ID", so live.js keeps its
+// Every file chosen or dropped gets a row with a title box holding its name without the
+// extension, which the person may change (SPEC §26); the #send button sends the rows
+// waiting (two at a time), each as its own POST of the form to the action with its title,
+// with the session's CSRF token in X-CSRF-Token; its bar follows xhr.upload.onprogress. An accepted file's row gets data-job="ID", so live.js keeps its
 // state current; a refused one shows the service's message and its error code.
-// "Paste a link" (#link, #link-send) sends the form with url instead of file (SPEC §28);
-// its row then shows the fetch's progress from the live list.
+// "Paste a link" (#link, #link-send) sends the form with url instead of file at once
+// (SPEC §28), without a title (the page's own becomes it); its row then shows the fetch's
+// progress from the live list.
 (function () {
   "use strict";
 
@@ -22,6 +24,8 @@
   }
   var zone = form.querySelector("[data-dropzone]");
   var section = document.getElementById("sent-section");
+  var sendButton = document.getElementById("send");
+  var ready = [];
   var maxBytes = Number(form.getAttribute("data-max-bytes"));
   var PARALLEL = 2;
   var waiting = [];
@@ -85,6 +89,7 @@
   function send(item) {
     sending += 1;
     item.row.classList.add("sending");
+    item.row.querySelector('[data-field="state"]').textContent = "sending";
     status(item, "sending");
     var data = new FormData();
     data.append("language", item.language);
@@ -94,6 +99,7 @@
     if (item.url) {
       data.append("url", item.url);
     } else {
+      data.append("title", item.titleBox.value);
       data.append("file", item.file, item.file.name);
     }
     var xhr = new XMLHttpRequest();
@@ -133,10 +139,19 @@
     }
   }
 
+  function titleOf(name) {
+    // The file's name without its extension: "interview.mp3" is "interview".
+    var dot = name.lastIndexOf(".");
+    return (dot > 0 ? name.slice(0, dot) : name).trim().slice(0, 200);
+  }
+
   function add(file) {
     var row = template.content.firstElementChild.cloneNode(true);
     row.querySelector(".name").textContent = file.name;
     row.querySelector("progress").setAttribute("aria-label", "Sending " + file.name);
+    var titleBox = row.querySelector("input.title-input");
+    titleBox.value = titleOf(file.name);
+    titleBox.setAttribute("aria-label", "Title of " + file.name);
     list.appendChild(row);
     if (section) {
       section.hidden = false;
@@ -146,31 +161,39 @@
       row: row,
       language: choice("language") || "auto",
       speakers: choice("speakers"),
+      titleBox: titleBox,
     };
     if (maxBytes && file.size > maxBytes) {
       // The service would refuse it by its declared length; no need to send it first.
       refused(item, "too_large", "The file is larger than the limit of " + maxBytes + " bytes");
       return;
     }
-    status(item, "waiting to be sent");
-    waiting.push(item);
+    status(item, "ready: check its title, then Send");
+    ready.push(item);
+    if (sendButton) {
+      sendButton.hidden = false;
+      sendButton.disabled = false;
+    }
   }
 
   function addLink(url) {
     var row = template.content.firstElementChild.cloneNode(true);
     row.querySelector(".name").textContent = url;
     row.querySelector("progress").setAttribute("aria-label", "Sending the link");
+    // A link's title is its page's, set once it is fetched.
+    row.querySelector("input.title-input").remove();
     list.appendChild(row);
     if (section) {
       section.hidden = false;
     }
-    status({ row: row }, "waiting to be sent");
-    waiting.push({
+    var item = {
       url: url,
       row: row,
       language: choice("language") || "auto",
       speakers: choice("speakers"),
-    });
+    };
+    status(item, "waiting to be sent");
+    waiting.push(item);
     next();
   }
 
@@ -195,7 +218,26 @@
 
   function addAll(files) {
     Array.prototype.forEach.call(files, add);
+    if (!sendButton) {
+      sendReady();
+    }
+  }
+
+  function sendReady() {
+    ready.forEach(function (item) {
+      item.titleBox.readOnly = true;
+      status(item, "waiting to be sent");
+      waiting.push(item);
+    });
+    ready = [];
+    if (sendButton) {
+      sendButton.disabled = true;
+    }
     next();
+  }
+
+  if (sendButton) {
+    sendButton.addEventListener("click", sendReady);
   }
 
   form.addEventListener("submit", function (event) {
