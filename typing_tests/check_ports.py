@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from transcriber_adapters.chat_model import OpenAIChatModel
 from transcriber_adapters.diarization import OfflineDiarizer
+from transcriber_adapters.fetching import YtDlpFetcher
 from transcriber_adapters.ffmpeg import FfmpegConverter
 from transcriber_adapters.filesystem import FilesystemFileStore
 from transcriber_adapters.media_header import HeaderProbe
@@ -17,10 +19,12 @@ from transcriber_adapters.memory import (
     MemoryFetcher,
     MemoryFileStore,
     MemoryJobRepository,
+    MemoryLanguageModel,
     MemoryNotifier,
     MemoryOwnerStore,
     MemoryPeopleStore,
     MemoryRecognizer,
+    MemorySummaryStore,
     MemoryUsageStore,
     MemoryVoiceStore,
     MemoryWakeupFeed,
@@ -34,6 +38,7 @@ from transcriber_adapters.postgres import (
     PostgresJobRepository,
     PostgresOwnerStore,
     PostgresPeopleStore,
+    PostgresSummaryStore,
     PostgresUsageStore,
     PostgresVoiceStore,
     PostgresWakeupFeed,
@@ -46,6 +51,7 @@ from transcriber_adapters.sqlite import (
     SqliteJobRepository,
     SqliteOwnerStore,
     SqlitePeopleStore,
+    SqliteSummaryStore,
     SqliteUsageStore,
     SqliteVoiceStore,
 )
@@ -75,6 +81,7 @@ from transcriber_core.ports import (
     JobQueue,
     JobRepository,
     Jobs,
+    LanguageModel,
     Listings,
     MediaFetcher,
     Notifier,
@@ -86,6 +93,7 @@ from transcriber_core.ports import (
     PersonTokens,
     Recognizer,
     Removals,
+    SummaryStore,
     TranscriptSearch,
     UsageStore,
     VoiceStore,
@@ -107,6 +115,7 @@ def check(
     sqlite_people: SqlitePeopleStore,
     sqlite_usage: SqliteUsageStore,
     sqlite_voices: SqliteVoiceStore,
+    sqlite_summaries: SqliteSummaryStore,
     postgres: Database,
     form_door: FormDoor,
     openai_door: OpenAIDoor,
@@ -160,9 +169,19 @@ def check(
     diarizers: list[Diarizer] = [MemoryDiarizer(), OfflineDiarizer()]
     # The doors of the one way in (ADR 74): app code, read by the core through its port.
     doors: list[Door] = [form_door, openai_door, chat_door]
-    # Links' downloads (SPEC §28): the fake; the yt-dlp adapter joins it when it lands.
-    fetchers: list[MediaFetcher] = [MemoryFetcher()]
-    del voices, diarizers, doors, fetchers
+    # Summaries as units of work (ADR 83) and the chat models that build them (ADR 82).
+    summaries: list[SummaryStore] = [
+        MemorySummaryStore(),
+        sqlite_summaries,
+        PostgresSummaryStore(postgres),
+    ]
+    models: list[LanguageModel] = [
+        MemoryLanguageModel(),
+        OpenAIChatModel(base_url="http://127.0.0.1:11434/v1", model="never-used"),
+    ]
+    # Links in (SPEC §28): yt-dlp behind the address guard (ADR 87, 88).
+    fetchers: list[MediaFetcher] = [MemoryFetcher(), YtDlpFetcher()]
+    del voices, diarizers, doors, summaries, models, fetchers
     del usage, chats, people, invitations, accounts, tokens, sessions
     del senders, feeds, budgets, probes, meters, conditions, owners, repos, stores, converters
     del recognizers, notifiers, clocks, ids

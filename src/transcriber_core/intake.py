@@ -29,6 +29,7 @@ from pathlib import Path
 
 import attrs
 
+from transcriber_core import summary_steps
 from transcriber_core.entities import Event, Job, Origin, State
 from transcriber_core.errors import (
     CallbackRefused,
@@ -37,6 +38,7 @@ from transcriber_core.errors import (
     OptionRefused,
     PermanentError,
     QuotaExceeded,
+    TranscriberError,
 )
 from transcriber_core.fetching import BAD_URL, NO_FETCHER, well_formed_link
 from transcriber_core.languages import DEFAULT_REQUEST, RecognitionRequest, recognition_request
@@ -76,6 +78,8 @@ class Judged:
     callback_url: str | None = attrs.field(default=None, repr=False)
     #: The title, trimmed; None: none (ADR 79).
     title: str | None = attrs.field(default=None, repr=False)
+    #: Summarise it once done: as asked, else ``[llm] auto_summary``; never without ``[llm]``.
+    summary: bool = False
 
 
 async def take_in(
@@ -130,6 +134,8 @@ async def take_in(
             url=staged.url,
             title=judged.title,
         )
+    if is_new and judged.summary:
+        await _ask_summary(services, job)
     return Taken(job=job, is_new=is_new)
 
 
@@ -145,6 +151,20 @@ async def check_link(services: Services, url: str) -> None:
     if services.fetcher is None:
         raise FetchRefused(NO_FETCHER)
     await services.fetcher.check(url)
+
+
+async def _ask_summary(services: Services, job: Job) -> None:
+    """Queue the new job's summary; it waits for the job to be done (ADR 83).
+
+    The job is already stored: a store that fails now costs the summary
+    alone (logged), never the recording, which is asked for again later.
+    """
+    try:
+        await summary_steps.request(services, job.id)
+    except TranscriberError as exc:
+        log.warning(
+            "summary.request_error", extra={"job_id": job.id, "error_type": type(exc).__name__}
+        )
 
 
 async def judge(services: Services, wishes: Wishes) -> Judged:
@@ -176,7 +196,13 @@ async def judge(services: Services, wishes: Wishes) -> Judged:
     wanted = None if wishes.speakers is None else parse_wanted(wishes.speakers)
     if wanted is not None and not labels_speakers(services):
         raise BadSpeakers("this service labels no speakers; send speakers=off")
-    return Judged(request=request, speakers=wanted, callback_url=wishes.callback_url, title=title)
+    return Judged(
+        request=request,
+        speakers=wanted,
+        callback_url=wishes.callback_url,
+        title=title,
+        summary=summary_steps.wants_summary(services, wishes.summary),
+    )
 
 
 async def submit(

@@ -27,6 +27,7 @@ from transcriber_core.ports import (
     JobQueue,
     JobRepository,
     Jobs,
+    LanguageModel,
     Listings,
     MediaFetcher,
     Notifier,
@@ -34,6 +35,7 @@ from transcriber_core.ports import (
     PartQueue,
     Recognizer,
     Removals,
+    SummaryStore,
     TranscriptSearch,
     UsageStore,
     VoiceStore,
@@ -79,6 +81,10 @@ class Services:
     fetcher: MediaFetcher | None = None
     #: What one link may bring in (``[import] max_bytes``, §17's duration limit).
     fetch_limits: FetchLimits = DEFAULT_FETCH_LIMITS
+    #: The chat model summaries and questions go to (SPEC §27); None: no ``[llm]``, both off.
+    language_model: LanguageModel | None = None
+    #: Each recording's summary as a unit of work (ADR 83); None with ``language_model``.
+    summaries: SummaryStore | None = None
     #: This host's name: the scope of conditions about its own disk.
     host: str = ""
     #: This process among the workers (host and process id): named in the parts it leases.

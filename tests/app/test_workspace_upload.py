@@ -15,8 +15,8 @@ from tests.app.test_workspace import owner as owner  # noqa: PLC0414 - the fixtu
 from tests.app.test_workspace import recording as recording  # noqa: PLC0414 - the fixture
 from tests.support.admin import T0
 from transcriber_adapters.localdisk.staging import STAGING_PREFIX
-from transcriber_adapters.memory import ManualClock
-from transcriber_app.bootstrap import Runtime, build
+from transcriber_adapters.memory import ManualClock, MemoryFetcher
+from transcriber_app.bootstrap import DEMO_LINK, Runtime, build
 from transcriber_app.config import Config, HttpConfig, StorageConfig
 from transcriber_app.web.workspace.live import POLL_BUSY_MS, POLL_IDLE_MS, now_of, percent_of
 from transcriber_core.entities import Job, JobSummary, Origin, Progress, State
@@ -27,12 +27,12 @@ MAX_BYTES = 4_000
 
 @pytest.fixture
 async def runtime(tmp_path: Path, clock: ManualClock) -> AsyncIterator[Runtime]:
-    """A built runtime whose uploads are capped at ``MAX_BYTES``; no workers run."""
+    """A built runtime: uploads capped at ``MAX_BYTES``, links the demo's; no workers run."""
     config = Config(
         storage=StorageConfig(data_dir=tmp_path / "data", max_record_bytes=MAX_BYTES),
         http=HttpConfig(host="127.0.0.1", port=8123),
     )
-    built = await build(config, clock=clock)
+    built = await build(config, clock=clock, fetcher=MemoryFetcher(default=DEMO_LINK))
     yield built
     await built.close()
 

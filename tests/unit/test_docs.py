@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import runpy
+import typing
 from pathlib import Path
 
 import attrs
@@ -36,13 +37,13 @@ PACKAGES = {p.name for p in (ROOT / "src").iterdir() if p.name.startswith("trans
 
 
 def sections() -> dict[str, type]:
-    """Each config section's name and class."""
-    defaults = Config()
-    # ``Config.import_`` is the section ``[import]``: its name is a Python keyword.
-    return {
-        field.name.removesuffix("_"): type(getattr(defaults, field.name))
-        for field in attrs.fields(Config)
-    }
+    """Each config section's name and class (an optional section's, ``[llm]``, too)."""
+    found = {}
+    for field in attrs.fields(attrs.resolve_types(Config)):
+        present = [arg for arg in typing.get_args(field.type) if arg is not type(None)]
+        # ``Config.import_`` is the section ``[import]``: its name is a Python keyword.
+        found[field.name.removesuffix("_")] = present[0] if present else field.type
+    return found
 
 
 def adr_files() -> dict[int, Path]:
@@ -170,7 +171,9 @@ def test_the_sample_config_is_every_key_at_its_default(tmp_path: Path) -> None:
     path.write_text(sample)
     assert load_config(path, env={}) == load_config(None, env={})
     for name, cls in sections().items():
-        body = re.split(rf"^\[{name}\]", sample, maxsplit=1, flags=re.M)[1].split("\n[", 1)[0]
+        # An optional section (``[llm]``) is shown commented out: present, it turns a feature on.
+        body = re.split(rf"^(?:# )?\[{name}\]", sample, maxsplit=1, flags=re.M)[1]
+        body = re.split(r"\n(?:# )?\[", body, maxsplit=1)[0]
         for key in attrs.fields(cls):
             assert re.search(rf"^#? ?{key.name} = ", body, re.M), f"[{name}] {key.name}"
 

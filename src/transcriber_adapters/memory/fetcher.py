@@ -44,6 +44,8 @@ class Served:
     refused: str | None = None
     #: ``fetch`` raises ``FetchUnavailable`` this many times before it works.
     unavailable_times: int = 0
+    #: Sends its first chunk, then nothing until the fetch is cancelled (a stalled server).
+    stalls: bool = False
 
 
 @attrs.frozen(kw_only=True)
@@ -78,6 +80,8 @@ class MemoryFetcher:
         self._hold: asyncio.Event | None = None
         #: Set when a held fetch has written its first chunk and waits.
         self.waiting = asyncio.Event()
+        #: Set when a fetch of a stalled link was cancelled (the server saw it hang up).
+        self.hung_up = asyncio.Event()
 
     def reset(self) -> None:
         """Forget the calls and failures so far; the map stays."""
@@ -86,6 +90,7 @@ class MemoryFetcher:
         self._failures.clear()
         self._hold = None
         self.waiting = asyncio.Event()
+        self.hung_up = asyncio.Event()
 
     def pause_after_first_chunk(self) -> None:
         """Make every fetch wait after its first chunk until ``resume``."""
@@ -133,9 +138,13 @@ class MemoryFetcher:
         ):
             raise FetchRefused("too_long")
         self.running += 1
+        path = into / f"media{served.extension}"
         try:
-            path = into / f"media{served.extension}"
             await self._write(path, served, limits, on_progress)
+        except BaseException:
+            # Refused or cancelled half-way: nothing of it stays in ``into``.
+            path.unlink(missing_ok=True)
+            raise
         finally:
             self.running -= 1
         return Fetched(path=path, title=served.title, duration=served.duration)
@@ -155,6 +164,11 @@ class MemoryFetcher:
             if self._hold is not None and not self._hold.is_set():
                 self.waiting.set()
                 await self._hold.wait()
+            if served.stalls:
+                try:
+                    await asyncio.Event().wait()
+                finally:
+                    self.hung_up.set()
             # Every chunk gives a cancellation its chance, as a socket read would.
             await asyncio.sleep(0)
 

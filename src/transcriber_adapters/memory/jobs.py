@@ -559,6 +559,7 @@ class MemoryJobRepository(MemoryOutbox):
             if delete_jobs:
                 del self._jobs[job_id]
                 self._parts.pop(job_id, None)
+                self._db.summaries.pop(job_id, None)
                 if job.dedup_key is not None:
                     self._dedup.pop(job.dedup_key, None)
                 continue

@@ -22,6 +22,13 @@ from transcriber_app.web.api.handlers import (
     transcript,
     upload,
 )
+from transcriber_app.web.api.summaries import (
+    AskAnswer,
+    SummaryBody,
+    ask,
+    get_summary,
+    request_summary,
+)
 from transcriber_app.web.api.voices import (
     VoiceBody,
     VoiceList,
@@ -47,6 +54,8 @@ from transcriber_app.web.intake import (
     INSUFFICIENT_STORAGE,
     LINK_REFUSALS,
     SPEAKERS_FIELD,
+    SUMMARY_FIELD,
+    SUMMARY_VALUES,
     TITLE_FIELD,
 )
 from transcriber_app.web.openapi import document as openapi_document
@@ -57,6 +66,7 @@ from transcriber_core.languages import MAX_PROMPT_CHARS, Task
 from transcriber_core.rendering import TranscriptFormat
 from transcriber_core.speakers import MAX_NAME_CHARS
 from transcriber_core.subtitles import Transcript
+from transcriber_core.summaries import MAX_QUESTION_CHARS
 from transcriber_core.titles import BAD_TITLE, MAX_TITLE_CHARS
 
 
@@ -126,6 +136,91 @@ _NAME = {
     "maxLength": MAX_NAME_CHARS,
     "description": "1 to 64 characters without control or format characters",
 }
+
+#: 404 of the summary and question routes without ``[llm]``, or of an unknown job.
+LLM_NOT_FOUND = error(
+    404,
+    "llm_unavailable",
+    "job_not_found",
+    "not_found",
+    description="no [llm] is configured here, or no job of the caller's has this id",
+)
+#: 409 of a summary or a question before the recording is transcribed.
+NOT_DONE = error(409, "not_done", description="the recording is not transcribed yet")
+#: The summary and question routes (SPEC §27).
+SUMMARY_ENDPOINTS = (
+    Endpoint(
+        method="POST",
+        path="/api/jobs/{job_id}/summary",
+        handler=request_summary,
+        summary="Queue the summary of a done recording (again: a stale one is rebuilt)",
+        secured=True,
+        parameters=(JOB_ID,),
+        answers=(
+            json_answer(202, SummaryBody, "queued: pending until a worker has built it"),
+            LLM_NOT_FOUND,
+            NOT_DONE,
+            UNAVAILABLE,
+        ),
+    ),
+    Endpoint(
+        method="GET",
+        path="/api/jobs/{job_id}/summary",
+        handler=get_summary,
+        summary="A recording's summary: a paragraph, key points and action items with who",
+        secured=True,
+        parameters=(JOB_ID,),
+        answers=(
+            json_answer(200, SummaryBody, "the summary in its state: pending, done or failed"),
+            error(
+                404,
+                "llm_unavailable",
+                "job_not_found",
+                "summary_not_found",
+                "not_found",
+                description=(
+                    "no [llm] is configured here, no job of the caller's has this id,"
+                    " or no summary was ever asked for it"
+                ),
+            ),
+            UNAVAILABLE,
+        ),
+    ),
+    Endpoint(
+        method="POST",
+        path="/api/jobs/{job_id}/ask",
+        handler=ask,
+        summary="Ask a question about a done recording, answered from its transcript only",
+        secured=True,
+        parameters=(JOB_ID,),
+        json_body={
+            "type": "object",
+            "required": ["question"],
+            "properties": {
+                "question": {"type": "string", "minLength": 1, "maxLength": MAX_QUESTION_CHARS}
+            },
+        },
+        answers=(
+            json_answer(200, AskAnswer, "the answer and the transcript's moments it rests on"),
+            error(400, "bad_question", description="not a JSON object with a question"),
+            LLM_NOT_FOUND,
+            NOT_DONE,
+            error(413, "too_large", description="the body is over 8 KiB"),
+            error(
+                502,
+                "model_refused",
+                description="the model's server refused the request (its key, model or URL)",
+            ),
+            error(
+                503,
+                "model_unavailable",
+                "unavailable",
+                description="the model's server did not answer now; ask again later",
+                headers={"Retry-After": "seconds to wait"},
+            ),
+        ),
+    ),
+)
 
 #: The form fields of what a sender asks of the recognition (SPEC §18).
 RECOGNITION_FIELDS = (
@@ -211,6 +306,14 @@ ENDPOINTS: tuple[Endpoint, ...] = (
                 ),
                 schema={"type": "string", "pattern": "^(auto|off|[1-9]|10)$"},
             ),
+            FormField(
+                name=SUMMARY_FIELD,
+                description=(
+                    "true: summarise the recording once it is done (SPEC §27); default"
+                    " [llm] auto_summary; ignored without [llm]"
+                ),
+                schema={"type": "string", "enum": sorted(SUMMARY_VALUES)},
+            ),
             *RECOGNITION_FIELDS,
             FormField(
                 name=TITLE_FIELD,
@@ -242,11 +345,12 @@ ENDPOINTS: tuple[Endpoint, ...] = (
                 "bad_callback_url",
                 "callback_address_refused",
                 "bad_speakers",
+                "bad_summary",
                 *REQUEST_CODES,
                 BAD_TITLE,
                 description=(
                     "the form, the link, the Idempotency-Key, the callback_url, the language,"
-                    " the prompt, the task, the speakers or the title cannot be used"
+                    " the prompt, the task, the speakers, the title or the summary cannot be used"
                 ),
             ),
             error(
@@ -540,7 +644,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
 
 def all_endpoints() -> tuple[Endpoint, ...]:
     """``ENDPOINTS`` and the OpenAI-compatible ``/v1`` routes (ADR 46)."""
-    return (*ENDPOINTS, *openai_api.ENDPOINTS)
+    return (*ENDPOINTS, *SUMMARY_ENDPOINTS, *openai_api.ENDPOINTS)
 
 
 def routes() -> list[Route]:

@@ -17,6 +17,7 @@ from transcriber_app.web.workspace import (
     live,
     recordings,
     search,
+    share,
     telegram,
     transcript,
     upload,
@@ -45,6 +46,8 @@ def mount() -> Mount:
         _route("/upload", upload.upload_page, "GET"),
         # A recording's body is bounded by the API's intake ([storage] max_record_bytes).
         Route("/upload", upload.send, methods=["POST"]),
+        # Files shared from another app (the manifest's share_target, ADR 80), bounded alike.
+        Route("/share", share.share, methods=["POST"]),
         _route("/recordings/{job_id}", transcript.recording, "GET"),
         _route("/recordings/{job_id}/media", transcript.media, "GET"),
         _route("/recordings/{job_id}/speakers", transcript.rename_speaker, "POST"),

@@ -8,7 +8,9 @@
 // extension, which the person may change (SPEC §26); the #send button sends the rows
 // waiting (two at a time), each as its own POST of the form to the action with its title,
 // with the session's CSRF token in X-CSRF-Token; its bar follows xhr.upload.onprogress. An accepted file's row gets data-job="ID", so live.js keeps its
-// state current; a refused one shows the service's message and its error code.
+// state current; a refused one shows the service's message and its error code. A
+// CustomEvent "upload:files" on the form ({detail: {files}}) sends files at once, each
+// titled by its name, without waiting for Send (a recording made on the page, record.js).
 // "Paste a link" (#link, #link-send) sends the form with url instead of file at once
 // (SPEC §28), without a title (the page's own becomes it); its row then shows the fetch's
 // progress from the live list.
@@ -166,6 +168,14 @@
     if (maxBytes && file.size > maxBytes) {
       // The service would refuse it by its declared length; no need to send it first.
       refused(item, "too_large", "The file is larger than the limit of " + maxBytes + " bytes");
+      return null;
+    }
+    return item;
+  }
+
+  function offer(file) {
+    var item = add(file);
+    if (!item) {
       return;
     }
     status(item, "ready: check its title, then Send");
@@ -216,19 +226,21 @@
     });
   }
 
+  function queue(item) {
+    item.titleBox.readOnly = true;
+    status(item, "waiting to be sent");
+    waiting.push(item);
+  }
+
   function addAll(files) {
-    Array.prototype.forEach.call(files, add);
+    Array.prototype.forEach.call(files, offer);
     if (!sendButton) {
       sendReady();
     }
   }
 
   function sendReady() {
-    ready.forEach(function (item) {
-      item.titleBox.readOnly = true;
-      status(item, "waiting to be sent");
-      waiting.push(item);
-    });
+    ready.forEach(queue);
     ready = [];
     if (sendButton) {
       sendButton.disabled = true;
@@ -240,6 +252,15 @@
     sendButton.addEventListener("click", sendReady);
   }
 
+  form.addEventListener("upload:files", function (event) {
+    Array.prototype.forEach.call(event.detail.files, function (file) {
+      var item = add(file);
+      if (item) {
+        queue(item);
+      }
+    });
+    next();
+  });
   form.addEventListener("submit", function (event) {
     event.preventDefault();
   });
