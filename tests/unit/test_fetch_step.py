@@ -11,7 +11,10 @@ from pathlib import Path
 import attrs
 import pytest
 
+from tests.support import media_site
+from tests.support.media_site import MediaSite
 from tests.support.world import World, make_world
+from transcriber_adapters.fetching import YtDlpFetcher
 from transcriber_adapters.memory import MemoryFetcher, MemoryFileStore, MemoryUsageStore, Served
 from transcriber_core.deletion import delete_job
 from transcriber_core.entities import Job, Origin, State
@@ -356,3 +359,25 @@ async def test_the_pages_title_is_the_default_title(
     taken = await take_in(world.services, _LinkDoor(LINK, title=given), origin=Origin.http())
     await world.step(State.FETCH)
     assert (await world.repo.get(taken.job.id)).title == kept
+
+
+async def test_the_yt_dlp_fetcher_through_the_step(
+    world: World, staging: Path, tmp_path: Path
+) -> None:
+    """End to end with yt-dlp on a local site: the page's recording stored, titled, converted."""
+    (tmp_path / "site").mkdir()
+    site = MediaSite(media_site.SITE_ADDRESS, tmp_path / "site").start()
+    try:
+        fetcher = YtDlpFetcher(rule=media_site.rule, lookup=media_site.lookup)
+        real = _with(world, fetcher=fetcher)
+        job = await _take(real, site.url("/page.html", "site.test"))
+        fetched = await real.step(State.FETCH)
+    finally:
+        site.stop()
+    assert fetched is not None
+    assert (fetched.state, fetched.error) == (State.CONVERT, None)
+    assert fetched.source_file_id is not None
+    record = await real.repo.get_file(fetched.source_file_id)
+    assert real.files.content(record) == site.tone
+    assert (await real.repo.get(job.id)).title == media_site.TITLE
+    assert _left_in(staging) == []
