@@ -18,6 +18,7 @@ from transcriber_app.web.workspace import (
     recordings,
     search,
     share,
+    summaries,
     telegram,
     transcript,
     upload,
@@ -59,6 +60,10 @@ def mount() -> Mount:
         _route("/recordings/{job_id}/words", corrector.save_words, "POST"),
         _route("/recordings/{job_id}/restore", corrections.restore, "POST"),
         _route("/recordings/{job_id}/transcript.{format}", corrections.download, "GET"),
+        # The Summary panel and the Ask box (SPEC §27): the API's answers, JSON with CSRF.
+        _route("/recordings/{job_id}/summary", summaries.read, "GET"),
+        _route("/recordings/{job_id}/summary", summaries.generate, "POST"),
+        _route("/recordings/{job_id}/ask", summaries.ask, "POST"),
         # Voices remembered (ADR 72).
         _route("/recordings/{job_id}/voices", voices.remember, "POST"),
         _route("/voices", voices.voices_page, "GET"),
