@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import logging
 import os
 import secrets
+import wave
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
@@ -19,7 +21,7 @@ from transcriber_adapters.datadir import claim as claim_data_dir
 from transcriber_adapters.ffmpeg import OPUS, PCM, FfmpegConverter
 from transcriber_adapters.filesystem import FilesystemFileStore
 from transcriber_adapters.media_header import HeaderProbe
-from transcriber_adapters.memory import MemoryRecognizer
+from transcriber_adapters.memory import MemoryFetcher, MemoryRecognizer, Served
 from transcriber_adapters.sqlite import (
     SqliteBudgetStore,
     SqliteChatStore,
@@ -47,10 +49,12 @@ from transcriber_core.ports import (
     Converter,
     Diarizer,
     Event,
+    FetchLimits,
     FileStore,
     IdSource,
     JobRepository,
     LanguageModel,
+    MediaFetcher,
     Notifier,
     OwnerStore,
     PeopleStore,
@@ -158,6 +162,7 @@ def concurrency_from(config: Config) -> dict[State, int]:
     """Loops per step state from ``[workers]`` (ADR 27); 0 runs none of that step here."""
     workers = config.workers
     return {
+        State.FETCH: workers.fetch,
         State.CONVERT: workers.convert,
         State.RECOGNIZE: workers.recognize,
         State.CHECK: workers.check,
@@ -185,6 +190,7 @@ async def build(
     recognizer_files: FileStore | None = None,
     diarizer: Diarizer | None = None,
     notifier: Notifier | None = None,
+    fetcher: MediaFetcher | None = None,
     host: str | None = None,
     wakeup_feed: WakeupFeed | None = None,
     intake: bool = True,
@@ -257,6 +263,8 @@ async def build(
             worker=f"{this_host}:{os.getpid()}",
             notifier=_notifier(bot, stores.budgets) if notifier is None else notifier,
             webhooks=_webhooks(config, clock, closers),
+            fetcher=_fetcher(config) if fetcher is None else fetcher,
+            fetch_limits=fetch_limits_from(config),
             clock=clock,
             ids=ids or RandomIds(),
             settings=settings,
@@ -544,6 +552,44 @@ def _webhooks(
     )
     closers.append(sender.close)
     return sender
+
+
+def fetch_limits_from(config: Config) -> FetchLimits:
+    """What one link may bring in: ``[import] max_bytes`` and §17's duration limit."""
+    return FetchLimits(
+        max_bytes=config.import_.max_bytes, max_seconds=config.storage.max_duration_seconds
+    )
+
+
+def _silence_wav(seconds: int) -> bytes:
+    """A WAV file of ``seconds`` of 16 kHz mono silence: real audio for ffmpeg, made here."""
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(16_000)
+        out.writeframes(b"\0\0" * 16_000 * seconds)
+    return buffer.getvalue()
+
+
+#: What the demo's fetcher brings in for any link: 3 s of silence (no network is reached).
+DEMO_LINK = Served(data=_silence_wav(3), title="A recording from a link", extension=".wav")
+
+
+def _fetcher(config: Config) -> MediaFetcher | None:
+    """The fetcher of links (SPEC §28): yt-dlp behind the address guard, when installed.
+
+    Without the ``links`` extra, the memory recognizer's demo serves every
+    link a stand-in recording (no network); any other service refuses links
+    at intake (``links_disabled``).
+    """
+    if is_installed("links"):
+        from transcriber_adapters.fetching import YtDlpFetcher  # noqa: PLC0415 - the extra's
+
+        return YtDlpFetcher(allow_private=config.import_.allow_private)
+    if config.recognizer.kind == "memory":
+        return MemoryFetcher(default=DEMO_LINK)
+    return None
 
 
 def _telegram_notifier(bot: Bot, budgets: BudgetStore) -> Notifier:

@@ -162,9 +162,14 @@ class JobQueue(Protocol):
         *,
         acquisition_id: str,
         begun: timedelta | None = None,
+        total: float | None = None,
         deliveries: Sequence[NewDelivery] = (),
     ) -> None:
         """Note ``seconds_done`` of the job's audio as recognised, if ``acquisition_id`` holds it.
+
+        In ``fetch`` the count is bytes downloaded, and ``total`` the bytes
+        declared (None: unknown), stored as the progress's ``total`` (ADR 85);
+        a recognition leaves ``total`` None.
 
         Writes only the job's ``progress`` (ADR 51): its ``updated`` is the
         store's now; with ``begun`` (a recognition that began that long ago:
@@ -949,6 +954,14 @@ class FileStore(Protocol):
         """
         ...
 
+    def staging_folder(self) -> AbstractAsyncContextManager[Path]:
+        """A new empty private folder (0700) beside the staging files, for a link's download.
+
+        Whatever is in it on exit is removed with it, however the block ends
+        (SPEC §28: a refused or cancelled fetch leaves nothing).
+        """
+        ...
+
     async def put(
         self, file_id: str, extension: str, source: Path, *, now: datetime, move: bool = False
     ) -> FileRecord:
@@ -1352,15 +1365,22 @@ class Wishes:
 
 @attrs.frozen(kw_only=True)
 class Staged:
-    """A recording its door received whole into a staging file, with what was asked with it."""
+    """A recording its door received whole into a staging file, with what was asked with it.
 
-    #: The staging file; ``submit`` moves it into the store.
-    path: Path
+    Or a link to it (SPEC §28): ``url`` set and ``path`` None; the job's
+    ``fetch`` step downloads it.
+    """
+
+    #: The staging file; ``submit`` moves it into the store. None for a link.
+    path: Path | None
     #: ``naming.extension_of`` the sender's file name: the only part of it kept.
     extension: str
-    #: SHA-256 of the bytes, hex, when the door computed it (an upload with a dedup key).
+    #: SHA-256 of the bytes, hex, when the door computed it (an upload with a dedup key);
+    #: for a link, of the link (``naming.link_digest``).
     digest: str | None = None
     wishes: Wishes = attrs.field(factory=Wishes)
+    #: The http(s) link to fetch the recording from, unchecked; may carry a secret: never logged.
+    url: str | None = attrs.field(default=None, repr=False)
 
 
 @attrs.frozen(kw_only=True)

@@ -292,6 +292,7 @@ CORE_ROLES = {
     "transcriber_core/retention.py": {"Removals"},
     "transcriber_core/speakers.py": {"FileRecords", "Jobs"},
     "transcriber_core/steps.py": {"FileRecords", "Jobs"},
+    "transcriber_core/fetching.py": {"FileRecords", "Jobs"},
     "transcriber_core/summary_steps.py": {"Jobs"},
     "transcriber_core/voices.py": {"Jobs"},
     "transcriber_core/waiting.py": {"Jobs"},

@@ -51,6 +51,7 @@ DEAD_TEXT = (
 #: The status message's texts, by where the job stands (SPEC §21).
 QUEUED_TEXT = "Got it. Queued: {ahead} ahead of it."
 CONVERTING_TEXT = "Converting the recording…"
+FETCHING_TEXT = "Downloading the recording from the link…"
 RECOGNISING_TEXT = "Recognising…"
 RECOGNISING_PERCENT_TEXT = "Recognising… {percent} %"
 LEFT_TEXT = ", about {left} left"
@@ -262,6 +263,9 @@ def status_text(job: Job, standing: Standing, event: Event = Event.PROGRESS) -> 
     waiting = job.state is not State.CHECK and standing.queue_position is not None
     if waiting and standing.queue_position:
         return QUEUED_TEXT.format(ahead=standing.queue_position)
+    if job.state is State.FETCH:
+        # A link (SPEC §28): taken, then downloading.
+        return ACCEPTED_TEXT if event is Event.ACCEPTED else FETCHING_TEXT
     if job.state is State.CONVERT:
         # Next in line: the acknowledgement says it is taken, a later edit that it converts.
         return ACCEPTED_TEXT if event is Event.ACCEPTED else CONVERTING_TEXT

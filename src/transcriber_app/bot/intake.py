@@ -48,6 +48,7 @@ from transcriber_app.bot.texts import (
     Texts,
     accepted_languages,
     duplicate_text,
+    link_refused_text,
     quota_text,
     settings_text,
     texts_for,
@@ -56,14 +57,18 @@ from transcriber_app.bot.texts import (
 )
 from transcriber_core.entities import ChatMode, ChatSettings, Job, Origin, State
 from transcriber_core.errors import (
+    FetchRefused,
+    FetchUnavailable,
     JobNotFound,
     OptionRefused,
     QuotaExceeded,
     ServiceCondition,
     TranscriberError,
 )
+from transcriber_core.fetching import well_formed_link
 from transcriber_core.intake import Taken, take_in
 from transcriber_core.languages import check_language
+from transcriber_core.naming import link_digest
 from transcriber_core.people import Person, link_code_hash, link_code_of
 from transcriber_core.ports import ChatLinks, ChatStore, Proof, Sender, Staged, Wishes
 from transcriber_core.rendering import TranscriptFormat, render
@@ -169,35 +174,43 @@ class BotIntake:
         target = message.reply_to_message
         recording = None if target is None else recording_of(target)
         settings = await self.settings_of(message.chat.id)
+        url = None if target is None else link_of(target)
+        if target is not None and recording is None and url is not None:
+            await self.receive(bot, target, url=url, settings=settings, asked_by=message)
+            return
         if target is None or recording is None:
             await self._reply(bot, message, (await self.texts(message, settings)).transcribe_usage)
             return
         await self.receive(bot, target, recording, settings=settings, asked_by=message)
 
-    async def receive(
+    async def receive(  # noqa: PLR0911 - one answer per refusal reads best
         self,
         bot: Bot,
         message: Message,
-        recording: Recording,
+        recording: Recording | None = None,
         *,
+        url: str | None = None,
         settings: ChatSettings | None = None,
         asked_by: Message | None = None,
     ) -> None:
-        """Turn the recording in ``message`` into a job, or tell the sender why not.
+        """Turn the recording (or the link, SPEC §28) in ``message`` into a job, or say why not.
 
         ``asked_by`` is the ``/transcribe`` that asked for it: its sender pays
-        for the recording, and refusals answer it (ADR 67).
+        for the recording, and refusals answer it (ADR 67). A refused link is
+        told why in the chat's language, never repeating the link.
         """
         settings = settings or await self.settings_of(message.chat.id)
         answer = asked_by or message
         texts = await self.texts(answer, settings)
-        extra = {
-            "kind": recording.kind,
-            "extension": recording.extension,
-            "size": recording.declared_size,
-        }
+        extra: dict[str, object] = {"kind": "link"}
+        if recording is not None:
+            extra = {
+                "kind": recording.kind,
+                "extension": recording.extension,
+                "size": recording.declared_size,
+            }
         log.info("bot.recording", extra=extra)
-        size = recording.declared_size
+        size = None if recording is None else recording.declared_size
         if size is not None and size > self.max_file_bytes:
             await self._too_large(bot, answer, texts, extra)
             return
@@ -205,10 +218,9 @@ class BotIntake:
             log.warning("bot.no_room", extra=extra)
             await self._reply(bot, answer, texts.no_room)
             return
+        door = ChatDoor(self, bot, message, settings, recording=recording, url=url, asker=answer)
         try:
-            taken = await self._accept_patiently(
-                bot, message, recording, settings, extra, asker=answer
-            )
+            taken = await self._accept_patiently(door, extra)
         except asyncio.CancelledError:
             # Shutdown cut the download off. The update is not confirmed to
             # Telegram (ADR 53): the next poller reads it again and takes it.
@@ -216,6 +228,14 @@ class BotIntake:
             raise
         except FileTooLarge:
             await self._too_large(bot, answer, texts, extra)
+            return
+        except FetchRefused as exc:
+            log.info("bot.link_refused", extra={**extra, "code": exc.code})
+            await self._reply(bot, answer, link_refused_text(exc.code, texts))
+            return
+        except FetchUnavailable:
+            log.info("bot.link_unreachable", extra=extra)
+            await self._reply(bot, answer, texts.link_unreachable)
             return
         except QuotaExceeded as exc:
             log.info("bot.quota_exceeded", extra=extra)
@@ -241,16 +261,13 @@ class BotIntake:
             return
         await self._reply(bot, message, duplicate_text(job, texts))
 
-    async def _accept_patiently(
-        self,
-        bot: Bot,
-        message: Message,
-        recording: Recording,
-        settings: ChatSettings,
-        extra: Mapping[str, object],
-        *,
-        asker: Message,
-    ) -> Taken:
+    async def link_message(self, bot: Bot, message: Message, url: str) -> None:
+        """A message that is a link: taken in a private chat, in a group only when addressed."""
+        if is_group(message) and not await _mentions_bot(bot, message):
+            return
+        await self.receive(bot, message, url=url)
+
+    async def _accept_patiently(self, door: ChatDoor, extra: Mapping[str, object]) -> Taken:
         """``_accept``, again while a dependency is down, for up to ``_OUTAGE_SECONDS`` (ADR 43).
 
         A recording turned away here is answered, its update confirmed, and
@@ -262,7 +279,7 @@ class BotIntake:
         pause = _OUTAGE_PAUSE
         while True:
             try:
-                return await self._accept(bot, message, recording, settings, asker=asker)
+                return await self._accept(door)
             except ServiceCondition as exc:
                 if not exc.outage or loop.time() + pause > give_up:
                     raise
@@ -272,21 +289,13 @@ class BotIntake:
             await asyncio.sleep(pause)
             pause = min(pause * 2, _OUTAGE_PAUSE_CAP)
 
-    async def _accept(
-        self,
-        bot: Bot,
-        message: Message,
-        recording: Recording,
-        settings: ChatSettings,
-        *,
-        asker: Message,
-    ) -> Taken:
-        dedup_key = f"telegram:{message.chat.id}:{recording.file_unique_id}"
+    async def _accept(self, door: ChatDoor) -> Taken:
+        message = door.message
         return await take_in(
             self.services,
-            ChatDoor(self, bot, message, recording, settings, asker=asker),
+            door,
             origin=Origin.telegram(message.chat.id, message.message_id),
-            dedup_key=dedup_key,
+            dedup_key=door.dedup_key,
         )
 
     async def linked_person(self, message: Message) -> Person | None:
@@ -518,22 +527,27 @@ class BotIntake:
 
 
 class ChatDoor:
-    """A recording in a chat as a door of the one way in: downloaded only once it is taken."""
+    """A recording in a chat as a door of the one way in: downloaded only once it is taken.
+
+    Or a link sent to the chat (``url``, SPEC §28): the job fetches it.
+    """
 
     def __init__(
         self,
         intake: BotIntake,
         bot: Bot,
         message: Message,
-        recording: Recording,
         settings: ChatSettings,
         *,
         asker: Message,
+        recording: Recording | None = None,
+        url: str | None = None,
     ) -> None:
         self.intake = intake
         self.bot = bot
         self.message = message
         self.recording = recording
+        self.url = url
         self.settings = settings
         #: The message that asked for it: the recording's own, or a ``/transcribe`` answering it.
         self.asker = asker
@@ -553,18 +567,35 @@ class ChatDoor:
         """``sender`` once the file is in: one disabled or unlinked meanwhile is not it (§29)."""
         return await self.sender()
 
+    @property
+    def dedup_key(self) -> str:
+        """A file once per chat (its unique id), and a link once per chat (its digest)."""
+        chat_id = self.message.chat.id
+        if self.url is not None:
+            return f"telegram:{chat_id}:link:{link_digest(self.url)}"
+        if self.recording is None:  # pragma: no cover - made with one or the other
+            raise ValueError("a chat's door needs a recording or a link")
+        return f"telegram:{chat_id}:{self.recording.file_unique_id}"
+
     async def proof(self, first: Job) -> Proof:
-        """Nothing to read: the key holds the file's unique id; it is not downloaded again."""
+        """Nothing to read: the key holds the file's unique id (the link's digest)."""
         return Proof()
 
     @contextlib.asynccontextmanager
     async def staged(self) -> AsyncIterator[Staged]:
-        """The file downloaded into a staging file, in the chat's language (``/language``).
+        """The file downloaded into a staging file (or the link), in the chat's language.
 
-        Its title is the bot's own "Voice note of …" in the chat's language, dated when it
-        was sent: never the sender's file name (SPEC §26).
+        A file's title is the bot's own "Voice note of …" in the chat's language, dated when
+        it was sent: never the sender's file name (SPEC §26). A link's is the page's own,
+        set by its fetch (SPEC §28).
         """
         services = self.intake.services
+        if self.url is not None:
+            wishes = Wishes(language=self.settings.language, standing_language=True)
+            yield Staged(path=None, extension="", url=self.url, wishes=wishes)
+            return
+        if self.recording is None:  # pragma: no cover - made with one or the other
+            raise ValueError("a chat's door needs a recording or a link")
         extension = self.recording.extension
         async with services.files.staging(extension) as path:
             await download_file(
@@ -593,6 +624,17 @@ def _addressed(answer: Message, text: str) -> str:
     if not is_group(answer) or sender is None:
         return text
     return f"{sender.first_name}: {text}"
+
+
+def link_of(message: Message) -> str | None:
+    """The link a message is (SPEC §28): its text one http(s) link, beside @mentions only."""
+    text = message.text
+    if not text or text.startswith("/"):
+        return None
+    words = [word for word in text.split() if not word.startswith("@")]
+    if len(words) != 1 or not well_formed_link(words[0]):
+        return None
+    return words[0]
 
 
 def is_group(message: Message) -> bool:
@@ -627,6 +669,7 @@ def make_router() -> Router:
     router.message.register(_unlink, Command("unlink"))
     router.message.register(_receive, _carries_recording)
     router.message.register(_mentioned, _answers_recording_in_group)
+    router.message.register(_receive_link, _carries_link)
     router.message.register(_help, _is_private)
     router.callback_query.register(_button, _is_transcript_button)
     return router
@@ -681,6 +724,15 @@ def _is_private(message: Message) -> bool:
 def _carries_recording(message: Message) -> dict[str, Recording] | bool:
     recording = recording_of(message)
     return False if recording is None else {"recording": recording}
+
+
+def _carries_link(message: Message) -> dict[str, str] | bool:
+    url = link_of(message)
+    return False if url is None else {"url": url}
+
+
+async def _receive_link(message: Message, bot: Bot, intake: BotIntake, url: str) -> None:
+    await intake.link_message(bot, message, url)
 
 
 async def _refuse(message: Message, bot: Bot, intake: BotIntake) -> None:

@@ -21,6 +21,7 @@ from starlette.responses import JSONResponse, Response
 from transcriber_app.web.admin.rendering import format_length, format_short_time, format_time
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.workspace import views
+from transcriber_app.web.workspace.upload import size_limit_text as size_text
 from transcriber_core.entities import JobSummary, State
 from transcriber_core.people import Person
 from transcriber_core.policy import QUEUE_POSITION_LIMIT, percent_done
@@ -35,6 +36,7 @@ POLL_BUSY_MS = 2_000
 POLL_IDLE_MS = 10_000
 #: What each state is called in a row's "now" column while a worker holds the job.
 _WORKING = {
+    State.FETCH: "fetching the link",
     State.CONVERT: "converting",
     State.RECOGNIZE: "recognising",
     State.CHECK: "recognising",
@@ -75,7 +77,12 @@ class Row:
 
 
 def percent_of(summary: JobSummary) -> int | None:
-    """Whole percent of the audio recognised, while it runs and the recognizer says."""
+    """Whole percent of the audio recognised (of a link fetched), while it runs and is told."""
+    progress = summary.progress
+    if progress is not None and summary.state is State.FETCH:
+        if not progress.total:
+            return None
+        return percent_done(min(progress.seconds_done, progress.total), progress.total)
     if summary.progress is None or not summary.duration:
         return None
     done = min(summary.progress.seconds_done, summary.duration)
@@ -99,6 +106,11 @@ def now_of(summary: JobSummary, percent: int | None) -> str:
         # The parts say how far it is; the noted percent of a split recording lags them
         # (it is noted when the job is next looked at), so the two could disagree.
         said.append(f"{summary.parts_done} of {summary.parts_total} parts")
+    elif summary.state is State.FETCH and summary.progress is not None:
+        # The bytes so far, and the percent when the site declared its size (ADR 85).
+        said.append(size_text(int(summary.progress.seconds_done)))
+        if percent is not None:
+            said.append(f"{percent} %")
     elif percent is not None:
         said.append(f"{percent} %")
     return " · ".join(said)

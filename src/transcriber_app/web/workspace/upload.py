@@ -1,8 +1,9 @@
 """Sending recordings from the workspace: the upload page and the endpoint its script posts to.
 
 ``GET /w/upload`` shows a drop zone and a file input (several files at
-once), the ``language`` and ``speakers`` choices of SPEC §18 as this
-service accepts them, and a row per file with a progress bar
+once), a "Paste a link" input (SPEC §28: the form's ``url`` instead of a
+file, where the service fetches links), the ``language`` and ``speakers``
+choices of SPEC §18 as this service accepts them, and a row per file with a progress bar
 (``upload.js``). Each file is its own ``POST /w/upload``: the multipart form
 of ``POST /api/audio`` (``file``, ``language``, ``speakers``), with the
 session's CSRF token in ``X-CSRF-Token``. It goes through the API's own
@@ -26,6 +27,7 @@ from transcriber_app.web.workspace import views
 from transcriber_app.web.workspace.corrections import CSRF_HEADER
 from transcriber_app.web.workspace.sessions import workspace_session_of
 from transcriber_core import speakers
+from transcriber_core.fetching import MAX_LINK_CHARS
 from transcriber_core.languages import AUTO
 from transcriber_core.people import Person
 from transcriber_core.speakers import MAX_SPEAKERS, wanted_text
@@ -89,6 +91,10 @@ async def upload_page(request: Request, person: Person) -> Response:
         "speakers_field": SPEAKERS_FIELD,
         "max_bytes": services.settings.max_record_bytes,
         "limit": size_limit_text(services.settings.max_record_bytes),
+        # "Paste a link" (SPEC §28) where this service fetches links.
+        "links": services.fetcher is not None,
+        "max_link_chars": MAX_LINK_CHARS,
+        "link_limit": size_limit_text(services.fetch_limits.max_bytes),
         "nav": "upload",
     }
     return views.render(request, "upload.html", context, person=person)

@@ -11,6 +11,9 @@
 // state current; a refused one shows the service's message and its error code. A
 // CustomEvent "upload:files" on the form ({detail: {files}}) sends files at once, each
 // titled by its name, without waiting for Send (a recording made on the page, record.js).
+// "Paste a link" (#link, #link-send) sends the form with url instead of file at once
+// (SPEC §28), without a title (the page's own becomes it); its row then shows the fetch's
+// progress from the live list.
 (function () {
   "use strict";
 
@@ -95,8 +98,12 @@
     if (item.speakers !== null) {
       data.append("speakers", item.speakers);
     }
-    data.append("title", item.titleBox.value);
-    data.append("file", item.file, item.file.name);
+    if (item.url) {
+      data.append("url", item.url);
+    } else {
+      data.append("title", item.titleBox.value);
+      data.append("file", item.file, item.file.name);
+    }
     var xhr = new XMLHttpRequest();
     xhr.open("POST", form.action);
     xhr.setRequestHeader("X-CSRF-Token", form.getAttribute("data-csrf"));
@@ -108,7 +115,7 @@
     };
     xhr.upload.onload = function () {
       setPercent(item, 100);
-      status(item, "sent; being stored");
+      status(item, item.url ? "sent; checking the link" : "sent; being stored");
     };
     xhr.onload = function () {
       var answer = answerOf(xhr);
@@ -177,6 +184,46 @@
       sendButton.hidden = false;
       sendButton.disabled = false;
     }
+  }
+
+  function addLink(url) {
+    var row = template.content.firstElementChild.cloneNode(true);
+    row.querySelector(".name").textContent = url;
+    row.querySelector("progress").setAttribute("aria-label", "Sending the link");
+    // A link's title is its page's, set once it is fetched.
+    row.querySelector("input.title-input").remove();
+    list.appendChild(row);
+    if (section) {
+      section.hidden = false;
+    }
+    var item = {
+      url: url,
+      row: row,
+      language: choice("language") || "auto",
+      speakers: choice("speakers"),
+    };
+    status(item, "waiting to be sent");
+    waiting.push(item);
+    next();
+  }
+
+  var link = document.getElementById("link");
+  var linkSend = document.getElementById("link-send");
+  function sendLink() {
+    var url = link.value.trim();
+    if (url) {
+      addLink(url);
+      link.value = "";
+    }
+  }
+  if (link && linkSend) {
+    linkSend.addEventListener("click", sendLink);
+    link.addEventListener("keydown", function (event) {
+      if (event.key === "Enter") {
+        event.preventDefault();
+        sendLink();
+      }
+    });
   }
 
   function queue(item) {
