@@ -263,9 +263,14 @@ async def test_pages_carry_the_panels_security_headers(
         assert "unsafe-eval" not in policy
         assert answer.headers["x-frame-options"] == "DENY"
     page = await alice.get("/w/")
-    # Scripts come only from the workspace's own files (the live list's), never inline.
+    # Scripts come only from the workspace's own files (the page's words, the live list's),
+    # never inline; the words themselves are a JSON data block, which no browser runs.
     scripts = re.findall(r"<script[^>]*>", page.text)
-    assert scripts == ['<script src="/w/static/live.js" defer>']
+    assert scripts == [
+        '<script type="application/json" id="page-strings">',
+        '<script src="/w/static/strings.js" defer>',
+        '<script src="/w/static/live.js" defer>',
+    ]
     await alice.aclose()
 
 

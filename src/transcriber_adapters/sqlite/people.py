@@ -42,7 +42,8 @@ _TOKEN = ", ".join(TOKEN_COLUMNS)
 _SESSION = ", ".join(PERSON_SESSION_COLUMNS)
 
 _INSERT_PERSON = (
-    f"INSERT INTO people ({_PERSON}) VALUES (:id, :name, :password_hash, :created, :disabled, :language)"
+    f"INSERT INTO people ({_PERSON})"
+    " VALUES (:id, :name, :password_hash, :created, :disabled, :language)"
 )
 _INSERT_INVITE = (
     "INSERT INTO person_invites (token_hash, person_id, expires, used)"

@@ -18,7 +18,13 @@ import attrs
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from transcriber_app.web.admin.rendering import format_length, format_short_time, format_time
+from transcriber_app.web.admin.rendering import (
+    format_length,
+    format_short_time,
+    format_time,
+    state_name,
+)
+from transcriber_app.web.language import _
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.workspace import views
 from transcriber_core.entities import JobSummary, State
@@ -32,12 +38,11 @@ MAX_PAGE = 10_000
 #: How often the page asks while something moves, and while nothing does (milliseconds).
 POLL_BUSY_MS = 2_000
 POLL_IDLE_MS = 10_000
-#: What each state is called in a row's "now" column while a worker holds the job.
-_WORKING = {
-    State.CONVERT: "converting",
-    State.RECOGNIZE: "recognising",
-    State.CHECK: "recognising",
-}
+
+
+def _working(state: State) -> str:
+    """What a state is called in a row's "now" column while a worker holds the job."""
+    return _("converting") if state is State.CONVERT else _("recognising")
 
 
 @attrs.frozen(kw_only=True)
@@ -47,6 +52,8 @@ class Row:
     id: str
     url: str
     state: str
+    #: The state as the page calls it, in the person's language.
+    state_name: str
     #: True once nothing more happens to the job: the page stops asking about it.
     terminal: bool
     #: When it was sent, short (``12-03 11:20``) and full (the cell's title), UTC.
@@ -88,14 +95,17 @@ def now_of(summary: JobSummary, percent: int | None) -> str:
     if summary.queue_position is not None and not summary.parts_total:
         ahead = summary.queue_position
         if ahead == 0:
-            return "waiting: next in line"
-        more = "+" if ahead >= QUEUE_POSITION_LIMIT else ""
-        return f"waiting: {ahead}{more} ahead"
-    said = [_WORKING[summary.state]]
+            return _("waiting: next in line")
+        if ahead >= QUEUE_POSITION_LIMIT:
+            return _("waiting: %(count)s+ ahead", count=ahead)
+        return _("waiting: %(count)s ahead", count=ahead)
+    said = [_working(summary.state)]
     if summary.parts_total:
         # The parts say how far it is; the noted percent of a split recording lags them
         # (it is noted when the job is next looked at), so the two could disagree.
-        said.append(f"{summary.parts_done} of {summary.parts_total} parts")
+        said.append(
+            _("%(done)s of %(total)s parts", done=summary.parts_done, total=summary.parts_total)
+        )
     elif percent is not None:
         said.append(f"{percent} %")
     return " · ".join(said)
@@ -108,6 +118,7 @@ def row_of(summary: JobSummary) -> Row:
         id=summary.id,
         url=views.recording_url(summary.id),
         state=summary.state.value,
+        state_name=state_name(summary.state.value),
         terminal=summary.state.is_terminal,
         when=format_short_time(summary.created),
         when_full=format_time(summary.created),

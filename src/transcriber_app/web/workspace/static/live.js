@@ -40,7 +40,7 @@
     element.setAttribute("data-terminal", job.terminal ? "yes" : "no");
     var badge = field(element, "state");
     if (badge) {
-      badge.textContent = job.state;
+      badge.textContent = job.state_name || job.state;
       badge.className = "badge state-" + job.state;
     }
     put(element, "now", job.now);

@@ -21,6 +21,7 @@
   var zone = form.querySelector("[data-dropzone]");
   var section = document.getElementById("sent-section");
   var maxBytes = Number(form.getAttribute("data-max-bytes"));
+  var limitText = form.getAttribute("data-limit") || maxBytes + " bytes";
   var PARALLEL = 2;
   var waiting = [];
   var sending = 0;
@@ -50,7 +51,7 @@
     item.row.classList.remove("sending");
     item.row.classList.add("refused");
     item.row.setAttribute("data-terminal", "yes");
-    badge(item, "refused", "failed");
+    badge(item, pageText("refused", "refused"), "failed");
     status(item, message + " (" + code + ")");
     item.row.querySelector('[data-field="now"]').setAttribute("role", "alert");
   }
@@ -58,8 +59,8 @@
   function accepted(item, jobId) {
     item.row.classList.remove("sending");
     setPercent(item, 100);
-    badge(item, "sent", "convert");
-    status(item, "sent; waiting for its turn");
+    badge(item, pageText("sent", "sent"), "convert");
+    status(item, pageText("sent_waiting", "sent; waiting for its turn"));
     var open = item.row.querySelector("a.open");
     open.href = form.getAttribute("data-recordings") + encodeURIComponent(jobId);
     open.hidden = false;
@@ -101,7 +102,7 @@
     };
     xhr.upload.onload = function () {
       setPercent(item, 100);
-      status(item, "sent; being stored");
+      status(item, pageText("stored", "sent; being stored"));
     };
     xhr.onload = function () {
       var answer = answerOf(xhr);
@@ -110,12 +111,16 @@
       } else if (answer && answer.error) {
         refused(item, answer.error, answer.message);
       } else {
-        refused(item, "http_" + xhr.status, "The service refused the file");
+        refused(item, "http_" + xhr.status, pageText("service_refused", "The service refused the file"));
       }
       finish();
     };
     xhr.onerror = function () {
-      refused(item, "network", "The connection broke before the file was taken; try again");
+      refused(
+        item,
+        "network",
+        pageText("connection_broke", "The connection broke before the file was taken; try again")
+      );
       finish();
     };
     xhr.send(data);
@@ -130,7 +135,7 @@
   function add(file) {
     var row = template.content.firstElementChild.cloneNode(true);
     row.querySelector(".name").textContent = file.name;
-    row.querySelector("progress").setAttribute("aria-label", "Sending " + file.name);
+    row.querySelector("progress").setAttribute("aria-label", pageText("sending_file", "Sending %(name)s", { name: file.name }));
     list.appendChild(row);
     if (section) {
       section.hidden = false;
@@ -143,10 +148,14 @@
     };
     if (maxBytes && file.size > maxBytes) {
       // The service would refuse it by its declared length; no need to send it first.
-      refused(item, "too_large", "The file is larger than the limit of " + maxBytes + " bytes");
+      refused(
+        item,
+        "too_large",
+        pageText("too_large", "The file is larger than the limit of %(limit)s", { limit: limitText })
+      );
       return;
     }
-    status(item, "waiting to be sent");
+    status(item, pageText("waiting", "waiting to be sent"));
     waiting.push(item);
   }
 

@@ -1,0 +1,39 @@
+"""The words the workspace's scripts show, in the page's language (SPEC §26, ADR 77).
+
+Each page carries them as JSON (``<script type="application/json"
+id="page-strings">``, data the CSP lets through, never run);
+``static/strings.js`` reads them for the other scripts, which keep the
+English as a fallback. ``%(name)s`` placeholders are filled in the browser.
+"""
+
+from __future__ import annotations
+
+from transcriber_app.web.language import _
+
+
+def page_strings() -> dict[str, str]:
+    """Every string a workspace script puts on the page, by the key the script asks for."""
+    return {
+        # upload.js
+        "waiting": _("waiting to be sent"),
+        "sending_file": _("Sending %(name)s"),
+        "stored": _("sent; being stored"),
+        "sent": _("sent"),
+        "sent_waiting": _("sent; waiting for its turn"),
+        "refused": _("refused"),
+        "service_refused": _("The service refused the file"),
+        "connection_broke": _("The connection broke before the file was taken; try again"),
+        "too_large": _("The file is larger than the limit of %(limit)s"),
+        # editor.js
+        "saving": _("Saving…"),
+        "saved": _("Saved."),
+        "not_saved": _("The correction was not saved."),
+        "unreachable": _("The correction was not saved: the service could not be reached."),
+        "turn_text": _("Corrected text of this turn"),
+        "save": _("Save"),
+        "cancel": _("Cancel"),
+        "edit": _("Edit"),
+        "edit_turn": _("Edit this turn"),
+        # player.js
+        "audio_gone": _("The audio cannot be played: it may no longer be stored."),
+    }
