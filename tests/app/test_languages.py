@@ -49,6 +49,9 @@ async def test_accept_language_russian_gives_russian_pages_on_both_sides(
         admin_login = await stranger.get("/admin/login", headers=RUSSIAN)
         assert lang_of(admin_login) == "ru"
         assert "Пароль владельца" in admin_login.text
+        # A stylesheet is the same in every language: no Content-Language, no Vary on it.
+        css = await stranger.get("/w/static/workspace.css", headers=RUSSIAN)
+        assert "content-language" not in css.headers
     panel = await owner.get("/admin/people", headers=RUSSIAN)
     assert lang_of(panel) == "ru"
     assert "<h1>Люди</h1>" in panel.text

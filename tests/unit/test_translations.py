@@ -166,26 +166,17 @@ def test_accept_language_picks_a_language_we_speak(header: str | None, expected:
 
 def test_dates_and_durations_follow_the_language() -> None:
     """The same moment and length read as each language writes them; UTC stays said."""
-    english = in_language(
-        "en",
-        lambda: (
+
+    def formatted() -> tuple[str, ...]:
+        return (
             language.format_when(MOMENT),
             language.format_short_when(MOMENT),
             language.format_day(MOMENT),
             language.format_span(190),
             language.format_number(1234.5),
-        ),
-    )
-    russian = in_language(
-        "ru",
-        lambda: (
-            language.format_when(MOMENT),
-            language.format_short_when(MOMENT),
-            language.format_day(MOMENT),
-            language.format_span(190),
-            language.format_number(1234.5),
-        ),
-    )
+        )
+
+    english, russian = in_language("en", formatted), in_language("ru", formatted)
     assert english == (
         "Dec 5, 2026, 09:44:05.123 UTC",
         "Dec 5, 09:44",

@@ -56,6 +56,9 @@ COOKIE_SECONDS = 365 * 24 * 3600
 _MAX_ACCEPT = 500
 _TAG = re.compile(r"[A-Za-z]{1,8}(?:[-_][A-Za-z0-9]{1,8})*")
 
+#: The answers that hold words: pages, their JSON, plain-text refusals.
+_WORDED = ("text/html", "text/plain", "application/json")
+
 _current: ContextVar[str] = ContextVar("transcriber_language", default=DEFAULT)
 
 
@@ -294,7 +297,12 @@ class Languages(AnswerHeaders):
         _current.set(chosen(Request(scope)))
 
     async def edit(self, scope: Scope, headers: MutableHeaders) -> None:
-        """``Content-Language`` names it; ``Vary`` tells caches the answer depends on it."""
+        """A page's or its JSON's ``Content-Language``; ``Vary`` tells caches it depends on it.
+
+        Stylesheets and scripts are the same in every language: left as they are.
+        """
+        if not headers.get("content-type", "").startswith(_WORDED):
+            return
         headers["content-language"] = html_lang(current())
         headers.add_vary_header("Accept-Language")
         headers.add_vary_header("Cookie")
