@@ -1,9 +1,9 @@
 """The words the workspace's scripts show, in the page's language (SPEC §26, ADR 77).
 
-Each page carries them as JSON (``<script type="application/json"
-id="page-strings">``, data the CSP lets through, never run);
-``static/strings.js`` reads them for the other scripts, which keep the
-English as a fallback. ``%(name)s`` placeholders are filled in the browser.
+Each page with scripts carries them as JSON in the ``data-strings``
+attribute of the ``static/strings.js`` script element, which reads them
+for the other scripts (no inline script: the CSP allows none); they keep
+the English as a fallback. ``%(name)s`` placeholders are filled in the browser.
 """
 
 from __future__ import annotations

@@ -1,14 +1,14 @@
-// The page's words for its scripts (SPEC §26): the JSON the page carries in
-// <script type="application/json" id="page-strings">, read once.
+// The page's words for its scripts (SPEC §26): the JSON in this script element's
+// data-strings attribute, read once.
 // window.pageText(key, english, values) gives the translation, else the English, with
 // each %(name)s replaced by values[name].
 (function () {
   "use strict";
   var words = {};
-  var element = document.getElementById("page-strings");
-  if (element) {
+  var element = document.currentScript || document.querySelector("script[data-strings]");
+  if (element && element.dataset.strings) {
     try {
-      words = JSON.parse(element.textContent) || {};
+      words = JSON.parse(element.dataset.strings) || {};
     } catch (error) {
       words = {};
     }
