@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from transcriber_adapters.chat_model import OpenAIChatModel
 from transcriber_adapters.diarization import OfflineDiarizer
 from transcriber_adapters.ffmpeg import FfmpegConverter
 from transcriber_adapters.filesystem import FilesystemFileStore
@@ -16,10 +17,12 @@ from transcriber_adapters.memory import (
     MemoryConverter,
     MemoryFileStore,
     MemoryJobRepository,
+    MemoryLanguageModel,
     MemoryNotifier,
     MemoryOwnerStore,
     MemoryPeopleStore,
     MemoryRecognizer,
+    MemorySummaryStore,
     MemoryUsageStore,
     MemoryVoiceStore,
     MemoryWakeupFeed,
@@ -33,6 +36,7 @@ from transcriber_adapters.postgres import (
     PostgresJobRepository,
     PostgresOwnerStore,
     PostgresPeopleStore,
+    PostgresSummaryStore,
     PostgresUsageStore,
     PostgresVoiceStore,
     PostgresWakeupFeed,
@@ -45,6 +49,7 @@ from transcriber_adapters.sqlite import (
     SqliteJobRepository,
     SqliteOwnerStore,
     SqlitePeopleStore,
+    SqliteSummaryStore,
     SqliteUsageStore,
     SqliteVoiceStore,
 )
@@ -74,6 +79,7 @@ from transcriber_core.ports import (
     JobQueue,
     JobRepository,
     Jobs,
+    LanguageModel,
     Listings,
     Notifier,
     Outbox,
@@ -84,6 +90,7 @@ from transcriber_core.ports import (
     PersonTokens,
     Recognizer,
     Removals,
+    SummaryStore,
     TranscriptSearch,
     UsageStore,
     VoiceStore,
@@ -105,6 +112,7 @@ def check(
     sqlite_people: SqlitePeopleStore,
     sqlite_usage: SqliteUsageStore,
     sqlite_voices: SqliteVoiceStore,
+    sqlite_summaries: SqliteSummaryStore,
     postgres: Database,
     form_door: FormDoor,
     openai_door: OpenAIDoor,
@@ -158,7 +166,17 @@ def check(
     diarizers: list[Diarizer] = [MemoryDiarizer(), OfflineDiarizer()]
     # The doors of the one way in (ADR 74): app code, read by the core through its port.
     doors: list[Door] = [form_door, openai_door, chat_door]
-    del voices, diarizers, doors
+    # Summaries as units of work (ADR 83) and the chat models that build them (ADR 82).
+    summaries: list[SummaryStore] = [
+        MemorySummaryStore(),
+        sqlite_summaries,
+        PostgresSummaryStore(postgres),
+    ]
+    models: list[LanguageModel] = [
+        MemoryLanguageModel(),
+        OpenAIChatModel(base_url="http://127.0.0.1:11434/v1", model="never-used"),
+    ]
+    del voices, diarizers, doors, summaries, models
     del usage, chats, people, invitations, accounts, tokens, sessions
     del senders, feeds, budgets, probes, meters, conditions, owners, repos, stores, converters
     del recognizers, notifiers, clocks, ids

@@ -28,6 +28,7 @@ from transcriber_adapters.sqlite import (
     SqliteJobRepository,
     SqliteOwnerStore,
     SqlitePeopleStore,
+    SqliteSummaryStore,
     SqliteUsageStore,
     SqliteVoiceStore,
 )
@@ -49,11 +50,13 @@ from transcriber_core.ports import (
     FileStore,
     IdSource,
     JobRepository,
+    LanguageModel,
     Notifier,
     OwnerStore,
     PeopleStore,
     Recognizer,
     Standing,
+    SummaryStore,
     UsageStore,
     VoiceStore,
     WakeupFeed,
@@ -147,6 +150,7 @@ def settings_from(config: Config) -> Settings:
         voice_match=config.diarization.voice_match,
         jobs_kept=timedelta(days=config.retention.jobs_days),
         sweep_interval=timedelta(seconds=config.retention.sweep_seconds),
+        auto_summary=config.llm is not None and config.llm.auto_summary,
     )
 
 
@@ -184,6 +188,7 @@ async def build(
     host: str | None = None,
     wakeup_feed: WakeupFeed | None = None,
     intake: bool = True,
+    language_model: LanguageModel | None = None,
 ) -> Runtime:
     """Open the database, stores and clients the config names; a dependency given replaces its own.
 
@@ -204,7 +209,8 @@ async def build(
     database's ``LISTEN`` feed). ``clock`` stamps what the app stamps; on
     SQLite it is also the stores' own clock, by which they judge leases and
     delays (ADR 30), while on PostgreSQL they judge by the database server's
-    clock, the one every host shares (ADR 39).
+    clock, the one every host shares (ADR 39). ``language_model`` replaces the
+    ``[llm]`` server's client (summaries and questions are on with either).
     """
     # Before anything is opened: a feature whose extra is missing stops here.
     require_for(config)
@@ -223,6 +229,8 @@ async def build(
                 config, closers, files, stores.budgets, staging_dir=lock.staging
             )
         bot = _bot(config, closers)
+        if language_model is None:
+            language_model = _language_model(config, closers)
         this_host = host_name() if host is None else host
         services = Services(
             repo=stores.repo,
@@ -239,6 +247,8 @@ async def build(
             conditions=stores.conditions,
             usage=stores.usage,
             voices=stores.voices,
+            language_model=language_model,
+            summaries=stores.summaries if language_model is not None else None,
             probe=HeaderProbe(),
             # Counts what a quota charges in decoded samples, whatever the container (ADR 67).
             meter=FfmpegConverter(limits=decode_limits_from(config)),
@@ -372,6 +382,8 @@ class _Stores:
     voices: VoiceStore
     #: The Telegram poller's lease and each chat's settings (ADR 53).
     chats: ChatStore
+    #: Each recording's summary as a unit of work (ADR 83).
+    summaries: SummaryStore
     #: Other processes' wake-ups: the database's LISTEN feed, or None on SQLite.
     wakeup_feed: WakeupFeed | None = None
 
@@ -391,6 +403,7 @@ async def _sqlite_stores(
         usage=SqliteUsageStore(database, clock=clock),
         voices=SqliteVoiceStore(database, clock=clock),
         chats=SqliteChatStore(database, clock=clock),
+        summaries=SqliteSummaryStore(database, clock=clock),
     )
 
 
@@ -416,8 +429,29 @@ async def _postgres_stores(
         usage=postgres.PostgresUsageStore(database),
         voices=postgres.PostgresVoiceStore(database),
         chats=postgres.PostgresChatStore(database),
+        summaries=postgres.PostgresSummaryStore(database),
         wakeup_feed=postgres.PostgresWakeupFeed(url, settings=settings),
     )
+
+
+def _language_model(
+    config: Config, closers: list[Callable[[], Awaitable[None]]]
+) -> LanguageModel | None:
+    """The ``[llm]`` server's client; None without ``[llm]`` (summaries and questions off)."""
+    llm = config.llm
+    if llm is None:
+        return None
+    from transcriber_adapters.chat_model import OpenAIChatModel  # noqa: PLC0415 - the llm extra
+
+    model = OpenAIChatModel(
+        base_url=llm.base_url,
+        model=llm.model,
+        api_key=llm.api_key,
+        max_input_tokens=llm.max_input_tokens,
+        timeout_seconds=llm.timeout_seconds,
+    )
+    closers.append(model.close)
+    return model
 
 
 def _shares_nothing_locally(config: Config) -> bool:

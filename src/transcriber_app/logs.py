@@ -71,5 +71,8 @@ def configure_logging(level: int = logging.INFO, stream: TextIO | None = None) -
         "aiobotocore",
         "urllib3",
         "httpx",
+        # The language model's client: whatever it may log at DEBUG of a request carries a
+        # transcript (SPEC §27).
+        "openai",
     ):
         logging.getLogger(noisy).setLevel(logging.WARNING)

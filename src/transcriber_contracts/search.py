@@ -135,6 +135,22 @@ class SearchContract(RepositorySuite):
         assert "".join(fragment.text for fragment in hit.snippet) == job.text
         assert (hit.more_before, hit.more_after) == (False, False)
 
+    async def test_a_hit_carries_its_recordings_title(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
+        """A hit names its recording by its title (ADR 79); one sent without one has None."""
+        titled, untitled = await put(
+            clock,
+            repo,
+            done("the quick brown fox", title="Morning «walk»"),
+            done("a brown fox again", minute=1),
+        )
+        hits = await repo.search(ALICE, SearchQuery.parse("fox"))
+        assert [(hit.job_id, hit.title) for hit in hits] == [
+            (untitled.id, None),
+            (titled.id, "Morning «walk»"),
+        ]
+
     async def test_every_word_of_the_query_must_be_there_in_any_order(
         self, clock: ManualClock, repo: JobRepository
     ) -> None:

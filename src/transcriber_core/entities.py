@@ -243,6 +243,10 @@ class Job:
     original_text: str | None = None
     #: The recognizer's words, kept with ``original_text``; None: never corrected.
     original_words: tuple[Word, ...] | None = None
+    #: The person's name for the recording (``titles.clean_title``); None: shown as a dated
+    #: default. Their own words: never logged (SPEC §26, ADR 79). Written at intake and by
+    #: ``Jobs.save_title`` alone; no save of the pipeline touches it.
+    title: str | None = attrs.field(default=None, repr=False)
     created: datetime
     updated: datetime
 
@@ -308,6 +312,8 @@ class JobSummary:
     #: Parts recognised and parts in all, for a recording split into parts; 0 and 0 otherwise.
     parts_done: int = 0
     parts_total: int = 0
+    #: The person's title for it; None: shown as a dated default (ADR 79).
+    title: str | None = attrs.field(default=None, repr=False)
 
 
 #: Characters of the transcript a ``JobSummary`` carries: a line of the list, not the text.

@@ -14,7 +14,7 @@ edge, so that the worker can classify a failure by type alone::
     ├── JobChanged                an owner's edit met a job changed since it was read
     ├── InvalidTransition
     ├── CallbackRefused           a callback URL or its address is refused for good (ADR 35)
-    ├── OptionRefused             a sender's language, prompt or task cannot be honoured
+    ├── OptionRefused             a sender's language, prompt, task or title cannot be honoured
     ├── QuotaExceeded             the sender's seconds for today are spent (SPEC §20, ADR 59)
     ├── VoiceRefused              a recording's speaker cannot become a voice (SPEC §25)
     └── StepError                 a step could not finish this attempt
@@ -36,12 +36,15 @@ edge, so that the worker can classify a failure by type alone::
         │   ├── NotifierUnavailable   (may carry the wait the notifier asked for)
         │   ├── ReceiverUnavailable   (a webhook receiver answered no 2xx, or not at all)
         │   ├── DirectRefused         (the recognize step copies the audio and starts again)
-        │   └── StepTimedOut
+        │   ├── StepTimedOut
+        │   └── ModelUnavailable      the language model's server: 429, 5xx, timeout (SPEC §27)
+        │       └── ModelAnswerMalformed  its answer was not the JSON asked for
         └── PermanentError        this recording is judged for good: `failed`
             ├── UnreadableMedia
             ├── RecordingTooLong
             ├── MissingFile
-            └── RecognitionFailed
+            ├── RecognitionFailed
+            └── ModelRefused          the language model's server: 400, 401, 403, 404
 
 A ``ServiceCondition`` carries a stable ``code`` (what ``/health`` names)
 and says whether it belongs to one host (``local``: a disk) or to the whole
@@ -334,3 +337,15 @@ class FetchRefused(PermanentError):  # noqa: N818
 
 class FetchUnavailable(TransientError):  # noqa: N818
     """The link's server could not be reached or answered with a passing error; retry later."""
+
+
+class ModelUnavailable(TransientError):  # noqa: N818
+    """The language model's server did not answer now; it will be asked again."""
+
+
+class ModelAnswerMalformed(ModelUnavailable):
+    """The language model answered something other than the JSON it was asked for."""
+
+
+class ModelRefused(PermanentError):  # noqa: N818
+    """The language model's server refused the request; asking again will not help."""

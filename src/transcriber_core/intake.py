@@ -8,7 +8,7 @@ order, for every door::
         │ no                          ─> check_replay ─> the first job
     the sender (owner, payer) ─> today's quota (before any byte)
         ─> the door stages the bytes ─> language, prompt, task, speakers,
-           callback ─> the sender, asked again (SPEC §29)
+           callback, title ─> the sender, asked again (SPEC §29)
         ─> submit: the charge, the store, the job, the notice
 
 Its refusals are the core's errors (``QuotaExceeded``, ``DedupKeyReused``,
@@ -24,6 +24,7 @@ from pathlib import Path
 
 import attrs
 
+from transcriber_core import summary_steps
 from transcriber_core.entities import Event, Job, Origin, State
 from transcriber_core.errors import (
     CallbackRefused,
@@ -31,6 +32,7 @@ from transcriber_core.errors import (
     OptionRefused,
     PermanentError,
     QuotaExceeded,
+    TranscriberError,
 )
 from transcriber_core.languages import DEFAULT_REQUEST, RecognitionRequest, recognition_request
 from transcriber_core.outbox import deliver_next, deliveries_for
@@ -44,6 +46,7 @@ from transcriber_core.policy import (
 from transcriber_core.ports import Door, Wishes
 from transcriber_core.services import Services
 from transcriber_core.speakers import BadSpeakers, labels_speakers, parse_wanted
+from transcriber_core.titles import clean_title
 from transcriber_core.usage import Charge
 from transcriber_core.wakeup import OUTBOX
 
@@ -66,6 +69,10 @@ class Judged:
     request: RecognitionRequest = DEFAULT_REQUEST
     speakers: int | None = None
     callback_url: str | None = attrs.field(default=None, repr=False)
+    #: The title, trimmed; None: none (ADR 79).
+    title: str | None = attrs.field(default=None, repr=False)
+    #: Summarise it once done: as asked, else ``[llm] auto_summary``; never without ``[llm]``.
+    summary: bool = False
 
 
 async def take_in(
@@ -115,8 +122,25 @@ async def take_in(
             speakers_wanted=judged.speakers,
             request=judged.request,
             payer=payer,
+            title=judged.title,
         )
+    if is_new and judged.summary:
+        await _ask_summary(services, job)
     return Taken(job=job, is_new=is_new)
+
+
+async def _ask_summary(services: Services, job: Job) -> None:
+    """Queue the new job's summary; it waits for the job to be done (ADR 83).
+
+    The job is already stored: a store that fails now costs the summary
+    alone (logged), never the recording, which is asked for again later.
+    """
+    try:
+        await summary_steps.request(services, job.id)
+    except TranscriberError as exc:
+        log.warning(
+            "summary.request_error", extra={"job_id": job.id, "error_type": type(exc).__name__}
+        )
 
 
 async def judge(services: Services, wishes: Wishes) -> Judged:
@@ -144,10 +168,17 @@ async def judge(services: Services, wishes: Wishes) -> Judged:
                 code="webhooks_disabled",
             )
         await services.webhooks.check(wishes.callback_url)
+    title = clean_title(wishes.title)
     wanted = None if wishes.speakers is None else parse_wanted(wishes.speakers)
     if wanted is not None and not labels_speakers(services):
         raise BadSpeakers("this service labels no speakers; send speakers=off")
-    return Judged(request=request, speakers=wanted, callback_url=wishes.callback_url)
+    return Judged(
+        request=request,
+        speakers=wanted,
+        callback_url=wishes.callback_url,
+        title=title,
+        summary=summary_steps.wants_summary(services, wishes.summary),
+    )
 
 
 async def submit(
@@ -163,6 +194,7 @@ async def submit(
     speakers_wanted: int | None = None,
     request: RecognitionRequest = DEFAULT_REQUEST,
     payer: str | None = None,
+    title: str | None = None,
 ) -> tuple[Job, bool]:
     """Move the recording at ``source`` into storage and enqueue a job for it.
 
@@ -178,7 +210,7 @@ async def submit(
     against (ADR 59), with the seconds it decodes to (``charge_length``,
     ADR 67); over ``seconds_per_day`` it raises ``QuotaExceeded`` with
     nothing stored, and the caller removes ``source``. Otherwise ``source``
-    is gone either way.
+    is gone either way. ``title`` (``titles.clean_title``) is stored with the job.
     """
     declared = None if services.probe is None else await services.probe.declared_duration(source)
     payer = owner if payer is None else payer
@@ -205,6 +237,7 @@ async def submit(
             callback_url=callback_url,
             speakers_wanted=speakers_wanted,
             request=request,
+            title=title,
         )
     except Exception:
         # Nothing was stored. A cancellation keeps the charge, as it keeps the bytes: the
@@ -290,6 +323,7 @@ async def _store(
     callback_url: str | None,
     speakers_wanted: int | None,
     request: RecognitionRequest,
+    title: str | None,
 ) -> tuple[Job, bool]:
     """``submit`` once the quota took the recording: the bytes, the job, the notice."""
     file_id, job_id = ids
@@ -309,6 +343,7 @@ async def _store(
         language_requested=request.language,
         prompt=request.prompt,
         task=request.task,
+        title=title,
         # The store stamps both with its own clock (queue order, ADR 30).
         created=now,
         updated=now,

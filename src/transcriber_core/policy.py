@@ -87,6 +87,10 @@ class Settings:
     recordings_kept: timedelta = timedelta(days=7)
     #: The job itself and its transcript are deleted this long after it ended.
     jobs_kept: timedelta = timedelta(days=30)
+    #: Ask for a summary of every recording once it is done (``[llm] auto_summary``, SPEC §27).
+    auto_summary: bool = False
+    #: How long building one summary (all its model requests) may run.
+    summary_ceiling: timedelta = timedelta(minutes=30)
     #: How often each process offers to sweep; the sweep lease lasts as long, so one sweeps.
     sweep_interval: timedelta = timedelta(minutes=30)
     #: Jobs one sweep transaction handles: bounds memory and how long it holds the write lock.

@@ -52,6 +52,7 @@ from transcriber_core.people import (
 )
 from transcriber_core.policy import QuotaDecision
 from transcriber_core.search import Hit, SearchQuery
+from transcriber_core.summaries import Completion, Message, Summary
 from transcriber_core.usage import Charge, Measured, Usage
 
 
@@ -232,6 +233,84 @@ class PartQueue(Protocol):
         ...
 
 
+class SummaryStore(Protocol):
+    """Each recording's summary as a unit of work of its own (SPEC §27, ADR 83).
+
+    One summary per job, leased, renewed and saved fenced like a part
+    (``PartQueue``), under its own acquisition id, attempts and delay; it
+    goes with its job (deleted with it). Every time is the store's clock.
+    """
+
+    async def request_summary(self, job_id: str) -> Summary:
+        """Ask for the job's summary (again): it is ``pending`` from scratch, due now.
+
+        Any summary the job had is replaced: its text, error, attempts and
+        lease are cleared, so a worker still building the old one loses its
+        lease and writes nothing. ``requested`` is now. Raises
+        ``JobNotFound`` when the job does not exist.
+        """
+        ...
+
+    async def get_summary(self, job_id: str) -> Summary | None:
+        """The job's summary, or None when it was never asked for."""
+        ...
+
+    async def acquire_summary(self, *, acquisition_id: str, lease: timedelta) -> Summary | None:
+        """Atomically lease the next pending summary of a done job; None when there is none.
+
+        Eligible: ``pending``, its job is ``done``, its ``delay_time`` is
+        null or not after now, and it has no lease or one whose
+        ``acquire_time`` is at least ``lease`` before now. Order:
+        ``requested``, then the job id. Sets the acquisition id and
+        ``acquire_time`` to now and adds one to ``attempts``. Of any number of
+        takers at once, one gets each summary.
+        """
+        ...
+
+    async def renew_summary(self, job_id: str, *, acquisition_id: str) -> None:
+        """Move the summary's lease to now; ``LeaseLost`` unless ``acquisition_id`` holds it."""
+        ...
+
+    async def save_summary_if_held(
+        self, summary: Summary, *, acquisition_id: str, delay: timedelta | None = None
+    ) -> None:
+        """Write the summary's work and lease fields if ``acquisition_id`` still leases it.
+
+        Written: state, text, points, actions, model, prompt version,
+        source, error, attempts, ``created`` and the lease holder
+        (``summary.acquisition_id``: the same keeps the lease, None gives it
+        back; ``acquire_time`` is the store's own). With ``delay`` the
+        ``delay_time`` is now plus ``delay``, else the summary's own. Raises
+        ``LeaseLost``, writing nothing, otherwise (also when the summary or
+        its job is gone, or it was asked for again meanwhile).
+        """
+        ...
+
+
+class LanguageModel(Protocol):
+    """An OpenAI-compatible chat model the operator runs (SPEC §27, ADR 82)."""
+
+    @property
+    def model(self) -> str:
+        """The model's name as the server knows it (``[llm] model``): stored with a summary."""
+        ...
+
+    @property
+    def max_input_tokens(self) -> int:
+        """The most tokens one request may send (``[llm] max_input_tokens``)."""
+        ...
+
+    async def complete(self, messages: Sequence[Message], *, want_json: bool) -> Completion:
+        """The model's answer to ``messages``; with ``want_json``, asked for as one JSON object.
+
+        Raises ``ModelUnavailable`` for what may pass (429, 5xx, a timeout,
+        no connection) and ``ModelRefused`` for what will not (400, 401,
+        403, 404), each with the reason in our own words: never the
+        server's text, which may echo the transcript.
+        """
+        ...
+
+
 class Jobs(Protocol):
     """Taking a job in, reading it and its parts, and the owner's edits."""
 
@@ -293,6 +372,15 @@ class Jobs(Protocol):
         never saw. Whoever holds the lease does not matter. Raises
         ``JobNotFound`` when the job is gone, ``Conflict`` when the dedup key
         is taken.
+        """
+        ...
+
+    async def save_title(self, job_id: str, title: str | None) -> Job:
+        """Write the job's ``title`` (None: none) whatever its state or lease; return it as stored.
+
+        Only the title and ``updated`` (the store's now) change, so a step's
+        save neither loses it nor is refused by it: no save writes the title
+        (ADR 79). Raises ``JobNotFound`` when the job is gone.
         """
         ...
 
@@ -1259,6 +1347,11 @@ class Wishes:
     speakers: str | None = None
     #: Where to report the job's end (ADR 35), unchecked; may carry a secret: never logged.
     callback_url: str | None = attrs.field(default=None, repr=False)
+    #: The recording's title as sent (``titles.clean_title`` judges it); None: none. Never logged.
+    title: str | None = attrs.field(default=None, repr=False)
+    #: Summarise the recording once done (SPEC §27); None: as ``[llm] auto_summary`` says.
+    #: Without ``[llm]`` nothing is summarised, whatever is asked.
+    summary: bool | None = None
     #: ``language`` is a standing setting (a chat's ``/language``), not this recording's ask:
     #: one the recognizer no longer has falls back to auto instead of refusing the recording.
     standing_language: bool = False

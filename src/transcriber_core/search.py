@@ -109,6 +109,8 @@ class Hit:
     more_after: bool = False
     #: Start in seconds of the first matching word; None for a transcript without timings.
     at: float | None = None
+    #: The recording's title; None: shown as its dated default (ADR 79).
+    title: str | None = attrs.field(default=None, repr=False)
 
 
 @attrs.frozen(kw_only=True)

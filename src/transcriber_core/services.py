@@ -26,12 +26,14 @@ from transcriber_core.ports import (
     JobQueue,
     JobRepository,
     Jobs,
+    LanguageModel,
     Listings,
     Notifier,
     Outbox,
     PartQueue,
     Recognizer,
     Removals,
+    SummaryStore,
     TranscriptSearch,
     UsageStore,
     VoiceStore,
@@ -70,6 +72,10 @@ class Services:
     usage: UsageStore | None = None
     #: Each owner's remembered voices (SPEC §25); None: speakers are never matched to voices.
     voices: VoiceStore | None = None
+    #: The chat model summaries and questions go to (SPEC §27); None: no ``[llm]``, both off.
+    language_model: LanguageModel | None = None
+    #: Each recording's summary as a unit of work (ADR 83); None with ``language_model``.
+    summaries: SummaryStore | None = None
     #: This host's name: the scope of conditions about its own disk.
     host: str = ""
     #: This process among the workers (host and process id): named in the parts it leases.

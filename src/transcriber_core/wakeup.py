@@ -10,6 +10,8 @@ from transcriber_core.entities import STEP_STATES
 
 #: The key that wakes the delivery loops of the outbox (ADR 35).
 OUTBOX = "outbox"
+#: The key that wakes the summary loops (ADR 83).
+SUMMARIES = "summaries"
 
 
 class Wakeup:
@@ -24,7 +26,7 @@ class Wakeup:
     waits on it. They are held weakly: a token nobody waits on any more goes.
     """
 
-    def __init__(self, states: Iterable[str] = (*STEP_STATES, OUTBOX)) -> None:
+    def __init__(self, states: Iterable[str] = (*STEP_STATES, OUTBOX, SUMMARIES)) -> None:
         self._events = {state: asyncio.Event() for state in states}
         self._jobs: weakref.WeakValueDictionary[str, asyncio.Event] = weakref.WeakValueDictionary()
 

@@ -23,9 +23,9 @@ from transcriber_core.errors import (
     LeaseLost,
     PermanentError,
     ServiceCondition,
-    StepTimedOut,
     TransientError,
 )
+from transcriber_core.leases import bounded, renewed
 from transcriber_core.naming import held_by
 from transcriber_core.notices import remove_storage_copy
 from transcriber_core.outbox import deliver_next, move_deliveries
@@ -45,8 +45,9 @@ from transcriber_core.ports import Ready
 from transcriber_core.retention import sweep
 from transcriber_core.services import Services
 from transcriber_core.steps import STEPS
+from transcriber_core.summary_steps import summary_loop
 from transcriber_core.transitions import delay_of, transition
-from transcriber_core.wakeup import OUTBOX
+from transcriber_core.wakeup import OUTBOX, SUMMARIES
 
 log = logging.getLogger("transcriber.worker")
 
@@ -240,43 +241,19 @@ async def _run_part_leased(
 ) -> tuple[JobPart, timedelta | None]:
     """Run the part's step, renewing its lease; a lost lease cancels it and raises ``LeaseLost``."""
     part = lease.part
-    renew_every = services.settings.lease_renewal.total_seconds()
     state = State.RECOGNIZE if part.operation_id is None else State.CHECK
-    ceiling = services.settings.ceiling(state).total_seconds()
-    step = asyncio.create_task(_bounded_part(services, part, ceiling))
-    try:
-        while True:
-            done, _ = await asyncio.wait({step}, timeout=renew_every)
-            if done:
-                return step.result()
-            try:
-                await services.parts.renew_part(
-                    part.job_id, part.index, acquisition_id=lease.acquisition_id
-                )
-            except LeaseLost:
-                raise
-            except Exception as exc:  # noqa: BLE001 - the lease may still hold; try again later
-                log.warning(
-                    "lease.renew_error",
-                    extra={"job_id": part.job_id, "error_type": type(exc).__name__},
-                )
-    finally:
-        if not step.done():
-            step.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await step
-
-
-async def _bounded_part(
-    services: Services, part: JobPart, ceiling: float
-) -> tuple[JobPart, timedelta | None]:
-    try:
-        async with asyncio.timeout(ceiling) as deadline:
-            return await recognize_part(part, services)
-    except TimeoutError:
-        if deadline.expired():
-            raise StepTimedOut("the recognition of a part ran past its ceiling") from None
-        raise
+    return await renewed(
+        bounded(
+            recognize_part(part, services),
+            services.settings.ceiling(state),
+            past="the recognition of a part ran past its ceiling",
+        ),
+        lambda: services.parts.renew_part(
+            part.job_id, part.index, acquisition_id=lease.acquisition_id
+        ),
+        every=services.settings.lease_renewal,
+        job_id=part.job_id,
+    )
 
 
 async def process(
@@ -413,39 +390,17 @@ def _retry(services: Services, job: Job, reason: str, error_type: str) -> Job:
 async def _run_leased(services: Services, lease: Lease) -> Job:
     """Run the step, renewing the lease; a lost lease cancels the step and raises ``LeaseLost``."""
     job = lease.job
-    renew_every = services.settings.lease_renewal.total_seconds()
-    step = asyncio.create_task(_run_bounded(services, job))
-    try:
-        while True:
-            done, _ = await asyncio.wait({step}, timeout=renew_every)
-            if done:
-                return step.result()
-            try:
-                await services.queue.renew(job.id, acquisition_id=lease.acquisition_id)
-            except LeaseLost:
-                raise
-            except Exception as exc:  # noqa: BLE001 - the lease may still hold; try again later
-                log.warning(
-                    "lease.renew_error", extra={"job_id": job.id, "error_type": type(exc).__name__}
-                )
-    finally:
-        if not step.done():
-            step.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await step
-
-
-async def _run_bounded(services: Services, job: Job) -> Job:
     ceiling = services.settings.ceiling(job.state)
-    try:
-        async with asyncio.timeout(ceiling.total_seconds()) as deadline:
-            return await STEPS[job.state](job, services)
-    except TimeoutError:
-        if deadline.expired():
-            raise StepTimedOut(
-                f"the {job.state.value} step ran past its {ceiling} ceiling"
-            ) from None
-        raise
+    return await renewed(
+        bounded(
+            STEPS[job.state](job, services),
+            ceiling,
+            past=f"the {job.state.value} step ran past its {ceiling} ceiling",
+        ),
+        lambda: services.queue.renew(job.id, acquisition_id=lease.acquisition_id),
+        every=services.settings.lease_renewal,
+        job_id=job.id,
+    )
 
 
 async def _save_and_announce(
@@ -488,6 +443,9 @@ async def _save_then_announce(
         return job
     # The save wrote the job's deliveries (ADR 35): a delivery loop here sends them now.
     services.wakeup.notify(OUTBOX)
+    if job.state is State.DONE:
+        # A summary asked for at intake waited for this (ADR 83).
+        services.wakeup.notify(SUMMARIES)
     services.wakeup.job_changed(job.id)
     await remove_storage_copy(services, job)
     return job
@@ -615,6 +573,13 @@ class Workers:
                         self._deliver(kind), name=f"transcriber-deliver-{kind.value}-{index}"
                     )
                 )
+        if self.services.summaries is not None and self.services.language_model is not None:
+            # One loop: the model's server is the bottleneck, and every process runs one (ADR 83).
+            self._tasks.append(
+                asyncio.create_task(
+                    summary_loop(self.services, self._stopping), name="transcriber-summaries"
+                )
+            )
 
     def stop_intake(self) -> None:
         """Take no more jobs; running steps go on."""
@@ -622,6 +587,7 @@ class Workers:
         for state in self.concurrency:
             self.services.wakeup.notify(state)
         self.services.wakeup.notify(OUTBOX)
+        self.services.wakeup.notify(SUMMARIES)
 
     async def drain(self, grace: float) -> None:
         """Stop intake, let running steps finish for ``grace`` seconds, then cancel them.

@@ -254,6 +254,25 @@ def test_secrets_are_not_in_repr() -> None:
         ('[quotas]\nseconds_per_day = "1h"\n', {}, r"\[quotas\] seconds_per_day: expected a"),
         ("", {"TRANSCRIBER_QUOTAS_SECONDS_PER_DAY": "x"}, r"\[quotas\] seconds_per_day \(from"),
         ("[quotas]\nminutes_per_day = 5\n", {}, r"\[quotas\] minutes_per_day: unknown key"),
+        ('[llm]\nmodel = "m"\n', {}, r"\[llm\] base_url: required"),
+        ('[llm]\nbase_url = "ftp://x/v1"\nmodel = "m"\n', {}, r"\[llm\] base_url: required"),
+        ('[llm]\nbase_url = "http://127.0.0.1/v1"\n', {}, r"\[llm\] model: required"),
+        (
+            '[llm]\nbase_url = "http://h/v1"\nmodel = "m"\nmax_input_tokens = 10\n',
+            {},
+            r"\[llm\] max_input_tokens: must be at least 1000",
+        ),
+        (
+            '[llm]\nbase_url = "http://h/v1"\nmodel = "m"\ntimeout_seconds = 0\n',
+            {},
+            r"\[llm\] timeout_seconds: must be positive",
+        ),
+        (
+            '[llm]\nbase_url = "http://h/v1"\nmodel = "m"\nauto = 1\n',
+            {},
+            r"\[llm\] auto: unknown key",
+        ),
+        ("", {"TRANSCRIBER_LLM_MODEL": "m"}, r"\[llm\] base_url: required"),
         ("http = 1\n", {}, r"\[http\] must be a table"),
         ("[http\n", {}, r"not valid TOML"),
     ],
@@ -515,3 +534,18 @@ def test_telegram_mode_errors_name_the_key(tmp_path: Path, text: str, key: str) 
         load_config(write(tmp_path, f"[telegram]\n{text}\n"), {})
     assert str(info.value).startswith(key)
     assert "not secret" not in str(info.value)
+
+
+def test_llm_is_off_without_its_section_and_on_with_it(tmp_path: Path) -> None:
+    """No ``[llm]``: None (summaries off); with it, its keys, the key from the environment."""
+    assert load_config(None, {}).llm is None
+    path = write(tmp_path, '[llm]\nbase_url = "http://127.0.0.1:11434/v1"\nmodel = "llama3.1:8b"\n')
+    config = load_config(path, {"TRANSCRIBER_LLM_API_KEY": "sk-llm-secret"})
+    assert config.llm is not None
+    assert (config.llm.model, config.llm.max_input_tokens, config.llm.auto_summary) == (
+        "llama3.1:8b",
+        8000,
+        False,
+    )
+    assert config.llm.api_key == "sk-llm-secret"
+    assert "sk-llm-secret" not in repr(config)

@@ -13,6 +13,7 @@ from transcriber_app.config import (
     Config,
     DatabaseConfig,
     DiarizationConfig,
+    LlmConfig,
     MemoryConfig,
     RecognizerConfig,
     S3Config,
@@ -57,12 +58,17 @@ def test_every_extra_is_installed_in_the_test_environment() -> None:
             "psycopg",
             "[database] url needs: pip install 'selfhosted-transcriber[postgres]'",
         ),
+        (
+            Config(llm=LlmConfig(base_url="http://127.0.0.1:11434/v1", model="llama3.1:8b")),
+            "openai",
+            "[llm] needs: pip install 'selfhosted-transcriber[llm]'",
+        ),
     ],
 )
 async def test_build_names_the_missing_extra_and_touches_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: Config, module: str, command: str
 ) -> None:
-    """Yandex, a bot or PostgreSQL without their extras: MissingExtra, no data dir made."""
+    """Yandex, a bot, PostgreSQL or a language model without their extras: MissingExtra, no dir."""
     uninstall(monkeypatch, module)
     data_dir = tmp_path / "data"
     config = Config(
@@ -72,6 +78,7 @@ async def test_build_names_the_missing_extra_and_touches_nothing(
         s3=config.s3,
         telegram=config.telegram,
         database=config.database,
+        llm=config.llm,
     )
     with pytest.raises(MissingExtra) as caught:
         await build(config)

@@ -147,13 +147,13 @@ async def test_the_switch_signed_out_and_on_the_panel_is_a_cookie(
 async def test_dates_and_states_read_as_the_language_writes_them(
     runtime: Runtime, owner: httpx.AsyncClient
 ) -> None:
-    """A recording's date and state, in the list and the panel: "Mar 1, 12:00" / "1 мар., 12:00"."""
+    """A recording's date and state, in the list and the panel: "1 Mar, 12:00" / "1 мар., 12:00"."""
     alice = await person(runtime, owner, "alice")
     stored = await runtime.people.find_person("alice")
     assert stored is not None
     job = await recording(runtime, stored, "hello there")
     english = await alice.get("/w/")
-    assert ">Mar 1, 12:00<" in english.text
+    assert ">1 Mar, 12:00<" in english.text
     assert ">done</span>" in english.text
     russian = await alice.get("/w/", headers=RUSSIAN)
     assert ">1 мар., 12:00<" in russian.text

@@ -54,12 +54,13 @@ async def transcribed(
     wav: bytes,
     token: str = STATIC,
     speakers: str = "auto",
+    **fields: str,
 ) -> str:
-    """Send ``wav`` asking for ``speakers`` and run its steps to the end; the job id."""
+    """Send ``wav`` asking for ``speakers`` (and ``fields``), run its steps to the end; its id."""
     answer = await client.post(
         "/api/audio",
         files={"file": ("a.wav", wav, "audio/wav")},
-        data={"speakers": speakers},
+        data={"speakers": speakers, **fields},
         headers=bearer(token),
     )
     assert answer.status_code == 202, answer.text

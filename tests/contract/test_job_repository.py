@@ -19,13 +19,23 @@ from transcriber_contracts.job_repository import (
 )
 from transcriber_contracts.outbox import OutboxContract
 from transcriber_contracts.parts import ElsewhereOpener, PartsContract
+from transcriber_contracts.titles import TitlesContract
 from transcriber_core.clocks import ManualClock
 from transcriber_core.ports import JobRepository
 
 
-class TestMemoryJobRepository(
-    JobRepositoryContract, OutboxContract, JobLifecycleContract, PartsContract, CorrectionsContract
+class JobRepositorySuites(
+    JobRepositoryContract,
+    OutboxContract,
+    JobLifecycleContract,
+    PartsContract,
+    CorrectionsContract,
+    TitlesContract,
 ):
+    """Every role suite of a job repository: each adapter's class below provides the fixtures."""
+
+
+class TestMemoryJobRepository(JobRepositorySuites):
     """The in-memory repository keeps the contract; a second one shares its database object."""
 
     @pytest.fixture
@@ -50,9 +60,7 @@ class TestMemoryJobRepository(
         return opened
 
 
-class TestSqliteJobRepository(
-    JobRepositoryContract, OutboxContract, JobLifecycleContract, PartsContract, CorrectionsContract
-):
+class TestSqliteJobRepository(JobRepositorySuites):
     """The SQLite repository keeps the contract on a real file; another is its own connection."""
 
     @pytest.fixture
@@ -90,9 +98,7 @@ class TestSqliteJobRepository(
         return opened
 
 
-class TestPostgresJobRepository(
-    JobRepositoryContract, OutboxContract, JobLifecycleContract, PartsContract, CorrectionsContract
-):
+class TestPostgresJobRepository(JobRepositorySuites):
     """The PostgreSQL repository keeps the contract; another is on a pool of its own."""
 
     @pytest.fixture

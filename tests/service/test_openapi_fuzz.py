@@ -57,6 +57,13 @@ CONFIG = SchemathesisConfig.from_dict(
                 "include-path": "/api/jobs/{job_id}/speakers",
                 "checks": {"positive_data_acceptance": {"expected-statuses": [*ACCEPTABLE, "400"]}},
             },
+            # A title is refused with control or format characters as a name is (400
+            # bad_title). Its refusals are checked in tests/app/test_workspace_titles.py.
+            {
+                "include-method": "PATCH",
+                "include-path": "/api/jobs/{job_id}",
+                "checks": {"positive_data_acceptance": {"expected-statuses": [*ACCEPTABLE, "400"]}},
+            },
             # A voice's name is refused as a speaker's is (400 bad_name), for the same reason.
             # Its refusals are checked in test_voices_api.py.
             {

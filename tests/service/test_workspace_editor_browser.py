@@ -110,8 +110,8 @@ async def test_correct_reload_download_and_restore_in_a_browser(
         async with alice.expect_download() as started:
             await alice.get_by_role("link", name="Text (.txt)").click()
         download = await started.value
-        assert download.suggested_filename.startswith("transcript-")
-        assert download.suggested_filename.endswith(f"-{job_id}.txt")
+        assert download.suggested_filename.startswith("Recording of ")
+        assert download.suggested_filename.endswith(".txt")
         assert "brown" in Path(await download.path()).read_text(encoding="utf-8")
 
         # Search from the header finds the corrected word and leads to its moment.

@@ -157,6 +157,14 @@ async def test_the_transcript_page_plays_seeks_lights_and_renames_in_a_browser(
             "() => Math.abs(document.getElementById('player').currentTime - 2.5) < 0.01"
         )
 
+        # A correction in place, then a rename on the same page, unreloaded: no conflict,
+        # the page got its new version with the correction's answer (SPEC §26).
+        await alice.get_by_role("button", name="Edit this turn").first.click()
+        box = alice.get_by_role("textbox", name="Corrected text of this turn")
+        await box.fill((await box.input_value()) + " indeed")
+        await box.press("Control+Enter")
+        await alice.get_by_role("status").filter(has_text="Saved.").wait_for()
+
         # Renaming a speaker shows the new name, escaped, in every S1 turn.
         await alice.locator("#speaker-S1").fill("Diane <the host>")
         await alice.get_by_role("button", name="Rename S1").click()
@@ -189,3 +197,17 @@ async def test_the_transcript_page_plays_seeks_lights_and_renames_in_a_browser(
         mine = await alice.context.request.get(page_url + "/media", headers={"Range": "bytes=0-9"})
         assert mine.status == 206
         assert len(await mine.body()) == 10
+
+        # The heading's title is renamed in place; Delete asks first, then the list lacks it.
+        await alice.goto(page_url)
+        await alice.locator("#title").fill("Talk «with Diane»")
+        await alice.get_by_role("button", name="Rename", exact=True).click()
+        await alice.locator("h1#recording-title").filter(has_text="Talk «with Diane»").wait_for()
+        await alice.locator("#delete-recording").click()
+        await alice.wait_for_url(f"**/w/recordings/{job_id}/delete")
+        assert "Talk «with Diane»" in (await alice.locator("h1").text_content() or "")
+        await alice.locator("#confirm-delete").click()
+        await alice.wait_for_url(f"{service.base_url}/w/")
+        assert await alice.locator(f"a.id[title='{job_id}']").count() == 0
+        gone = await alice.context.request.get(page_url)
+        assert gone.status == 404

@@ -64,6 +64,8 @@ async def _drop(page: Page, files: dict[str, bytes]) -> None:
     zone = page.locator("[data-dropzone]")
     await zone.dispatch_event("dragenter", {"dataTransfer": transfer})
     await zone.dispatch_event("drop", {"dataTransfer": transfer})
+    # Each row's title is its file's name until the person changes it; Send sends them.
+    await page.locator("#send").click()
 
 
 async def _tab_stops(page: Page, count: int) -> list[str]:
@@ -131,6 +133,9 @@ async def test_two_dropped_files_progress_and_turn_done_without_a_reload(
         items = sender.locator("#uploads li")
         await expect(items).to_have_count(2)
         await expect(items.locator(".name")).to_have_text(["interview.mp3", "meeting.mp3"])
+        titles = items.locator("input.title-input")
+        await expect(titles.nth(0)).to_have_value("interview")
+        await expect(titles.nth(1)).to_have_value("meeting")
         await expect(items.locator(".percent")).to_have_text(["100 %", "100 %"])
         await sender.wait_for_function(
             "Array.from(document.querySelectorAll('#uploads progress'))"
@@ -148,6 +153,7 @@ async def test_two_dropped_files_progress_and_turn_done_without_a_reload(
         await sender.set_input_files(
             "#files", files=[{"name": "empty.mp3", "mimeType": "audio/mpeg", "buffer": b""}]
         )
+        await sender.locator("#send").click()
         refused = items.nth(2)
         await expect(refused.locator("[data-field=state]")).to_have_text("refused")
         await expect(refused.locator(".upload-status")).to_contain_text("(empty_file)")
@@ -165,6 +171,11 @@ async def test_two_dropped_files_progress_and_turn_done_without_a_reload(
         assert await alice.evaluate("window.uploadTestMark") == "still here"
         assert await sender.evaluate("window.uploadTestMark") == "still here"
         await expect(rows.locator("[data-field=length]")).not_to_have_text(["—", "—"])
+        # Each is named by its file's name without the extension (SPEC §26).
+        assert sorted(await rows.locator("a.rec-title").all_text_contents()) == [
+            "interview",
+            "meeting",
+        ]
         await _snapshot(alice, "workspace-recordings-live")
 
         # Phone width: the same pages, laid out for 390 px.

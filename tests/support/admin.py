@@ -36,7 +36,7 @@ T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 _SETUP_URL = re.compile(r'event=admin\.setup_link url="?(?P<url>[^"\s]+)"?')
 _CSRF = re.compile(r'name="csrf" value="(?P<token>[^"]+)"')
-_JOB_LINK = re.compile(r'class="id" href="/admin/jobs/(?P<id>[^"]+)"')
+_JOB_LINK = re.compile(r'class="id[^"]*" href="/admin/jobs/(?P<id>[^"]+)"')
 
 
 def setup_links(service: Service) -> list[str]:

@@ -211,6 +211,28 @@ async def test_in_command_mode_a_recording_mentioning_the_bot_is_transcribed(
     assert len(await chats.jobs()) == 1
 
 
+async def test_in_command_mode_a_reply_mentioning_the_bot_transcribes_that_recording(
+    chats: Chats,
+) -> None:
+    """``@test_bot`` or ``/transcribe@test_bot`` answering a voice note takes it; others not."""
+    await chats.chats.set_chat_mode(GROUP, ChatMode.COMMAND)
+    first = await chats.voice(GROUP, user_id=MEMBER)
+    for elsewhere in ("@other_bot what is said?", "@test_bot2 hi", "/transcribe@other_bot"):
+        await chats.api.push_text(GROUP, elsewhere, user_id=MEMBER, reply_to=first)
+    await chats.api.push_text(GROUP, "what is said, @Test_Bot?", user_id=MEMBER, reply_to=first)
+    status = await chats.transcript(GROUP)
+    assert status.reply_to == first
+    assert chats.api.sent_to(GROUP) == [status]
+    [job] = await chats.jobs()
+    assert job.title is not None
+    assert job.title.startswith("Voice note of ")
+    second = await chats.voice(GROUP, b"other voice bytes", user_id=MEMBER)
+    await chats.api.push_text(GROUP, "/transcribe@test_bot", user_id=MEMBER, reply_to=second)
+    await chats.api.wait_sent(GROUP, 2)
+    assert chats.api.sent_to(GROUP)[1].reply_to == second
+    assert len(await chats.jobs()) == 2
+
+
 async def test_transcribe_without_a_recording_says_how(chats: Chats) -> None:
     """/transcribe that answers no recording gets its usage, and makes no job."""
     text = await chats.api.push_text(GROUP, "just words", user_id=MEMBER)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import runpy
+import typing
 from pathlib import Path
 
 import attrs
@@ -36,9 +37,12 @@ PACKAGES = {p.name for p in (ROOT / "src").iterdir() if p.name.startswith("trans
 
 
 def sections() -> dict[str, type]:
-    """Each config section's name and class."""
-    defaults = Config()
-    return {field.name: type(getattr(defaults, field.name)) for field in attrs.fields(Config)}
+    """Each config section's name and class (an optional section's, ``[llm]``, too)."""
+    found = {}
+    for field in attrs.fields(attrs.resolve_types(Config)):
+        present = [arg for arg in typing.get_args(field.type) if arg is not type(None)]
+        found[field.name] = present[0] if present else field.type
+    return found
 
 
 def adr_files() -> dict[int, Path]:
@@ -166,7 +170,9 @@ def test_the_sample_config_is_every_key_at_its_default(tmp_path: Path) -> None:
     path.write_text(sample)
     assert load_config(path, env={}) == load_config(None, env={})
     for name, cls in sections().items():
-        body = re.split(rf"^\[{name}\]", sample, maxsplit=1, flags=re.M)[1].split("\n[", 1)[0]
+        # An optional section (``[llm]``) is shown commented out: present, it turns a feature on.
+        body = re.split(rf"^(?:# )?\[{name}\]", sample, maxsplit=1, flags=re.M)[1]
+        body = re.split(r"\n(?:# )?\[", body, maxsplit=1)[0]
         for key in attrs.fields(cls):
             assert re.search(rf"^#? ?{key.name} = ", body, re.M), f"[{name}] {key.name}"
 

@@ -178,9 +178,9 @@ def test_dates_and_durations_follow_the_language() -> None:
 
     english, russian = in_language("en", formatted), in_language("ru", formatted)
     assert english == (
-        "Dec 5, 2026, 09:44:05.123 UTC",
-        "Dec 5, 09:44",
-        "Dec 5, 2026, 09:44",
+        "5 Dec 2026, 09:44:05.123 UTC",
+        "5 Dec, 09:44",
+        "5 Dec 2026, 09:44",
         "3 minutes",
         "1,234.5",
     )

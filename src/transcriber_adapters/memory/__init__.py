@@ -12,10 +12,12 @@ from transcriber_adapters.memory.converter import MemoryConverter
 from transcriber_adapters.memory.database import MemoryDatabase
 from transcriber_adapters.memory.files import MemoryFileStore
 from transcriber_adapters.memory.jobs import MemoryJobRepository
+from transcriber_adapters.memory.language_model import MemoryLanguageModel
 from transcriber_adapters.memory.notifier import MemoryNotifier, Notice
 from transcriber_adapters.memory.owners import MemoryOwnerStore
 from transcriber_adapters.memory.people import MemoryPeopleStore
 from transcriber_adapters.memory.recognizer import MemoryRecognizer
+from transcriber_adapters.memory.summaries import MemorySummaryStore
 from transcriber_adapters.memory.usage import MemoryUsageStore
 from transcriber_adapters.memory.voices import MemoryVoiceStore
 from transcriber_adapters.memory.wakeups import MemoryWakeupFeed
@@ -29,10 +31,12 @@ __all__ = [
     "MemoryDatabase",
     "MemoryFileStore",
     "MemoryJobRepository",
+    "MemoryLanguageModel",
     "MemoryNotifier",
     "MemoryOwnerStore",
     "MemoryPeopleStore",
     "MemoryRecognizer",
+    "MemorySummaryStore",
     "MemoryUsageStore",
     "MemoryVoiceStore",
     "MemoryWakeupFeed",

@@ -33,6 +33,7 @@ from transcriber_core.people import (
     PersonToken,
 )
 from transcriber_core.ports import Clock
+from transcriber_core.summaries import Summary
 from transcriber_core.usage import Charge
 
 
@@ -79,6 +80,8 @@ class MemoryDatabase:
         self.usage: dict[str, tuple[Charge, date]] = {}
         #: Remembered voices (ADR 72): voice id -> the voice and its print (a sum of samples).
         self.voices: dict[str, tuple[Voice, Print]] = {}
+        #: Summaries (ADR 83): job id -> its summary; they go with their jobs.
+        self.summaries: dict[str, Summary] = {}
 
     def clear(self) -> None:
         """Forget every row of every table."""
@@ -104,6 +107,7 @@ class MemoryDatabase:
             self.link_codes.clear()
             self.person_chats.clear()
             self.voices.clear()
+            self.summaries.clear()
 
 
 def database_for(clock: Clock | None, database: MemoryDatabase | None) -> MemoryDatabase:

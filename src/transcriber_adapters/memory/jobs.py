@@ -268,6 +268,17 @@ class MemoryJobRepository(MemoryOutbox):
             self._jobs[job_id] = saved
             return saved
 
+    async def save_title(self, job_id: str, title: str | None) -> Job:
+        """Write the job's title whatever its state or lease; ``JobNotFound`` when gone."""
+        with self._lock:
+            self.calls.append("save_title")
+            stored = self._jobs.get(job_id)
+            if stored is None:
+                raise JobNotFound()
+            saved = attrs.evolve(stored, title=title, updated=self._db.clock.now())
+            self._jobs[job_id] = saved
+            return saved
+
     async def ready_states(self, *, lease: timedelta) -> Ready:
         """The step states that have at least one eligible job, and whether a delivery is due."""
         with self._lock:
@@ -361,6 +372,7 @@ class MemoryJobRepository(MemoryOutbox):
             queue_position=self._position(job, lease_cutoff),
             parts_done=sum(part.done for part in parts),
             parts_total=len(parts),
+            title=job.title,
         )
 
     async def search(self, owner: str, query: SearchQuery, *, limit: int = 20) -> list[Hit]:
@@ -391,7 +403,7 @@ class MemoryJobRepository(MemoryOutbox):
                 word_starts=[word.start for word in job.words],
             )
             if hit is not None:
-                hits.append(hit)
+                hits.append(attrs.evolve(hit, title=job.title))
                 if len(hits) == limit:
                     break
         return hits
@@ -544,6 +556,7 @@ class MemoryJobRepository(MemoryOutbox):
             if delete_jobs:
                 del self._jobs[job_id]
                 self._parts.pop(job_id, None)
+                self._db.summaries.pop(job_id, None)
                 if job.dedup_key is not None:
                     self._dedup.pop(job.dedup_key, None)
                 continue
@@ -573,6 +586,7 @@ class MemoryJobRepository(MemoryOutbox):
             edit_version=stored.edit_version,
             original_text=stored.original_text,
             original_words=stored.original_words,
+            title=stored.title,
         )
         if job.dedup_key != stored.dedup_key:
             owner = None if job.dedup_key is None else self._dedup.get(job.dedup_key)

@@ -15,6 +15,7 @@ from transcriber_adapters.postgres.owners import PostgresOwnerStore
 from transcriber_adapters.postgres.people import PostgresPeopleStore
 from transcriber_adapters.postgres.repository import PostgresJobRepository
 from transcriber_adapters.postgres.schema import MIGRATION_LOCK, migrate, shipped_migrations
+from transcriber_adapters.postgres.summaries import PostgresSummaryStore
 from transcriber_adapters.postgres.usage import PostgresUsageStore
 from transcriber_adapters.postgres.voices import PostgresVoiceStore
 from transcriber_adapters.postgres.wakeups import WAKEUP_CHANNEL, PostgresWakeupFeed
@@ -30,6 +31,7 @@ __all__ = [
     "PostgresJobRepository",
     "PostgresOwnerStore",
     "PostgresPeopleStore",
+    "PostgresSummaryStore",
     "PostgresUsageStore",
     "PostgresVoiceStore",
     "PostgresWakeupFeed",

@@ -278,6 +278,14 @@ class PostgresJobRepository(PostgresOutbox):
             raise JobNotFound()
         raise JobChanged()
 
+    async def save_title(self, job_id: str, title: str | None) -> Job:
+        """Write the job's title with ``SAVE_TITLE_SQL``; ``JobNotFound`` when it is gone."""
+        params = {"id": job_id, "title": title, "now": now_param(self._clock)}
+        row = await self._db.fetchone(sql.SAVE_TITLE_SQL, params)
+        if row is None:
+            raise JobNotFound()
+        return sql.ROWS.job_from_row(row)
+
     async def ready_states(self, *, lease: timedelta) -> Ready:
         """The step states that have at least one eligible job and whether a delivery is due."""
         params = {"lease": lease, "now": now_param(self._clock)}

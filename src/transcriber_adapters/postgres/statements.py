@@ -22,6 +22,7 @@ from transcriber_adapters.postgres.clock import NOW_SQL
 from transcriber_adapters.sql.rows import (
     FILE_COLUMNS,
     JOB_COLUMNS,
+    JOB_INSERT_COLUMNS,
     JOB_READ_COLUMNS,
     PART_COLUMNS,
     PROGRESS_COLUMNS,
@@ -36,7 +37,7 @@ from transcriber_core.policy import QUEUE_POSITION_LIMIT
 from transcriber_core.search import SearchQuery
 
 _JOB_LIST = ", ".join(JOB_READ_COLUMNS)
-_JOB_WRITE_LIST = ", ".join(JOB_COLUMNS)
+_JOB_INSERT_LIST = ", ".join(JOB_INSERT_COLUMNS)
 
 
 def _value(column: LiteralString) -> LiteralString:
@@ -177,8 +178,8 @@ _FILE_UPSERT = " ON CONFLICT (id) DO UPDATE SET " + ", ".join(
 #: One statement, so one round trip and no BEGIN/COMMIT: the files come as one array per
 #: column (``create_params``), and are written only when the job was.
 INSERT_JOB_SQL = (
-    f"WITH written AS (INSERT INTO jobs ({_JOB_WRITE_LIST}) VALUES ("
-    + ", ".join(NOW_SQL if c in ("created", "updated") else _value(c) for c in JOB_COLUMNS)
+    f"WITH written AS (INSERT INTO jobs ({_JOB_INSERT_LIST}) VALUES ("
+    + ", ".join(NOW_SQL if c in ("created", "updated") else _value(c) for c in JOB_INSERT_COLUMNS)
     + f") ON CONFLICT (dedup_key) DO NOTHING RETURNING {_JOB_LIST}),"
     f" filed AS (INSERT INTO files ({_FILE_LIST}) SELECT * FROM unnest("
     + ", ".join(f"%(file_{c})s::{_FILE_TYPES.get(c, 'text')}[]" for c in FILE_COLUMNS)
@@ -199,6 +200,12 @@ SAVE_CORRECTION_SQL = (
     f" edit_version = edit_version + 1, updated = {NOW_SQL}"
     " WHERE id = %(id)s AND edit_version = %(version)s"
     f" AND state = '{State.DONE.value}'"
+    f" RETURNING {_JOB_LIST}"
+)
+#: A job's title, whatever its state or lease (ADR 79); parameters: ``id``, ``title``, ``now``.
+#: No row returned: the job is gone.
+SAVE_TITLE_SQL = (
+    f"UPDATE jobs SET title = %(title)s, updated = {NOW_SQL} WHERE id = %(id)s"
     f" RETURNING {_JOB_LIST}"
 )
 #: Whether a job exists; parameter ``id``.

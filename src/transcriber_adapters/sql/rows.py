@@ -98,13 +98,19 @@ CORRECTION_COLUMNS: tuple[LiteralString, ...] = (
     "original_text",
     "original_words",
 )
+#: The person's title of the recording (ADR 79): written by the insert and by ``save_title``
+#: alone; no save touches it, so a step's save never undoes a rename.
+TITLE_COLUMN: LiteralString = "title"
 #: What every statement that reads a job selects or returns, in this order.
 JOB_READ_COLUMNS: tuple[LiteralString, ...] = (
     *JOB_COLUMNS,
     *PROGRESS_COLUMNS,
     STATUS_MESSAGE_COLUMN,
     *CORRECTION_COLUMNS,
+    TITLE_COLUMN,
 )
+#: What a new job's insert writes: every saved column and its title.
+JOB_INSERT_COLUMNS: tuple[LiteralString, ...] = (*JOB_COLUMNS, TITLE_COLUMN)
 #: What a summary statement selects of the job itself, as ``me``, before its queue position
 #: and its parts done and in all (``RowMapping.summary_from_row``).
 SUMMARY_COLUMNS: tuple[LiteralString, ...] = (
@@ -119,6 +125,7 @@ SUMMARY_COLUMNS: tuple[LiteralString, ...] = (
     "me.progress_seconds",
     "me.progress_started",
     "me.progress_updated",
+    "me.title",
 )
 #: Parts in all and parts done of the job ``me``, as two columns (ADR 26).
 SUMMARY_PARTS: LiteralString = (
@@ -305,7 +312,10 @@ class RowMapping:
         return _KINDS[value]
 
     def job_params(self, job: Job) -> dict[str, Any]:
-        """The named parameters of each column of ``JOB_COLUMNS`` for ``job`` (not progress)."""
+        """The named parameters of each column of ``JOB_INSERT_COLUMNS`` for ``job``.
+
+        A save's statement names only ``JOB_COLUMNS``: the title is the insert's.
+        """
         origin = job.origin
         acquire_time: Any = job.acquire_time
         delay_time: Any = job.delay_time
@@ -352,6 +362,7 @@ class RowMapping:
             "speakers_wanted": job.speakers_wanted,
             "speakers": speakers_to_db(job.speakers),
             "prints": prints_to_db(job.prints),
+            "title": job.title,
         }
 
     def job_from_row(self, row: Sequence[Any]) -> Job:
@@ -396,6 +407,7 @@ class RowMapping:
             edit_version,
             original_text,
             original_words,
+            title,
         ) = row[:_JOB_WIDTH]
         from_db = self._job_time_from_db
         progress = None
@@ -454,6 +466,7 @@ class RowMapping:
             edit_version=edit_version,
             original_text=original_text,
             original_words=None if original_words is None else self._words_from_db(original_words),
+            title=title,
         )
 
     def correction_params(
@@ -516,8 +529,8 @@ class RowMapping:
     def summary_from_row(self, row: Sequence[Any]) -> JobSummary:
         """The live view of a row selected as ``SUMMARY_COLUMNS`` (``list_owned_summaries``)."""
         id_, state_value, created, updated, duration, preview, error = row[:7]
-        progress_seconds, progress_started, progress_updated = row[7:10]
-        queue_position, parts_total, parts_done = row[10:]
+        progress_seconds, progress_started, progress_updated, title = row[7:11]
+        queue_position, parts_total, parts_done = row[11:]
         state = _STATES[state_value]
         from_db = self._from_db
         progress = None
@@ -539,6 +552,7 @@ class RowMapping:
             queue_position=queue_position,
             parts_done=parts_done,
             parts_total=parts_total,
+            title=title,
         )
 
     def _time_or_none(self, value: datetime | None) -> Any:

@@ -21,7 +21,7 @@ from transcriber_core.search import Hit, Located, SearchQuery, hit_of, locate
 
 #: What a search reads of each row its index found, in order; the dialect adds its count
 #: of the row's words (``json_array_length``, ``jsonb_array_length``) after them.
-SEARCH_COLUMNS: tuple[LiteralString, ...] = ("id", "created", "text")
+SEARCH_COLUMNS: tuple[LiteralString, ...] = ("id", "created", "text", "title")
 
 
 @attrs.frozen(kw_only=True)
@@ -33,6 +33,8 @@ class Candidate:
     text: str
     word_count: int
     located: Located
+    #: The job's title (ADR 79), given to its hit.
+    title: str | None = attrs.field(default=None, repr=False)
 
     @property
     def needs_one_word(self) -> bool:
@@ -46,14 +48,15 @@ class Candidate:
 
     def hit_with_word(self, word_text: str, word_start: float) -> Hit | None:
         """The hit from the one word read; None when it does not match (read every word)."""
-        return self.located.hit_with_word(
+        hit = self.located.hit_with_word(
             job_id=self.job_id, created=self.created, word_text=word_text, word_start=word_start
         )
+        return None if hit is None else attrs.evolve(hit, title=self.title)
 
     def hit_with_words(self, words: str | Sequence[dict[str, Any]]) -> Hit | None:
         """The hit from every word: the words column as stored (JSON text, or decoded jsonb)."""
         items = json.loads(words) if isinstance(words, str) else words
-        return hit_of(
+        hit = hit_of(
             self.located.query,
             job_id=self.job_id,
             created=self.created,
@@ -61,6 +64,7 @@ class Candidate:
             word_texts=[item["text"] for item in items],
             word_starts=[item["start"] for item in items],
         )
+        return None if hit is None else attrs.evolve(hit, title=self.title)
 
 
 def candidates(
@@ -70,7 +74,7 @@ def candidates(
 ) -> list[Candidate]:
     """The rows (``SEARCH_COLUMNS`` and the count of words) whose text matches, in order."""
     found = []
-    for job_id, created, text, word_count in rows:
+    for job_id, created, text, title, word_count in rows:
         located = locate(query, text)
         if located is None:
             continue
@@ -81,6 +85,7 @@ def candidates(
                 text=text,
                 word_count=word_count,
                 located=located,
+                title=title,
             )
         )
     return found

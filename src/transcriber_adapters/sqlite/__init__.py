@@ -13,6 +13,7 @@ from transcriber_adapters.sqlite.people import SqlitePeopleStore
 from transcriber_adapters.sqlite.repository import SqliteJobRepository
 from transcriber_adapters.sqlite.schema import connect, migrate, shipped_migrations
 from transcriber_adapters.sqlite.statements import ACQUIRE_SQL, ROWS, SAVE_IF_HELD_SQL
+from transcriber_adapters.sqlite.summaries import SqliteSummaryStore
 from transcriber_adapters.sqlite.times import from_db, to_db
 from transcriber_adapters.sqlite.usage import SqliteUsageStore
 from transcriber_adapters.sqlite.voices import SqliteVoiceStore
@@ -30,6 +31,7 @@ __all__ = [
     "SqliteJobRepository",
     "SqliteOwnerStore",
     "SqlitePeopleStore",
+    "SqliteSummaryStore",
     "SqliteUsageStore",
     "SqliteVoiceStore",
     "connect",

@@ -74,6 +74,7 @@ from transcriber_adapters.sqlite.statements import (
     SAVE_PART_IF_HELD_SQL,
     SAVE_PROGRESS_SQL,
     SAVE_SQL,
+    SAVE_TITLE_SQL,
     SEARCH_SQL,
     SEARCH_WORD_SQL,
     TAKE_SWEEP_SQL,
@@ -212,6 +213,10 @@ class SqliteJobRepository(SqliteOutbox):
         """
         params = ROWS.correction_params(job_id, correction, version)
         return await self._call(_save_correction, params, self._clock)
+
+    async def save_title(self, job_id: str, title: str | None) -> Job:
+        """Write the job's title with ``SAVE_TITLE_SQL``; ``JobNotFound`` when it is gone."""
+        return await self._call(_save_title, {"id": job_id, "title": title}, self._clock)
 
     async def ready_states(self, *, lease: timedelta) -> Ready:
         """The step states that have at least one eligible job and whether a delivery is due."""
@@ -457,6 +462,14 @@ def _save_correction(conn: sqlite3.Connection, params: dict[str, Any], clock: Cl
         if conn.execute(JOB_EXISTS_SQL, {"id": params["id"]}).fetchone() is None:
             raise JobNotFound()
         raise JobChanged()
+
+
+def _save_title(conn: sqlite3.Connection, params: dict[str, Any], clock: Clock) -> Job:
+    with immediate(conn):
+        row = conn.execute(SAVE_TITLE_SQL, {**params, "now": to_db(clock.now())}).fetchone()
+    if row is None:
+        raise JobNotFound()
+    return ROWS.job_from_row(row)
 
 
 def _ready_states(conn: sqlite3.Connection, clock: Clock, lease: timedelta) -> Ready:

@@ -21,6 +21,7 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
+from typing import Any
 
 from transcriber_adapters.sql.migrations import Migration, pending, shipped
 from transcriber_adapters.sqlite.times import to_db
@@ -130,6 +131,27 @@ def immediate(conn: sqlite3.Connection) -> Iterator[None]:
             conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+
+
+# One statement on the connection thread, for the stores that need nothing more (voices,
+# summaries); each takes the connection first, as ``SqliteStore._call`` passes it.
+
+
+def write(conn: sqlite3.Connection, sql: str, params: dict[str, Any]) -> int:
+    """Run one writing statement in its own ``BEGIN IMMEDIATE``; the rows it changed."""
+    with immediate(conn):
+        return conn.execute(sql, params).rowcount
+
+
+def write_returning(conn: sqlite3.Connection, sql: str, params: dict[str, Any]) -> list[Any]:
+    """Run one writing statement with ``RETURNING`` in its own ``BEGIN IMMEDIATE``; its rows."""
+    with immediate(conn):
+        return conn.execute(sql, params).fetchall()
+
+
+def read(conn: sqlite3.Connection, sql: str, params: dict[str, Any]) -> list[Any]:
+    """Every row of one reading statement."""
+    return conn.execute(sql, params).fetchall()
 
 
 def split_statements(script: str) -> Iterator[str]:

@@ -14,6 +14,7 @@ import json
 from transcriber_adapters.sql.rows import (
     FILE_COLUMNS,
     JOB_COLUMNS,
+    JOB_INSERT_COLUMNS,
     JOB_READ_COLUMNS,
     NO_WORDS,
     PART_COLUMNS,
@@ -31,7 +32,7 @@ from transcriber_core.policy import QUEUE_POSITION_LIMIT
 from transcriber_core.search import SearchQuery
 
 _JOB_LIST = ", ".join(JOB_READ_COLUMNS)
-_JOB_WRITE_LIST = ", ".join(JOB_COLUMNS)
+_JOB_INSERT_LIST = ", ".join(JOB_INSERT_COLUMNS)
 _PROGRESS_KEPT = (
     "CASE WHEN :state IN ("
     + ", ".join(f"'{state.value}'" for state in sorted(PROGRESS_STATES))
@@ -124,7 +125,8 @@ RENEW_SQL = (
 
 #: Insert a new job; parameters: ``job_params``.
 INSERT_JOB_SQL = (
-    f"INSERT INTO jobs ({_JOB_WRITE_LIST}) VALUES ({', '.join(f':{c}' for c in JOB_COLUMNS)})"
+    f"INSERT INTO jobs ({_JOB_INSERT_LIST})"
+    f" VALUES ({', '.join(f':{c}' for c in JOB_INSERT_COLUMNS)})"
 )
 
 #: One job by id; parameter: ``id``.
@@ -139,6 +141,11 @@ SAVE_CORRECTION_SQL = (
     " edit_version = edit_version + 1, updated = :now"
     f" WHERE id = :id AND edit_version = :version AND state = '{State.DONE.value}'"
     f" RETURNING {_JOB_LIST}"
+)
+#: A job's title, whatever its state or lease (ADR 79); parameters: ``id``, ``title``, ``now``.
+#: No row returned: the job is gone.
+SAVE_TITLE_SQL = (
+    f"UPDATE jobs SET title = :title, updated = :now WHERE id = :id RETURNING {_JOB_LIST}"
 )
 #: Whether a job exists; parameter ``id``.
 JOB_EXISTS_SQL = "SELECT 1 FROM jobs WHERE id = :id"

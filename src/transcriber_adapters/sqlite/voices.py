@@ -8,12 +8,11 @@ the sum, add, write), so two samples added at once both count.
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
 
 from transcriber_adapters.sql.rows import print_from_db, print_to_db
 from transcriber_adapters.sql.voices import VOICE_COLUMNS, voice_from_row, voice_print_from_row
 from transcriber_adapters.sqlite.connection import SqliteStore
-from transcriber_adapters.sqlite.schema import immediate
+from transcriber_adapters.sqlite.schema import immediate, read, write, write_returning
 from transcriber_adapters.sqlite.times import from_db, to_db
 from transcriber_core.entities import Print, Voice
 from transcriber_core.prints import combined
@@ -50,7 +49,7 @@ class SqliteVoiceStore(SqliteStore):
             "created": to_db(voice.created),
             "vector": print_to_db(vector),
         }
-        await self._call(_write, _INSERT, params)
+        await self._call(write, _INSERT, params)
 
     async def add_sample(self, owner: str, voice_id: str, vector: Print) -> Voice | None:
         """The owner's voice with ``vector`` added and one more sample; None: no such voice."""
@@ -58,44 +57,30 @@ class SqliteVoiceStore(SqliteStore):
 
     async def list_voices(self, owner: str) -> list[Voice]:
         """The owner's voices, oldest first."""
-        rows = await self._call(_read, _LIST, {"owner": owner})
+        rows = await self._call(read, _LIST, {"owner": owner})
         return [voice_from_row(row, from_db) for row in rows]
 
     async def rename_voice(self, owner: str, voice_id: str, name: str) -> Voice | None:
         """The owner's voice renamed; None: no such voice."""
         params = {"id": voice_id, "owner": owner, "name": name}
-        rows = await self._call(_write_returning, _RENAME, params)
+        rows = await self._call(write_returning, _RENAME, params)
         return voice_from_row(rows[0], from_db) if rows else None
 
     async def delete_voice(self, owner: str, voice_id: str) -> bool:
         """Delete the owner's voice and its print; False: there was none."""
-        return await self._call(_write, _DELETE, {"id": voice_id, "owner": owner}) > 0
+        return await self._call(write, _DELETE, {"id": voice_id, "owner": owner}) > 0
 
     async def voice_prints(self, owner: str) -> list[tuple[Voice, Print]]:
         """The owner's voices with their prints, oldest first."""
-        rows = await self._call(_read, _PRINTS, {"owner": owner})
+        rows = await self._call(read, _PRINTS, {"owner": owner})
         return [voice_print_from_row(row, from_db) for row in rows]
 
     async def forget_owner(self, owner: str) -> int:
         """Delete every voice of ``owner``; how many went."""
-        return await self._call(_write, _FORGET, {"owner": owner})
+        return await self._call(write, _FORGET, {"owner": owner})
 
 
 # The operations below run on the connection thread; each takes the connection first.
-
-
-def _write(conn: sqlite3.Connection, sql: str, params: dict[str, Any]) -> int:
-    with immediate(conn):
-        return conn.execute(sql, params).rowcount
-
-
-def _write_returning(conn: sqlite3.Connection, sql: str, params: dict[str, Any]) -> list[Any]:
-    with immediate(conn):
-        return conn.execute(sql, params).fetchall()
-
-
-def _read(conn: sqlite3.Connection, sql: str, params: dict[str, Any]) -> list[Any]:
-    return conn.execute(sql, params).fetchall()
 
 
 def _add_sample(conn: sqlite3.Connection, owner: str, voice_id: str, vector: Print) -> Voice | None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
 
@@ -51,6 +52,7 @@ from transcriber_app.bot.texts import (
     settings_text,
     texts_for,
     too_large_text,
+    voice_note_title,
 )
 from transcriber_core.entities import ChatMode, ChatSettings, Job, Origin, State
 from transcriber_core.errors import (
@@ -151,6 +153,16 @@ class BotIntake:
         if not addressed and not await _mentions_bot(bot, message):
             return
         await self.receive(bot, message, recording, settings=settings)
+
+    async def mentioned(self, bot: Bot, message: Message) -> None:
+        """A group's reply to a recording that mentions the bot: taken as a ``/transcribe``.
+
+        In command mode a voice note has no caption to mention the bot in; a
+        reply that does (``@bot``, SPEC §26) asks for it as ``/transcribe`` does.
+        A reply mentioning another bot, or none, is the members' own talk.
+        """
+        if await _mentions_bot(bot, message):
+            await self.transcribe(bot, message)
 
     async def transcribe(self, bot: Bot, message: Message) -> None:
         """``/transcribe`` answering a recording: that recording is taken, replied to itself."""
@@ -547,7 +559,11 @@ class ChatDoor:
 
     @contextlib.asynccontextmanager
     async def staged(self) -> AsyncIterator[Staged]:
-        """The file downloaded into a staging file, in the chat's language (``/language``)."""
+        """The file downloaded into a staging file, in the chat's language (``/language``).
+
+        Its title is the bot's own "Voice note of …" in the chat's language, dated when it
+        was sent: never the sender's file name (SPEC §26).
+        """
         services = self.intake.services
         extension = self.recording.extension
         async with services.files.staging(extension) as path:
@@ -558,7 +574,12 @@ class ChatDoor:
                 max_bytes=self.intake.max_file_bytes,
                 inactivity=services.settings.upload_inactivity_timeout,
             )
-            wishes = Wishes(language=self.settings.language, standing_language=True)
+            texts = await self.intake.texts(self.message, self.settings)
+            wishes = Wishes(
+                language=self.settings.language,
+                standing_language=True,
+                title=voice_note_title(texts, self.message.date),
+            )
             yield Staged(path=path, extension=extension, wishes=wishes)
 
 
@@ -580,12 +601,16 @@ def is_group(message: Message) -> bool:
 
 
 async def _mentions_bot(bot: Bot, message: Message) -> bool:
-    """True when the message's caption or text names the bot by its @username."""
+    """True when the message's caption or text names the bot by its @username.
+
+    The whole username: ``@transcriber_bot`` is not mentioned by ``@transcriber_bot2``.
+    """
     me = await bot.me()
     if not me.username:
         return False
-    said = (message.caption or message.text or "").lower()
-    return f"@{me.username.lower()}" in said
+    said = message.caption or message.text or ""
+    named = re.compile(rf"@{re.escape(me.username)}(?![A-Za-z0-9_])", re.IGNORECASE)
+    return named.search(said) is not None
 
 
 def make_router() -> Router:
@@ -601,6 +626,7 @@ def make_router() -> Router:
     router.message.register(_link, Command("link"))
     router.message.register(_unlink, Command("unlink"))
     router.message.register(_receive, _carries_recording)
+    router.message.register(_mentioned, _answers_recording_in_group)
     router.message.register(_help, _is_private)
     router.callback_query.register(_button, _is_transcript_button)
     return router
@@ -667,6 +693,16 @@ async def _ignore(message: Message) -> None:
 
 async def _receive(message: Message, bot: Bot, intake: BotIntake, recording: Recording) -> None:
     await intake.recording(bot, message, recording)
+
+
+def _answers_recording_in_group(message: Message) -> bool:
+    """A group member's reply to a recording: it may mention the bot (``BotIntake.mentioned``)."""
+    target = message.reply_to_message
+    return is_group(message) and target is not None and recording_of(target) is not None
+
+
+async def _mentioned(message: Message, bot: Bot, intake: BotIntake) -> None:
+    await intake.mentioned(bot, message)
 
 
 async def _transcribe(message: Message, bot: Bot, intake: BotIntake) -> None:

@@ -10,7 +10,7 @@ itself are the notifier's (``transcriber_adapters.telegram.notifier``):
 from __future__ import annotations
 
 import math
-from datetime import UTC
+from datetime import UTC, datetime
 
 import attrs
 
@@ -45,6 +45,11 @@ class Texts:
     not_admin: str
     #: ``/transcribe`` that does not answer a recording.
     transcribe_usage: str
+    #: The title of a chat's recording (SPEC §26), never its sender's file name
+    #: (``voice_note_title``: ``{day}``, ``{mon}`` of ``months``, ``{year}``, ``{hm}``, UTC).
+    voice_note_title: str
+    #: The months' short names by number, January 1.
+    months: dict[int, str]
     #: A transcript button whose job is gone (deleted, swept) or was never this chat's.
     transcript_gone: str
     auto: str
@@ -114,6 +119,13 @@ ENGLISH = Texts(
     mode_private="In a private chat I transcribe every recording; /mode is for groups.",
     not_admin="Only this group's administrators can change its settings.",
     transcribe_usage="Answer a voice message or a recording with /transcribe.",
+    voice_note_title="Voice note of {day} {mon} {year}, {hm}",
+    months=dict(
+        enumerate(
+            ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"),
+            start=1,
+        )
+    ),
     transcript_gone="This transcript is no longer kept.",
     auto="auto (detected)",
     link_usage=(
@@ -186,6 +198,26 @@ RUSSIAN = Texts(
     mode_private="В личном чате я расшифровываю все записи; /mode — для групп.",
     not_admin="Менять настройки группы могут только её администраторы.",
     transcribe_usage="Ответьте командой /transcribe на голосовое сообщение или запись.",
+    voice_note_title="Голосовое сообщение от {day} {mon} {year}, {hm}",
+    months=dict(
+        enumerate(
+            (
+                "янв.",
+                "февр.",
+                "мар.",
+                "апр.",
+                "мая",
+                "июн.",
+                "июл.",
+                "авг.",
+                "сент.",
+                "окт.",
+                "нояб.",
+                "дек.",
+            ),
+            start=1,
+        )
+    ),
     transcript_gone="Эта расшифровка больше не хранится.",
     auto="auto (определяется сам)",
     link_usage=(
@@ -272,3 +304,14 @@ def settings_text(settings: ChatSettings, texts: Texts) -> str:
 def accepted_languages(languages: frozenset[str]) -> str:
     """What ``/language`` takes: ``auto`` and each code, as the HTTP ``language`` field."""
     return ", ".join([AUTO, *sorted(languages)])
+
+
+def voice_note_title(texts: Texts, sent: datetime) -> str:
+    """The title of a chat's recording sent at ``sent``: "Voice note of 5 Dec 2026, 09:44" (UTC)."""
+    moment = sent.astimezone(UTC)
+    return texts.voice_note_title.format(
+        day=moment.day,
+        mon=texts.months[moment.month],
+        year=moment.year,
+        hm=f"{moment:%H:%M}",
+    )

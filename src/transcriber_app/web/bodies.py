@@ -15,6 +15,7 @@ from transcriber_app.web.schemas import doc
 from transcriber_core.entities import Condition, Job, JobPart, Speaker, State
 from transcriber_core.languages import AUTO
 from transcriber_core.progress import ProgressReport, report_of
+from transcriber_core.titles import shown_title
 
 
 @attrs.frozen(kw_only=True)
@@ -58,6 +59,12 @@ class JobStatus:
 
     job_id: str
     state: State
+    title: str = attrs.field(
+        metadata=doc(
+            "the recording's title: the one sent or set with PATCH, else its dated default"
+            ' ("Recording of 5 Dec 2026, 09:44", UTC)'
+        )
+    )
     created: datetime
     updated: datetime
     text: str | None = attrs.field(default=None, metadata=doc("the transcript, once done"))
@@ -104,6 +111,7 @@ class JobStatus:
         return cls(
             job_id=job.id,
             state=job.state,
+            title=shown_title(job.title, job.created),
             created=job.created,
             updated=job.updated,
             text=job.text,
@@ -120,6 +128,19 @@ class JobStatus:
             speakers=job.speakers,
             progress=None if (report := report_of(job)) is None else RecognitionProgress.of(report),
         )
+
+
+@attrs.frozen(kw_only=True)
+class Titled:
+    """A job's title once set: what ``PATCH /api/jobs/{id}`` answers."""
+
+    job_id: str
+    title: str = attrs.field(metadata=doc("the title now: the one set, or the dated default"))
+
+    @classmethod
+    def of(cls, job: Job) -> Titled:
+        """The title of ``job`` as it is stored."""
+        return cls(job_id=job.id, title=shown_title(job.title, job.created))
 
 
 @attrs.frozen(kw_only=True)

@@ -52,6 +52,12 @@ Admission = Callable[[Request], Awaitable[tuple[str | None, str | None]]]
 Credential = Callable[[Request], Awaitable[str | None]]
 #: The form field that asks for speaker labels (SPEC §18).
 SPEAKERS_FIELD = "speakers"
+#: The form field of the recording's title (SPEC §26).
+TITLE_FIELD = "title"
+#: The form field that asks for a summary once the recording is done (SPEC §27).
+SUMMARY_FIELD = "summary"
+#: What the ``summary`` field may say: a form's and an HTML checkbox's ways of yes and no.
+SUMMARY_VALUES = {"true": True, "1": True, "on": True, "false": False, "0": False, "off": False}
 #: The stable code of a refusal for want of disk space (reference: Limits).
 INSUFFICIENT_STORAGE = "insufficient_storage"
 
@@ -126,9 +132,11 @@ class FormDoor:
         )
 
     def wishes(self, received: Received) -> Wishes:
-        """The form's ``language``, ``prompt``, ``task``, ``speakers`` and ``callback_url``.
+        """The form's ``language``, ``prompt``, ``task``, ``speakers``, callback, title, summary.
 
-        ``speakers`` left out means ``[diarization] default``.
+        ``speakers`` left out means ``[diarization] default``; ``summary`` left
+        out, ``[llm] auto_summary``. 400 ``bad_summary`` for a summary that is
+        neither yes nor no.
         """
         speakers = received.field(SPEAKERS_FIELD)
         if speakers is None:
@@ -139,7 +147,19 @@ class FormDoor:
             task=received.field("task"),
             speakers=speakers,
             callback_url=received.callback_url,
+            title=received.field(TITLE_FIELD),
+            summary=summary_wish(received.field(SUMMARY_FIELD)),
         )
+
+
+def summary_wish(value: str | None) -> bool | None:
+    """The ``summary`` field as a wish: None when left out; 400 ``bad_summary`` when unclear."""
+    if value is None:
+        return None
+    try:
+        return SUMMARY_VALUES[value.strip().lower()]
+    except KeyError:
+        raise ApiError(400, "bad_summary", "summary is true or false") from None
 
 
 async def intake(request: Request, admit: Admission, credential: Credential) -> Response:

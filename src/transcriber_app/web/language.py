@@ -216,18 +216,29 @@ def choices() -> list[dict[str, str]]:
 # -- dates, durations, numbers ----------------------------------------------------------
 
 
+#: Where a language's dates follow one of its regions: English as SPEC §26 writes it,
+#: "5 Dec 2026, 09:44", day first and a 24-hour clock (en_GB's CLDR patterns).
+_DATES_OF = {"en": "en_GB"}
+
+
+def _dates_locale() -> Locale:
+    """The locale whose patterns write the request's dates."""
+    code = current()
+    return locale_of(_DATES_OF.get(code, code))
+
+
 def format_when(moment: datetime | None) -> str:
     """A stored time in full, UTC to the millisecond: "5 Dec 2026, 09:44:05.123 UTC"; or "—"."""
     if moment is None:
         return "—"
-    locale = locale_of(current())
+    locale = _dates_locale()
     day = format_date(moment.astimezone(UTC), "medium", locale=locale)
     clock = babel_format_time(moment, "HH:mm:ss.SSS", tzinfo=UTC, locale=locale)
     return f"{day}, {clock} UTC"
 
 
 def format_short_when(moment: datetime | None) -> str:
-    """A list's narrow column: day, month and time, UTC ("Dec 5, 09:44", "5 дек., 09:44")."""
+    """A list's narrow column: day, month and time, UTC ("5 Dec, 09:44", "5 дек., 09:44")."""
     if moment is None:
         return "—"
     return _day_and_minute("MMMd", moment)
@@ -240,7 +251,7 @@ def format_day(moment: datetime) -> str:
 
 def _day_and_minute(day_skeleton: str, moment: datetime) -> str:
     """The day by ``day_skeleton`` and the 24-hour minute, joined as the language joins them."""
-    locale = locale_of(current())
+    locale = _dates_locale()
     day = format_skeleton(day_skeleton, moment, tzinfo=UTC, locale=locale)
     clock = babel_format_time(moment, "HH:mm", tzinfo=UTC, locale=locale)
     return str(locale.datetime_formats["short"]).format(clock, day)

@@ -80,9 +80,9 @@ KEEPALIVE_SECONDS = 15.0
 GRANULARITIES = ("word", "segment")
 #: ``POST /api/audio``'s fields that OpenAI's API has not. Refused with 400 (ADR 68): each
 #: would be ignored here, and its sender would wait for what it asks (a webhook that never
-#: comes, speakers never labelled, a translation never made). Other fields OpenAI does not
-#: document are still ignored, as new ones of OpenAI's would be.
-API_ONLY_FIELDS = ("callback_url", "speakers", "task")
+#: comes, speakers never labelled, a translation never made, a title never kept). Other
+#: fields OpenAI does not document are still ignored, as new ones of OpenAI's would be.
+API_ONLY_FIELDS = ("callback_url", "speakers", "task", "title")
 #: Media type of each plain answer.
 _PLAIN_TYPES = {
     ResponseFormat.TEXT: "text/plain; charset=utf-8",
@@ -666,8 +666,8 @@ def _audio_endpoint(path: str, handler: Callable[[Request], Any], *, translate: 
             ),
             openai_error(
                 400,
-                "a field cannot be used (callback_url, speakers and task are /api/audio's"
-                " only: unknown_parameter), or the recording failed",
+                "a field cannot be used (callback_url, speakers, task and title are"
+                " /api/audio's only: unknown_parameter), or the recording failed",
             ),
             openai_error(404, "the job was deleted before it ended"),
             openai_error(413, "the recording, or the form's other fields, passed their limit"),

@@ -2,13 +2,15 @@
 
 One answer for the API (``GET /api/jobs/{id}/transcript``) and the admin
 panel's links: the body from the core's one renderer (``transcriber_core.rendering``),
-its content type, and a ``Content-Disposition`` whose file name is made
-from the job id alone, never from what the sender called the recording.
+its content type, and a ``Content-Disposition`` whose file name is the
+recording's title (RFC 6266 ``filename*``, with an ASCII ``filename`` for old
+clients), never what the sender called the file (SPEC §26, ADR 79).
 """
 
 from __future__ import annotations
 
 import re
+from urllib.parse import quote
 
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
@@ -16,6 +18,7 @@ from starlette.responses import Response
 from transcriber_app.web.language import _
 from transcriber_core.entities import Job, State
 from transcriber_core.rendering import TranscriptFormat, render
+from transcriber_core.titles import shown_title
 
 #: The default when ``format`` is not given.
 DEFAULT_FORMAT = TranscriptFormat.TXT
@@ -40,13 +43,32 @@ def transcript_format(value: str | None) -> TranscriptFormat | None:
         return None
 
 
+#: What no file name of any system takes, and a quoted header value must not hold.
+_UNSAFE_IN_NAME = re.compile(r'[\\/:*?"<>|]')
+#: Printable ASCII: what a ``filename="…"`` parameter carries as it is.
+_PRINTABLE_ASCII = re.compile(r"[ -~]+")
+
+
 def download_name(job: Job, wanted: TranscriptFormat) -> str:
-    """``<job id>.<format>``, with anything a header could choke on replaced."""
-    return re.sub(r"[^A-Za-z0-9_-]", "_", job.id) + f".{wanted.value}"
+    """``<title>.<format>``: the recording's title or its dated default, fit for any file system."""
+    name = _UNSAFE_IN_NAME.sub("_", shown_title(job.title, job.created)).strip(" .")
+    return f"{name or job.id}.{wanted.value}"
+
+
+def content_disposition(job: Job, wanted: TranscriptFormat) -> str:
+    """An attachment named by ``download_name`` (RFC 6266): UTF-8 ``filename*``, ASCII ``filename``.
+
+    A title in ASCII is the fallback too; any other falls back to the job's id.
+    """
+    name = download_name(job, wanted)
+    fallback = name
+    if not _PRINTABLE_ASCII.fullmatch(name):
+        fallback = re.sub(r"[^A-Za-z0-9_-]", "_", job.id) + f".{wanted.value}"
+    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(name, safe='')}"
 
 
 async def transcript_response(job: Job, wanted: TranscriptFormat) -> Response:
-    """The transcript of the done ``job`` in ``wanted``, as an attachment named by its id.
+    """The transcript of the done ``job`` in ``wanted``, as an attachment named by its title.
 
     Rendered in a worker thread: hours of words take a noticeable moment
     (``bench/subtitles.py``) that the event loop must not wait through.
@@ -55,7 +77,7 @@ async def transcript_response(job: Job, wanted: TranscriptFormat) -> Response:
     return Response(
         body,
         media_type=MEDIA_TYPES[wanted],
-        headers={"Content-Disposition": f'attachment; filename="{download_name(job, wanted)}"'},
+        headers={"Content-Disposition": content_disposition(job, wanted)},
     )
 
 

@@ -35,9 +35,10 @@ from transcriber_app.web.state import runtime_of
 from transcriber_app.web.transcripts import why_no_transcript
 from transcriber_core import deletion, edits, speakers
 from transcriber_core.deletion import store_for
-from transcriber_core.entities import FileRecord, Job, JobPart, State
+from transcriber_core.entities import FileRecord, Job, JobPart, OriginKind, State
 from transcriber_core.errors import FileNotFound, JobChanged, JobNotFound
 from transcriber_core.naming import holder_of, well_formed_id
+from transcriber_core.people import is_person_owner
 from transcriber_core.policy import files_go_at, job_goes_at
 from transcriber_core.progress import report_of
 from transcriber_core.rendering import TranscriptFormat
@@ -56,6 +57,24 @@ _FILE_ROLES: tuple[tuple[str, str], ...] = (
     ("converted", "converted_file_id"),
     ("object storage copy", "storage_file_id"),
 )
+
+
+async def sender_names(request: Request) -> dict[str, str]:
+    """Each person's name by the owner key of their jobs: who sent what, for the owner's lists."""
+    people = await runtime_of(request).people.list_people()
+    return {person.owner_key: person.name for person in people}
+
+
+def sent_by(job: Job, names: dict[str, str]) -> str:
+    """Who sent ``job`` and how: a person's name and the door, "HTTP", "API token", "Telegram"."""
+    door = "Telegram" if job.origin.kind is OriginKind.TELEGRAM else "HTTP"
+    if job.owner is None:
+        return door
+    name = names.get(job.owner)
+    if name is None:
+        # A token of ``[http] api_tokens`` (its digest), or a person since deleted.
+        return _("API token") if door == "HTTP" and not is_person_owner(job.owner) else door
+    return f"{name} · {door}"
 
 
 @page
@@ -93,8 +112,10 @@ async def jobs_list(request: Request) -> Response:
         return f"{PREFIX}/" + (f"?{query_string}" if query_string else "")
 
     settings = runtime_of(request).services.settings
+    senders = await sender_names(request)
     context = {
         "jobs": found[:PAGE_SIZE],
+        "sent_by": lambda job: sent_by(job, senders),
         "files_go_at": lambda job: files_go_at(job, settings),
         "state": state,
         "states": list(State),
@@ -135,6 +156,7 @@ async def job_detail(request: Request) -> Response:
     )
     context = {
         "job": job,
+        "sent_by": sent_by(job, await sender_names(request)),
         "files": await _file_rows(services, job),
         "parts": _part_rows(services, await services.jobs.get_parts(job.id)),
         "states": list(State),

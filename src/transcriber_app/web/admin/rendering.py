@@ -7,6 +7,7 @@ as text; an undefined name in a template is an error, not an empty string.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -33,15 +34,6 @@ format_time = language.format_when
 format_short_time = language.format_short_when
 
 
-#: Characters of a job id the list shows; the whole id is the link's title and its target.
-SHORT_ID_CHARS = 8
-
-
-def short_id(job_id: str) -> str:
-    """The first ``SHORT_ID_CHARS`` characters of ``job_id`` and an ellipsis when cut."""
-    return job_id if len(job_id) <= SHORT_ID_CHARS else job_id[:SHORT_ID_CHARS] + "…"
-
-
 def format_length(seconds: float | None) -> str:
     """A recording's length as ``m:ss`` or ``h:mm:ss``; ``—`` before it is measured."""
     if seconds is None:
@@ -65,6 +57,13 @@ def format_size(size: int) -> str:
                 return text
             return f"{text} ({language.format_number(round(value, 1))} {unit})"
     return text
+
+
+def shown_title(title: str | None, created: datetime) -> str:
+    """A recording's title, or its dated default in the request's language (ADR 79)."""
+    if title is not None:
+        return title
+    return language._("Recording of %(when)s", when=language.format_day(created))
 
 
 def state_name(state: str) -> str:
@@ -94,7 +93,6 @@ def page_environment(templates_folder: Path) -> jinja2.Environment:
     language.install(env)
     env.filters["when"] = format_time
     env.filters["short_when"] = format_short_time
-    env.filters["short_id"] = short_id
     env.filters["length_of"] = format_length
     env.filters["size"] = format_size
     env.filters["span"] = language.format_span
@@ -102,6 +100,8 @@ def page_environment(templates_folder: Path) -> jinja2.Environment:
     env.filters["tenths"] = language.format_tenths
     env.filters["state_name"] = state_name
     env.filters["quoted_list"] = language.quoted_list
+    # A recording's title, or its dated default (ADR 79): ``shown_title(job.title, job.created)``.
+    env.globals["shown_title"] = shown_title
     return env
 
 

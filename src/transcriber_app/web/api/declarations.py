@@ -16,10 +16,18 @@ from starlette.routing import Route
 from transcriber_app.web import openai_api, probes
 from transcriber_app.web.api.handlers import (
     delete_job,
+    rename_job,
     rename_speakers,
     status,
     transcript,
     upload,
+)
+from transcriber_app.web.api.summaries import (
+    AskAnswer,
+    SummaryBody,
+    ask,
+    get_summary,
+    request_summary,
 )
 from transcriber_app.web.api.voices import (
     VoiceBody,
@@ -30,7 +38,7 @@ from transcriber_app.web.api.voices import (
     list_voices,
     rename_voice,
 )
-from transcriber_app.web.bodies import Accepted, JobStatus, SpeakerNames
+from transcriber_app.web.bodies import Accepted, JobStatus, SpeakerNames, Titled
 from transcriber_app.web.endpoints import (
     Answer,
     Endpoint,
@@ -42,13 +50,21 @@ from transcriber_app.web.endpoints import (
 )
 from transcriber_app.web.endpoints import routes as endpoint_routes
 from transcriber_app.web.errors import Error
-from transcriber_app.web.intake import INSUFFICIENT_STORAGE, SPEAKERS_FIELD
+from transcriber_app.web.intake import (
+    INSUFFICIENT_STORAGE,
+    SPEAKERS_FIELD,
+    SUMMARY_FIELD,
+    SUMMARY_VALUES,
+    TITLE_FIELD,
+)
 from transcriber_app.web.openapi import document as openapi_document
 from transcriber_app.web.state import runtime_of
 from transcriber_core.languages import MAX_PROMPT_CHARS, Task
 from transcriber_core.rendering import TranscriptFormat
 from transcriber_core.speakers import MAX_NAME_CHARS
 from transcriber_core.subtitles import Transcript
+from transcriber_core.summaries import MAX_QUESTION_CHARS
+from transcriber_core.titles import BAD_TITLE, MAX_TITLE_CHARS
 
 
 async def openapi(request: Request) -> Response:
@@ -118,6 +134,91 @@ _NAME = {
     "description": "1 to 64 characters without control or format characters",
 }
 
+#: 404 of the summary and question routes without ``[llm]``, or of an unknown job.
+LLM_NOT_FOUND = error(
+    404,
+    "llm_unavailable",
+    "job_not_found",
+    "not_found",
+    description="no [llm] is configured here, or no job of the caller's has this id",
+)
+#: 409 of a summary or a question before the recording is transcribed.
+NOT_DONE = error(409, "not_done", description="the recording is not transcribed yet")
+#: The summary and question routes (SPEC §27).
+SUMMARY_ENDPOINTS = (
+    Endpoint(
+        method="POST",
+        path="/api/jobs/{job_id}/summary",
+        handler=request_summary,
+        summary="Queue the summary of a done recording (again: a stale one is rebuilt)",
+        secured=True,
+        parameters=(JOB_ID,),
+        answers=(
+            json_answer(202, SummaryBody, "queued: pending until a worker has built it"),
+            LLM_NOT_FOUND,
+            NOT_DONE,
+            UNAVAILABLE,
+        ),
+    ),
+    Endpoint(
+        method="GET",
+        path="/api/jobs/{job_id}/summary",
+        handler=get_summary,
+        summary="A recording's summary: a paragraph, key points and action items with who",
+        secured=True,
+        parameters=(JOB_ID,),
+        answers=(
+            json_answer(200, SummaryBody, "the summary in its state: pending, done or failed"),
+            error(
+                404,
+                "llm_unavailable",
+                "job_not_found",
+                "summary_not_found",
+                "not_found",
+                description=(
+                    "no [llm] is configured here, no job of the caller's has this id,"
+                    " or no summary was ever asked for it"
+                ),
+            ),
+            UNAVAILABLE,
+        ),
+    ),
+    Endpoint(
+        method="POST",
+        path="/api/jobs/{job_id}/ask",
+        handler=ask,
+        summary="Ask a question about a done recording, answered from its transcript only",
+        secured=True,
+        parameters=(JOB_ID,),
+        json_body={
+            "type": "object",
+            "required": ["question"],
+            "properties": {
+                "question": {"type": "string", "minLength": 1, "maxLength": MAX_QUESTION_CHARS}
+            },
+        },
+        answers=(
+            json_answer(200, AskAnswer, "the answer and the transcript's moments it rests on"),
+            error(400, "bad_question", description="not a JSON object with a question"),
+            LLM_NOT_FOUND,
+            NOT_DONE,
+            error(413, "too_large", description="the body is over 8 KiB"),
+            error(
+                502,
+                "model_refused",
+                description="the model's server refused the request (its key, model or URL)",
+            ),
+            error(
+                503,
+                "model_unavailable",
+                "unavailable",
+                description="the model's server did not answer now; ask again later",
+                headers={"Retry-After": "seconds to wait"},
+            ),
+        ),
+    ),
+)
+
 #: The form fields of what a sender asks of the recognition (SPEC §18).
 RECOGNITION_FIELDS = (
     FormField(
@@ -139,6 +240,12 @@ RECOGNITION_FIELDS = (
         schema={"type": "string", "enum": [str(task) for task in Task]},
     ),
 )
+#: What a recording's title may be (SPEC §26, ADR 79).
+TITLE_TEXT = (
+    "the recording's name, up to 200 characters, without control characters, trimmed;"
+    " empty: none, and it is shown as its dated default"
+)
+
 #: The codes of a refused recognition field.
 REQUEST_CODES = ("bad_language", "bad_prompt", "bad_task", "translation_unsupported")
 
@@ -182,7 +289,20 @@ ENDPOINTS: tuple[Endpoint, ...] = (
                 ),
                 schema={"type": "string", "pattern": "^(auto|off|[1-9]|10)$"},
             ),
+            FormField(
+                name=SUMMARY_FIELD,
+                description=(
+                    "true: summarise the recording once it is done (SPEC §27); default"
+                    " [llm] auto_summary; ignored without [llm]"
+                ),
+                schema={"type": "string", "enum": sorted(SUMMARY_VALUES)},
+            ),
             *RECOGNITION_FIELDS,
+            FormField(
+                name=TITLE_FIELD,
+                description=TITLE_TEXT,
+                schema={"type": "string", "maxLength": MAX_TITLE_CHARS},
+            ),
         ),
         answers=(
             json_answer(
@@ -206,10 +326,12 @@ ENDPOINTS: tuple[Endpoint, ...] = (
                 "bad_callback_url",
                 "callback_address_refused",
                 "bad_speakers",
+                "bad_summary",
                 *REQUEST_CODES,
+                BAD_TITLE,
                 description=(
                     "the form, the Idempotency-Key, the callback_url, the language, the prompt,"
-                    " the task or the speakers cannot be used"
+                    " the task, the speakers, the title or the summary cannot be used"
                 ),
             ),
             error(
@@ -274,14 +396,23 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         answers=(
             Answer(
                 status=200,
-                description="the transcript, as an attachment named <job_id>.<format>",
+                description=(
+                    "the transcript, as an attachment named by the recording's title"
+                    " (RFC 6266: filename* in UTF-8, an ASCII filename, the job id when the"
+                    " title is not ASCII)"
+                ),
                 content={
                     "text/plain": None,
                     "application/x-subrip": None,
                     "text/vtt": None,
                     "application/json": Transcript,
                 },
-                headers={"Content-Disposition": "attachment; filename=<job_id>.<format>"},
+                headers={
+                    "Content-Disposition": (
+                        'attachment; filename="<ascii>.<format>";'
+                        " filename*=UTF-8''<title>.<format>"
+                    )
+                },
             ),
             error(400, "bad_format", description="format names none of txt, srt, vtt, json"),
             JOB_NOT_FOUND,
@@ -305,6 +436,39 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         answers=(
             Answer(status=204, description="the job and everything it held are gone"),
             JOB_NOT_FOUND,
+            UNAVAILABLE,
+        ),
+    ),
+    Endpoint(
+        method="PATCH",
+        path="/api/jobs/{job_id}",
+        handler=rename_job,
+        summary="Rename a recording: set its title, or take it away with null",
+        secured=True,
+        parameters=(JOB_ID,),
+        json_body={
+            "type": "object",
+            "required": ["title"],
+            "additionalProperties": False,
+            "properties": {
+                "title": {
+                    "type": ["string", "null"],
+                    "maxLength": MAX_TITLE_CHARS,
+                    "description": TITLE_TEXT + "; null: none",
+                }
+            },
+        },
+        answers=(
+            json_answer(200, Titled, "the recording's title now"),
+            error(
+                400,
+                BAD_TITLE,
+                description=(
+                    'not {"title": …}, or the title is too long or holds control characters'
+                ),
+            ),
+            JOB_NOT_FOUND,
+            error(413, "too_large", description="the body is over 4 KiB"),
             UNAVAILABLE,
         ),
     ),
@@ -461,7 +625,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
 
 def all_endpoints() -> tuple[Endpoint, ...]:
     """``ENDPOINTS`` and the OpenAI-compatible ``/v1`` routes (ADR 46)."""
-    return (*ENDPOINTS, *openai_api.ENDPOINTS)
+    return (*ENDPOINTS, *SUMMARY_ENDPOINTS, *openai_api.ENDPOINTS)
 
 
 def routes() -> list[Route]:

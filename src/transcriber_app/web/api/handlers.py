@@ -1,4 +1,4 @@
-"""The API's handlers: upload, status, transcript, delete; and its errors answered as JSON."""
+"""The API's handlers: upload, status, transcript, rename, delete; its errors as JSON."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from starlette.responses import JSONResponse, Response
 
 from transcriber_app.bootstrap import Runtime
 from transcriber_app.web.api.auth import dedup_key_of, require_token
-from transcriber_app.web.bodies import JobStatus, SpeakerNames
+from transcriber_app.web.bodies import JobStatus, SpeakerNames, Titled
 from transcriber_app.web.errors import ApiError, error_response
 from transcriber_app.web.intake import insufficient_storage, intake
 from transcriber_app.web.openai_errors import OpenAIFault, openai_error_response
@@ -34,10 +34,12 @@ from transcriber_core.entities import Job, State
 from transcriber_core.errors import (
     JobChanged,
     JobNotFound,
+    OptionRefused,
     TranscriberError,
 )
 from transcriber_core.policy import reachable_by
 from transcriber_core.speakers import BadSpeakers
+from transcriber_core.titles import BAD_TITLE, clean_title
 
 log = logging.getLogger("transcriber.http")
 
@@ -186,6 +188,37 @@ async def rename_speakers(request: Request) -> Response:
         log.info("speakers.renamed", extra={"job_id": job.id, "count": len(new)})
         return JSONResponse(to_json(SpeakerNames.of(job)))
     raise ApiError(409, "job_changed", "the job kept changing; send the names again")
+
+
+#: The largest body ``PATCH /api/jobs/{id}`` reads: a title of 200 characters fits many times.
+MAX_TITLE_BODY_BYTES = 4 * 1024
+
+
+async def rename_job(request: Request) -> Response:
+    """``PATCH /api/jobs/{id}``: ``{"title": "…"}`` renames the recording (200; null or "": none).
+
+    400 ``bad_title`` for a title refused (too long, control characters, not
+    a string), never repeating it; 404 ``job_not_found`` as the other job routes.
+    """
+    job = await reachable_job(request)
+    body = await read_json_object(
+        request, max_bytes=MAX_TITLE_BODY_BYTES, code=BAD_TITLE, example=': {"title": "Standup"}'
+    )
+    raw = body.get("title")
+    if set(body) != {"title"} or not (raw is None or isinstance(raw, str)):
+        raise ApiError(400, BAD_TITLE, 'send {"title": "…"}: a string, or null for none')
+    try:
+        title = clean_title(raw)
+        saved = await runtime_of(request).services.jobs.save_title(job.id, title)
+    except OptionRefused as exc:
+        raise ApiError(400, exc.code, exc.message) from None
+    except JobNotFound:
+        raise job_not_found() from None
+    except TranscriberError as exc:
+        log.warning("job.title_error", extra={"error_type": type(exc).__name__})
+        raise unavailable() from None
+    log.info("job.titled", extra={"job_id": job.id})
+    return JSONResponse(to_json(Titled.of(saved)))
 
 
 async def transcript(request: Request) -> Response:

@@ -3,7 +3,9 @@
 ``POST /w/recordings/{id}/words`` takes ``{"version", "start", "end",
 "text"}`` as JSON from the page's script, with the session's CSRF token in
 the ``X-CSRF-Token`` header, and answers JSON: the stretch's new words with
-their indices and the job's new version, or ``{"error": code, "message"}``
+their indices, the job's new version and what the page's other forms now
+carry as having seen (``seen``: a rename after one's own correction is no
+conflict), or ``{"error": code, "message"}``
 (403 without a session or the token, 404 for anyone else's job, 400 for a
 bad body, range or text, 409 ``edit_conflict`` when someone saved first or
 ``not_done``, 422 ``correction_too_complex`` or ``transcript_too_long``).
@@ -15,7 +17,7 @@ slices with other requests served between them, and is dropped when the
 client has gone. ``POST /w/recordings/{id}/restore`` is a plain form that puts
 the recognizer's transcript back. ``GET /w/recordings/{id}/transcript.txt``
 (``.srt``, ``.vtt``, ``.json``) downloads the transcript as it now reads,
-named by date and id, never by the sender's file name.
+named by the recording's title, never by the sender's file name.
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import re
 from collections.abc import AsyncIterator, Generator
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
@@ -38,8 +39,13 @@ from transcriber_app.web.errors import ApiError, error_response
 from transcriber_app.web.language import N_, _
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.streams import read_json_object
-from transcriber_app.web.transcripts import MEDIA_TYPES, no_transcript, why_no_transcript
-from transcriber_app.web.workspace import views
+from transcriber_app.web.transcripts import (
+    MEDIA_TYPES,
+    content_disposition,
+    no_transcript,
+    why_no_transcript,
+)
+from transcriber_app.web.workspace import transcript, views
 from transcriber_app.web.workspace.sessions import workspace_session_of
 from transcriber_core.corrections import (
     MAX_TEXT_CHARS,
@@ -181,6 +187,8 @@ class Corrector:
         return JSONResponse(
             {
                 "version": saved.edit_version,
+                # The page's forms (a speaker's rename) carry it: they stay current (SPEC §26).
+                "seen": transcript.version(saved),
                 "start": start,
                 "end": start + count,
                 "shift": count - (end - start),
@@ -242,12 +250,6 @@ async def restore(request: Request, form: FormData, person: Person) -> Response:
     return views.see_other(back)
 
 
-def download_name(job: Job, wanted: TranscriptFormat) -> str:
-    """``transcript-<date>-<id>.<format>``: sent on that day, that id; never the sender's name."""
-    safe_id = re.sub(r"[^A-Za-z0-9_-]", "_", job.id)
-    return f"transcript-{job.created:%Y-%m-%d}-{safe_id}.{wanted.value}"
-
-
 @views.person_page
 async def download(request: Request, person: Person) -> Response:
     """``GET /w/recordings/{id}/transcript.{txt,srt,vtt,json}``: the transcript as it reads now."""
@@ -265,5 +267,5 @@ async def download(request: Request, person: Person) -> Response:
     return Response(
         body,
         media_type=MEDIA_TYPES[wanted],
-        headers={"Content-Disposition": f'attachment; filename="{download_name(job, wanted)}"'},
+        headers={"Content-Disposition": content_disposition(job, wanted)},
     )

@@ -22,6 +22,7 @@ from transcriber_app.web.admin.rendering import (
     format_length,
     format_short_time,
     format_time,
+    shown_title,
     state_name,
 )
 from transcriber_app.web.language import _
@@ -51,6 +52,8 @@ class Row:
 
     id: str
     url: str
+    #: The person's title, or its dated default (ADR 79).
+    title: str
     state: str
     #: The state as the page calls it, in the person's language.
     state_name: str
@@ -117,6 +120,7 @@ def row_of(summary: JobSummary) -> Row:
     return Row(
         id=summary.id,
         url=views.recording_url(summary.id),
+        title=shown_title(summary.title, summary.created),
         state=summary.state.value,
         state_name=state_name(summary.state.value),
         terminal=summary.state.is_terminal,

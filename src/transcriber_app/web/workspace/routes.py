@@ -16,6 +16,7 @@ from transcriber_app.web.language import Languages
 from transcriber_app.web.workspace import (
     corrections,
     live,
+    recordings,
     search,
     telegram,
     transcript,
@@ -49,6 +50,10 @@ def mount() -> Mount:
         _route("/recordings/{job_id}", transcript.recording, "GET"),
         _route("/recordings/{job_id}/media", transcript.media, "GET"),
         _route("/recordings/{job_id}/speakers", transcript.rename_speaker, "POST"),
+        # Its title and its deletion (SPEC §26, ADR 79).
+        _route("/recordings/{job_id}/title", recordings.rename, "POST"),
+        _route("/recordings/{job_id}/delete", recordings.confirm_delete, "GET"),
+        _route("/recordings/{job_id}/delete", recordings.delete, "POST"),
         # Corrections and downloads (ADR 57).
         _route("/recordings/{job_id}/words", corrector.save_words, "POST"),
         _route("/recordings/{job_id}/restore", corrections.restore, "POST"),

@@ -15,7 +15,10 @@ def page_strings() -> dict[str, str]:
     """Every string a workspace script puts on the page, by the key the script asks for."""
     return {
         # upload.js
+        "title_of": _("Title of %(name)s"),
+        "ready_check": _("ready: check its title, then Send"),
         "waiting": _("waiting to be sent"),
+        "sending": _("sending"),
         "sending_file": _("Sending %(name)s"),
         "stored": _("sent; being stored"),
         "sent": _("sent"),
@@ -24,6 +27,8 @@ def page_strings() -> dict[str, str]:
         "service_refused": _("The service refused the file"),
         "connection_broke": _("The connection broke before the file was taken; try again"),
         "too_large": _("The file is larger than the limit of %(limit)s"),
+        # live.js
+        "delete_named": _("Delete %(name)s"),
         # editor.js
         "saving": _("Saving…"),
         "saved": _("Saved."),

@@ -6,7 +6,9 @@
 // Each turn gets an "Edit" button. Editing swaps the turn's words for a text box holding
 // their text; Save (or Ctrl+Enter) posts {version, start, end, text} to data-words-url
 // with the session's CSRF token in X-CSRF-Token, and puts the words of the answer in
-// place of the old ones; Cancel (or Escape) puts the old words back. A 409 says that
+// place of the old ones, and the version and "seen" of the page's other forms (the
+// speakers' renames, the restore) with the answer's; Cancel (or Escape) puts the old
+// words back. A 409 says that
 // someone saved first and keeps the text box open with what was typed.
 (function () {
   "use strict";
@@ -99,6 +101,20 @@
     });
     state.words = [];
     article.dataset.version = String(answer.version);
+    // The page's forms carry what it has seen: after its own change they say so, and a
+    // rename or a restore from this page is no conflict (SPEC §26).
+    Array.prototype.forEach.call(
+      document.querySelectorAll('form input[name="seen"]'),
+      function (input) {
+        input.value = answer.seen;
+      }
+    );
+    Array.prototype.forEach.call(
+      document.querySelectorAll('form.restore input[name="version"]'),
+      function (input) {
+        input.value = String(answer.version);
+      }
+    );
     // The player re-reads the words' timings (player.js).
     article.dispatchEvent(new CustomEvent("transcript:changed"));
   }

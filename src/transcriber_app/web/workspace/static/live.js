@@ -3,7 +3,7 @@
 // Attaches to the DOM contract of the recordings page and the upload page:
 //   an element with data-live-url (the JSON to poll) and data-poll-ms (the first wait);
 //   every element with data-job="ID" is one recording, whose [data-field] children
-//   (state, now, when, length, preview) and a.id / a.open links are kept current;
+//   (title, state, now, when, length, preview) and a.id / a.open links are kept current;
 //   a table with data-insert="yes" gets a row from <template id="recording-row"> for a
 //   recording it does not show yet (one sent from another tab, a script, Telegram).
 // It asks GET data-live-url (one query on the server) after the wait the last answer
@@ -43,6 +43,7 @@
       badge.textContent = job.state_name || job.state;
       badge.className = "badge state-" + job.state;
     }
+    put(element, "title", job.title);
     put(element, "now", job.now);
     put(element, "when", job.when);
     put(element, "length", job.length);
@@ -73,7 +74,11 @@
     var link = row.querySelector("a.id");
     link.href = job.url;
     link.title = job.id;
-    link.textContent = job.id.slice(0, 8) + "…";
+    var remove = row.querySelector("a.delete");
+    if (remove) {
+      remove.href = job.url + "/delete";
+      remove.setAttribute("aria-label", pageText("delete_named", "Delete %(name)s", { name: job.title }));
+    }
     fill(row, job);
     var body = table.tBodies[0];
     // Newest first: a job the page does not show yet is newer than those it does.

@@ -4,9 +4,10 @@
 //   <form id="upload" action data-csrf data-max-bytes data-recordings> with the
 //   #language and #speakers choices, a [data-dropzone] and the file input #files;
 //   <ul id="uploads"> gets one row a file from <template id="upload-row">.
-// Every file chosen or dropped is sent at once (two at a time) as its own POST of the
-// form to the action, with the session's CSRF token in X-CSRF-Token; its bar follows
-// xhr.upload.onprogress. An accepted file's row gets data-job="ID", so live.js keeps its
+// Every file chosen or dropped gets a row with a title box holding its name without the
+// extension, which the person may change (SPEC §26); the #send button sends the rows
+// waiting (two at a time), each as its own POST of the form to the action with its title,
+// with the session's CSRF token in X-CSRF-Token; its bar follows xhr.upload.onprogress. An accepted file's row gets data-job="ID", so live.js keeps its
 // state current; a refused one shows the service's message and its error code.
 (function () {
   "use strict";
@@ -20,6 +21,8 @@
   }
   var zone = form.querySelector("[data-dropzone]");
   var section = document.getElementById("sent-section");
+  var sendButton = document.getElementById("send");
+  var ready = [];
   var maxBytes = Number(form.getAttribute("data-max-bytes"));
   var limitText = form.getAttribute("data-limit") || maxBytes + " bytes";
   var PARALLEL = 2;
@@ -84,12 +87,14 @@
   function send(item) {
     sending += 1;
     item.row.classList.add("sending");
-    status(item, "sending");
+    item.row.querySelector('[data-field="state"]').textContent = pageText("sending", "sending");
+    status(item, pageText("sending", "sending"));
     var data = new FormData();
     data.append("language", item.language);
     if (item.speakers !== null) {
       data.append("speakers", item.speakers);
     }
+    data.append("title", item.titleBox.value);
     data.append("file", item.file, item.file.name);
     var xhr = new XMLHttpRequest();
     xhr.open("POST", form.action);
@@ -132,10 +137,19 @@
     }
   }
 
+  function titleOf(name) {
+    // The file's name without its extension: "interview.mp3" is "interview".
+    var dot = name.lastIndexOf(".");
+    return (dot > 0 ? name.slice(0, dot) : name).trim().slice(0, 200);
+  }
+
   function add(file) {
     var row = template.content.firstElementChild.cloneNode(true);
     row.querySelector(".name").textContent = file.name;
     row.querySelector("progress").setAttribute("aria-label", pageText("sending_file", "Sending %(name)s", { name: file.name }));
+    var titleBox = row.querySelector("input.title-input");
+    titleBox.value = titleOf(file.name);
+    titleBox.setAttribute("aria-label", pageText("title_of", "Title of %(name)s", { name: file.name }));
     list.appendChild(row);
     if (section) {
       section.hidden = false;
@@ -145,6 +159,7 @@
       row: row,
       language: choice("language") || "auto",
       speakers: choice("speakers"),
+      titleBox: titleBox,
     };
     if (maxBytes && file.size > maxBytes) {
       // The service would refuse it by its declared length; no need to send it first.
@@ -155,13 +170,36 @@
       );
       return;
     }
-    status(item, pageText("waiting", "waiting to be sent"));
-    waiting.push(item);
+    status(item, pageText("ready_check", "ready: check its title, then Send"));
+    ready.push(item);
+    if (sendButton) {
+      sendButton.hidden = false;
+      sendButton.disabled = false;
+    }
   }
 
   function addAll(files) {
     Array.prototype.forEach.call(files, add);
+    if (!sendButton) {
+      sendReady();
+    }
+  }
+
+  function sendReady() {
+    ready.forEach(function (item) {
+      item.titleBox.readOnly = true;
+      status(item, pageText("waiting", "waiting to be sent"));
+      waiting.push(item);
+    });
+    ready = [];
+    if (sendButton) {
+      sendButton.disabled = true;
+    }
     next();
+  }
+
+  if (sendButton) {
+    sendButton.addEventListener("click", sendReady);
   }
 
   form.addEventListener("submit", function (event) {
