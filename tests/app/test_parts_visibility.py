@@ -108,11 +108,11 @@ async def test_admin_job_page_names_the_worker_holding_a_part(
     rows = page.text.split('<tr class="part">')[1:]
     assert len(rows) == 3
     assert "worker-b:4242" in rows[1]
-    assert '<td class="num part-attempts">1</td>' in rows[1]
-    assert '<td class="time part-lease">—</td>' not in rows[1]
+    assert '<td class="num part-attempts" data-label="Attempts">1</td>' in rows[1]
+    assert '<td class="time part-lease" data-label="Lease lapses">—</td>' not in rows[1]
     for finished_row in (rows[0], rows[2]):
-        assert '<td class="part-holder">—</td>' in finished_row
-        assert '<td class="time part-lease">—</td>' in finished_row
+        assert '<td class="part-holder" data-label="Holder">—</td>' in finished_row
+        assert '<td class="time part-lease" data-label="Lease lapses">—</td>' in finished_row
     assert "worker-c" not in page.text
     # The lease lapses unrenewed: the page no longer names a holder for part 2.
     clock.advance(lease * 2)

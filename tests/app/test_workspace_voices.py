@@ -82,7 +82,7 @@ async def test_remember_a_voice_and_see_it_named_in_the_next_recording(
         "Diane",
         "Diane",
     ]
-    assert "<td>2</td>" in (await alice.get("/w/voices")).text
+    assert 'data-label="Samples">2</td>' in (await alice.get("/w/voices")).text
     renamed = await alice.post(
         f"/w/voices/{voice_id[1]}/rename", data={"csrf": csrf(listing.text), "name": "Dee"}
     )

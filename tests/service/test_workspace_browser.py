@@ -12,6 +12,7 @@ page carries the strict CSP (scripts only from /w/static, never inline).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -115,6 +116,24 @@ async def _make_token(page: Page, label: str) -> str:
     token = (await page.text_content("#new-token") or "").strip()
     assert token.startswith("tsp_")
     return token
+
+
+async def _alice_with_a_done_recording(
+    browser: Browser, service: Service, recording: bytes
+) -> tuple[Page, Page, str]:
+    """The owner; Alice, invited and signed in; her recording sent with a token, done: its id."""
+    owner = await _owner(browser, service)
+    alice = await _join(browser, await _invite(owner, "alice"))
+    headers = {"Authorization": f"Bearer {await _make_token(alice, 'browser test')}"}
+    async with httpx.AsyncClient(base_url=service.base_url, timeout=10.0) as api:
+        sent = await api.post(
+            "/api/audio", files={"file": ("rec.mp3", recording, "audio/mpeg")}, headers=headers
+        )
+        assert sent.status_code == 202, sent.text
+    job_id = sent.json()["job_id"]
+    done = await asyncio.to_thread(service.wait_for_job, job_id, headers=headers)
+    assert done["state"] == "done"
+    return owner, alice, job_id
 
 
 async def test_invite_token_upload_isolation_and_disable_in_a_browser(

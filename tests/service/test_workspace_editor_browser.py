@@ -12,20 +12,17 @@ and Restore brings the recognizer's words back.
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import httpx
 import pytest
 
 from tests.service.test_admin_browser import SCREENSHOT_DIR
 from tests.service.test_workspace_browser import (
+    _alice_with_a_done_recording,
     _context,
     _invite,
     _join,
-    _make_token,
-    _owner,
 )
 from tests.service.test_workspace_browser import chromium as chromium  # noqa: PLC0414 - fixture
 from tests.support.media import tone
@@ -61,24 +58,13 @@ async def test_correct_reload_download_and_restore_in_a_browser(
     recording = tone(tmp_path / "tone.mp3", 3.0).read_bytes()
     config = {"memory": {"text": HEARD}}
     with running_service(tmp_path / "service", config=config) as service:
-        owner = await _owner(chromium, service)
-        alice = await _join(chromium, await _invite(owner, "alice"))
-        token = await _make_token(alice, "editor test")
-        headers = {"Authorization": f"Bearer {token}"}
-        async with httpx.AsyncClient(base_url=service.base_url, timeout=10.0) as api:
-            sent = await api.post(
-                "/api/audio",
-                files={"file": ("interview.mp3", recording, "audio/mpeg")},
-                headers=headers,
-            )
-            assert sent.status_code == 202, sent.text
-        job_id = sent.json()["job_id"]
-        done = await asyncio.to_thread(service.wait_for_job, job_id, headers=headers)
-        assert done["state"] == "done"
+        owner, alice, job_id = await _alice_with_a_done_recording(chromium, service, recording)
         url = f"{service.base_url}/w/recordings/{job_id}"
         await alice.goto(url)
         assert await _shown(alice) == HEARD.split()
         assert await alice.get_attribute("#transcript", "data-version") == "0"
+        # Without [llm] the page offers no summary (SPEC §27).
+        assert await alice.locator("#summary").count() == 0
 
         # Escape leaves the turn as it was.
         await alice.get_by_role("button", name="Edit this turn").click()

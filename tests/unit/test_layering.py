@@ -25,6 +25,7 @@ EXTRA_ADAPTERS = (
     "transcriber_adapters/clustering.py",
     "transcriber_adapters/webhooks.py",
     "transcriber_adapters/postgres/",
+    "transcriber_adapters/chat_model.py",
 )
 
 
@@ -291,6 +292,7 @@ CORE_ROLES = {
     "transcriber_core/retention.py": {"Removals"},
     "transcriber_core/speakers.py": {"FileRecords", "Jobs"},
     "transcriber_core/steps.py": {"FileRecords", "Jobs"},
+    "transcriber_core/summary_steps.py": {"Jobs"},
     "transcriber_core/voices.py": {"Jobs"},
     "transcriber_core/waiting.py": {"Jobs"},
     "transcriber_core/worker.py": {"JobQueue", "PartQueue"},

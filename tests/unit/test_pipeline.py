@@ -225,16 +225,16 @@ async def test_lost_lease_writes_nothing_and_tells_nobody(world: World) -> None:
 
 
 class RenewalSpy(Delegate):
-    """A repository whose renewals are observed, or refused as lost."""
+    """A repository whose renewals are observed, or refused as lost once ``lose_after`` is set."""
 
-    def __init__(self, inner: object, *, lose: bool) -> None:
+    def __init__(self, inner: object, *, lose_after: asyncio.Event | None = None) -> None:
         super().__init__(inner)
-        self.lose = lose
+        self.lose_after = lose_after
         self.renewed = asyncio.Event()
 
     async def renew(self, job_id: str, *, acquisition_id: str) -> None:
         self.renewed.set()
-        if self.lose:
+        if self.lose_after is not None and self.lose_after.is_set():
             raise LeaseLost
         await self.inner.renew(job_id, acquisition_id=acquisition_id)
 
@@ -245,7 +245,7 @@ FAST_RENEWAL = Settings(lease=timedelta(seconds=0.2), lease_renewal=timedelta(se
 async def test_running_step_renews_its_lease(new_world: NewWorld) -> None:
     """While a step runs its worker moves acquire_time forward (the heartbeat)."""
     world = new_world(settings=FAST_RENEWAL)
-    spy = RenewalSpy(world.repo, lose=False)
+    spy = RenewalSpy(world.repo)
     gate = world.gate_converter()
     world.services = attrs.evolve(world.services, repo=spy)
     job = await world.submit()
@@ -271,7 +271,10 @@ async def test_failed_renewal_cancels_the_step(new_world: NewWorld) -> None:
     """A renewal that finds the lease gone cancels the running step and saves nothing."""
     world = new_world(settings=FAST_RENEWAL)
     gate = world.gate_converter()
-    world.services = attrs.evolve(world.services, repo=RenewalSpy(world.repo, lose=True))
+    # The lease is lost once the step is inside the converter: a renewal that came
+    # earlier, on a loaded box, would cancel it before there is anything to cancel.
+    lost = RenewalSpy(world.repo, lose_after=gate.entered)
+    world.services = attrs.evolve(world.services, repo=lost)
     job = await world.submit()
     lease = await acquire_next(world.services, State.CONVERT)
     assert lease is not None

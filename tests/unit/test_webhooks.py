@@ -19,7 +19,7 @@ from aiohttp import web
 from tests.support.world import make_world
 from transcriber_adapters.memory import ManualClock
 from transcriber_adapters.webhooks import AiohttpWebhookSender
-from transcriber_core import webhooks
+from transcriber_core import addresses, webhooks
 from transcriber_core.entities import DeliveryKind, Event, Job, Origin, State
 from transcriber_core.errors import CallbackRefused, ReceiverUnavailable, TransientError
 from transcriber_core.intake import submit
@@ -82,8 +82,8 @@ def test_a_plain_https_url_with_a_query_is_accepted() -> None:
 )
 def test_private_addresses_are_refused(address: str) -> None:
     """Loopback, private, link-local, shared, reserved and their IPv6 disguises are refused."""
-    assert webhooks.address_refusal(address, allow_private=False) is not None
-    assert webhooks.address_refusal(address, allow_private=True) is None
+    assert addresses.address_refusal(address, allow_private=False) is not None
+    assert addresses.address_refusal(address, allow_private=True) is None
 
 
 @pytest.mark.parametrize(
@@ -107,19 +107,19 @@ def test_private_addresses_are_refused(address: str) -> None:
 )
 def test_reserved_ranges_are_refused_before_global(address: str) -> None:
     """NAT64, ::/8 and the other special-purpose ranges are refused, whatever is_global says."""
-    assert webhooks.address_refusal(address, allow_private=False) is not None
+    assert addresses.address_refusal(address, allow_private=False) is not None
 
 
 @pytest.mark.parametrize("address", ["93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c"])
 def test_public_addresses_pass(address: str) -> None:
     """A globally routable address may be called."""
-    assert webhooks.address_refusal(address, allow_private=False) is None
+    assert addresses.address_refusal(address, allow_private=False) is None
 
 
 @pytest.mark.parametrize("address", ["0.0.0.0", "::", "224.0.0.1", "ff02::1"])  # noqa: S104
 def test_unspecified_and_multicast_are_refused_even_when_private_is_allowed(address: str) -> None:
     """No receiver lives at an unspecified or multicast address, allow_private or not."""
-    assert webhooks.address_refusal(address, allow_private=True) is not None
+    assert addresses.address_refusal(address, allow_private=True) is not None
 
 
 def test_one_refused_address_refuses_the_name() -> None:

@@ -10,7 +10,7 @@ from starlette.routing import BaseRoute, Route
 
 from transcriber_app.bootstrap import Runtime
 from transcriber_app.web import admin as admin_panel
-from transcriber_app.web import api, probes, telegram, workspace
+from transcriber_app.web import api, installable, probes, telegram, workspace
 from transcriber_app.web.auth import AdminState
 from transcriber_app.web.metrics import Metrics
 from transcriber_app.web.redirects import LocalRedirects
@@ -31,6 +31,7 @@ def create_app(
         Route("/", _home, methods=["GET"]),
         *api.routes(),
         *telegram.routes(),
+        *installable.routes(),
         admin_panel.mount(),
         workspace.mount(),
     ]

@@ -35,8 +35,8 @@ MAX_FORM_FIELDS = 20
 SECURITY_HEADERS: Mapping[str, str] = {
     "Cache-Control": "no-store",
     "Content-Security-Policy": (
-        "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self';"
-        " frame-ancestors 'none'; base-uri 'none'"
+        "default-src 'none'; style-src 'self'; img-src 'self'; manifest-src 'self';"
+        " form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
     ),
     "Referrer-Policy": "no-referrer",
     "X-Content-Type-Options": "nosniff",
@@ -108,7 +108,7 @@ WORKSPACE_HEADERS: Mapping[str, str] = {
     **SECURITY_HEADERS,
     "Content-Security-Policy": (
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self';"
-        " media-src 'self'; connect-src 'self'; form-action 'self';"
+        " media-src 'self'; connect-src 'self'; manifest-src 'self'; form-action 'self';"
         " frame-ancestors 'none'; base-uri 'none'"
     ),
 }

@@ -119,7 +119,11 @@ def _done(job: Job) -> None:
 
 async def request_summary(request: Request) -> Response:
     """``POST /api/jobs/{id}/summary``: queue (again) the done recording's summary (202)."""
-    job = await reachable_job(request)
+    return await queue_summary(request, await reachable_job(request))
+
+
+async def queue_summary(request: Request, job: Job) -> Response:
+    """Queue (again) the summary of ``job``, reached by the caller: the answer of both doors."""
     services, _, _ = _llm(request)
     _done(job)
     try:
@@ -134,7 +138,11 @@ async def request_summary(request: Request) -> Response:
 
 async def get_summary(request: Request) -> Response:
     """``GET /api/jobs/{id}/summary``: the recording's summary and its state."""
-    job = await reachable_job(request)
+    return await read_summary(request, await reachable_job(request))
+
+
+async def read_summary(request: Request, job: Job) -> Response:
+    """The summary of ``job``, reached by the caller, and its state: the answer of both doors."""
     _, _, store = _llm(request)
     try:
         summary = await store.get_summary(job.id)
@@ -148,7 +156,11 @@ async def get_summary(request: Request) -> Response:
 
 async def ask(request: Request) -> Response:
     """``POST /api/jobs/{id}/ask``: ``{"question"}`` answered from the transcript only."""
-    job = await reachable_job(request)
+    return await answer(request, await reachable_job(request))
+
+
+async def answer(request: Request, job: Job) -> Response:
+    """The question of the body on ``job``, reached by the caller: the answer of both doors."""
     _, model, _ = _llm(request)
     body = await read_json_object(
         request,

@@ -18,6 +18,8 @@ from transcriber_app.web.workspace import (
     live,
     recordings,
     search,
+    share,
+    summaries,
     telegram,
     transcript,
     upload,
@@ -47,6 +49,8 @@ def mount() -> Mount:
         _route("/upload", upload.upload_page, "GET"),
         # A recording's body is bounded by the API's intake ([storage] max_record_bytes).
         Route("/upload", upload.send, methods=["POST"]),
+        # Files shared from another app (the manifest's share_target, ADR 80), bounded alike.
+        Route("/share", share.share, methods=["POST"]),
         _route("/recordings/{job_id}", transcript.recording, "GET"),
         _route("/recordings/{job_id}/media", transcript.media, "GET"),
         _route("/recordings/{job_id}/speakers", transcript.rename_speaker, "POST"),
@@ -58,6 +62,10 @@ def mount() -> Mount:
         _route("/recordings/{job_id}/words", corrector.save_words, "POST"),
         _route("/recordings/{job_id}/restore", corrections.restore, "POST"),
         _route("/recordings/{job_id}/transcript.{format}", corrections.download, "GET"),
+        # The Summary panel and the Ask box (SPEC §27): the API's answers, JSON with CSRF.
+        _route("/recordings/{job_id}/summary", summaries.read, "GET"),
+        _route("/recordings/{job_id}/summary", summaries.generate, "POST"),
+        _route("/recordings/{job_id}/ask", summaries.ask, "POST"),
         # Voices remembered (ADR 72).
         _route("/recordings/{job_id}/voices", voices.remember, "POST"),
         _route("/voices", voices.voices_page, "GET"),

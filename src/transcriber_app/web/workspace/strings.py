@@ -29,6 +29,32 @@ def page_strings() -> dict[str, str]:
         "too_large": _("The file is larger than the limit of %(limit)s"),
         # live.js
         "delete_named": _("Delete %(name)s"),
+        # record.js
+        "record": _("Record"),
+        "stop": _("Stop"),
+        "nothing_recorded": _("Nothing was recorded."),
+        "recorded": _("Recorded %(time)s; sending it."),
+        "asking_microphone": _("Asking for the microphone…"),
+        "recording_now": _("Recording. Stop sends it."),
+        "microphone_refused": _("The browser was not allowed to use the microphone."),
+        "no_microphone": _("No microphone could be opened."),
+        # summary.js
+        "summary_stale": _(
+            "The transcript changed after this summary was made; regenerate it to catch up."
+        ),
+        "summary_by": _("Made by %(model)s."),
+        "the_model": _("the language model"),
+        "regenerate": _("Regenerate"),
+        "generate": _("Generate"),
+        "summary_failed": _("The summary could not be made: %(reason)s."),
+        "unknown_reason": _("unknown reason"),
+        "summarising": _("Summarising… it shows here when it is ready."),
+        "no_summary": _("No summary yet."),
+        "summary_unreadable": _("The summary cannot be read now."),
+        "summary_not_asked": _("The summary was not asked for."),
+        "no_answer_service": _("The service did not answer; try again."),
+        "thinking": _("Thinking…"),
+        "no_answer_now": _("No answer now."),
         # editor.js
         "saving": _("Saving…"),
         "saved": _("Saved."),

@@ -43,6 +43,7 @@ from transcriber_core.entities import FileRecord, Job, Word
 from transcriber_core.errors import FileNotFound, JobChanged, JobNotFound, TranscriberError
 from transcriber_core.people import Person
 from transcriber_core.services import Services
+from transcriber_core.summaries import MAX_QUESTION_CHARS
 
 log = logging.getLogger("transcriber.workspace")
 
@@ -176,6 +177,9 @@ async def _page(
         "transcript": (transcript_html(job.words, names, shown_tokens(job)) if job.words else None),
         "word_count": len(job.words),
         "problem": problem,
+        # The Summary panel and the Ask box: only with [llm] (SPEC §27).
+        "llm": services.language_model is not None,
+        "max_question": MAX_QUESTION_CHARS,
     }
     return render(request, "recording.html", context, person=person, status_code=status_code)
 

@@ -2,7 +2,8 @@
 // never inline (the workspace's CSP is script-src 'self').
 //
 // - Click a word (span.w, data-start in seconds) to play from there; Enter on a focused word
-//   does the same. A paragraph's time link (a.at, href="#t=SECONDS") plays from its start.
+//   does the same. A time link (a.at, href="#t=SECONDS": a paragraph's, an answer's quote)
+//   plays from there.
 // - While the audio plays, the word being spoken carries aria-current="true", one at a time:
 //   a binary search over the words' starts, precomputed once, on each animation frame.
 // - Space plays and pauses, unless the focus is in a field, a button, a link or editable text.
@@ -211,14 +212,20 @@
     }
   }
 
+  // A time link anywhere on the page: a paragraph's, or a quote of an answer (summary.js).
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest ? event.target.closest("a.at") : null;
+    if (link && /^#t=/.test(link.getAttribute("href"))) {
+      event.preventDefault();
+      window.history.replaceState(null, "", link.getAttribute("href"));
+      seek(parseFloat(link.getAttribute("href").slice(3)), true);
+    }
+  });
+
   if (article) {
     article.addEventListener("click", function (event) {
-      var link = event.target.closest ? event.target.closest("a.at") : null;
-      if (link && article.contains(link)) {
-        event.preventDefault();
-        window.history.replaceState(null, "", link.getAttribute("href"));
-        seek(parseFloat(link.getAttribute("href").slice(3)), true);
-        return;
+      if (event.target.closest && event.target.closest("a.at")) {
+        return; // a time link: the page's own listener seeks
       }
       var word = wordOf(event.target);
       if (!word || word.isContentEditable) {

@@ -8,7 +8,9 @@
 // extension, which the person may change (SPEC §26); the #send button sends the rows
 // waiting (two at a time), each as its own POST of the form to the action with its title,
 // with the session's CSRF token in X-CSRF-Token; its bar follows xhr.upload.onprogress. An accepted file's row gets data-job="ID", so live.js keeps its
-// state current; a refused one shows the service's message and its error code.
+// state current; a refused one shows the service's message and its error code. A
+// CustomEvent "upload:files" on the form ({detail: {files}}) sends files at once, each
+// titled by its name, without waiting for Send (a recording made on the page, record.js).
 (function () {
   "use strict";
 
@@ -168,6 +170,14 @@
         "too_large",
         pageText("too_large", "The file is larger than the limit of %(limit)s", { limit: limitText })
       );
+      return null;
+    }
+    return item;
+  }
+
+  function offer(file) {
+    var item = add(file);
+    if (!item) {
       return;
     }
     status(item, pageText("ready_check", "ready: check its title, then Send"));
@@ -178,19 +188,21 @@
     }
   }
 
+  function queue(item) {
+    item.titleBox.readOnly = true;
+    status(item, pageText("waiting", "waiting to be sent"));
+    waiting.push(item);
+  }
+
   function addAll(files) {
-    Array.prototype.forEach.call(files, add);
+    Array.prototype.forEach.call(files, offer);
     if (!sendButton) {
       sendReady();
     }
   }
 
   function sendReady() {
-    ready.forEach(function (item) {
-      item.titleBox.readOnly = true;
-      status(item, pageText("waiting", "waiting to be sent"));
-      waiting.push(item);
-    });
+    ready.forEach(queue);
     ready = [];
     if (sendButton) {
       sendButton.disabled = true;
@@ -202,6 +214,15 @@
     sendButton.addEventListener("click", sendReady);
   }
 
+  form.addEventListener("upload:files", function (event) {
+    Array.prototype.forEach.call(event.detail.files, function (file) {
+      var item = add(file);
+      if (item) {
+        queue(item);
+      }
+    });
+    next();
+  });
   form.addEventListener("submit", function (event) {
     event.preventDefault();
   });
