@@ -109,6 +109,8 @@ class Person:
     created: datetime
     #: When the owner disabled the person; from then on no session or token of theirs works.
     disabled: datetime | None = None
+    #: The language the person chose for the pages (``ru``, ``en``); None: their browser's.
+    language: str | None = None
 
     @property
     def owner_key(self) -> str:

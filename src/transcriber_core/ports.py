@@ -704,6 +704,12 @@ class Accounts(Protocol):
         """
         ...
 
+    async def set_person_language(self, person_id: str, language: str | None) -> bool:
+        """Keep the language the person chose for the pages (None: their browser's); False
+        when unknown (SPEC §26, ADR 77). Disabled or not, the choice is theirs to keep.
+        """
+        ...
+
     async def enable_person(self, person_id: str) -> bool:
         """Let a disabled person sign in again; False when unknown (ADR 60).
 

@@ -293,9 +293,14 @@ async def test_pages_carry_the_panels_security_headers(
         assert "unsafe-eval" not in policy
         assert answer.headers["x-frame-options"] == "DENY"
     page = await alice.get("/w/")
-    # Scripts come only from the workspace's own files (the live list's), never inline.
-    scripts = re.findall(r"<script[^>]*>", page.text)
-    assert scripts == ['<script src="/w/static/live.js" defer>']
+    # Scripts come only from the workspace's own files (the page's words, the live list's),
+    # never inline.
+    scripts = re.findall(r"<script([^>]*)>(.*?)</script>", page.text)
+    assert [re.search(r'src="([^"]+)"', tag)[1] for tag, _ in scripts if "src=" in tag] == [
+        "/w/static/strings.js",
+        "/w/static/live.js",
+    ]
+    assert all("src=" in tag and not body.strip() for tag, body in scripts)
     await alice.aclose()
 
 

@@ -17,7 +17,15 @@ from transcriber_adapters.sql.rows import SESSION_COLUMNS, RowMapping
 from transcriber_core.people import LinkedChat, Person, PersonSession, PersonToken
 
 #: Columns of ``people`` in the order reads return them.
-PERSON_COLUMNS: tuple[LiteralString, ...] = ("id", "name", "password_hash", "created", "disabled")
+PERSON_COLUMNS: tuple[LiteralString, ...] = (
+    "id",
+    "name",
+    "password_hash",
+    "created",
+    "disabled",
+    # SQLite's 0032, PostgreSQL's 0023.
+    "language",
+)
 #: Columns of ``person_tokens`` in the order reads return them.
 TOKEN_COLUMNS: tuple[LiteralString, ...] = ("id", "token_hash", "person_id", "label", "created")
 #: Columns of ``person_chats`` (SQLite's 0022, PostgreSQL's 0013) in the order reads return them.
@@ -53,17 +61,19 @@ class PeopleRows:
             "password_hash": person.password_hash,
             "created": self._to_db(person.created),
             "disabled": None if person.disabled is None else self._to_db(person.disabled),
+            "language": person.language,
         }
 
     def person_from_row(self, row: Sequence[Any]) -> Person:
         """The person of a row selected in ``PERSON_COLUMNS`` order."""
-        person_id, name, password_hash, created, disabled = row
+        person_id, name, password_hash, created, disabled, language = row
         return Person(
             id=person_id,
             name=name,
             password_hash=password_hash,
             created=self._from_db(created),
             disabled=None if disabled is None else self._from_db(disabled),
+            language=language,
         )
 
     def token_params(self, token: PersonToken) -> dict[str, Any]:

@@ -42,7 +42,8 @@ _TOKEN = ", ".join(TOKEN_COLUMNS)
 _SESSION = ", ".join(PERSON_SESSION_COLUMNS)
 
 _INSERT_PERSON = (
-    f"INSERT INTO people ({_PERSON}) VALUES (:id, :name, :password_hash, :created, :disabled)"
+    f"INSERT INTO people ({_PERSON})"
+    " VALUES (:id, :name, :password_hash, :created, :disabled, :language)"
 )
 _INSERT_INVITE = (
     "INSERT INTO person_invites (token_hash, person_id, expires, used)"
@@ -61,6 +62,7 @@ _SET_PASSWORD = (
 _GET_PERSON = f"SELECT {_PERSON} FROM people WHERE id = :id"
 _FIND_PERSON = f"SELECT {_PERSON} FROM people WHERE name = :name"
 _LIST_PEOPLE = f"SELECT {_PERSON} FROM people ORDER BY created, id"
+_SET_LANGUAGE = "UPDATE people SET language = :language WHERE id = :id"
 _DISABLE = "UPDATE people SET disabled = coalesce(disabled, :now) WHERE id = :id"
 _END_SESSIONS_OF = "DELETE FROM person_sessions WHERE person_id = :id"
 #: Disabling voids what the person has not used yet: Enable must not revive it (SPEC §29).
@@ -169,6 +171,11 @@ class SqlitePeopleStore(SqliteStore):
     async def disable_person(self, person_id: str, *, now: datetime) -> bool:
         """Disable the person, delete their sessions and unused invites and codes, at once."""
         return await self._call(_disable, person_id, now)
+
+    async def set_person_language(self, person_id: str, language: str | None) -> bool:
+        """Keep the person's language for the pages; False when unknown."""
+        params = {"id": person_id, "language": language}
+        return await self._call(_execute, _SET_LANGUAGE, params) == 1
 
     async def enable_person(self, person_id: str) -> bool:
         """Let the person sign in again and delete their tokens, in one transaction."""

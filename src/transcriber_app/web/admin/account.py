@@ -16,6 +16,7 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
 
+from transcriber_app.web import language
 from transcriber_app.web.admin.rendering import PREFIX, message, render, see_other
 from transcriber_app.web.admin.security import action, form_post, form_text, page, refused
 from transcriber_app.web.auth import (
@@ -29,6 +30,7 @@ from transcriber_app.web.auth import (
     safe_next,
     verify_password,
 )
+from transcriber_app.web.language import N_, _, ngettext
 from transcriber_app.web.sessions import session_of
 from transcriber_app.web.state import runtime_of
 
@@ -85,7 +87,7 @@ async def setup_submit(request: Request, form: FormData) -> Response:
     log.info("admin.owner_created")
     session = session_of(request)
     await session.log_in()
-    session.flash("The owner account is ready; you are logged in.")
+    session.flash(_("The owner account is ready; you are logged in."))
     return see_other(f"{PREFIX}/")
 
 
@@ -123,16 +125,18 @@ async def reset_submit(request: Request, form: FormData) -> Response:
     log.info("admin.password_reset")
     session = session_of(request)
     await session.log_in()
-    session.flash("The password is set; you are logged in.")
+    session.flash(_("The password is set; you are logged in."))
     return see_other(f"{PREFIX}/")
 
 
 def _bad_reset_link(request: Request) -> Response:
     return message(
         request,
-        "Reset link refused",
-        "This reset link is wrong, used or expired. Run `transcriber owner reset-password` "
-        "for a new one.",
+        _("Reset link refused"),
+        _(
+            "This reset link is wrong, used or expired. Run `transcriber owner reset-password`"
+            " for a new one."
+        ),
         status_code=403,
     )
 
@@ -145,8 +149,8 @@ def _setup_accepts(request: Request, token: str) -> bool:
 def _owner_exists(request: Request) -> Response:
     return message(
         request,
-        "The owner exists",
-        "The owner account was already created; setup links no longer work. Log in instead.",
+        _("The owner exists"),
+        _("The owner account was already created; setup links no longer work. Log in instead."),
         status_code=403,
     )
 
@@ -154,8 +158,11 @@ def _owner_exists(request: Request) -> Response:
 def _bad_setup_link(request: Request) -> Response:
     return message(
         request,
-        "Setup link refused",
-        "This setup link is wrong or has expired. Restart the service to get a new one in its log.",
+        _("Setup link refused"),
+        _(
+            "This setup link is wrong or has expired. Restart the service to get a new one"
+            " in its log."
+        ),
         status_code=403,
     )
 
@@ -163,7 +170,7 @@ def _bad_setup_link(request: Request) -> Response:
 # -- login and logout -------------------------------------------------------------------
 
 #: What the login page says while no owner exists: where the setup link is.
-NO_OWNER_YET = (
+NO_OWNER_YET = N_(
     "No owner account exists yet. Create it with the one-time setup link the service "
     "printed when it started: the line with event=admin.setup_link in its log on stderr "
     "(journalctl, docker logs or the terminal that runs it). The link works for 30 minutes; "
@@ -178,7 +185,7 @@ async def login_page(request: Request) -> Response:
     target = _safe_next(request.query_params.get("next"))
     context = {"next": target, "problem": None}
     if await runtime_of(request).owners.get_owner_hash() is None:
-        context["problem"] = NO_OWNER_YET
+        context["problem"] = _(NO_OWNER_YET)
     return render(request, "login.html", context)
 
 
@@ -195,7 +202,7 @@ async def login_submit(request: Request, form: FormData) -> Response:
         return _too_many(request, "login.html", {"next": target}, wait)
     password_hash = await runtime.owners.get_owner_hash()
     if password_hash is None:
-        problem = NO_OWNER_YET
+        problem = _(NO_OWNER_YET)
         return render(request, "login.html", {"next": target, "problem": problem}, status_code=403)
     typed = form_text(form, "password")
     # A reset link's secret is no password: it opens only the reset page.
@@ -204,7 +211,7 @@ async def login_submit(request: Request, form: FormData) -> Response:
         return render(
             request,
             "login.html",
-            {"next": target, "problem": "Wrong password."},
+            {"next": target, "problem": _("Wrong password.")},
             status_code=403,
         )
     await runtime.owners.clear_login_failures(client)
@@ -218,7 +225,11 @@ def _too_many(
 ) -> Response:
     """429 with ``Retry-After``: the client's back-off has not passed yet."""
     seconds = max(1, math.ceil(wait.total_seconds()))
-    problem = f"Too many wrong passwords; try again in {seconds} seconds."
+    problem = ngettext(
+        "Too many wrong passwords; try again in %(num)s second.",
+        "Too many wrong passwords; try again in %(num)s seconds.",
+        seconds,
+    )
     return render(
         request,
         template,
@@ -236,6 +247,14 @@ async def logout(request: Request, _form: FormData) -> Response:
 
 
 # -- password change --------------------------------------------------------------------
+
+
+@form_post
+async def choose_language(request: Request, form: FormData) -> Response:
+    """``POST /admin/language``: the header's switch, kept in this browser's cookie."""
+    target = _safe_next(form.get("next"))
+    chosen = language.matching(form_text(form, "language"))
+    return see_other(target) if chosen is None else language.switched(chosen, target)
 
 
 @page
@@ -265,7 +284,7 @@ async def change_password(request: Request, form: FormData) -> Response:
     current = await runtime.owners.get_owner_hash()
     if current is None or not await verify_password(current, form_text(form, "current")):
         log.warning("admin.password_change_refused", extra={"client": client})
-        problem = "The current password is wrong."
+        problem = _("The current password is wrong.")
         return render(request, "account.html", {"problem": problem}, status_code=403)
     await runtime.owners.clear_login_failures(client)
     new_hash = await hash_password(password)
@@ -274,6 +293,6 @@ async def change_password(request: Request, form: FormData) -> Response:
     session = session_of(request)
     # The old record went with all the others; this browser starts a new session.
     await session.log_in()
-    session.flash("Password changed; every other session was logged out.")
+    session.flash(_("Password changed; every other session was logged out."))
     log.info("admin.password_changed", extra={"client": client})
     return see_other(f"{PREFIX}/")

@@ -17,6 +17,7 @@ from starlette.responses import Response
 
 from transcriber_app.web.admin.rendering import PREFIX, message, render, see_other
 from transcriber_app.web.admin.security import action, form_text, page
+from transcriber_app.web.language import _
 from transcriber_app.web.sessions import new_token, session_of
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.workspace.credentials import digest, new_person_id
@@ -73,7 +74,7 @@ async def invite(request: Request, form: FormData) -> Response:
     try:
         await runtime.people.invite(person, token_hash=digest(secret), lifetime=INVITE_LIFETIME)
     except Conflict:
-        problem = "Someone already has that name; choose another."
+        problem = _("Someone already has that name; choose another.")
         return await _people_page(request, problem=problem, name=name, status_code=409)
     log.info("admin.person_invited")
     # The owner's own address for the service, as their browser reached it.
@@ -91,7 +92,7 @@ async def disable(request: Request, _form: FormData) -> Response:
     if done:
         log.info("admin.person_disabled")
     session_of(request).flash(
-        "Disabled; their sessions and tokens stopped." if done else "No such person."
+        _("Disabled; their sessions and tokens stopped.") if done else _("No such person.")
     )
     return see_other(f"{PREFIX}/people")
 
@@ -107,7 +108,7 @@ async def enable(request: Request, _form: FormData) -> Response:
     if done:
         log.info("admin.person_enabled")
     session_of(request).flash(
-        "Enabled; they sign in again and make new API tokens." if done else "No such person."
+        _("Enabled; they sign in again and make new API tokens.") if done else _("No such person.")
     )
     return see_other(f"{PREFIX}/people")
 

@@ -10,6 +10,7 @@ from starlette.staticfiles import StaticFiles
 from transcriber_app.web.admin import account, files, jobs, people
 from transcriber_app.web.admin.rendering import HERE, PREFIX
 from transcriber_app.web.admin.security import MAX_FORM_BYTES, SecurityHeaders
+from transcriber_app.web.language import Languages
 from transcriber_app.web.sessions import ServerSessions
 
 
@@ -28,6 +29,7 @@ def mount() -> Mount:
         Route("/login", account.login_page, methods=["GET"]),
         Route("/login", account.login_submit, methods=["POST"]),
         Route("/logout", account.logout, methods=["POST"]),
+        Route("/language", account.choose_language, methods=["POST"]),
         Route("/account", account.account_page, methods=["GET"]),
         Route("/account/password", account.change_password, methods=["POST"]),
         Route("/jobs/{job_id}", jobs.job_detail, methods=["GET"]),
@@ -47,6 +49,7 @@ def mount() -> Mount:
     ]
     middleware = [
         Middleware(SecurityHeaders),
+        Middleware(Languages),
         Middleware(ExceptionMiddleware),
         Middleware(ServerSessions),
     ]

@@ -12,6 +12,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from transcriber_app.web.admin.security import MAX_FORM_BYTES, WorkspaceHeaders
+from transcriber_app.web.language import Languages
 from transcriber_app.web.workspace import (
     corrections,
     live,
@@ -42,6 +43,7 @@ def mount() -> Mount:
         _route("/login", views.login_page, "GET"),
         _route("/login", views.login_submit, "POST"),
         _route("/logout", views.logout, "POST"),
+        _route("/language", views.choose_language, "POST"),
         _route("/invite", views.invite_page, "GET"),
         _route("/invite", views.invite_submit, "POST"),
         _route("/upload", upload.upload_page, "GET"),
@@ -81,6 +83,7 @@ def mount() -> Mount:
     ]
     middleware = [
         Middleware(WorkspaceHeaders),
+        Middleware(Languages),
         Middleware(ExceptionMiddleware),
         Middleware(WorkspaceSessions),
     ]

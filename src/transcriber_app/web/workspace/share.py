@@ -23,6 +23,7 @@ from starlette.responses import RedirectResponse, Response
 from transcriber_app.web.api.handlers import refuse_unfit_body
 from transcriber_app.web.errors import ApiError
 from transcriber_app.web.intake import intake
+from transcriber_app.web.language import _
 from transcriber_app.web.uploads import CLOSE
 from transcriber_app.web.workspace import views
 from transcriber_app.web.workspace.sessions import PREFIX
@@ -63,10 +64,11 @@ def _refused(request: Request, error: ApiError) -> Response:
     """The refusal as a page: the share is a navigation, the person reads what happened."""
     if error.code == "not_signed_in":
         target = f"{PREFIX}/login?{urlencode({'next': PREFIX + '/upload'})}"
-        title, text = "Sign in first", "Sign in, then share the recording again."
-        context = {"title": title, "text": text, "link": target, "link_text": "Sign in"}
+        title, text = _("Sign in first"), _("Sign in, then share the recording again.")
+        context = {"title": title, "text": text, "link": target, "link_text": _("Sign in")}
     else:
-        context = {"title": "Not sent", "text": f"The recording was refused: {error.message}."}
+        text = _("The recording was refused: %(reason)s.", reason=error.message)
+        context = {"title": _("Not sent"), "text": text}
     return views.render(request, "message.html", context, status_code=error.status, headers=CLOSE)
 
 

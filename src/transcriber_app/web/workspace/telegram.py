@@ -15,6 +15,7 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
 
+from transcriber_app.web.language import _
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.workspace import views
 from transcriber_app.web.workspace.credentials import new_link_code
@@ -62,7 +63,7 @@ async def make_code(request: Request, _form: FormData, person: Person) -> Respon
             person.id, code_hash=link_code_hash(normal), lifetime=LINK_CODE_LIFETIME
         )
     except Conflict:  # pragma: no cover - 40 random bits met a live code
-        workspace_session_of(request).flash("Try again.")
+        workspace_session_of(request).flash(_("Try again."))
         return views.see_other(f"{PREFIX}/telegram")
     log.info("workspace.link_code_made")
     return await _page(request, person, code=code, status_code=201)
@@ -76,5 +77,7 @@ async def unlink(request: Request, _form: FormData, person: Person) -> Response:
     done = chat_id is not None and await runtime_of(request).people.unlink_chat(
         chat_id, person_id=person.id
     )
-    workspace_session_of(request).flash("Chat unlinked." if done else "No such chat of yours.")
+    workspace_session_of(request).flash(
+        _("Chat unlinked.") if done else _("No such chat of yours.")
+    )
     return views.see_other(f"{PREFIX}/telegram")

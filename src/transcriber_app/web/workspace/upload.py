@@ -21,6 +21,7 @@ from starlette.responses import Response
 from transcriber_app.web.api.handlers import refuse_unfit_body
 from transcriber_app.web.errors import ApiError, error_response
 from transcriber_app.web.intake import SPEAKERS_FIELD, intake
+from transcriber_app.web.language import _, format_number, ngettext, spoken_names
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.uploads import CLOSE
 from transcriber_app.web.workspace import views
@@ -37,8 +38,8 @@ def size_limit_text(size: int) -> str:
     """A size limit for people: ``8 GiB``, ``500 MiB``, ``1.5 KiB``, ``900 bytes``."""
     for unit, scale in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
         if size >= scale:
-            return f"{size / scale:.1f}".removesuffix(".0") + f" {unit}"
-    return f"{size} bytes"
+            return f"{format_number(round(size / scale, 1))} {unit}"
+    return ngettext("%(num)s byte", "%(num)s bytes", size, num=format_number(size))
 
 
 async def _person(request: Request) -> Person:
@@ -81,11 +82,11 @@ async def upload_page(request: Request, person: Person) -> Response:
     """``GET /w/upload``: the drop zone, the file input, the language and speakers choices."""
     runtime = runtime_of(request)
     services = runtime.services
-    languages = sorted(services.recognizer.abilities.languages)
+    languages = services.recognizer.abilities.languages
     labels = speakers.labels_speakers(services)
     default = runtime.config.diarization.default
     context = {
-        "languages": [AUTO, *languages],
+        "languages": [(AUTO, _("detect it")), *spoken_names(languages)],
         "speaker_choices": ["off", "auto", *map(str, range(1, MAX_SPEAKERS + 1))] if labels else [],
         "speakers_default": wanted_text(speakers.parse_wanted(default)) if labels else "off",
         "speakers_field": SPEAKERS_FIELD,

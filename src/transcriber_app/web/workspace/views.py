@@ -28,6 +28,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.templating import Jinja2Templates
 
+from transcriber_app.web import language
 from transcriber_app.web.admin.rendering import PREFIX as ADMIN_PREFIX
 from transcriber_app.web.admin.rendering import page_environment
 from transcriber_app.web.admin.security import MAX_FORM_FIELDS, form_text
@@ -42,6 +43,7 @@ from transcriber_app.web.auth import (
 )
 from transcriber_app.web.errors import ApiError, error_response
 from transcriber_app.web.inputs import read_form
+from transcriber_app.web.language import _, ngettext
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.workspace.credentials import digest, new_api_token, new_token_id
 from transcriber_app.web.workspace.sessions import (
@@ -50,6 +52,7 @@ from transcriber_app.web.workspace.sessions import (
     WorkspaceSession,
     workspace_session_of,
 )
+from transcriber_app.web.workspace.strings import page_strings
 from transcriber_core import naming
 from transcriber_core.entities import Job
 from transcriber_core.errors import Conflict, JobNotFound
@@ -70,6 +73,7 @@ FormHandler = Callable[[Request, FormData], Awaitable[Response]]
 
 
 templates = Jinja2Templates(env=page_environment(HERE / "templates"))
+templates.env.globals["page_strings"] = page_strings
 
 
 # -- answering ----------------------------------------------------------------------------
@@ -105,8 +109,8 @@ def _see_other(url: str) -> RedirectResponse:
     return RedirectResponse(url, status_code=303)
 
 
-def _refused(text: str = "Sign in first.") -> Response:
-    return PlainTextResponse(f"{text}\n", status_code=403)
+def _refused(text: str | None = None) -> Response:
+    return PlainTextResponse(f"{text or _('Sign in first.')}\n", status_code=403)
 
 
 async def _signed_in(request: Request) -> Person | None:
@@ -115,7 +119,11 @@ async def _signed_in(request: Request) -> Person | None:
     if person_id is None:
         return None
     person = await runtime_of(request).people.get_person(person_id)
-    return person if person is not None and person.is_active else None
+    if person is None or not person.is_active:
+        return None
+    # Their own choice, kept in their row, outranks this browser's cookie and header.
+    language.use(person.language)
+    return person
 
 
 PersonPage = Callable[[Request, Person], Awaitable[Response]]
@@ -156,7 +164,7 @@ def form_post(handler: FormHandler) -> Handler:
     async def checked(request: Request) -> Response:
         form = await read_form(request, max_fields=MAX_FORM_FIELDS)
         if not workspace_session_of(request).csrf_ok(form.get(CSRF_FIELD)):
-            return _refused("The form is stale or forged; reload the page and try again.")
+            return _refused(_("The form is stale or forged; reload the page and try again."))
         return await handler(request, form)
 
     return checked
@@ -202,7 +210,11 @@ async def _throttled(request: Request) -> int | None:
 def _too_many(
     request: Request, template: str, context: Mapping[str, Any], seconds: int
 ) -> Response:
-    problem = f"Too many wrong passwords; try again in {seconds} seconds."
+    problem = ngettext(
+        "Too many wrong passwords; try again in %(num)s second.",
+        "Too many wrong passwords; try again in %(num)s seconds.",
+        seconds,
+    )
     return render(
         request,
         template,
@@ -243,15 +255,17 @@ async def invite_submit(request: Request, form: FormData) -> Response:
             request,
             "message.html",
             {
-                "title": "Invite link refused",
-                "text": "This invite link is wrong, used or expired. Ask the owner for a new one.",
+                "title": _("Invite link refused"),
+                "text": _(
+                    "This invite link is wrong, used or expired. Ask the owner for a new one."
+                ),
             },
             status_code=403,
         )
     await runtime.owners.clear_login_failures(_client(request))
     session = workspace_session_of(request)
     await session.sign_in(person.id)
-    session.flash("Your password is set; you are signed in.")
+    session.flash(_("Your password is set; you are signed in."))
     log.info("workspace.invite_used")
     return _see_other(f"{PREFIX}/")
 
@@ -295,7 +309,7 @@ async def login_submit(request: Request, form: FormData) -> Response:
         ok = await verify_password(person.password_hash, typed)
     if person is None or not ok:
         log.warning("workspace.login_failed", extra={"client": _client(request)})
-        problem = "Wrong name or password."
+        problem = _("Wrong name or password.")
         return render(request, "login.html", {**context, "problem": problem}, status_code=403)
     await runtime.owners.clear_login_failures(_client(request))
     await workspace_session_of(request).sign_in(person.id)
@@ -308,6 +322,19 @@ async def logout(request: Request, _form: FormData) -> Response:
     """``POST /w/logout``: end the session (CSRF-checked, so no page can sign you out)."""
     await workspace_session_of(request).sign_out()
     return _see_other(f"{PREFIX}/login")
+
+
+@form_post
+async def choose_language(request: Request, form: FormData) -> Response:
+    """``POST /w/language``: the header's switch; kept in the person's row and in a cookie."""
+    target = _safe_next(form.get("next"))
+    chosen = language.matching(form_text(form, "language"))
+    if chosen is None:
+        return _see_other(target)
+    person = await _signed_in(request)
+    if person is not None:
+        await runtime_of(request).people.set_person_language(person.id, chosen)
+    return language.switched(chosen, target)
 
 
 # -- one's recordings (the list is in ``live``) ------------------------------------------
@@ -360,9 +387,13 @@ async def make_token(request: Request, form: FormData, person: Person) -> Respon
         # The store counts and inserts in one write: racing posts never pass the limit.
         added = await runtime.people.add_token(token, limit=MAX_TOKENS_PER_PERSON)
     except Conflict:  # pragma: no cover - 48 random bits of id met another token's
-        return await _tokens_page(request, person, problem="Try again.", status_code=409)
+        return await _tokens_page(request, person, problem=_("Try again."), status_code=409)
     if not added:
-        problem = f"You hold {MAX_TOKENS_PER_PERSON} tokens already; revoke one first."
+        problem = ngettext(
+            "You hold %(num)s token already; revoke one first.",
+            "You hold %(num)s tokens already; revoke one first.",
+            MAX_TOKENS_PER_PERSON,
+        )
         return await _tokens_page(request, person, problem=problem, status_code=400)
     log.info("workspace.token_made")
     return await _tokens_page(request, person, made=secret, status_code=201)
@@ -375,7 +406,7 @@ async def revoke_token(request: Request, _form: FormData, person: Person) -> Res
         person.id, request.path_params["token_id"]
     )
     session: WorkspaceSession = workspace_session_of(request)
-    session.flash("Token revoked." if revoked else "No such token of yours.")
+    session.flash(_("Token revoked.") if revoked else _("No such token of yours."))
     return _see_other(f"{PREFIX}/tokens")
 
 
@@ -398,7 +429,7 @@ def not_found(request: Request, person: Person) -> Response:
     return render(
         request,
         "message.html",
-        {"title": "Not found", "text": "There is no such recording among yours."},
+        {"title": _("Not found"), "text": _("There is no such recording among yours.")},
         person=person,
         status_code=404,
     )
