@@ -63,6 +63,7 @@ from transcriber_core.ports import (
     WebhookSender,
 )
 from transcriber_core.services import Services
+from transcriber_core.summaries import Summary
 from transcriber_core.worker import Workers
 
 if TYPE_CHECKING:
@@ -96,6 +97,9 @@ class SilentNotifier:
     ) -> int | None:
         """Tell nobody."""
         return None
+
+    async def send_summary(self, job: Job, summary: Summary) -> None:
+        """Send nobody a summary."""
 
 
 @attrs.define

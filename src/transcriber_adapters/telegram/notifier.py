@@ -19,6 +19,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 
+import attrs
 from aiogram import Bot
 from aiogram.types import InlineKeyboardMarkup, LinkPreviewOptions, Message
 
@@ -30,6 +31,7 @@ from transcriber_core.errors import NotifierUnavailable
 from transcriber_core.policy import CHAT_EDIT_INTERVAL, chat_pace
 from transcriber_core.ports import BudgetStore, Event, Standing
 from transcriber_core.rendering import TranscriptFormat, render
+from transcriber_core.summaries import Summary, SummaryState
 
 log = logging.getLogger("transcriber.telegram")
 
@@ -113,6 +115,16 @@ class TelegramNotifier:
                 await self._send(chat_id, message_id, _notice(job, event))
         log.debug("telegram.notified", extra={"job_id": job.id, "event": event.value})
         return shown
+
+    async def send_summary(self, job: Job, summary: Summary) -> None:
+        """The summary as a reply to the recording (its labels in the recording's language)."""
+        origin = job.origin
+        if origin.kind is not OriginKind.TELEGRAM or origin.chat_id is None:
+            return
+        async with self._turn(origin.chat_id):
+            for part in split_text(summary_text(summary, job.language)):
+                await self._send(origin.chat_id, origin.message_id, part)
+        log.debug("telegram.summary_sent", extra={"job_id": job.id})
 
     async def _keep_status(self, job: Job, chat_id: int, event: Event, standing: Standing) -> int:
         """Show ``event`` in the job's status message (sent or edited); its id."""
@@ -291,6 +303,48 @@ def _notice(job: Job, event: Event) -> str:
     if event is Event.FAILED:
         return FAILED_TEXT.format(reason=job.error) if job.error else FAILED_NO_REASON
     return DEAD_TEXT.format(reason=job.error or "no reason recorded")
+
+
+@attrs.frozen
+class SummaryLabels:
+    """The headings of a summary sent to a chat, in one language."""
+
+    title: str
+    points: str
+    actions: str
+    failed: str
+
+
+#: By the recording's language (the summary's own is the transcript's); English otherwise.
+SUMMARY_LABELS = {
+    "en": SummaryLabels(
+        title="Summary",
+        points="Key points",
+        actions="Action items",
+        failed="Could not summarise this recording: {reason}",
+    ),
+    "ru": SummaryLabels(
+        title="Краткое содержание",
+        points="Главное",
+        actions="Задачи",
+        failed="Не удалось составить краткое содержание записи: {reason}",  # noqa: RUF001
+    ),
+}
+
+
+def summary_text(summary: Summary, language: str | None) -> str:
+    """A done summary as a chat reads it (paragraph, key points, action items and who); a
+    failed one's reason."""
+    labels = SUMMARY_LABELS.get(language or "", SUMMARY_LABELS["en"])
+    if summary.state is not SummaryState.DONE:
+        return labels.failed.format(reason=summary.error or "-")
+    blocks = [f"{labels.title}\n{summary.text or ''}".rstrip()]
+    if summary.points:
+        blocks.append("\n".join([labels.points, *(f"• {point}" for point in summary.points)]))
+    if summary.actions:
+        items = [f"• {a.who}: {a.text}" if a.who else f"• {a.text}" for a in summary.actions]
+        blocks.append("\n".join([labels.actions, *items]))
+    return "\n\n".join(blocks)
 
 
 def caption_of(text: str, limit: int = CAPTION_CHARS) -> str:

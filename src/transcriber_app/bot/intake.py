@@ -418,6 +418,29 @@ class BotIntake:
         if changed is not None:
             await self._reply(bot, message, texts.mode_set[mode])
 
+    async def set_summary(self, bot: Bot, message: Message, value: str | None) -> None:
+        """``/summary auto|off``: whether each recording of the chat gets a summary (SPEC §27)."""
+        async with self._change_lock(message.chat.id):
+            await self._set_summary(bot, message, value)
+
+    async def _set_summary(self, bot: Bot, message: Message, value: str | None) -> None:
+        settings = await self.settings_of(message.chat.id)
+        texts = await self.texts(message, settings)
+        if self.services.summaries is None or self.services.language_model is None:
+            await self._reply(bot, message, texts.summary_unavailable)
+            return
+        wanted = {"auto": True, "off": False}.get((value or "").strip().lower())
+        if wanted is None:
+            await self._reply(bot, message, texts.summary_usage)
+            return
+        if not await self._may_change(bot, message, texts):
+            return
+        changed = await self._save(
+            bot, message, texts, self.chats.set_chat_summary(settings.chat_id, wanted)
+        )
+        if changed is not None:
+            await self._reply(bot, message, texts.summary_set[wanted])
+
     async def _save(
         self, bot: Bot, message: Message, texts: Texts, change: Awaitable[ChatSettings]
     ) -> ChatSettings | None:
@@ -433,6 +456,7 @@ class BotIntake:
             extra={
                 "language": settings.language or "auto",
                 "mode": settings.mode.value,
+                "summary": settings.summary,
             },
         )
         return settings
@@ -579,6 +603,8 @@ class ChatDoor:
                 language=self.settings.language,
                 standing_language=True,
                 title=voice_note_title(texts, self.message.date),
+                # ``/summary auto`` asks; otherwise ``[llm] auto_summary`` decides.
+                summary=True if self.settings.summary else None,
             )
             yield Staged(path=path, extension=extension, wishes=wishes)
 
@@ -621,6 +647,7 @@ def make_router() -> Router:
     router.message.register(_help, Command("start", "help"))
     router.message.register(_language, Command("language"))
     router.message.register(_mode, Command("mode"))
+    router.message.register(_summary, Command("summary"))
     router.message.register(_settings, Command("settings"))
     router.message.register(_transcribe, Command("transcribe"))
     router.message.register(_link, Command("link"))
@@ -715,6 +742,10 @@ async def _language(message: Message, bot: Bot, intake: BotIntake, command: Comm
 
 async def _mode(message: Message, bot: Bot, intake: BotIntake, command: CommandObject) -> None:
     await intake.set_mode(bot, message, command.args)
+
+
+async def _summary(message: Message, bot: Bot, intake: BotIntake, command: CommandObject) -> None:
+    await intake.set_summary(bot, message, command.args)
 
 
 async def _link(message: Message, bot: Bot, intake: BotIntake, command: CommandObject) -> None:
