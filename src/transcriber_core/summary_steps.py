@@ -42,7 +42,7 @@ from transcriber_core.summaries import (
     Summary,
     SummaryState,
 )
-from transcriber_core.wakeup import SUMMARIES
+from transcriber_core.wakeup import OUTBOX, SUMMARIES
 
 log = logging.getLogger("transcriber.summaries")
 
@@ -118,6 +118,7 @@ async def acquire_next_summary(services: Services) -> SummaryLease | None:
                     gave_up, acquisition_id=acquisition_id, deliveries=deliveries
                 )
             )
+            _deliveries_written(services, deliveries)
 
 
 async def process_summary(services: Services, lease: SummaryLease) -> Summary | None:
@@ -159,6 +160,7 @@ async def process_summary(services: Services, lease: SummaryLease) -> Summary | 
     except LeaseLost:
         log.warning("summary.save_lease_lost", extra=extra)
         return None
+    _deliveries_written(services, deliveries)
     if released.state is SummaryState.DONE:
         log.info("summary.done", extra=extra)
         services.wakeup.job_changed(summary.job_id)
@@ -174,6 +176,12 @@ async def _deliveries(services: Services, summary: Summary) -> tuple[NewDelivery
     except JobNotFound:
         return ()  # deleted meanwhile: its save finds no summary either
     return outbox.summary_deliveries(job)
+
+
+def _deliveries_written(services: Services, deliveries: Sequence[NewDelivery]) -> None:
+    """The save wrote ``deliveries`` (ADR 92): a delivery loop here sends them now."""
+    if deliveries:
+        services.wakeup.notify(OUTBOX)
 
 
 async def _run_leased(services: Services, lease: SummaryLease) -> Summary:

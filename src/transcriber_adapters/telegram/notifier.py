@@ -82,6 +82,7 @@ class TelegramNotifier:
         *,
         max_messages: int = MAX_MESSAGES,
         budgets: BudgetStore | None = None,
+        summaries: bool = False,
     ) -> None:
         if max_messages < 1:
             raise ValueError("max_messages must be at least 1")
@@ -89,6 +90,8 @@ class TelegramNotifier:
         self.max_messages = max_messages
         #: Where each chat's edit pace is kept; None: edits are not paced (tests).
         self.budgets = budgets
+        #: ``[llm]`` is configured: a Summary button goes under each transcript (ADR 92).
+        self.summaries = summaries
         self._locks: dict[int, asyncio.Lock] = {}
         self._waiting: dict[int, int] = {}
 
@@ -126,6 +129,11 @@ class TelegramNotifier:
                 await self._send(origin.chat_id, origin.message_id, part)
         log.debug("telegram.summary_sent", extra={"job_id": job.id})
 
+    def _buttons(self, job: Job) -> InlineKeyboardMarkup:
+        """SRT and VTT under a transcript; Summary too when summaries are offered."""
+        label = summary_labels(job.language).button if self.summaries else None
+        return transcript_buttons(job.id, summary=label)
+
     async def _keep_status(self, job: Job, chat_id: int, event: Event, standing: Standing) -> int:
         """Show ``event`` in the job's status message (sent or edited); its id."""
         reply = job.origin.message_id
@@ -142,7 +150,7 @@ class TelegramNotifier:
             return shown
         if not parts:
             return await self._show(chat_id, reply, status, EMPTY_TEXT)
-        buttons = transcript_buttons(job.id)
+        buttons = self._buttons(job)
         last = len(parts) - 1
         shown = await self._show(chat_id, reply, status, parts[0], buttons if not last else None)
         for number, part in enumerate(parts[1:], 1):
@@ -210,7 +218,7 @@ class TelegramNotifier:
         if not parts:
             await self._send(chat_id, message_id, EMPTY_TEXT)
             return
-        buttons = transcript_buttons(job.id)
+        buttons = self._buttons(job)
         if len(parts) <= self.max_messages:
             for number, part in enumerate(parts, 1):
                 last = number == len(parts)
@@ -229,7 +237,7 @@ class TelegramNotifier:
             filename=document_name(job, "txt"),
             body=text.encode("utf-8"),
             caption=caption_of(text),
-            buttons=transcript_buttons(job.id),
+            buttons=self._buttons(job),
         )
 
     async def _send(
@@ -310,6 +318,8 @@ class SummaryLabels:
     """The headings of a summary sent to a chat, in one language."""
 
     title: str
+    #: The button under a transcript that asks for its summary.
+    button: str
     points: str
     actions: str
     failed: str
@@ -319,12 +329,14 @@ class SummaryLabels:
 SUMMARY_LABELS = {
     "en": SummaryLabels(
         title="Summary",
+        button="Summary",
         points="Key points",
         actions="Action items",
         failed="Could not summarise this recording: {reason}",
     ),
     "ru": SummaryLabels(
         title="Краткое содержание",
+        button="Кратко",
         points="Главное",
         actions="Задачи",
         failed="Не удалось составить краткое содержание записи: {reason}",  # noqa: RUF001
@@ -332,10 +344,15 @@ SUMMARY_LABELS = {
 }
 
 
+def summary_labels(language: str | None) -> SummaryLabels:
+    """The headings for a recording in ``language``; English for any other."""
+    return SUMMARY_LABELS.get(language or "", SUMMARY_LABELS["en"])
+
+
 def summary_text(summary: Summary, language: str | None) -> str:
     """A done summary as a chat reads it (paragraph, key points, action items and who); a
     failed one's reason."""
-    labels = SUMMARY_LABELS.get(language or "", SUMMARY_LABELS["en"])
+    labels = summary_labels(language)
     if summary.state is not SummaryState.DONE:
         return labels.failed.format(reason=summary.error or "-")
     blocks = [f"{labels.title}\n{summary.text or ''}".rstrip()]

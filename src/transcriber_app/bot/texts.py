@@ -47,6 +47,8 @@ class Texts:
     summary_set: dict[bool, str]
     #: ``/summary`` with no ``[llm]``: summaries are not offered (SPEC §27).
     summary_unavailable: str
+    #: The Summary button pressed: the summary is on its way.
+    summary_asked: str
     #: A group's settings changed by someone who is not one of its administrators.
     not_admin: str
     #: ``/transcribe`` that does not answer a recording.
@@ -130,6 +132,7 @@ ENGLISH = Texts(
         False: "Done: recordings in this chat get no summary.",
     },
     summary_unavailable="Summaries are not available on this service.",
+    summary_asked="Summarising: the summary will come here.",
     not_admin="Only this group's administrators can change its settings.",
     transcribe_usage="Answer a voice message or a recording with /transcribe.",
     voice_note_title="Voice note of {day} {mon} {year}, {hm}",
@@ -216,6 +219,7 @@ RUSSIAN = Texts(
         False: "Готово: записи в этом чате остаются без краткого содержания.",
     },
     summary_unavailable="Краткое содержание на этом сервисе недоступно.",
+    summary_asked="Составляю краткое содержание: оно придёт сюда.",
     not_admin="Менять настройки группы могут только её администраторы.",
     transcribe_usage="Ответьте командой /transcribe на голосовое сообщение или запись.",
     voice_note_title="Голосовое сообщение от {day} {mon} {year}, {hm}",
