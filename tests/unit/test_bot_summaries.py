@@ -10,7 +10,7 @@ import attrs
 import pytest
 
 from tests.support.fake_bot_api import TOKEN, FakeBotApi, Sent, close_bot
-from tests.support.fake_chat import API_KEY, MODEL, FakeChatServer
+from tests.support.fake_chat import API_KEY, MODEL, FakeChatServer, Reply
 from tests.support.world import World, make_world
 from transcriber_adapters.chat_model import OpenAIChatModel
 from transcriber_adapters.memory import MemoryChatStore, MemorySummaryStore
@@ -35,6 +35,8 @@ class Bot:
     world: World
     chats: MemoryChatStore
     services: Services
+    #: The fake chat server; None without ``[llm]``.
+    fake: FakeChatServer | None = None
 
     async def voice(self, chat_id: int = PRIVATE) -> int:
         """Push a voice note with a new file in ``chat_id``; its message id."""
@@ -59,6 +61,7 @@ async def running(tmp_path: Path, *, llm: bool) -> AsyncIterator[Bot]:
         bot = make_bot(TOKEN, api.url)
         stack.push_async_callback(close_bot, bot)
         services = attrs.evolve(world.services, notifier=TelegramNotifier(bot, summaries=llm))
+        fake = None
         if llm:
             fake = await stack.enter_async_context(FakeChatServer())
             model = OpenAIChatModel(base_url=fake.base_url, model=MODEL, api_key=API_KEY)
@@ -74,7 +77,7 @@ async def running(tmp_path: Path, *, llm: bool) -> AsyncIterator[Bot]:
         polling = BotPolling(bot, make_dispatcher(services, chats=store), polling_timeout=10)
         await polling.start()
         stack.push_async_callback(polling.stop, 1)
-        yield Bot(api=api, world=world, chats=store, services=services)
+        yield Bot(api=api, world=world, chats=store, services=services, fake=fake)
 
 
 @pytest.fixture
@@ -122,6 +125,20 @@ async def test_the_summary_button_asks_for_it_once_and_it_arrives(with_llm: Bot)
     stored = await with_llm.services.summaries.get_summary(job.id)
     assert stored is not None
     assert stored.state is SummaryState.DONE
+
+
+async def test_a_summary_the_model_refuses_is_told_with_its_reason(with_llm: Bot) -> None:
+    """A summary that failed (the server refused it) is sent too: the chat is told why."""
+    assert with_llm.fake is not None
+    with_llm.fake.answer_next(Reply(status=404))
+    await with_llm.api.push_text(PRIVATE, "/summary auto")
+    await with_llm.api.wait_sent(PRIVATE, 1)
+    message_id = await with_llm.voice()
+    failed = await with_llm.api.wait_shown_where(
+        PRIVATE, lambda sent: (sent.text or "").startswith("Could not summarise")
+    )
+    assert failed.reply_to == message_id
+    assert "refused" in (failed.text or "")
 
 
 async def test_a_button_of_another_chat_queues_nothing(with_llm: Bot) -> None:
