@@ -27,9 +27,8 @@ from typing import TYPE_CHECKING
 
 from transcriber_adapters import campplus, clustering
 from transcriber_adapters.whisper import SAMPLE_RATE, _stoppable, _Stopped, blocks
-from transcriber_core.entities import Turn
+from transcriber_core.entities import Diarization, Turn
 from transcriber_core.errors import RecognizerUnavailable
-from transcriber_core.ports import Diarization
 
 if TYPE_CHECKING:
     import numpy as np

@@ -37,7 +37,7 @@ from transcriber_app.conditions import DiskSpace
 from transcriber_app.config import Config, ConfigError, usable_cpus
 from transcriber_app.extras import is_installed, require_for
 from transcriber_core.entities import Job, Location, State
-from transcriber_core.policy import DecodeLimits, Settings
+from transcriber_core.policy import DecodeLimits, Settings, general_loops
 from transcriber_core.ports import (
     BudgetStore,
     ChatLinks,
@@ -690,12 +690,15 @@ async def _whisper(config: Config, files: FileStore) -> WhisperRecognizer:
         section = "recognizer" if exc.key == "kind" else "whisper"
         raise ConfigError(f"[{section}] {exc.key}: {exc}") from None
     at_once = max(1, config.workers.recognize)
-    threads, cpus = whisper.cpu_threads(settings.threads, at_once), usable_cpus()
+    # The CPUs are shared among the loops that take any job; the express loop's voice
+    # notes borrow one for seconds (ADR 89).
+    sharing = max(1, general_loops(at_once))
+    threads, cpus = whisper.cpu_threads(settings.threads, sharing), usable_cpus()
     log.info(
         "whisper.model",
         extra={"compute_type": settings.compute_type, "at_once": at_once, "threads": threads},
     )
-    if at_once * threads > cpus:
+    if sharing * threads > cpus:
         log.warning(
             "whisper.oversubscribed",
             extra={
@@ -710,7 +713,7 @@ async def _whisper(config: Config, files: FileStore) -> WhisperRecognizer:
             model_dir=model_dir,
             language=settings.language,
             compute_type=settings.compute_type,
-            threads=settings.threads,
+            threads=threads,
             beam_size=settings.beam_size,
             batch_size=settings.batch_size,
             part_seconds=settings.part_seconds,

@@ -155,7 +155,8 @@ class WhisperConfig:
     language: str = ""
     #: CTranslate2 weight type on the CPU.
     compute_type: str = "int8"
-    #: CPU threads of one recognition; 0 = the CPUs divided by ``[workers] recognize`` (ADR 49).
+    #: CPU threads of one recognition; 0 = the CPUs divided among the general
+    #: ``[workers] recognize`` loops, the express loop not counted (ADR 49, 89).
     threads: int = 0
     #: Beam search width; 1 is greedy.
     beam_size: int = 5
@@ -232,14 +233,22 @@ def default_convert_loops() -> int:
     return usable_cpus() + 1
 
 
-#: CPUs one Whisper recognition gets by default: CTranslate2 gains little past four
-#: threads on one recording, and a lone long recording should use a small box whole.
+#: CPUs one Whisper recognition gets at most by default: CTranslate2 gains little past
+#: four threads on one recording (ADR 49).
 WHISPER_CPUS_PER_RECOGNITION = 4
+#: General recognize loops Whisper gets at least by default: two parts of one long
+#: recording run at once, one thread each on a 2-CPU box (ADR 89).
+WHISPER_GENERAL_LOOPS = 2
 
 
 def default_whisper_recognitions(cpus: int) -> int:
-    """``[workers] recognize`` for Whisper when not set: one per 4 CPUs, at least one (ADR 49)."""
-    return max(1, cpus // WHISPER_CPUS_PER_RECOGNITION)
+    """``[workers] recognize`` for Whisper when not set (ADR 49, 89).
+
+    One general loop per 4 CPUs, at least two, so a long recording's parts
+    use every CPU of a small box; and the express loop on top, so a voice
+    note sent meanwhile starts at once.
+    """
+    return max(WHISPER_GENERAL_LOOPS, cpus // WHISPER_CPUS_PER_RECOGNITION) + 1
 
 
 @attrs.frozen(kw_only=True)

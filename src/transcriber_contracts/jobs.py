@@ -28,11 +28,13 @@ from transcriber_contracts.repository_support import (
 from transcriber_core.clocks import ManualClock
 from transcriber_core.entities import (
     TERMINAL_STATES,
+    Diarization,
     Job,
     Origin,
     Speaker,
     SpeakerPrint,
     State,
+    Turn,
     Word,
 )
 from transcriber_core.errors import Conflict, FileNotFound, JobChanged, JobNotFound, LeaseLost
@@ -112,6 +114,24 @@ class JobsContract(RepositorySuite):
         await repo.save_if_unchanged(edited, seen=read)
         again = await repo.get(job.id)
         assert (again.speakers, again.prints) == (job.speakers[:1], (first,))
+
+    async def test_speakers_heard_early_roundtrip(
+        self, clock: ManualClock, repo: JobRepository
+    ) -> None:
+        """What the diarizer heard beside the parts (ADR 89) comes back exactly, and clears."""
+        heard = Diarization(
+            turns=(
+                Turn(speaker="spk 0", start=0.0, end=12.345678),
+                Turn(speaker="спикер", start=12.5, end=3600.0),
+            ),
+            prints={"spk 0": (0.6, -0.8, 1e-9), "спикер": (1.0, 0.0, 0.0)},
+        )
+        job = make_job(speakers_wanted=0, heard=heard)
+        await create(clock, repo, job)
+        read = await repo.get(job.id)
+        assert read.heard == heard
+        await repo.save_if_unchanged(attrs.evolve(read, heard=None), seen=read)
+        assert (await repo.get(job.id)).heard is None
 
     async def test_minimal_job_roundtrips(self, clock: ManualClock, repo: JobRepository) -> None:
         """A job with every optional field empty comes back with them empty, not as zero or ''."""

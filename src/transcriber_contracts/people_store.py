@@ -425,6 +425,32 @@ class PeopleStoreContract:
         assert await people.get_person_session(session(1, me.id).login.id_hash) is None
         assert await people.enable_person("nobody") is False
 
+    async def test_a_deleted_person_leaves_no_row_that_answers(self, people: PeopleStore) -> None:
+        """Deleted: no person, token, session, code or chat of theirs; someone else's stay."""
+        me, other = await active(people, 1), await active(people, 2)
+        for who in (me, other):
+            n = 1 if who is me else 2
+            await people.add_token(token(n, who.id))
+            await people.create_person_session(session(n, who.id))
+            await people.make_link_code(who.id, code_hash=digest(f"c{n}"), lifetime=HOUR)
+            assert await people.use_link_code(digest(f"c{n}"), chat_id=70 + n) == who
+        await people.make_link_code(me.id, code_hash=digest("unused"), lifetime=HOUR)
+        assert await people.delete_person(me.id) is True
+        assert await people.get_person(me.id) is None
+        assert await people.find_person(me.name) is None
+        assert await people.person_for_token(token(1, me.id).token_hash) is None
+        assert await people.list_tokens(me.id) == []
+        assert await people.get_person_session(session(1, me.id).login.id_hash) is None
+        assert await people.person_for_chat(71) is None
+        assert await people.list_linked_chats(me.id) == []
+        assert await people.use_link_code(digest("unused"), chat_id=79) is None
+        assert await people.list_people() == [other]
+        assert await people.person_for_token(token(2, other.id).token_hash) == other
+        assert await people.person_for_chat(72) == other
+        assert await people.delete_person(me.id) is False
+        # The name is free again.
+        await people.invite(person(3, name=me.name), token_hash=digest("again"), lifetime=HOUR)
+
     # -- Telegram link codes (ADR 60) -----------------------------------------------------
 
     async def test_a_code_links_a_chat_once(self, clock: ManualClock, people: PeopleStore) -> None:

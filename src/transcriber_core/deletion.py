@@ -17,6 +17,7 @@ The rule, in two halves:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Coroutine, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -29,7 +30,8 @@ import attrs
 from transcriber_core.copies import remove_copy, storage_copy_id
 from transcriber_core.entities import FileRecord, Location
 from transcriber_core.errors import JobNotFound
-from transcriber_core.ports import FileStore
+from transcriber_core.people import person_owner
+from transcriber_core.ports import Accounts, FileStore
 from transcriber_core.services import Services
 
 log = logging.getLogger("transcriber.deletion")
@@ -94,6 +96,35 @@ async def _delete_job(services: Services, job_id: str) -> int:
     await remove_copy(services, job_id, storage_copy_id(job_id))
     log.info("job.deleted", extra={"job_id": job_id, "files": len(removed.files), "failed": failed})
     return len(removed.files)
+
+
+#: Recordings read at once while a person's are deleted.
+_BATCH = 50
+
+
+async def forget_person(services: Services, people: Accounts, person_id: str) -> int | None:
+    """Delete a person with their recordings and voices; how many recordings went (ADR 90).
+
+    None when there is no such person. Disabled first, so no token,
+    session or chat of theirs sends anything more; then each recording
+    goes by ``delete_job`` (files and all, a running one's worker writes
+    nothing), their voices' prints by ``forget_owner``, and last their row
+    with their invites, tokens, sessions and chat links. Interrupted, it
+    is simply done again: the person is still there, disabled.
+    """
+    if not await people.disable_person(person_id, now=services.clock.now()):
+        return None
+    owner = person_owner(person_id)
+    deleted = 0
+    while batch := await services.listings.list_owned_jobs(owner, limit=_BATCH):
+        for job in batch:
+            with contextlib.suppress(JobNotFound):  # deleted meanwhile by its owner
+                await delete_job(services, job.id)
+            deleted += 1
+    voices = 0 if services.voices is None else await services.voices.forget_owner(owner)
+    await people.delete_person(person_id)
+    log.info("person.deleted", extra={"recordings": deleted, "voices": voices})
+    return deleted
 
 
 async def shielded(work: Coroutine[Any, Any, T] | asyncio.Future[T]) -> T:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from datetime import datetime
 
 import attrs
@@ -136,6 +137,17 @@ class Turn:
 
 
 @attrs.frozen(kw_only=True)
+class Diarization:
+    """Who speaks when in a recording, and what each voice sounds like (SPEC §18, §25)."""
+
+    #: The turns of each voice, in any order; labels are the diarizer's own.
+    turns: tuple[Turn, ...] = ()
+    #: Each label's voice print: the unit-length mean of its embeddings. Empty for a
+    #: diarizer without a speaker encoder; a label may be missing. Never logged.
+    prints: Mapping[str, Print] = attrs.field(factory=dict, repr=False)
+
+
+@attrs.frozen(kw_only=True)
 class Voice:
     """A named voice its owner remembers (SPEC §25); its print stays in the store's rows."""
 
@@ -200,6 +212,9 @@ class Job:
     #: Each speaker's voice print, when the diarizer gives them: what "Remember this voice"
     #: keeps and what the owner's voices are matched with (SPEC §25). Never shown nor logged.
     prints: tuple[SpeakerPrint, ...] = attrs.field(default=(), repr=False)
+    #: A split recording's speakers, heard beside its parts' recognition and kept until the
+    #: join labels the words with them (ADR 89); None: not heard yet. Cleared at the end.
+    heard: Diarization | None = attrs.field(default=None, repr=False)
     #: The language the sender asked for (ISO 639-1); None: ``auto`` (SPEC §18).
     language_requested: str | None = None
     #: Text that primes the recognizer (Whisper's initial prompt); None: none. May name people.

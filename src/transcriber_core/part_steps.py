@@ -17,6 +17,7 @@ that has an operation: it is checked.
 from __future__ import annotations
 
 import logging
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -37,7 +38,7 @@ from transcriber_core.policy import first_check_delay, next_check_delay, parts_w
 from transcriber_core.ports import CheckResult, Event, Pending, Recognized, Rejected, Started
 from transcriber_core.progress import note_progress
 from transcriber_core.services import Services
-from transcriber_core.speakers import diarize
+from transcriber_core.speakers import diarize, hear, hears_early
 from transcriber_core.splitting import Cut, choose_cut, join_parts, plan_ranges, search_window
 from transcriber_core.transitions import transition
 
@@ -77,12 +78,39 @@ async def recognize_parts(
         log.info("parts.planned", extra={"job_id": job.id, "parts": len(parts)})
         # The parts' recognition begins: the estimate counts from here (ADR 51).
         await note_progress(services, job, 0.0, begun=timedelta(0))
+    if hears_early(job, services):
+        # Due at once: a check loop hears the speakers while the parts are recognised
+        # (ADR 89), so the diarizer's CPU overlaps the recognizer's, not follows it.
+        now = services.clock.now()
+        return transition(job, State.CHECK, now=now, delay_until=now)
     return _wait_for_parts(job, services)
 
 
 def _wait_for_parts(job: Job, services: Services) -> Job:
     now = services.clock.now()
     return transition(job, State.CHECK, now=now, delay_until=now + parts_wait(services.settings))
+
+
+async def _hear_early(
+    job: Job, services: Services, parts: list[JobPart]
+) -> tuple[Job, list[JobPart]]:
+    """The job with its speakers heard, and its parts as they are after (ADR 89).
+
+    Runs in the job's check step, under its lease, while other loops
+    recognise the parts; the turns are saved with the job when it waits
+    again, and label the words at the join. Only when parts are left:
+    otherwise the join hears them itself, as for a recording not split.
+    """
+    if not hears_early(job, services) or all(part.finished for part in parts):
+        return job, parts
+    started = time.monotonic()
+    heard = await hear(job, services)
+    log.info(
+        "job.heard",
+        extra={"job_id": job.id, "seconds": round(time.monotonic() - started, 3)},
+    )
+    # The parts went on meanwhile: the last may have finished while the diarizer ran.
+    return attrs.evolve(job, heard=heard), await services.jobs.get_parts(job.id)
 
 
 async def _plan(
@@ -102,7 +130,11 @@ async def _plan(
 
 
 async def check_parts(job: Job, services: Services, parts: list[JobPart]) -> Job:
-    """``done`` with the joined text once every part is; failed with a part; else wait again."""
+    """``done`` with the joined text once every part is; failed with a part; else wait again.
+
+    A job that wants speakers has them heard first, while parts are left.
+    """
+    job, parts = await _hear_early(job, services, parts)
     for part in parts:
         if part.failed:
             raise RecognitionFailed(f"part {part.index + 1} of {len(parts)}: {part.error}")

@@ -217,6 +217,15 @@ def is_express_loop(index: int, loops: int) -> bool:
     return loops >= 2 and index == 0
 
 
+def general_loops(loops: int) -> int:
+    """How many of a step's ``loops`` take any job: all but the express loop (ADR 27).
+
+    What the CPUs are shared among (ADR 89): the express loop serves short
+    jobs now and then, and a voice note may borrow a CPU for its seconds.
+    """
+    return loops - 1 if is_express_loop(0, loops) else loops
+
+
 def retry_pause(attempts: int, settings: Settings = DEFAULT_SETTINGS) -> timedelta:
     """The pause after the ``attempts``-th failed attempt: ``base * 2^(attempts-1)``, capped."""
     exponent = max(attempts, 1) - 1

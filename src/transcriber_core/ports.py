@@ -22,6 +22,7 @@ from transcriber_core.entities import (
     Correction,
     Delivery,
     DeliveryKind,
+    Diarization,
     FileRecord,
     Job,
     JobPart,
@@ -33,7 +34,6 @@ from transcriber_core.entities import (
     PollLease,
     Print,
     State,
-    Turn,
     Voice,
     Word,
 )
@@ -716,6 +716,16 @@ class Accounts(Protocol):
         """
         ...
 
+    async def delete_person(self, person_id: str) -> bool:
+        """Forget the person and every row of theirs here, in one transaction (ADR 90).
+
+        Their invites, tokens, sessions, link codes and chat links go with
+        them; from the commit no token, session or chat of theirs answers.
+        Their recordings and voices are other stores' (``people.forget_person``).
+        False when unknown.
+        """
+        ...
+
 
 class ChatLinks(Protocol):
     """Telegram chats linked to people by one-time codes (ADR 60)."""
@@ -1216,17 +1226,6 @@ class Recognizer(Protocol):
     async def check(self, operation_id: str) -> CheckResult:
         """Ask how the operation is going; raises ``TransientError`` when it cannot tell."""
         ...
-
-
-@attrs.frozen(kw_only=True)
-class Diarization:
-    """Who speaks when in a recording, and what each voice sounds like (SPEC §18, §25)."""
-
-    #: The turns of each voice, in any order; labels are the diarizer's own.
-    turns: tuple[Turn, ...] = ()
-    #: Each label's voice print: the unit-length mean of its embeddings. Empty for a
-    #: diarizer without a speaker encoder; a label may be missing. Never logged.
-    prints: Mapping[str, Print] = attrs.field(factory=dict, repr=False)
 
 
 class Diarizer(Protocol):

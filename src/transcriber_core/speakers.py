@@ -19,7 +19,16 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from transcriber_core.entities import AUTO_SPEAKERS, Job, Print, Speaker, SpeakerPrint, Turn, Word
+from transcriber_core.entities import (
+    AUTO_SPEAKERS,
+    Diarization,
+    Job,
+    Print,
+    Speaker,
+    SpeakerPrint,
+    Turn,
+    Word,
+)
 from transcriber_core.errors import FileNotFound, MissingFile
 from transcriber_core.prints import match, named, unit
 from transcriber_core.services import Services
@@ -217,6 +226,39 @@ def _prints_by_id(prints: Mapping[str, Print], ids: Mapping[str, str]) -> tuple[
     )
 
 
+def hears_early(job: Job, services: Services) -> bool:
+    """True when the diarizer is to hear ``job``'s audio beside its parts' recognition (ADR 89).
+
+    A job that wants speakers, with a diarizer and a recognizer that does not
+    label them itself, not heard yet.
+    """
+    return (
+        job.speakers_wanted is not None
+        and job.heard is None
+        and services.diarizer is not None
+        and not services.recognizer.abilities.speakers
+    )
+
+
+async def hear(job: Job, services: Services) -> Diarization:
+    """Who speaks when in the job's converted audio: the diarizer's turns and prints.
+
+    Needs no words, so a split recording's audio is heard while its parts
+    are recognised (ADR 89). The diarizer honours cancellation.
+    """
+    if services.diarizer is None:
+        return Diarization()
+    if job.converted_file_id is None:
+        raise MissingFile("the job has no converted audio to tell the speakers in")
+    audio = await services.file_records.get_file(job.converted_file_id)
+    wanted = None if job.speakers_wanted == AUTO_SPEAKERS else job.speakers_wanted
+    try:
+        async with services.files.working_copy(audio) as path:
+            return await services.diarizer.diarize(path, speakers=wanted)
+    except FileNotFound:
+        raise MissingFile("the converted audio is missing from storage") from None
+
+
 async def diarize(
     job: Job, services: Services, words: tuple[Word, ...], prints: Mapping[str, Print] | None = None
 ) -> Labelled:
@@ -242,15 +284,8 @@ async def diarize(
         )
     if services.diarizer is None or not words:
         return Labelled(words=words)
-    if job.converted_file_id is None:
-        raise MissingFile("the job has no converted audio to tell the speakers in")
-    audio = await services.file_records.get_file(job.converted_file_id)
-    wanted = None if job.speakers_wanted == AUTO_SPEAKERS else job.speakers_wanted
-    try:
-        async with services.files.working_copy(audio) as path:
-            found = await services.diarizer.diarize(path, speakers=wanted)
-    except FileNotFound:
-        raise MissingFile("the converted audio is missing from storage") from None
+    # A split recording was heard beside its parts' recognition (ADR 89).
+    found = job.heard if job.heard is not None else await hear(job, services)
     labelled, speakers, ids = _label(words, found.turns)
     log.info("job.diarized", extra={"job_id": job.id, "speakers": len(speakers)})
     heard = Labelled(words=labelled, speakers=speakers)

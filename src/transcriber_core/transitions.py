@@ -96,6 +96,8 @@ def transition(
     ended = None
     if to in TERMINAL_STATES:
         ended = job.ended if job.state.is_terminal and job.ended is not None else now
+        # What the diarizer heard early served the join: its prints are the job's now.
+        changes["heard"] = None
     return attrs.evolve(
         job,
         state=to,

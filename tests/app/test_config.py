@@ -9,6 +9,7 @@ import pytest
 
 from transcriber_adapters import whisper
 from transcriber_app.config import Config, ConfigError, load_config
+from transcriber_core.policy import general_loops, is_express_loop
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -348,16 +349,22 @@ def test_workers_keys_from_file_and_env(tmp_path: Path) -> None:
     assert (workers.express_bytes, workers.express_seconds) == (1000, 30.0)
 
 
-@pytest.mark.parametrize(("cpus", "at_once"), [(1, 1), (2, 1), (4, 1), (8, 2), (16, 4)])
-def test_whisper_recognitions_at_once_default_to_one_per_four_cpus(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cpus: int, at_once: int
+@pytest.mark.parametrize(
+    ("cpus", "loops", "threads"), [(1, 3, 1), (2, 3, 1), (4, 3, 2), (8, 3, 4), (16, 5, 4)]
+)
+def test_whisper_loops_default_to_two_general_and_an_express_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cpus: int, loops: int, threads: int
 ) -> None:
-    """Whisper without ``[workers] recognize``: one per 4 CPUs, so a small box runs one, whole."""
+    """Whisper without ``[workers] recognize``: two general loops at least (one per 4 CPUs
+    past 8), sharing the CPUs, so a long recording's parts use them all, and the express one."""
     monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(cpus)))
     path = write(tmp_path, '[recognizer]\nkind = "whisper"\n')
-    assert load_config(path, {}).workers.recognize == at_once
-    assert whisper.cpu_threads(0, at_once) * at_once <= cpus
-    assert whisper.cpu_threads(0, at_once) == max(1, cpus // at_once)
+    assert load_config(path, {}).workers.recognize == loops
+    general = general_loops(loops)
+    assert general >= 2
+    assert is_express_loop(0, loops)
+    assert whisper.cpu_threads(0, general) == threads
+    assert general * threads <= max(cpus, general)
 
 
 def test_a_set_recognize_count_and_other_recognizers_keep_their_loops(tmp_path: Path) -> None:

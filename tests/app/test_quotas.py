@@ -154,8 +154,8 @@ async def test_a_persons_usage_shows_on_their_page_and_the_people_page(
     assert 'class="usage-today">0:02<' in home.text
     assert "of 0:02" in home.text
     people = await owner.get("/admin/people")
-    assert 'class="num usage-today">0:02<' in people.text
-    assert 'class="num usage-month">0:02<' in people.text
+    assert 'class="num usage-today" data-label="Today">0:02<' in people.text
+    assert 'class="num usage-month" data-label="This month">0:02<' in people.text
     # Another payer's day is apart: the static token still has its two seconds.
     assert (await upload(alice, wav[1.5])).status_code == 202
     assert (await upload(alice, wav[0.5], token=token)).status_code == 202

@@ -17,6 +17,7 @@ from transcriber_adapters.memory import ManualClock
 from transcriber_app.bootstrap import Runtime, build
 from transcriber_app.config import Config, HttpConfig, StorageConfig
 from transcriber_app.web.auth import hash_password, prepare_admin
+from transcriber_core.errors import JobNotFound
 from transcriber_core.people import INVITE_LIFETIME, PERSON_OWNER_PREFIX
 
 _CSRF = re.compile(r'name="csrf" value="([^"]+)"')
@@ -215,6 +216,35 @@ async def test_disabling_stops_sessions_and_tokens_at_once(
     login = await alice.get("/w/login")
     form = {"csrf": csrf(login.text), "name": "alice", "password": SECRET, "next": "/w/"}
     assert (await alice.post("/w/login", data=form)).status_code == 403
+    await alice.aclose()
+
+
+async def test_deleting_a_person_asks_first_then_removes_them_and_their_recordings(
+    runtime: Runtime, owner: httpx.AsyncClient, recording: bytes
+) -> None:
+    """Delete on People shows what goes; the CSRF-checked post removes person, token, job."""
+    alice = await person(runtime, owner, "alice")
+    token = await make_token(alice)
+    job_id = await send(alice, recording, token)
+    (found,) = [p for p in await runtime.people.list_people() if p.name == "alice"]
+    people = await owner.get("/admin/people")
+    assert f"/admin/people/{found.id}/delete" in people.text
+    confirm = await owner.get(f"/admin/people/{found.id}/delete")
+    assert confirm.status_code == 200
+    assert "1 recording," in confirm.text
+    assert (await runtime.services.jobs.get(job_id)).owner == f"{PERSON_OWNER_PREFIX}{found.id}"
+    refused = await owner.post(f"/admin/people/{found.id}/delete", data={})
+    assert refused.status_code == 403
+    assert await runtime.people.get_person(found.id) is not None
+    answer = await owner.post(f"/admin/people/{found.id}/delete", data={"csrf": csrf(confirm.text)})
+    assert answer.status_code == 303
+    assert await runtime.people.get_person(found.id) is None
+    assert (await alice.get("/w/")).status_code == 303
+    assert (await alice.get("/v1/models", headers=bearer(token))).status_code == 401
+    with pytest.raises(JobNotFound):
+        await runtime.services.jobs.get(job_id)
+    again = await owner.post(f"/admin/people/{found.id}/delete", data={"csrf": csrf(confirm.text)})
+    assert again.status_code == 404
     await alice.aclose()
 
 

@@ -6,9 +6,8 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from transcriber_core.entities import Print, Turn
+from transcriber_core.entities import Diarization, Print, Turn
 from transcriber_core.errors import TranscriberError
-from transcriber_core.ports import Diarization
 
 
 class MemoryDiarizer:

@@ -143,6 +143,26 @@ class MemoryPeopleStore:
                 del tokens[key]
             return True
 
+    async def delete_person(self, person_id: str) -> bool:
+        """Forget the person with their invites, tokens, sessions, codes and chat links."""
+        with self._lock:
+            self.calls.append("delete_person")
+            db = self._db
+            if db.people.pop(person_id, None) is None:
+                return False
+            for key in [k for k, (each, _) in db.invites.items() if each.person_id == person_id]:
+                del db.invites[key]
+            for key in [k for k, each in db.person_tokens.items() if each.person_id == person_id]:
+                del db.person_tokens[key]
+            sessions = db.person_sessions
+            for key in [k for k, each in sessions.items() if each.person_id == person_id]:
+                del sessions[key]
+            for key in [k for k, (each, _) in db.link_codes.items() if each.person_id == person_id]:
+                del db.link_codes[key]
+            for chat in [k for k, each in db.person_chats.items() if each.person_id == person_id]:
+                del db.person_chats[chat]
+            return True
+
     async def make_link_code(
         self, person_id: str, *, code_hash: str, lifetime: timedelta
     ) -> LinkCode:

@@ -10,6 +10,7 @@ changes a row (ADR 55).
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import LiteralString
 
 from transcriber_adapters.postgres.clock import NOW_SQL, now_param
 from transcriber_adapters.postgres.connection import Database
@@ -100,6 +101,15 @@ _SAVE_SESSION = (
 )
 _DELETE_SESSION = "DELETE FROM person_sessions WHERE id_hash = %(id_hash)s"
 _DELETE_EXPIRED = "DELETE FROM person_sessions WHERE expires <= %(now)s"
+#: A person forgotten (ADR 90): their rows in every table that names them, then them.
+_DELETE_PERSON: tuple[LiteralString, ...] = (
+    "DELETE FROM person_invites WHERE person_id = %(id)s",
+    "DELETE FROM person_tokens WHERE person_id = %(id)s",
+    "DELETE FROM person_sessions WHERE person_id = %(id)s",
+    "DELETE FROM person_link_codes WHERE person_id = %(id)s",
+    "DELETE FROM person_chats WHERE person_id = %(id)s",
+    "DELETE FROM people WHERE id = %(id)s",
+)
 _ENABLE = "UPDATE people SET disabled = NULL WHERE id = %(id)s"
 _END_TOKENS_OF = "DELETE FROM person_tokens WHERE person_id = %(id)s"
 _END_CODES_OF = "DELETE FROM person_link_codes WHERE person_id = %(person_id)s"
@@ -205,6 +215,13 @@ class PostgresPeopleStore:
         async with self._db.transaction() as conn:
             cursor = await conn.execute(_ENABLE, {"id": person_id})
             await conn.execute(_END_TOKENS_OF, {"id": person_id})
+        return cursor.rowcount == 1
+
+    async def delete_person(self, person_id: str) -> bool:
+        """Forget the person with their invites, tokens, sessions, codes and chat links."""
+        async with self._db.transaction() as conn:
+            for statement in _DELETE_PERSON:
+                cursor = await conn.execute(statement, {"id": person_id})
         return cursor.rowcount == 1
 
     async def make_link_code(

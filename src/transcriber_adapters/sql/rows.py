@@ -25,6 +25,7 @@ from transcriber_core.entities import (
     Correction,
     Delivery,
     DeliveryKind,
+    Diarization,
     Event,
     FileRecord,
     Job,
@@ -41,6 +42,7 @@ from transcriber_core.entities import (
     Speaker,
     SpeakerPrint,
     State,
+    Turn,
     Word,
 )
 from transcriber_core.languages import Task
@@ -79,6 +81,7 @@ JOB_COLUMNS: tuple[LiteralString, ...] = (
     "speakers_wanted",
     "speakers",
     "prints",
+    "heard",
 )
 #: The columns of a job's ``progress`` (ADR 51), selected after ``JOB_COLUMNS`` by every read
 #: (``JOB_READ_COLUMNS``); only ``save_progress_if_held`` writes them, and a save clears them
@@ -256,6 +259,35 @@ def prints_from_db(value: str) -> tuple[SpeakerPrint, ...]:
     )
 
 
+def heard_to_db(heard: Diarization | None) -> str | None:
+    """The JSON text of the ``heard`` column (ADR 89): ``{"turns": [[label, start, end]...],
+    "prints": {label: vector}}``; None while nothing was heard early."""
+    if heard is None:
+        return None
+    return json.dumps(
+        {
+            "turns": [[t.speaker, t.start, t.end] for t in heard.turns],
+            "prints": {label: list(vector) for label, vector in heard.prints.items()},
+        },
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+
+
+def heard_from_db(value: str | None) -> Diarization | None:
+    """What the diarizer heard early, from a ``heard`` column's JSON text."""
+    if value is None:
+        return None
+    item = json.loads(value)
+    return Diarization(
+        turns=tuple(
+            Turn(speaker=label, start=float(start), end=float(end))
+            for label, start, end in item["turns"]
+        ),
+        prints={label: tuple(float(x) for x in vector) for label, vector in item["prints"].items()},
+    )
+
+
 def print_to_db(vector: Print) -> str:
     """The JSON text of a voice's print (``voices.vector``)."""
     return json.dumps(list(vector), separators=(",", ":"))
@@ -362,6 +394,7 @@ class RowMapping:
             "speakers_wanted": job.speakers_wanted,
             "speakers": speakers_to_db(job.speakers),
             "prints": prints_to_db(job.prints),
+            "heard": heard_to_db(job.heard),
             "title": job.title,
         }
 
@@ -400,6 +433,7 @@ class RowMapping:
             speakers_wanted,
             speakers,
             prints,
+            heard,
             progress_seconds,
             progress_started,
             progress_updated,
@@ -461,6 +495,7 @@ class RowMapping:
             speakers_wanted=speakers_wanted,
             speakers=speakers_from_db(speakers),
             prints=prints_from_db(prints),
+            heard=heard_from_db(heard),
             progress=progress,
             status_message_id=status_message_id,
             edit_version=edit_version,

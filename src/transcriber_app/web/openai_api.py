@@ -80,9 +80,10 @@ KEEPALIVE_SECONDS = 15.0
 GRANULARITIES = ("word", "segment")
 #: ``POST /api/audio``'s fields that OpenAI's API has not. Refused with 400 (ADR 68): each
 #: would be ignored here, and its sender would wait for what it asks (a webhook that never
-#: comes, speakers never labelled, a translation never made, a title never kept). Other
-#: fields OpenAI does not document are still ignored, as new ones of OpenAI's would be.
-API_ONLY_FIELDS = ("callback_url", "speakers", "task", "title")
+#: comes, speakers never labelled, a translation never made, a title never kept, a summary
+#: never made). Other fields OpenAI does not document are still ignored, as new ones of
+#: OpenAI's would be.
+API_ONLY_FIELDS = ("callback_url", "speakers", "task", "title", "summary")
 #: Media type of each plain answer.
 _PLAIN_TYPES = {
     ResponseFormat.TEXT: "text/plain; charset=utf-8",

@@ -3,7 +3,8 @@
 The link's secret is shown once, on the answer to the invite, and stored
 only as its SHA-256; it expires ``INVITE_LIFETIME`` after the invite by the
 store's clock (ADR 55). Disabling a person ends their sessions and stops
-their tokens at once, in every process.
+their tokens at once, in every process; deleting one, after a confirmation
+page, removes them with their recordings and voices (ADR 90).
 """
 
 from __future__ import annotations
@@ -14,14 +15,15 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
 
-from transcriber_app.web.admin.rendering import PREFIX, render, see_other
+from transcriber_app.web.admin.rendering import PREFIX, message, render, see_other
 from transcriber_app.web.admin.security import action, form_text, page
 from transcriber_app.web.sessions import new_token, session_of
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.workspace.credentials import digest, new_person_id
 from transcriber_app.web.workspace.sessions import PREFIX as WORKSPACE
+from transcriber_core.deletion import forget_person
 from transcriber_core.errors import Conflict
-from transcriber_core.people import INVITE_LIFETIME, Person, name_problem
+from transcriber_core.people import INVITE_LIFETIME, Person, name_problem, person_owner
 
 log = logging.getLogger("transcriber.admin")
 
@@ -107,4 +109,47 @@ async def enable(request: Request, _form: FormData) -> Response:
     session_of(request).flash(
         "Enabled; they sign in again and make new API tokens." if done else "No such person."
     )
+    return see_other(f"{PREFIX}/people")
+
+
+def _no_such_person(request: Request) -> Response:
+    return message(request, "No such person", "Nobody has this id.", status_code=404)
+
+
+@page
+async def confirm_delete(request: Request) -> Response:
+    """``GET /admin/people/{id}/delete``: what deleting the person removes, and the button.
+
+    Nothing is removed until this page's form is posted (the panel runs no
+    script, ADR 15).
+    """
+    runtime = runtime_of(request)
+    person = await runtime.people.get_person(request.path_params["person_id"])
+    if person is None:
+        return _no_such_person(request)
+    services = runtime.services
+    owner = person_owner(person.id)
+    recordings = await services.listings.list_owned_jobs(owner, limit=1001)
+    voices = [] if services.voices is None else await services.voices.list_voices(owner)
+    context = {
+        "person": person,
+        "recordings": len(recordings),
+        "voices": len(voices),
+        "tokens": len(await runtime.people.list_tokens(person.id)),
+        "chats": len(await runtime.people.list_linked_chats(person.id)),
+    }
+    return render(request, "person_delete.html", context)
+
+
+@action
+async def delete(request: Request, _form: FormData) -> Response:
+    """``POST /admin/people/{id}/delete``: the person, their recordings and voices go (ADR 90)."""
+    runtime = runtime_of(request)
+    deleted = await forget_person(
+        runtime.services, runtime.people, request.path_params["person_id"]
+    )
+    if deleted is None:
+        return _no_such_person(request)
+    log.info("admin.person_deleted", extra={"recordings": deleted})
+    session_of(request).flash("Deleted, with their recordings and voices.")
     return see_other(f"{PREFIX}/people")

