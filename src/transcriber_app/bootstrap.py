@@ -67,6 +67,7 @@ from transcriber_core.ports import (
     WebhookSender,
 )
 from transcriber_core.services import Services
+from transcriber_core.summaries import Summary
 from transcriber_core.worker import Workers
 
 if TYPE_CHECKING:
@@ -100,6 +101,9 @@ class SilentNotifier:
     ) -> int | None:
         """Tell nobody."""
         return None
+
+    async def send_summary(self, job: Job, summary: Summary) -> None:
+        """Send nobody a summary."""
 
 
 @attrs.define
@@ -261,7 +265,11 @@ async def build(
             host=this_host,
             # Two worker processes on one host are told apart by their process id.
             worker=f"{this_host}:{os.getpid()}",
-            notifier=_notifier(bot, stores.budgets) if notifier is None else notifier,
+            notifier=(
+                _notifier(bot, stores.budgets, summaries=language_model is not None)
+                if notifier is None
+                else notifier
+            ),
             webhooks=_webhooks(config, clock, closers),
             fetcher=_fetcher(config) if fetcher is None else fetcher,
             fetch_limits=fetch_limits_from(config),
@@ -335,9 +343,9 @@ async def _stores(
     return await _sqlite_stores(config.storage.data_dir / DATABASE_NAME, clock, closers)
 
 
-def _notifier(bot: Bot | None, budgets: BudgetStore) -> Notifier:
+def _notifier(bot: Bot | None, budgets: BudgetStore, *, summaries: bool) -> Notifier:
     """Telegram's notifier with a bot; without one, nobody can be told."""
-    return SilentNotifier() if bot is None else _telegram_notifier(bot, budgets)
+    return SilentNotifier() if bot is None else _telegram_notifier(bot, budgets, summaries)
 
 
 def _polling(
@@ -592,11 +600,12 @@ def _fetcher(config: Config) -> MediaFetcher | None:
     return None
 
 
-def _telegram_notifier(bot: Bot, budgets: BudgetStore) -> Notifier:
+def _telegram_notifier(bot: Bot, budgets: BudgetStore, summaries: bool) -> Notifier:
     from transcriber_adapters.telegram import TelegramNotifier  # noqa: PLC0415 - see _bot
 
-    # Each chat's status edits are paced through the database's budgets (ADR 51).
-    return TelegramNotifier(bot, budgets=budgets)
+    # Each chat's status edits are paced through the database's budgets (ADR 51); a Summary
+    # button goes under each transcript with ``[llm]`` (ADR 92).
+    return TelegramNotifier(bot, budgets=budgets, summaries=summaries)
 
 
 def _diarizer(config: Config) -> Diarizer | None:

@@ -371,6 +371,9 @@ class Event(enum.StrEnum):
     DONE = "done"
     FAILED = "failed"
     DEAD = "dead"
+    #: The recording's summary was saved done or failed: its chat is sent it (ADR 92);
+    #: never a webhook's.
+    SUMMARY = "summary"
 
 
 #: What each terminal state tells the sender.
@@ -559,6 +562,8 @@ class ChatSettings:
     #: An ISO 639-1 code the recognizer takes; None: the recognizer detects it ("auto").
     language: str | None = None
     mode: ChatMode = ChatMode.AUTO
+    #: ``/summary auto``: each recording of the chat asks for its summary (SPEC §27).
+    summary: bool = False
 
 
 @attrs.frozen(kw_only=True)

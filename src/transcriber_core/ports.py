@@ -277,9 +277,17 @@ class SummaryStore(Protocol):
         ...
 
     async def save_summary_if_held(
-        self, summary: Summary, *, acquisition_id: str, delay: timedelta | None = None
+        self,
+        summary: Summary,
+        *,
+        acquisition_id: str,
+        delay: timedelta | None = None,
+        deliveries: Sequence[NewDelivery] = (),
     ) -> None:
         """Write the summary's work and lease fields if ``acquisition_id`` still leases it.
+
+        ``deliveries`` (the core chose them: ``outbox.summary_deliveries``)
+        are written to the outbox in the same transaction (ADR 92).
 
         Written: state, text, points, actions, model, prompt version,
         source, error, attempts, ``created`` and the lease holder
@@ -925,6 +933,10 @@ class ChatStore(Protocol):
         """Keep the chat's mode, its language untouched; the settings now."""
         ...
 
+    async def set_chat_summary(self, chat_id: int, summary: bool) -> ChatSettings:
+        """Keep whether the chat's recordings ask for a summary, the rest untouched."""
+        ...
+
 
 class WakeupFeed(Protocol):
     """Wake-ups from other processes: states where work just became ready elsewhere."""
@@ -1322,6 +1334,10 @@ class Notifier(Protocol):
         None when the notifier keeps none. Without ``standing``, ``progress``
         is ignored and every other notice is a message of its own.
         """
+        ...
+
+    async def send_summary(self, job: Job, summary: Summary) -> None:
+        """Send ``job``'s done or failed summary to its origin (ADR 92); others are ignored."""
         ...
 
 

@@ -42,6 +42,7 @@ from transcriber_adapters.telegram import (
     recording_of,
     send_document,
     send_reply,
+    summary_button,
     transcript_button,
 )
 from transcriber_app.bot.texts import (
@@ -55,6 +56,7 @@ from transcriber_app.bot.texts import (
     too_large_text,
     voice_note_title,
 )
+from transcriber_core import summary_steps
 from transcriber_core.entities import ChatMode, ChatSettings, Job, Origin, State
 from transcriber_core.errors import (
     FetchRefused,
@@ -427,6 +429,29 @@ class BotIntake:
         if changed is not None:
             await self._reply(bot, message, texts.mode_set[mode])
 
+    async def set_summary(self, bot: Bot, message: Message, value: str | None) -> None:
+        """``/summary auto|off``: whether each recording of the chat gets a summary (SPEC §27)."""
+        async with self._change_lock(message.chat.id):
+            await self._set_summary(bot, message, value)
+
+    async def _set_summary(self, bot: Bot, message: Message, value: str | None) -> None:
+        settings = await self.settings_of(message.chat.id)
+        texts = await self.texts(message, settings)
+        if self.services.summaries is None or self.services.language_model is None:
+            await self._reply(bot, message, texts.summary_unavailable)
+            return
+        wanted = {"auto": True, "off": False}.get((value or "").strip().lower())
+        if wanted is None:
+            await self._reply(bot, message, texts.summary_usage)
+            return
+        if not await self._may_change(bot, message, texts):
+            return
+        changed = await self._save(
+            bot, message, texts, self.chats.set_chat_summary(settings.chat_id, wanted)
+        )
+        if changed is not None:
+            await self._reply(bot, message, texts.summary_set[wanted])
+
     async def _save(
         self, bot: Bot, message: Message, texts: Texts, change: Awaitable[ChatSettings]
     ) -> ChatSettings | None:
@@ -442,6 +467,7 @@ class BotIntake:
             extra={
                 "language": settings.language or "auto",
                 "mode": settings.mode.value,
+                "summary": settings.summary,
             },
         )
         return settings
@@ -490,16 +516,8 @@ class BotIntake:
         if not self.allows(chat_id):
             await self._answer(bot, query, texts.refused)
             return
-        try:
-            job = await self.services.jobs.get(job_id)
-        except JobNotFound:
-            job = None
-        except TranscriberError as exc:
-            log.warning("bot.button_failed", extra={"error_type": type(exc).__name__})
-            await self._answer(bot, query, texts.unavailable)
-            return
-        if job is None or job.state is not State.DONE or job.origin.chat_id != chat_id:
-            await self._answer(bot, query, texts.transcript_gone)
+        job = await self._buttons_job(bot, query, texts, job_id, chat_id)
+        if job is None:
             return
         body = await asyncio.to_thread(render, job, TranscriptFormat(fmt))
         log.info("bot.transcript_button", extra={"job_id": job.id, "format": fmt})
@@ -512,6 +530,57 @@ class BotIntake:
             await self._answer(bot, query, texts.unavailable)
             return
         await self._answer(bot, query)
+
+    async def ask_summary(self, bot: Bot, query: CallbackQuery, job_id: str) -> None:
+        """The Summary button (ADR 92): queue the recording's summary; it comes when built.
+
+        Only for this chat's own recording, as the transcript buttons; asked
+        twice while pending, it is built once (``summary_steps.request``).
+        """
+        message = query.message
+        if message is None:
+            await self._answer(bot, query)
+            return
+        chat_id = message.chat.id
+        texts = texts_for(await self.settings_of(chat_id), query.from_user.language_code)
+        if not self.allows(chat_id):
+            await self._answer(bot, query, texts.refused)
+            return
+        if self.services.summaries is None or self.services.language_model is None:
+            await self._answer(bot, query, texts.summary_unavailable)
+            return
+        job = await self._buttons_job(bot, query, texts, job_id, chat_id)
+        if job is None:
+            return
+        try:
+            await summary_steps.request(self.services, job.id)
+        except JobNotFound:
+            await self._answer(bot, query, texts.transcript_gone)
+            return
+        except TranscriberError as exc:
+            log.warning("bot.button_failed", extra={"error_type": type(exc).__name__})
+            await self._answer(bot, query, texts.unavailable)
+            return
+        log.info("bot.summary_button", extra={"job_id": job.id})
+        await self._answer(bot, query, texts.summary_asked)
+
+    async def _buttons_job(
+        self, bot: Bot, query: CallbackQuery, texts: Texts, job_id: str, chat_id: int
+    ) -> Job | None:
+        """The done job a button under its transcript names, if it is this chat's; else None,
+        the presser told why."""
+        try:
+            job = await self.services.jobs.get(job_id)
+        except JobNotFound:
+            job = None
+        except TranscriberError as exc:
+            log.warning("bot.button_failed", extra={"error_type": type(exc).__name__})
+            await self._answer(bot, query, texts.unavailable)
+            return None
+        if job is None or job.state is not State.DONE or job.origin.chat_id != chat_id:
+            await self._answer(bot, query, texts.transcript_gone)
+            return None
+        return job
 
     async def _answer(self, bot: Bot, query: CallbackQuery, text: str | None = None) -> None:
         try:
@@ -610,6 +679,8 @@ class ChatDoor:
                 language=self.settings.language,
                 standing_language=True,
                 title=voice_note_title(texts, self.message.date),
+                # ``/summary auto`` asks; otherwise ``[llm] auto_summary`` decides.
+                summary=True if self.settings.summary else None,
             )
             yield Staged(path=path, extension=extension, wishes=wishes)
 
@@ -663,6 +734,7 @@ def make_router() -> Router:
     router.message.register(_help, Command("start", "help"))
     router.message.register(_language, Command("language"))
     router.message.register(_mode, Command("mode"))
+    router.message.register(_summary, Command("summary"))
     router.message.register(_settings, Command("settings"))
     router.message.register(_transcribe, Command("transcribe"))
     router.message.register(_link, Command("link"))
@@ -672,6 +744,7 @@ def make_router() -> Router:
     router.message.register(_receive_link, _carries_link)
     router.message.register(_help, _is_private)
     router.callback_query.register(_button, _is_transcript_button)
+    router.callback_query.register(_summary_button, _is_summary_button)
     return router
 
 
@@ -769,6 +842,10 @@ async def _mode(message: Message, bot: Bot, intake: BotIntake, command: CommandO
     await intake.set_mode(bot, message, command.args)
 
 
+async def _summary(message: Message, bot: Bot, intake: BotIntake, command: CommandObject) -> None:
+    await intake.set_summary(bot, message, command.args)
+
+
 async def _link(message: Message, bot: Bot, intake: BotIntake, command: CommandObject) -> None:
     await intake.link(bot, message, command.args)
 
@@ -784,6 +861,15 @@ async def _settings(message: Message, bot: Bot, intake: BotIntake) -> None:
 def _is_transcript_button(query: CallbackQuery) -> dict[str, str] | bool:
     asked = transcript_button(query.data)
     return False if asked is None else {"fmt": asked[0], "job_id": asked[1]}
+
+
+def _is_summary_button(query: CallbackQuery) -> dict[str, str] | bool:
+    job_id = summary_button(query.data)
+    return False if job_id is None else {"job_id": job_id}
+
+
+async def _summary_button(query: CallbackQuery, bot: Bot, intake: BotIntake, job_id: str) -> None:
+    await intake.ask_summary(bot, query, job_id)
 
 
 async def _button(query: CallbackQuery, bot: Bot, intake: BotIntake, fmt: str, job_id: str) -> None:

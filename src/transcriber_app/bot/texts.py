@@ -41,6 +41,14 @@ class Texts:
     mode_usage: str
     mode_set: dict[ChatMode, str]
     mode_private: str
+    #: ``/summary`` without ``auto`` or ``off``.
+    summary_usage: str
+    #: ``/summary auto`` (True) and ``off`` (False) done.
+    summary_set: dict[bool, str]
+    #: ``/summary`` with no ``[llm]``: summaries are not offered (SPEC §27).
+    summary_unavailable: str
+    #: The Summary button pressed: the summary is on its way.
+    summary_asked: str
     #: A group's settings changed by someone who is not one of its administrators.
     not_admin: str
     #: ``/transcribe`` that does not answer a recording.
@@ -85,6 +93,7 @@ ENGLISH = Texts(
         "/language <code|auto> sets the language of this chat's recordings\n"
         "/mode auto|command (groups) transcribes every recording, or only those "
         "answered with /transcribe or mentioning me\n"
+        "/summary auto|off gives each recording a summary, when the service offers them\n"
         "/settings shows this chat's settings\n"
         "/link <code> shows this chat's recordings in your workspace; /unlink stops it"
     ),
@@ -123,6 +132,13 @@ ENGLISH = Texts(
         ),
     },
     mode_private="In a private chat I transcribe every recording; /mode is for groups.",
+    summary_usage="Use /summary auto (a summary of every recording) or /summary off.",
+    summary_set={
+        True: "Done: each recording in this chat gets a summary once transcribed.",
+        False: "Done: recordings in this chat get no summary.",
+    },
+    summary_unavailable="Summaries are not available on this service.",
+    summary_asked="Summarising: the summary will come here.",
     not_admin="Only this group's administrators can change its settings.",
     transcribe_usage="Answer a voice message or a recording with /transcribe.",
     voice_note_title="Voice note of {day} {mon} {year}, {hm}",
@@ -177,6 +193,7 @@ RUSSIAN = Texts(
         "/language <код|auto> задаёт язык записей в этом чате\n"
         "/mode auto|command (в группах): расшифровывать все записи или только те, "
         "на которые ответили /transcribe или где меня упомянули\n"
+        "/summary auto|off: краткое содержание каждой записи, если сервис его предлагает\n"
         "/settings показывает настройки этого чата\n"
         "/link <код> показывает записи этого чата в вашем рабочем пространстве; /unlink отменяет"
     ),
@@ -211,6 +228,13 @@ RUSSIAN = Texts(
         ),
     },
     mode_private="В личном чате я расшифровываю все записи; /mode — для групп.",
+    summary_usage="Используйте /summary auto (краткое содержание каждой записи) или /summary off.",
+    summary_set={
+        True: "Готово: у каждой записи в этом чате будет краткое содержание после расшифровки.",
+        False: "Готово: записи в этом чате остаются без краткого содержания.",
+    },
+    summary_unavailable="Краткое содержание на этом сервисе недоступно.",
+    summary_asked="Составляю краткое содержание: оно придёт сюда.",
     not_admin="Менять настройки группы могут только её администраторы.",
     transcribe_usage="Ответьте командой /transcribe на голосовое сообщение или запись.",
     voice_note_title="Голосовое сообщение от {day} {mon} {year}, {hm}",
