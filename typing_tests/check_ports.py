@@ -16,6 +16,7 @@ from transcriber_adapters.memory import (
     MemoryChatStore,
     MemoryConditionStore,
     MemoryConverter,
+    MemoryFetcher,
     MemoryFileStore,
     MemoryJobRepository,
     MemoryLanguageModel,
@@ -183,7 +184,7 @@ def check(
         OpenAIChatModel(base_url="http://127.0.0.1:11434/v1", model="never-used"),
     ]
     # Links in (SPEC §28): yt-dlp behind the address guard (ADR 87, 88).
-    fetchers: list[MediaFetcher] = [YtDlpFetcher()]
+    fetchers: list[MediaFetcher] = [MemoryFetcher(), YtDlpFetcher()]
     del voices, diarizers, doors, summaries, models, fetchers
     del usage, chats, people, invitations, accounts, tokens, sessions
     del senders, feeds, budgets, probes, meters, conditions, logins, repos, stores, converters

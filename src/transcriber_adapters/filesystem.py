@@ -19,6 +19,7 @@ from transcriber_adapters.localdisk import (
     PARTIAL_PREFIX,
     copy_into,
     move_into,
+    staging_folder,
     staging_path,
     storage_errors,
     stored_name,
@@ -53,6 +54,10 @@ class FilesystemFileStore:
     def staging(self, extension: str) -> AbstractAsyncContextManager[Path]:
         """A fresh 0600 file in the staging dir, removed on exit if still there."""
         return staging_path(self._staging_dir, extension)
+
+    def staging_folder(self) -> AbstractAsyncContextManager[Path]:
+        """A fresh 0700 folder in the staging dir, removed on exit with all it holds."""
+        return staging_folder(self._staging_dir)
 
     async def put(
         self, file_id: str, extension: str, source: Path, *, now: datetime, move: bool = False

@@ -26,7 +26,13 @@ from aiobotocore.config import AioConfig
 from botocore.exceptions import BotoCoreError, ClientError
 
 from transcriber_adapters._threads import close, in_thread
-from transcriber_adapters.localdisk import CHUNK_SIZE, staging_path, storage_errors, stored_name
+from transcriber_adapters.localdisk import (
+    CHUNK_SIZE,
+    staging_folder,
+    staging_path,
+    storage_errors,
+    stored_name,
+)
 from transcriber_core.entities import FileRecord, Location
 from transcriber_core.errors import (
     FileNotFound,
@@ -186,6 +192,10 @@ class S3FileStore:
     def staging(self, extension: str) -> AbstractAsyncContextManager[Path]:
         """A fresh 0600 file in the staging dir, removed on exit if still there."""
         return staging_path(self._staging_dir, extension)
+
+    def staging_folder(self) -> AbstractAsyncContextManager[Path]:
+        """A fresh 0700 folder in the staging dir, removed on exit with all it holds."""
+        return staging_folder(self._staging_dir)
 
     async def put(
         self, file_id: str, extension: str, source: Path, *, now: datetime, move: bool = False

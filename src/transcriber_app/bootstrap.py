@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import logging
 import os
 import secrets
+import wave
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
@@ -19,7 +21,7 @@ from transcriber_adapters.datadir import claim as claim_data_dir
 from transcriber_adapters.ffmpeg import OPUS, PCM, FfmpegConverter
 from transcriber_adapters.filesystem import FilesystemFileStore
 from transcriber_adapters.media_header import HeaderProbe
-from transcriber_adapters.memory import MemoryRecognizer
+from transcriber_adapters.memory import MemoryFetcher, MemoryRecognizer, Served
 from transcriber_adapters.sqlite import (
     SqliteBudgetStore,
     SqliteChatStore,
@@ -47,11 +49,13 @@ from transcriber_core.ports import (
     Converter,
     Diarizer,
     Event,
+    FetchLimits,
     FileStore,
     IdSource,
     JobRepository,
     LanguageModel,
     LoginThrottle,
+    MediaFetcher,
     Notifier,
     PeopleStore,
     Recognizer,
@@ -63,6 +67,7 @@ from transcriber_core.ports import (
     WebhookSender,
 )
 from transcriber_core.services import Services
+from transcriber_core.summaries import Summary
 from transcriber_core.worker import Workers
 
 if TYPE_CHECKING:
@@ -96,6 +101,9 @@ class SilentNotifier:
     ) -> int | None:
         """Tell nobody."""
         return None
+
+    async def send_summary(self, job: Job, summary: Summary) -> None:
+        """Send nobody a summary."""
 
 
 @attrs.define
@@ -159,6 +167,7 @@ def concurrency_from(config: Config) -> dict[State, int]:
     """Loops per step state from ``[workers]`` (ADR 27); 0 runs none of that step here."""
     workers = config.workers
     return {
+        State.FETCH: workers.fetch,
         State.CONVERT: workers.convert,
         State.RECOGNIZE: workers.recognize,
         State.CHECK: workers.check,
@@ -186,6 +195,7 @@ async def build(
     recognizer_files: FileStore | None = None,
     diarizer: Diarizer | None = None,
     notifier: Notifier | None = None,
+    fetcher: MediaFetcher | None = None,
     host: str | None = None,
     wakeup_feed: WakeupFeed | None = None,
     intake: bool = True,
@@ -256,8 +266,14 @@ async def build(
             host=this_host,
             # Two worker processes on one host are told apart by their process id.
             worker=f"{this_host}:{os.getpid()}",
-            notifier=_notifier(bot, stores.budgets) if notifier is None else notifier,
+            notifier=(
+                _notifier(bot, stores.budgets, summaries=language_model is not None)
+                if notifier is None
+                else notifier
+            ),
             webhooks=_webhooks(config, clock, closers),
+            fetcher=_fetcher(config) if fetcher is None else fetcher,
+            fetch_limits=fetch_limits_from(config),
             clock=clock,
             ids=ids or RandomIds(),
             settings=settings,
@@ -328,9 +344,9 @@ async def _stores(
     return await _sqlite_stores(config.storage.data_dir / DATABASE_NAME, clock, closers)
 
 
-def _notifier(bot: Bot | None, budgets: BudgetStore) -> Notifier:
+def _notifier(bot: Bot | None, budgets: BudgetStore, *, summaries: bool) -> Notifier:
     """Telegram's notifier with a bot; without one, nobody can be told."""
-    return SilentNotifier() if bot is None else _telegram_notifier(bot, budgets)
+    return SilentNotifier() if bot is None else _telegram_notifier(bot, budgets, summaries)
 
 
 def _polling(
@@ -547,11 +563,50 @@ def _webhooks(
     return sender
 
 
-def _telegram_notifier(bot: Bot, budgets: BudgetStore) -> Notifier:
+def fetch_limits_from(config: Config) -> FetchLimits:
+    """What one link may bring in: ``[import] max_bytes`` and §17's duration limit."""
+    return FetchLimits(
+        max_bytes=config.import_.max_bytes, max_seconds=config.storage.max_duration_seconds
+    )
+
+
+def _silence_wav(seconds: int) -> bytes:
+    """A WAV file of ``seconds`` of 16 kHz mono silence: real audio for ffmpeg, made here."""
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(16_000)
+        out.writeframes(b"\0\0" * 16_000 * seconds)
+    return buffer.getvalue()
+
+
+#: What the demo's fetcher brings in for any link: 3 s of silence (no network is reached).
+DEMO_LINK = Served(data=_silence_wav(3), title="A recording from a link", extension=".wav")
+
+
+def _fetcher(config: Config) -> MediaFetcher | None:
+    """The fetcher of links (SPEC §28): yt-dlp behind the address guard, when installed.
+
+    Without the ``links`` extra, the memory recognizer's demo serves every
+    link a stand-in recording (no network); any other service refuses links
+    at intake (``links_disabled``).
+    """
+    if is_installed("links"):
+        from transcriber_adapters.fetching import YtDlpFetcher  # noqa: PLC0415 - the extra's
+
+        return YtDlpFetcher(allow_private=config.import_.allow_private)
+    if config.recognizer.kind == "memory":
+        return MemoryFetcher(default=DEMO_LINK)
+    return None
+
+
+def _telegram_notifier(bot: Bot, budgets: BudgetStore, summaries: bool) -> Notifier:
     from transcriber_adapters.telegram import TelegramNotifier  # noqa: PLC0415 - see _bot
 
-    # Each chat's status edits are paced through the database's budgets (ADR 51).
-    return TelegramNotifier(bot, budgets=budgets)
+    # Each chat's status edits are paced through the database's budgets (ADR 51); a Summary
+    # button goes under each transcript with ``[llm]`` (ADR 92).
+    return TelegramNotifier(bot, budgets=budgets, summaries=summaries)
 
 
 def _diarizer(config: Config) -> Diarizer | None:

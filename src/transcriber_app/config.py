@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import ipaddress
+import keyword
 import os
 import re
 import tomllib
@@ -261,6 +262,11 @@ class WorkersConfig:
     recognize: int = 4
     #: Check loops; 0: none here.
     check: int = 2
+    #: Fetch loops (links' downloads, SPEC §28); 0: none here. Unset: 2 where this process
+    #: converts, else 0 (an API-only process stays one that runs no step, ADR 38).
+    fetch: int = attrs.field(
+        default=attrs.Factory(lambda workers: 2 if workers.convert else 0, takes_self=True)
+    )
     #: A recording of at most this many bytes may take the express lane.
     express_bytes: int = 20 * 1024**2
     #: ... and only when it lasts (or is not known to last more than) this long.
@@ -342,6 +348,20 @@ class QuotasConfig:
     seconds_per_day: int = 0
 
 
+#: ``[import] max_bytes`` by default: 2 GiB, an hours-long lecture's audio with room to spare.
+DEFAULT_IMPORT_MAX_BYTES = 2 * 1024**3
+
+
+@attrs.frozen(kw_only=True)
+class ImportConfig:
+    """Links taken in and fetched (SPEC §28, ADR 85)."""
+
+    #: Largest file one link may bring in, declared or counted while it downloads.
+    max_bytes: int = DEFAULT_IMPORT_MAX_BYTES
+    #: Let a fetch reach loopback, private and link-local addresses (tests, trusted networks).
+    allow_private: bool = False
+
+
 @attrs.frozen(kw_only=True)
 class WorkerConfig:
     """Where ``transcriber worker`` answers ``/health`` and ``/metrics`` (ADR 38)."""
@@ -380,6 +400,8 @@ class Config:
     diarization: DiarizationConfig = DiarizationConfig()
     openai: OpenAIConfig = OpenAIConfig()
     quotas: QuotasConfig = QuotasConfig()
+    #: ``[import]`` (a Python keyword, hence the trailing underscore here).
+    import_: ImportConfig = ImportConfig()
     #: None: no ``[llm]`` section, summaries and questions are off.
     llm: LlmConfig | None = None
     worker: WorkerConfig = WorkerConfig()
@@ -404,6 +426,7 @@ _SECTIONS: dict[str, type[Any]] = {
     "diarization": attrs.resolve_types(DiarizationConfig),
     "openai": attrs.resolve_types(OpenAIConfig),
     "quotas": attrs.resolve_types(QuotasConfig),
+    "import": attrs.resolve_types(ImportConfig),
     "llm": attrs.resolve_types(LlmConfig),
     "worker": attrs.resolve_types(WorkerConfig),
     "shutdown": attrs.resolve_types(ShutdownConfig),
@@ -428,7 +451,9 @@ def load_config(path: Path | None = None, env: Mapping[str, str] | None = None) 
             raise ConfigError(f"unknown section [{section}]")
         if not isinstance(values, dict):
             raise ConfigError(f"[{section}] must be a table of keys")
-        sections[section] = _section(section, _SECTIONS[section], values)
+        # ``[import]`` is ``Config.import_``: the section's name is a Python keyword.
+        field = f"{section}_" if keyword.iskeyword(section) else section
+        sections[field] = _section(section, _SECTIONS[section], values)
     config = Config(**sections)
     if config.recognizer.kind == "whisper" and "recognize" not in raw.get("workers", {}):
         # Four loops that each use every CPU oversubscribe a small box (ADR 49).
@@ -591,7 +616,7 @@ def _check_positive(*named: tuple[str, float]) -> None:
 
 def _check_workers(workers: WorkersConfig) -> None:
     """Loop counts and the express lane's limits (ADR 27)."""
-    for key in ("convert", "recognize", "check", "deliver"):
+    for key in ("fetch", "convert", "recognize", "check", "deliver"):
         if getattr(workers, key) < 0:
             raise ConfigError(f"[workers] {key}: must not be negative")
     if workers.express_bytes <= 0:
@@ -667,6 +692,8 @@ def _check(config: Config) -> None:  # noqa: PLR0912 - one branch per rule reads
     """Cross-checks: values that parse but cannot work."""
     if config.storage.max_record_bytes <= 0:
         raise ConfigError("[storage] max_record_bytes: must be positive")
+    if config.import_.max_bytes <= 0:
+        raise ConfigError("[import] max_bytes: must be positive")
     for section, port in (("http", config.http.port), ("worker", config.worker.port)):
         if not 0 < port < 65536:
             raise ConfigError(f"[{section}] port: must be between 1 and 65535")

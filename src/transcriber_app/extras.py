@@ -25,6 +25,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
         "uvicorn",
         "python_multipart",
         "jinja2",
+        "babel",
         "argon2",
         "prometheus_client",
         "aiohttp",

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime, timedelta
 
+import attrs
 import pytest
 
 from transcriber_core.clocks import ManualClock
@@ -115,6 +116,23 @@ class ChatStoreContract:
         """Setting only the mode of an unknown chat leaves its language at auto."""
         settings = await chats.set_chat_mode(CHAT, ChatMode.COMMAND)
         assert settings == ChatSettings(chat_id=CHAT, mode=ChatMode.COMMAND)
+
+    async def test_the_summary_setting_is_kept_apart_from_the_others(
+        self, chats: ChatStore
+    ) -> None:
+        """``/summary auto`` then ``off`` read back, language and mode kept, that chat alone."""
+        await chats.set_chat_language(CHAT, "ru")
+        on = await chats.set_chat_summary(CHAT, True)
+        assert on == ChatSettings(chat_id=CHAT, language="ru", summary=True)
+        assert await chats.chat_settings(CHAT) == on
+        assert await chats.set_chat_mode(CHAT, ChatMode.COMMAND) == attrs.evolve(
+            on, mode=ChatMode.COMMAND
+        )
+        assert await chats.chat_settings(CHAT + 1) == ChatSettings(chat_id=CHAT + 1)
+        off = await chats.set_chat_summary(CHAT, False)
+        assert off == ChatSettings(chat_id=CHAT, language="ru", mode=ChatMode.COMMAND)
+        new = await chats.set_chat_summary(CHAT + 2, True)
+        assert new == ChatSettings(chat_id=CHAT + 2, summary=True)
 
     async def test_two_settings_changed_at_once_are_both_kept(self, chats: ChatStore) -> None:
         """Two processes changing the language and the mode at once: neither change is lost."""

@@ -335,6 +335,43 @@ class FileStoreContract:
             assert stat.S_IMODE(staging_dir.stat().st_mode) == 0o700
             assert not path.exists() or stat.S_IMODE(path.stat().st_mode) == 0o600
 
+    async def test_staging_folder_is_private_and_removed_with_its_contents(
+        self, store: FileStore, staging_dir: Path, system_temp: Path
+    ) -> None:
+        """A staging folder is new, empty and 0700; on exit, even by error, it goes whole."""
+        seen: list[Path] = []
+
+        async def refused_mid_way() -> None:
+            async with store.staging_folder() as first, store.staging_folder() as second:
+                seen.extend((first, second))
+                (first / "part").mkdir()
+                (first / "part" / "media.mp3.part").write_bytes(b"half a download")
+                raise RuntimeError("the fetch was refused")
+
+        with pytest.raises(RuntimeError):
+            await refused_mid_way()
+        first, second = seen
+        assert first != second
+        assert first.parent == second.parent == staging_dir
+        assert stat.S_IMODE(staging_dir.stat().st_mode) == 0o700
+        assert not first.exists()
+        assert not second.exists()
+        assert list(system_temp.iterdir()) == []
+
+    async def test_a_staging_folder_file_is_stored_by_move(
+        self, store: FileStore, sources: Path
+    ) -> None:
+        """A file downloaded into a staging folder is put like an upload and leaves the folder."""
+        async with store.staging_folder() as folder:
+            assert list(folder.iterdir()) == []
+            assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+            fetched = folder / "media.mp3"
+            fetched.write_bytes(b"fetched bytes")
+            record = await store.put(FILE_ID, ".mp3", fetched, now=NOW, move=True)
+            assert not fetched.exists()
+        assert record.size == len(b"fetched bytes")
+        assert await self.read_all(store, record) == b"fetched bytes"
+
     async def test_staging_removed_when_not_consumed(
         self, store: FileStore, system_temp: Path
     ) -> None:

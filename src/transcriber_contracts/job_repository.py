@@ -31,7 +31,7 @@ once. Under pytest-asyncio's strict mode, decorate async fixtures with
 reads the system clock.
 
 The suites, one module each: ``jobs.JobsContract``, ``queue.QueueContract``,
-``progress.ProgressContract``, ``file_records.FileRecordsContract``,
+``progress.ProgressContract``, ``links.LinksContract``, ``file_records.FileRecordsContract``,
 ``listings.ListingsContract`` (all five in ``JobRepositoryContract``), ``outbox.OutboxContract`` and
 ``removals.RemovalsContract`` (also ``JobLifecycleContract``); their shared
 jobs and helpers are in ``repository_support``.
@@ -41,6 +41,7 @@ from __future__ import annotations
 
 from transcriber_contracts.file_records import FileRecordsContract
 from transcriber_contracts.jobs import JobsContract
+from transcriber_contracts.links import LinksContract
 from transcriber_contracts.listings import ListingsContract
 from transcriber_contracts.progress import ProgressContract
 from transcriber_contracts.queue import QueueContract
@@ -77,6 +78,7 @@ __all__ = [
     "JobLifecycleContract",
     "JobRepositoryContract",
     "JobsContract",
+    "LinksContract",
     "ListingsContract",
     "OpenAnother",
     "ProgressContract",
@@ -97,7 +99,12 @@ __all__ = [
 
 
 class JobRepositoryContract(
-    JobsContract, QueueContract, ProgressContract, FileRecordsContract, ListingsContract
+    JobsContract,
+    QueueContract,
+    ProgressContract,
+    LinksContract,
+    FileRecordsContract,
+    ListingsContract,
 ):
     """Subclass and provide the fixtures ``repo`` and ``another_repo`` (module docstring)."""
 

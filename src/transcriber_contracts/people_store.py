@@ -331,6 +331,27 @@ class PeopleStoreContract:
         assert stored.disabled == T0 + MINUTE
         assert not stored.is_active
 
+    async def test_a_persons_language_is_kept(
+        self, people: PeopleStore, open_people: OpenPeople
+    ) -> None:
+        """The language chosen is read back by id, name and list, and by another connection."""
+        me = await active(people, 1)
+        assert me.language is None
+        assert await people.set_person_language(me.id, "ru") is True
+        assert (await people.get_person(me.id)) == attrs.evolve(me, language="ru")
+        found = await people.find_person(me.name)
+        assert found is not None
+        assert found.language == "ru"
+        assert [p.language for p in await people.list_people()] == ["ru"]
+        stored = await _read_person(open_people, me.id)
+        assert stored is not None
+        assert stored.language == "ru"
+        assert await people.set_person_language(me.id, None) is True
+        again = await people.get_person(me.id)
+        assert again is not None
+        assert again.language is None
+        assert await people.set_person_language("nobody", "ru") is False
+
     def test_owner_keys_never_equal_a_static_tokens_key(self) -> None:
         """A person's owner key is a digest's width with a colon, which a hex digest never has."""
         key = person_owner(person(1).id)

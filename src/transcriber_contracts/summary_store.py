@@ -34,7 +34,7 @@ import pytest
 from transcriber_contracts.racing import in_threads
 from transcriber_contracts.repository_support import LEASE, T0, make_job
 from transcriber_core.clocks import ManualClock
-from transcriber_core.entities import Job, State
+from transcriber_core.entities import DeliveryKind, Event, Job, NewDelivery, State
 from transcriber_core.errors import JobNotFound, LeaseLost
 from transcriber_core.ports import JobRepository, SummaryStore
 from transcriber_core.summaries import PROMPT_VERSION, Action, Summary, SummaryState
@@ -157,6 +157,30 @@ class SummaryStoreContract:
         assert await summaries.acquire_summary(acquisition_id="a2", lease=LEASE) is None
         with pytest.raises(LeaseLost):
             await summaries.save_summary_if_held(built, acquisition_id="a1")
+
+    async def test_a_saves_deliveries_are_written_with_it_and_only_with_it(
+        self, stores: Stores, clock: ManualClock
+    ) -> None:
+        """A held save writes its deliveries to the outbox; a save that lost its lease, none."""
+        summaries, repo = stores
+        job = await self._job(stores, clock)
+        await summaries.request_summary(job.id)
+        taken = await summaries.acquire_summary(acquisition_id="a1", lease=LEASE)
+        assert taken is not None
+        notice = (NewDelivery(DeliveryKind.NOTICE, Event.SUMMARY),)
+        with pytest.raises(LeaseLost):
+            await summaries.save_summary_if_held(taken, acquisition_id="a2", deliveries=notice)
+        assert await repo.acquire_delivery(acquisition_id="d1", lease=LEASE) is None
+        done = attrs.evolve(taken, state=SummaryState.DONE, text="we ship", acquisition_id=None)
+        await summaries.save_summary_if_held(done, acquisition_id="a1", deliveries=notice)
+        delivery = await repo.acquire_delivery(acquisition_id="d1", lease=LEASE)
+        assert delivery is not None
+        assert (delivery.job_id, delivery.kind, delivery.event) == (
+            job.id,
+            DeliveryKind.NOTICE,
+            Event.SUMMARY,
+        )
+        assert await repo.acquire_delivery(acquisition_id="d2", lease=LEASE) is None
 
     async def test_a_retry_waits_out_its_delay(self, stores: Stores, clock: ManualClock) -> None:
         """A summary given back with a delay is handed out again only once the delay has passed."""

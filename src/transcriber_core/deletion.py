@@ -173,6 +173,10 @@ class _Noted:
         """The wrapped store's staging file."""
         return self._store.staging(extension)
 
+    def staging_folder(self) -> AbstractAsyncContextManager[Path]:
+        """The wrapped store's staging folder."""
+        return self._store.staging_folder()
+
     async def put(
         self, file_id: str, extension: str, source: Path, *, now: datetime, move: bool = False
     ) -> FileRecord:

@@ -30,13 +30,16 @@ def revive_state(job: Job) -> State | None:
     """The step a revived ``job`` starts again from; None when the job is not revivable.
 
     Keeping the recognizer's operation or the converted audio spares a second
-    recognition (which costs money) or a second conversion.
+    recognition (which costs money) or a second conversion. A link's job
+    whose recording was never stored fetches it again (ADR 85).
     """
     if job.state not in REVIVABLE:
         return None
     for field, state in _RESUME_AFTER:
         if getattr(job, field) is not None:
             return state
+    if job.source_file_id is None and job.source_url is not None:
+        return State.FETCH
     return State.CONVERT
 
 

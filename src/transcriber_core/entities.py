@@ -14,6 +14,8 @@ from transcriber_core.languages import RecognitionRequest, Task
 class State(enum.StrEnum):
     """Where a job is in the pipeline; a closed set."""
 
+    #: A link's recording is being downloaded (SPEC §28); the job then goes on as an upload.
+    FETCH = "fetch"
     CONVERT = "convert"
     RECOGNIZE = "recognize"
     CHECK = "check"
@@ -28,7 +30,7 @@ class State(enum.StrEnum):
 
 
 #: States that a step works on, in pipeline order.
-STEP_STATES: tuple[State, ...] = (State.CONVERT, State.RECOGNIZE, State.CHECK)
+STEP_STATES: tuple[State, ...] = (State.FETCH, State.CONVERT, State.RECOGNIZE, State.CHECK)
 #: States a job never leaves by itself.
 TERMINAL_STATES: frozenset[State] = frozenset({State.DONE, State.FAILED, State.DEAD})
 
@@ -161,20 +163,26 @@ class Voice:
     samples: int = 1
 
 
-#: The states in which a job keeps its ``progress``; any other move clears it (ADR 51).
-PROGRESS_STATES = frozenset({State.RECOGNIZE, State.CHECK})
+#: The states in which a job keeps its ``progress``; any other move clears it (ADR 51, 85).
+PROGRESS_STATES = frozenset({State.FETCH, State.RECOGNIZE, State.CHECK})
 
 
 @attrs.frozen(kw_only=True)
 class Progress:
-    """How far the recognition of a job has come, as its lease holder last noted it (ADR 51).
+    """How far the step of a job has come, as its lease holder last noted it (ADR 51, 85).
 
     Written only by ``JobQueue.save_progress_if_held``; both times are the
     store's clock, so hosts whose clocks disagree still agree on the pace.
+    In ``recognize`` and ``check`` it counts seconds of audio towards the
+    job's duration; in ``fetch`` it counts bytes towards ``total`` (ADR 85).
     """
 
-    #: Seconds of the audio recognised so far (the end of the last segment heard).
+    #: Seconds of the audio recognised so far (the end of the last segment heard); in
+    #: ``fetch``, the bytes downloaded so far.
     seconds_done: float
+    #: The whole the step counts towards when the job's duration is not it: a fetch's
+    #: declared bytes; None when unknown or for a recognition.
+    total: float | None = None
     #: When this recognition began: the estimate of the time left counts from here.
     started: datetime
     #: When ``seconds_done`` was last noted.
@@ -189,8 +197,11 @@ class Job:
     id: str
     state: State
     origin: Origin
-    #: The recording as received.
+    #: The recording as received (a link's: once fetched).
     source_file_id: str | None = None
+    #: The link the recording is fetched from (SPEC §28); None for a recording sent as bytes.
+    #: May carry a secret (a signed share): never logged, never in an error text.
+    source_url: str | None = attrs.field(default=None, repr=False)
     #: The Ogg/Opus mono audio made by the convert step.
     converted_file_id: str | None = None
     #: The copy in Object Storage that the recognizer reads.
@@ -360,6 +371,9 @@ class Event(enum.StrEnum):
     DONE = "done"
     FAILED = "failed"
     DEAD = "dead"
+    #: The recording's summary was saved done or failed: its chat is sent it (ADR 92);
+    #: never a webhook's.
+    SUMMARY = "summary"
 
 
 #: What each terminal state tells the sender.
@@ -548,6 +562,8 @@ class ChatSettings:
     #: An ISO 639-1 code the recognizer takes; None: the recognizer detects it ("auto").
     language: str | None = None
     mode: ChatMode = ChatMode.AUTO
+    #: ``/summary auto``: each recording of the chat asks for its summary (SPEC §27).
+    summary: bool = False
 
 
 @attrs.frozen(kw_only=True)

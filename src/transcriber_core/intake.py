@@ -7,9 +7,14 @@ order, for every door::
     dedup key seen before? ── yes ─> the door's proof ─> the sender, asked again if read
         │ no                          ─> check_replay ─> the first job
     the sender (owner, payer) ─> today's quota (before any byte)
-        ─> the door stages the bytes ─> language, prompt, task, speakers,
-           callback, title ─> the sender, asked again (SPEC §29)
+        ─> the door stages the bytes (or names a link) ─> language, prompt, task,
+           speakers, callback, title ─> a link checked (``MediaFetcher.check``)
+        ─> the sender, asked again (SPEC §29)
         ─> submit: the charge, the store, the job, the notice
+
+A link (SPEC §28, ADR 85) becomes a job in ``fetch`` with nothing stored
+yet: it is charged 0 seconds at intake (a spent day still refuses it) and
+its measured length when it is converted (``convert``'s settle).
 
 Its refusals are the core's errors (``QuotaExceeded``, ``DedupKeyReused``,
 ``OptionRefused``, ``CallbackRefused``, ``BadSpeakers``, a ``DiskFull`` or
@@ -29,11 +34,13 @@ from transcriber_core.entities import Event, Job, Origin, State
 from transcriber_core.errors import (
     CallbackRefused,
     DedupKeyReused,
+    FetchRefused,
     OptionRefused,
     PermanentError,
     QuotaExceeded,
     TranscriberError,
 )
+from transcriber_core.fetching import BAD_URL, NO_FETCHER, well_formed_link
 from transcriber_core.languages import DEFAULT_REQUEST, RecognitionRequest, recognition_request
 from transcriber_core.outbox import deliver_next, deliveries_for
 from transcriber_core.policy import (
@@ -106,6 +113,8 @@ async def take_in(
     await check_quota(services, payer)
     async with door.staged() as staged:
         judged = await judge(services, staged.wishes)
+        if staged.url is not None:
+            await check_link(services, staged.url)
         # Asked again once the bytes are in (SPEC §29); the day was judged by the first answer,
         # the charge is the payer's now.
         sender = await door.sender_again()
@@ -122,11 +131,26 @@ async def take_in(
             speakers_wanted=judged.speakers,
             request=judged.request,
             payer=payer,
+            url=staged.url,
             title=judged.title,
         )
     if is_new and judged.summary:
         await _ask_summary(services, job)
     return Taken(job=job, is_new=is_new)
+
+
+async def check_link(services: Services, url: str) -> None:
+    """Refuse at once a link that can be refused without downloading it (SPEC §28).
+
+    ``FetchRefused`` with its code (``url_not_allowed``, ``playlist_not_supported``,
+    ``links_disabled`` when this service fetches no links), ``FetchUnavailable``
+    when its host cannot be resolved now.
+    """
+    if not well_formed_link(url):
+        raise FetchRefused(BAD_URL)
+    if services.fetcher is None:
+        raise FetchRefused(NO_FETCHER)
+    await services.fetcher.check(url)
 
 
 async def _ask_summary(services: Services, job: Job) -> None:
@@ -183,7 +207,7 @@ async def judge(services: Services, wishes: Wishes) -> Judged:
 
 async def submit(
     services: Services,
-    source: Path,
+    source: Path | None,
     *,
     extension: str,
     origin: Origin,
@@ -194,9 +218,13 @@ async def submit(
     speakers_wanted: int | None = None,
     request: RecognitionRequest = DEFAULT_REQUEST,
     payer: str | None = None,
+    url: str | None = None,
     title: str | None = None,
 ) -> tuple[Job, bool]:
     """Move the recording at ``source`` into storage and enqueue a job for it.
+
+    Or, with ``url`` and no ``source``, enqueue a job that fetches it first
+    (``fetching``), charged 0 seconds until its length is measured (ADR 85).
 
     Returns the job and True, or, when ``dedup_key`` was seen before, the
     first job and False with nothing new stored. ``digest`` (the recording's
@@ -212,13 +240,17 @@ async def submit(
     nothing stored, and the caller removes ``source``. Otherwise ``source``
     is gone either way. ``title`` (``titles.clean_title``) is stored with the job.
     """
-    declared = None if services.probe is None else await services.probe.declared_duration(source)
+    declared = None
+    if source is not None and services.probe is not None:
+        declared = await services.probe.declared_duration(source)
     payer = owner if payer is None else payer
     # The recording's id first, then the job's: the order ids have always been drawn in.
     file_id, job_id = services.ids.new_id(), services.ids.new_id()
     if payer is not None and services.usage is not None:
         limit = services.settings.seconds_per_day
-        seconds, exact = await charge_length(services, source, declared)
+        seconds, exact = 0.0, True
+        if source is not None:
+            seconds, exact = await charge_length(services, source, declared)
         charge = Charge(job_id=job_id, payer=payer, seconds=seconds)
         decision = await services.usage.charge(charge, limit=limit)
         if not decision.allowed:
@@ -237,6 +269,7 @@ async def submit(
             callback_url=callback_url,
             speakers_wanted=speakers_wanted,
             request=request,
+            url=url,
             title=title,
         )
     except Exception:
@@ -311,7 +344,7 @@ async def _uncharge(services: Services, job_id: str) -> None:
 
 async def _store(
     services: Services,
-    source: Path,
+    source: Path | None,
     ids: tuple[str, str],
     declared: float | None,
     *,
@@ -323,21 +356,26 @@ async def _store(
     callback_url: str | None,
     speakers_wanted: int | None,
     request: RecognitionRequest,
+    url: str | None,
     title: str | None,
 ) -> tuple[Job, bool]:
     """``submit`` once the quota took the recording: the bytes, the job, the notice."""
     file_id, job_id = ids
     now = services.clock.now()
-    record = await services.files.put(file_id, extension, source, now=now, move=True)
+    record = None
+    if source is not None:
+        record = await services.files.put(file_id, extension, source, now=now, move=True)
     job = Job(
         id=job_id,
-        state=State.CONVERT,
+        # A link's bytes come in its own step, leased and retried (ADR 85).
+        state=State.CONVERT if record is not None else State.FETCH,
         origin=origin,
-        source_file_id=record.id,
+        source_file_id=None if record is None else record.id,
+        source_url=url,
         dedup_key=dedup_key,
         upload_digest=digest,
         owner=owner,
-        short=is_short(record.size, declared, services.settings),
+        short=record is not None and is_short(record.size, declared, services.settings),
         callback_url=callback_url,
         speakers_wanted=speakers_wanted,
         language_requested=request.language,
@@ -349,16 +387,19 @@ async def _store(
         updated=now,
     )
     notices = deliveries_for(job, Event.ACCEPTED)
+    records = [] if record is None else [record]
     try:
-        stored, is_new = await services.jobs.create(job, [record], notices)
+        stored, is_new = await services.jobs.create(job, records, notices)
     except Exception:
-        await services.files.delete(record)
+        if record is not None:
+            await services.files.delete(record)
         raise
     # A cancellation keeps the bytes: the insert may still commit after its caller
     # went away, and a job must never point at a deleted recording (orphan bytes
     # are the lesser harm, ADR 5).
     if not is_new:
-        await services.files.delete(record)
+        if record is not None:
+            await services.files.delete(record)
         # A concurrent upload with the same key won the insert: compare with its file.
         check_replay(stored, digest)
         log.info("job.duplicate", extra={"job_id": stored.id})
@@ -369,11 +410,12 @@ async def _store(
             "job_id": stored.id,
             "origin": origin.kind.value,
             "extension": extension,
-            "size": record.size,
+            "size": None if record is None else record.size,
+            "link": record is None,
             "short": stored.short,
         },
     )
-    services.wakeup.notify(State.CONVERT)
+    services.wakeup.notify(stored.state)
     if notices:
         # ``create`` wrote the ``accepted`` notice into the outbox (ADR 35). The intake
         # sends it at once itself, as a reply should come (an API-only process runs no

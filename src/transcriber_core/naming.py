@@ -53,6 +53,15 @@ def extension_of(filename: str | None) -> str:
     return f".{candidate}" if _EXTENSION.fullmatch(candidate) else ""
 
 
+def link_digest(url: str) -> str:
+    """What stands for a link where an upload keeps its bytes' SHA-256 (an Idempotency-Key's).
+
+    A hash of the link, prefixed so it never equals a file's digest: a key
+    first used with a file and sent again with a link is a different recording.
+    """
+    return hashlib.sha256(b"link\x00" + url.encode()).hexdigest()
+
+
 def derived_file_id(job_id: str, role: str) -> str:
     """The id of the file a step makes for a job, the same on every retry.
 

@@ -41,8 +41,12 @@ from transcriber_core.policy import delivery_limit, delivery_pause
 from transcriber_core.ports import Standing
 from transcriber_core.progress import report_of
 from transcriber_core.services import Services
+from transcriber_core.summaries import SummaryState
 
 log = logging.getLogger("transcriber.outbox")
+
+#: The summaries a chat is sent (ADR 92): built, or given up with the reason.
+SENT_SUMMARIES = frozenset({SummaryState.DONE, SummaryState.FAILED})
 
 
 def deliveries_for(job: Job, event: Event) -> tuple[NewDelivery, ...]:
@@ -77,6 +81,13 @@ def move_deliveries(job: Job, *, before: State | None) -> tuple[NewDelivery, ...
     if ended or before is None or job.state is before:
         return ended
     return deliveries_for(job, Event.PROGRESS)
+
+
+def summary_deliveries(job: Job) -> tuple[NewDelivery, ...]:
+    """What saving ``job``'s summary done or failed writes: a notice to its chat (ADR 92)."""
+    if job.origin.kind is OriginKind.TELEGRAM:
+        return (NewDelivery(DeliveryKind.NOTICE, Event.SUMMARY),)
+    return ()
 
 
 async def deliver_next(
@@ -133,6 +144,14 @@ async def deliver_next(
 
 
 async def _send(services: Services, delivery: Delivery, job: Job, acquisition_id: str) -> None:
+    if delivery.event is Event.SUMMARY:
+        summary = (
+            None if services.summaries is None else await services.summaries.get_summary(job.id)
+        )
+        # Asked again since (pending: its own save sends it) or deleted: nothing to send.
+        if summary is not None and summary.state in SENT_SUMMARIES:
+            await services.notifier.send_summary(job, summary)
+        return
     if delivery.kind is DeliveryKind.NOTICE:
         standing = await standing_of(services, job)
         message_id = await services.notifier.notify(job, delivery.event, standing=standing)

@@ -127,6 +127,8 @@ class Person:
     disabled: datetime | None = None
     #: The owner's role opens the admin panel; a store holds at most one owner.
     role: Role = Role.PERSON
+    #: The language the person chose for the pages (``ru``, ``en``); None: their browser's.
+    language: str | None = None
 
     @property
     def is_owner(self) -> bool:

@@ -44,6 +44,8 @@ class Settings:
     lease: timedelta = timedelta(minutes=2)
     #: How often a running step renews its lease.
     lease_renewal: timedelta = timedelta(seconds=30)
+    #: How long one fetch step (a link's download, SPEC §28) may run.
+    fetch_ceiling: timedelta = timedelta(hours=2)
     #: How long one convert step may run.
     convert_ceiling: timedelta = timedelta(hours=8)
     #: How long one recognize step (upload and start) may run.
@@ -139,6 +141,7 @@ class Settings:
     def ceiling(self, state: State) -> timedelta:
         """How long the step of ``state`` may run before the attempt fails."""
         ceilings = {
+            State.FETCH: self.fetch_ceiling,
             State.CONVERT: self.convert_ceiling,
             State.RECOGNIZE: self.recognize_ceiling,
             State.CHECK: self.check_ceiling,
@@ -427,6 +430,7 @@ def condition_scope(condition: ServiceCondition, host: str) -> str:
 
 #: Which conditions a step that finished proves gone: it used what each one is about.
 _CLEARED_BY: dict[State, frozenset[str]] = {
+    State.FETCH: frozenset({DiskFull.code, StorageDown.code, DatabaseDown.code}),
     State.CONVERT: frozenset({DiskFull.code, StorageDown.code, DatabaseDown.code}),
     State.RECOGNIZE: frozenset(
         {

@@ -161,9 +161,14 @@ class JobQueue(Protocol):
         *,
         acquisition_id: str,
         begun: timedelta | None = None,
+        total: float | None = None,
         deliveries: Sequence[NewDelivery] = (),
     ) -> None:
         """Note ``seconds_done`` of the job's audio as recognised, if ``acquisition_id`` holds it.
+
+        In ``fetch`` the count is bytes downloaded, and ``total`` the bytes
+        declared (None: unknown), stored as the progress's ``total`` (ADR 85);
+        a recognition leaves ``total`` None.
 
         Writes only the job's ``progress`` (ADR 51): its ``updated`` is the
         store's now; with ``begun`` (a recognition that began that long ago:
@@ -271,9 +276,17 @@ class SummaryStore(Protocol):
         ...
 
     async def save_summary_if_held(
-        self, summary: Summary, *, acquisition_id: str, delay: timedelta | None = None
+        self,
+        summary: Summary,
+        *,
+        acquisition_id: str,
+        delay: timedelta | None = None,
+        deliveries: Sequence[NewDelivery] = (),
     ) -> None:
         """Write the summary's work and lease fields if ``acquisition_id`` still leases it.
+
+        ``deliveries`` (the core chose them: ``outbox.summary_deliveries``)
+        are written to the outbox in the same transaction (ADR 92).
 
         Written: state, text, points, actions, model, prompt version,
         source, error, attempts, ``created`` and the lease holder
@@ -688,6 +701,12 @@ class Accounts(Protocol):
         """
         ...
 
+    async def set_person_language(self, person_id: str, language: str | None) -> bool:
+        """Keep the language the person chose for the pages (None: their browser's); False
+        when unknown (SPEC §26, ADR 77). Disabled or not, the choice is theirs to keep.
+        """
+        ...
+
     async def enable_person(self, person_id: str) -> bool:
         """Let a disabled person sign in again; False when unknown (ADR 60).
 
@@ -903,6 +922,10 @@ class ChatStore(Protocol):
         """Keep the chat's mode, its language untouched; the settings now."""
         ...
 
+    async def set_chat_summary(self, chat_id: int, summary: bool) -> ChatSettings:
+        """Keep whether the chat's recordings ask for a summary, the rest untouched."""
+        ...
+
 
 class WakeupFeed(Protocol):
     """Wake-ups from other processes: states where work just became ready elsewhere."""
@@ -935,6 +958,14 @@ class FileStore(Protocol):
 
         The staging dir is the store's own (a constructor argument), so a
         process that starts on it can remove what a killed one left there.
+        """
+        ...
+
+    def staging_folder(self) -> AbstractAsyncContextManager[Path]:
+        """A new empty private folder (0700) beside the staging files, for a link's download.
+
+        Whatever is in it on exit is removed with it, however the block ends
+        (SPEC §28: a refused or cancelled fetch leaves nothing).
         """
         ...
 
@@ -1294,6 +1325,10 @@ class Notifier(Protocol):
         """
         ...
 
+    async def send_summary(self, job: Job, summary: Summary) -> None:
+        """Send ``job``'s done or failed summary to its origin (ADR 92); others are ignored."""
+        ...
+
 
 class WebhookSender(Protocol):
     """POSTs a job's end to its ``callback_url``, signed (ADR 35)."""
@@ -1341,15 +1376,22 @@ class Wishes:
 
 @attrs.frozen(kw_only=True)
 class Staged:
-    """A recording its door received whole into a staging file, with what was asked with it."""
+    """A recording its door received whole into a staging file, with what was asked with it.
 
-    #: The staging file; ``submit`` moves it into the store.
-    path: Path
+    Or a link to it (SPEC §28): ``url`` set and ``path`` None; the job's
+    ``fetch`` step downloads it.
+    """
+
+    #: The staging file; ``submit`` moves it into the store. None for a link.
+    path: Path | None
     #: ``naming.extension_of`` the sender's file name: the only part of it kept.
     extension: str
-    #: SHA-256 of the bytes, hex, when the door computed it (an upload with a dedup key).
+    #: SHA-256 of the bytes, hex, when the door computed it (an upload with a dedup key);
+    #: for a link, of the link (``naming.link_digest``).
     digest: str | None = None
     wishes: Wishes = attrs.field(factory=Wishes)
+    #: The http(s) link to fetch the recording from, unchecked; may carry a secret: never logged.
+    url: str | None = attrs.field(default=None, repr=False)
 
 
 @attrs.frozen(kw_only=True)

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 
 import attrs
 
-from transcriber_core.entities import PROGRESS_STATES, Job, NewDelivery
+from transcriber_core.entities import PROGRESS_STATES, Job, NewDelivery, State
 from transcriber_core.policy import percent_done, progress_due, time_left
 from transcriber_core.services import Services
 
@@ -39,6 +39,29 @@ class ProgressReport:
     eta_seconds: float | None
     #: When the progress was last noted (the store's clock).
     updated: datetime
+
+
+@attrs.frozen(kw_only=True)
+class FetchReport:
+    """How far a link's download has come (SPEC §28): ``/api/status``'s ``fetch``, the pages'."""
+
+    #: Bytes downloaded so far.
+    bytes: int
+    #: Bytes in all, when the site declares them; else None.
+    total_bytes: int | None
+    #: Whole percent of ``total_bytes`` downloaded, 0 to 100; None when the total is unknown.
+    percent: int | None
+
+
+def fetch_report_of(job: Job) -> FetchReport | None:
+    """The download's progress for a job in ``fetch`` (0 bytes before the first note); else None."""
+    if job.state is not State.FETCH:
+        return None
+    progress = job.progress
+    done = 0 if progress is None else int(progress.seconds_done)
+    total = None if progress is None or progress.total is None else int(progress.total)
+    percent = None if total is None else percent_done(min(done, total), total)
+    return FetchReport(bytes=done, total_bytes=total, percent=percent)
 
 
 def report_of(job: Job) -> ProgressReport | None:
@@ -64,9 +87,12 @@ async def note_progress(
     seconds_done: float,
     *,
     begun: timedelta | None = None,
+    total: float | None = None,
     deliveries: Sequence[NewDelivery] = (),
 ) -> None:
     """Write ``seconds_done`` as the job's progress under its lease; a failure is only logged.
+
+    ``total`` is a fetch's declared bytes (ADR 85); a recognition sends none.
 
     ``deliveries`` (``outbox.deliveries_for(job, Event.PROGRESS)``: its chat's
     status message is edited) are written with the note.
@@ -82,6 +108,7 @@ async def note_progress(
             seconds_done,
             acquisition_id=job.acquisition_id,
             begun=begun,
+            total=total,
             deliveries=deliveries,
         )
     except Exception as exc:  # noqa: BLE001 - a courtesy; see above

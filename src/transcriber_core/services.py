@@ -20,6 +20,7 @@ from transcriber_core.ports import (
     Diarizer,
     DurationMeter,
     DurationProbe,
+    FetchLimits,
     FileRecords,
     FileStore,
     IdSource,
@@ -28,6 +29,7 @@ from transcriber_core.ports import (
     Jobs,
     LanguageModel,
     Listings,
+    MediaFetcher,
     Notifier,
     Outbox,
     PartQueue,
@@ -41,6 +43,9 @@ from transcriber_core.ports import (
     WebhookSender,
 )
 from transcriber_core.wakeup import Wakeup
+
+#: What one link may bring in unless the app says otherwise: ``[import] max_bytes``'s default.
+DEFAULT_FETCH_LIMITS = FetchLimits(max_bytes=2 * 1024**3)
 
 
 @attrs.frozen(kw_only=True)
@@ -72,6 +77,10 @@ class Services:
     usage: UsageStore | None = None
     #: Each owner's remembered voices (SPEC §25); None: speakers are never matched to voices.
     voices: VoiceStore | None = None
+    #: Downloads links' recordings (SPEC §28); None: links are refused at intake.
+    fetcher: MediaFetcher | None = None
+    #: What one link may bring in (``[import] max_bytes``, §17's duration limit).
+    fetch_limits: FetchLimits = DEFAULT_FETCH_LIMITS
     #: The chat model summaries and questions go to (SPEC §27); None: no ``[llm]``, both off.
     language_model: LanguageModel | None = None
     #: Each recording's summary as a unit of work (ADR 83); None with ``language_model``.

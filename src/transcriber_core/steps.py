@@ -1,4 +1,4 @@
-"""The three pipeline steps as plain async functions over the ports.
+"""The pipeline steps as plain async functions over the ports (``fetch`` in ``fetching``).
 
 A step takes the leased job and returns the job as it should be saved, made
 by ``transition``. It raises ``PermanentError`` to fail the job and
@@ -21,6 +21,7 @@ from transcriber_core.errors import (
     PermanentError,
     RecognitionFailed,
 )
+from transcriber_core.fetching import fetch
 from transcriber_core.naming import derived_file_id
 from transcriber_core.outbox import deliveries_for
 from transcriber_core.part_steps import check_parts, recognize_parts
@@ -266,6 +267,7 @@ async def check(job: Job, services: Services) -> Job:
 
 #: The step that works on each step state.
 STEPS: dict[State, Step] = {
+    State.FETCH: fetch,
     State.CONVERT: convert,
     State.RECOGNIZE: recognize,
     State.CHECK: check,

@@ -19,9 +19,9 @@ from datetime import timedelta
 
 import attrs
 
-from transcriber_core import summaries
+from transcriber_core import outbox, summaries
 from transcriber_core.deletion import shielded
-from transcriber_core.entities import Job, State
+from transcriber_core.entities import Job, NewDelivery, State
 from transcriber_core.errors import (
     JobNotFound,
     LeaseLost,
@@ -42,7 +42,7 @@ from transcriber_core.summaries import (
     Summary,
     SummaryState,
 )
-from transcriber_core.wakeup import SUMMARIES
+from transcriber_core.wakeup import OUTBOX, SUMMARIES
 
 log = logging.getLogger("transcriber.summaries")
 
@@ -111,8 +111,14 @@ async def acquire_next_summary(services: Services) -> SummaryLease | None:
         gave_up = attrs.evolve(
             summary, state=SummaryState.FAILED, error=reason, acquisition_id=None
         )
+        deliveries = await _deliveries(services, gave_up)
         with contextlib.suppress(LeaseLost):
-            await shielded(store.save_summary_if_held(gave_up, acquisition_id=acquisition_id))
+            await shielded(
+                store.save_summary_if_held(
+                    gave_up, acquisition_id=acquisition_id, deliveries=deliveries
+                )
+            )
+            _deliveries_written(services, deliveries)
 
 
 async def process_summary(services: Services, lease: SummaryLease) -> Summary | None:
@@ -144,17 +150,38 @@ async def process_summary(services: Services, lease: SummaryLease) -> Summary | 
         result = attrs.evolve(summary, error="unexpected error while summarising")
         log.warning("summary.retry", extra={**extra, "error_type": type(exc).__name__})
     released = attrs.evolve(result, acquisition_id=None)
+    deliveries = await _deliveries(services, released)
     try:
         await shielded(
-            store.save_summary_if_held(released, acquisition_id=lease.acquisition_id, delay=delay)
+            store.save_summary_if_held(
+                released, acquisition_id=lease.acquisition_id, delay=delay, deliveries=deliveries
+            )
         )
     except LeaseLost:
         log.warning("summary.save_lease_lost", extra=extra)
         return None
+    _deliveries_written(services, deliveries)
     if released.state is SummaryState.DONE:
         log.info("summary.done", extra=extra)
         services.wakeup.job_changed(summary.job_id)
     return released
+
+
+async def _deliveries(services: Services, summary: Summary) -> tuple[NewDelivery, ...]:
+    """What saving ``summary`` writes to the outbox: its chat's notice once it is done or failed."""
+    if summary.state not in outbox.SENT_SUMMARIES:
+        return ()
+    try:
+        job = await services.jobs.get(summary.job_id)
+    except JobNotFound:
+        return ()  # deleted meanwhile: its save finds no summary either
+    return outbox.summary_deliveries(job)
+
+
+def _deliveries_written(services: Services, deliveries: Sequence[NewDelivery]) -> None:
+    """The save wrote ``deliveries`` (ADR 92): a delivery loop here sends them now."""
+    if deliveries:
+        services.wakeup.notify(OUTBOX)
 
 
 async def _run_leased(services: Services, lease: SummaryLease) -> Summary:

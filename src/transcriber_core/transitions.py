@@ -24,6 +24,7 @@ class Actor(enum.StrEnum):
 #: Where a step may move its job. A step may stay in its state (retry, or the
 #: check step's "not ready yet"); only an acquirer moves a job to ``dead``.
 PIPELINE_MOVES: dict[State, frozenset[State]] = {
+    State.FETCH: frozenset({State.FETCH, State.CONVERT, State.FAILED, State.DEAD}),
     State.CONVERT: frozenset({State.CONVERT, State.RECOGNIZE, State.FAILED, State.DEAD}),
     # Straight to done: a recognizer that finished within its start (ADR 28).
     State.RECOGNIZE: frozenset(

@@ -543,6 +543,29 @@ def test_telegram_mode_errors_name_the_key(tmp_path: Path, text: str, key: str) 
     assert "not secret" not in str(info.value)
 
 
+def test_import_keys_from_the_file_and_env(tmp_path: Path) -> None:
+    """``[import]`` (SPEC §28): 2 GiB and private addresses refused by default; both settable."""
+    assert (Config().import_.max_bytes, Config().import_.allow_private) == (2 * 1024**3, False)
+    path = write(tmp_path, "[import]\nmax_bytes = 1048576\n")
+    config = load_config(path, {"TRANSCRIBER_IMPORT_ALLOW_PRIVATE": "true"})
+    assert (config.import_.max_bytes, config.import_.allow_private) == (1024**2, True)
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("[import]\nmax_bytes = 0\n", "[import] max_bytes"),
+        ('[import]\nmax_bytes = "big"\n', "[import] max_bytes"),
+        ('[import]\nallow_private = "maybe"\n', "[import] allow_private"),
+        ("[import]\nmax_byte = 1\n", "[import] max_byte"),
+    ],
+)
+def test_a_bad_import_key_is_named(tmp_path: Path, text: str, named: str) -> None:
+    """A bad ``[import]`` value or key stops loading with a message naming it."""
+    with pytest.raises(ConfigError, match=named.replace("[", r"\[").replace("]", r"\]")):
+        load_config(write(tmp_path, text), {})
+
+
 def test_llm_is_off_without_its_section_and_on_with_it(tmp_path: Path) -> None:
     """No ``[llm]``: None (summaries off); with it, its keys, the key from the environment."""
     assert load_config(None, {}).llm is None

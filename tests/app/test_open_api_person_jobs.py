@@ -47,7 +47,8 @@ async def test_a_persons_job_on_an_open_api_is_refused_by_the_lookup_itself(
 ) -> None:
     """Someone else's id and an unknown one cost one identical store read, which finds nothing."""
     await (await person(runtime, owner, "alice")).aclose()
-    (alice,) = await runtime.people.list_people()
+    alice = await runtime.people.find_person("alice")
+    assert alice is not None
     persons, nobodys = await done_job(runtime, alice.owner_key), await done_job(runtime)
     spy = RecordedReads(runtime.services.repo)
     spied = attrs.evolve(runtime, services=attrs.evolve(runtime.services, repo=spy))

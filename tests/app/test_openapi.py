@@ -81,10 +81,11 @@ def test_error_answers_list_their_stable_codes() -> None:
 
 
 def test_upload_form_and_link_to_status() -> None:
-    """The upload's body is a multipart form whose file is required; its 202 links to status."""
+    """The upload's body is a multipart form with a file or a url; its 202 links to status."""
     upload = api_document(tokens=False)["paths"]["/api/audio"]["post"]
     form = upload["requestBody"]["content"]["multipart/form-data"]["schema"]
-    assert form["required"] == ["file"]
+    assert form["oneOf"] == [{"required": ["file"]}, {"required": ["url"]}]
+    assert form["properties"]["url"]["format"] == "uri"
     assert form["properties"]["file"]["format"] == "binary"
     link = upload["responses"]["202"]["links"]["status"]
     assert link == {"operationId": "status", "parameters": {"job_id": "$response.body#/job_id"}}

@@ -17,12 +17,17 @@ async def test_build_runs_the_configured_loops(tmp_path: Path) -> None:
     config = Config(
         storage=StorageConfig(data_dir=tmp_path / "data"),
         workers=WorkersConfig(
-            convert=3, recognize=0, check=1, express_bytes=1000, express_seconds=30
+            convert=3, recognize=0, check=1, fetch=1, express_bytes=1000, express_seconds=30
         ),
     )
     runtime = await build(config)
     try:
-        assert runtime.workers.concurrency == {State.CONVERT: 3, State.RECOGNIZE: 0, State.CHECK: 1}
+        assert runtime.workers.concurrency == {
+            State.FETCH: 1,
+            State.CONVERT: 3,
+            State.RECOGNIZE: 0,
+            State.CHECK: 1,
+        }
         settings = runtime.services.settings
         assert (settings.express_bytes, settings.express_duration) == (1000, timedelta(seconds=30))
         assert isinstance(runtime.services.probe, HeaderProbe)

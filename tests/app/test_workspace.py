@@ -240,6 +240,12 @@ async def test_deleting_a_person_asks_first_then_removes_them_and_their_recordin
         await runtime.services.jobs.get(job_id)
     again = await owner.post(f"/admin/people/{found.id}/delete", data={"csrf": csrf(confirm.text)})
     assert again.status_code == 404
+    me = await runtime.people.find_owner()
+    assert me is not None
+    assert (await owner.get(f"/admin/people/{me.id}/delete")).status_code == 403
+    kept = await owner.post(f"/admin/people/{me.id}/delete", data={"csrf": csrf(confirm.text)})
+    assert kept.status_code == 403
+    assert await runtime.people.find_owner() == me
     await alice.aclose()
 
 
@@ -292,9 +298,14 @@ async def test_pages_carry_the_panels_security_headers(
         assert "unsafe-eval" not in policy
         assert answer.headers["x-frame-options"] == "DENY"
     page = await alice.get("/w/")
-    # Scripts come only from the workspace's own files (the live list's), never inline.
-    scripts = re.findall(r"<script[^>]*>", page.text)
-    assert scripts == ['<script src="/w/static/live.js" defer>']
+    # Scripts come only from the workspace's own files (the page's words, the live list's),
+    # never inline.
+    scripts = re.findall(r"<script([^>]*)>(.*?)</script>", page.text)
+    assert [re.search(r'src="([^"]+)"', tag)[1] for tag, _ in scripts if "src=" in tag] == [
+        "/w/static/strings.js",
+        "/w/static/live.js",
+    ]
+    assert all("src=" in tag and not body.strip() for tag, body in scripts)
     await alice.aclose()
 
 

@@ -15,8 +15,8 @@ from tests.app.test_workspace import owner as owner  # noqa: PLC0414 - the fixtu
 from tests.app.test_workspace import recording as recording  # noqa: PLC0414 - the fixture
 from tests.support.admin import T0
 from transcriber_adapters.localdisk.staging import STAGING_PREFIX
-from transcriber_adapters.memory import ManualClock
-from transcriber_app.bootstrap import Runtime, build
+from transcriber_adapters.memory import ManualClock, MemoryFetcher
+from transcriber_app.bootstrap import DEMO_LINK, Runtime, build
 from transcriber_app.config import Config, HttpConfig, StorageConfig
 from transcriber_app.web.workspace.live import POLL_BUSY_MS, POLL_IDLE_MS, now_of, percent_of
 from transcriber_core.entities import Job, JobSummary, Origin, Progress, State
@@ -27,12 +27,12 @@ MAX_BYTES = 4_000
 
 @pytest.fixture
 async def runtime(tmp_path: Path, clock: ManualClock) -> AsyncIterator[Runtime]:
-    """A built runtime whose uploads are capped at ``MAX_BYTES``; no workers run."""
+    """A built runtime: uploads capped at ``MAX_BYTES``, links the demo's; no workers run."""
     config = Config(
         storage=StorageConfig(data_dir=tmp_path / "data", max_record_bytes=MAX_BYTES),
         http=HttpConfig(host="127.0.0.1", port=8123),
     )
-    built = await build(config, clock=clock)
+    built = await build(config, clock=clock, fetcher=MemoryFetcher(default=DEMO_LINK))
     yield built
     await built.close()
 
@@ -296,3 +296,42 @@ def test_now_says_parts_and_percent_of_a_running_job() -> None:
     assert now_of(converting, None) == "converting"
     done = JobSummary(id="d", state=State.DONE, created=T0, updated=T0, preview="hello")
     assert now_of(done, percent_of(done)) == ""
+
+
+async def test_a_link_pasted_on_the_page_is_the_persons_job(
+    runtime: Runtime, alice: httpx.AsyncClient
+) -> None:
+    """The page offers "Paste a link"; its form with url makes alice's job, listed in fetch."""
+    page = await alice.get("/w/upload")
+    assert 'id="link" name="url" type="url"' in page.text
+    assert "Paste a link" in page.text
+    answer = await alice.post(
+        "/w/upload",
+        files={"url": (None, "https://media.example.org/a-talk.mp3"), "language": (None, "auto")},
+        headers={"X-CSRF-Token": csrf(page.text)},
+    )
+    assert answer.status_code == 202, answer.text
+    job_id = answer.json()["job_id"]
+    people = {p.name: p for p in await runtime.people.list_people()}
+    stored = await runtime.services.jobs.get(job_id)
+    assert (stored.owner, stored.state) == (people["alice"].owner_key, State.FETCH)
+    row = (await listed(alice))[job_id]
+    assert (row["state"], row["now"]) == ("fetch", "waiting: next in line")
+    assert staged(runtime) == []
+
+
+def test_now_says_the_bytes_and_percent_of_a_fetch() -> None:
+    """A fetching link: the bytes so far, and the percent once the site declared a size."""
+    progress = Progress(seconds_done=1.5 * 1024**2, total=6 * 1024**2, started=T0, updated=T0)
+    known = JobSummary(id="f", state=State.FETCH, created=T0, updated=T0, progress=progress)
+    assert percent_of(known) == 25
+    assert now_of(known, 25) == "fetching the link · 1.5 MiB · 25 %"
+    unknown = JobSummary(
+        id="u",
+        state=State.FETCH,
+        created=T0,
+        updated=T0,
+        progress=Progress(seconds_done=2048.0, started=T0, updated=T0),
+    )
+    assert percent_of(unknown) is None
+    assert now_of(unknown, None) == "fetching the link · 2 KiB"

@@ -35,7 +35,7 @@ pytestmark = pytest.mark.slow
 #: ``serve`` as an API process only: no step runs there.
 NO_STEPS = {"workers": {"convert": 0, "recognize": 0, "check": 0}}
 #: A small worker: two convert loops (one is the express lane), one of each other step.
-SOME_STEPS = {"workers": {"convert": 2, "recognize": 1, "check": 1}}
+SOME_STEPS = {"workers": {"fetch": 1, "convert": 2, "recognize": 1, "check": 1}}
 #: Series that describe the queue, read from the database by whichever process is scraped.
 QUEUE_SERIES = ("transcriber_jobs{", "transcriber_queue_depth ", "transcriber_service_conditions{")
 #: A process with a bot imports aiogram: on a loaded machine that took over 20 s.
@@ -112,7 +112,7 @@ def test_worker_runs_the_steps_of_an_api_only_serve(tmp_path: Path, recording: b
         with worker.client() as client:
             health = client.get("/health")
             missing = client.get("/api/status/" + job_id)
-        assert worker.wait_for_log("service.start", "role=worker", "loops=4")
+        assert worker.wait_for_log("service.start", "role=worker", "loops=5")
         assert api.wait_for_log("service.start", "role=serve", "loops=0")
         api_logs, worker_logs = api.logs(), worker.logs()
     assert health.status_code == 200

@@ -105,15 +105,16 @@ async def test_two_dropped_files_progress_and_turn_done_without_a_reload(
         assert "script-src 'self'" in answer.headers["content-security-policy"]
         assert await sender.locator("script:not([src])").count() == 0
 
-        # The keyboard reaches every control: the navigation and its search, the choices,
-        # the file input.
-        stops = await _tab_stops(sender, 12)
+        # The keyboard reaches every control: the navigation and its search, the language
+        # switch, the choices, the file input.
+        stops = await _tab_stops(sender, 13)
         for control in (
             "Recordings",
             "Upload",
             "API tokens",
             "Telegram",
             "Sign out",
+            "Русский",
             "language",
             "files",
         ):

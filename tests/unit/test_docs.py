@@ -41,7 +41,8 @@ def sections() -> dict[str, type]:
     found = {}
     for field in attrs.fields(attrs.resolve_types(Config)):
         present = [arg for arg in typing.get_args(field.type) if arg is not type(None)]
-        found[field.name] = present[0] if present else field.type
+        # ``Config.import_`` is the section ``[import]``: its name is a Python keyword.
+        found[field.name.removesuffix("_")] = present[0] if present else field.type
     return found
 
 

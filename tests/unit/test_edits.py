@@ -20,6 +20,9 @@ def test_revive_restarts_at_the_first_missing_result(state: State) -> None:
     assert edits.revive_state(attrs.evolve(job, converted_file_id="c")) is State.RECOGNIZE
     with_operation = attrs.evolve(job, converted_file_id="c", operation_id="o")
     assert edits.revive_state(with_operation) is State.CHECK
+    link = attrs.evolve(job, source_url="https://example.org/a.mp3")
+    assert edits.revive_state(link) is State.CONVERT
+    assert edits.revive_state(attrs.evolve(link, source_file_id=None)) is State.FETCH
 
 
 @pytest.mark.parametrize("state", [*STEP_STATES, State.DONE])

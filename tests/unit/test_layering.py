@@ -283,7 +283,7 @@ ROLES = {
 #: Which role(s) of the job database each core module takes; a change here is a design change.
 CORE_ROLES = {
     "transcriber_core/copies.py": {"FileRecords"},
-    "transcriber_core/deletion.py": {"FileRecords", "Jobs", "Removals"},
+    "transcriber_core/deletion.py": {"FileRecords", "Jobs", "Listings", "Removals"},
     "transcriber_core/edits.py": {"Jobs"},
     "transcriber_core/intake.py": {"Jobs"},
     "transcriber_core/outbox.py": {"Jobs", "Outbox"},
@@ -292,6 +292,7 @@ CORE_ROLES = {
     "transcriber_core/retention.py": {"Removals"},
     "transcriber_core/speakers.py": {"FileRecords", "Jobs"},
     "transcriber_core/steps.py": {"FileRecords", "Jobs"},
+    "transcriber_core/fetching.py": {"FileRecords", "Jobs"},
     "transcriber_core/summary_steps.py": {"Jobs"},
     "transcriber_core/voices.py": {"Jobs"},
     "transcriber_core/waiting.py": {"Jobs"},

@@ -377,6 +377,7 @@ async def test_jobs_from_before_the_lanes_are_long(db_path: Path) -> None:
             "task",
             "prints",
             "heard",
+            "source_url",
             "title",
         }
         row = {c: v for c, v in job_params(make_job("old")).items() if c not in later}

@@ -19,6 +19,7 @@ from transcriber_adapters.telegram.buttons import document_name
 from transcriber_adapters.telegram.notifier import (
     ACCEPTED_TEXT,
     CONVERTING_TEXT,
+    FETCHING_TEXT,
     LONG_TEXT,
     MESSAGE_LIMIT,
     status_text,
@@ -80,6 +81,9 @@ def test_the_text_says_where_the_job_stands() -> None:
     )
     split = Standing(parts_done=1, parts_total=3, queue_position=0)
     assert status_text(job(State.CHECK), split) == "Recognising: 1 of 3 parts done."
+    fetching = job(State.FETCH)
+    assert status_text(fetching, Standing(queue_position=0), Event.ACCEPTED) == ACCEPTED_TEXT
+    assert status_text(fetching, Standing()) == FETCHING_TEXT
 
 
 async def test_accepted_sends_the_status_message_and_progress_edits_it(chat: Chat) -> None:

@@ -24,6 +24,7 @@ from transcriber_adapters.localdisk.names import check_extension, stored_name
 from transcriber_adapters.localdisk.staging import (
     STAGING_PREFIX,
     remove_now,
+    staging_folder,
     staging_path,
 )
 
@@ -39,6 +40,7 @@ __all__ = [
     "fsync_directory",
     "move_into",
     "remove_now",
+    "staging_folder",
     "staging_path",
     "storage_errors",
     "stored_name",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -43,6 +44,25 @@ async def staging_path(directory: Path, extension: str) -> AsyncIterator[Path]:
         yield path
     finally:
         remove_now(path)
+
+
+@contextlib.asynccontextmanager
+async def staging_folder(directory: Path) -> AsyncIterator[Path]:
+    """A new empty folder ``transcriber-<random>`` in ``directory``, mode 0700.
+
+    Whatever is in it on exit is removed with it, however the block ends (a
+    link's download, SPEC §28: nothing is left behind a refused or cancelled fetch).
+    """
+    # Made and removed in this thread, as ``staging_path``'s file is: no cancellation
+    # can fall between making the folder and learning its name, or skip its removal.
+    with storage_errors():
+        directory.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)  # noqa: ASYNC240 - see above
+        path = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=directory))
+    try:
+        yield path
+    finally:
+        with storage_errors():
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def remove_now(path: Path) -> None:

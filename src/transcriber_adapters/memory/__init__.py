@@ -10,6 +10,7 @@ from transcriber_adapters.memory.clock import ManualClock
 from transcriber_adapters.memory.conditions import MemoryConditionStore
 from transcriber_adapters.memory.converter import MemoryConverter
 from transcriber_adapters.memory.database import MemoryDatabase
+from transcriber_adapters.memory.fetcher import MemoryFetcher, Served
 from transcriber_adapters.memory.files import MemoryFileStore
 from transcriber_adapters.memory.jobs import MemoryJobRepository
 from transcriber_adapters.memory.language_model import MemoryLanguageModel
@@ -29,6 +30,7 @@ __all__ = [
     "MemoryConditionStore",
     "MemoryConverter",
     "MemoryDatabase",
+    "MemoryFetcher",
     "MemoryFileStore",
     "MemoryJobRepository",
     "MemoryLanguageModel",
@@ -41,4 +43,5 @@ __all__ = [
     "MemoryVoiceStore",
     "MemoryWakeupFeed",
     "Notice",
+    "Served",
 ]

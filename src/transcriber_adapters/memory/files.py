@@ -12,7 +12,7 @@ from pathlib import Path
 import attrs
 
 from transcriber_adapters._threads import in_thread
-from transcriber_adapters.localdisk import staging_path, storage_errors, stored_name
+from transcriber_adapters.localdisk import staging_folder, staging_path, storage_errors, stored_name
 from transcriber_core.entities import FileRecord, Location
 from transcriber_core.errors import FileNotFound, StorageUnavailable
 
@@ -70,6 +70,10 @@ class MemoryFileStore:
     def staging(self, extension: str) -> AbstractAsyncContextManager[Path]:
         """A fresh 0600 file in the staging dir, removed on exit if still there."""
         return staging_path(self._staging(), extension)
+
+    def staging_folder(self) -> AbstractAsyncContextManager[Path]:
+        """A fresh 0700 folder in the staging dir, removed on exit with all it holds."""
+        return staging_folder(self._staging())
 
     def _staging(self) -> Path:
         return self._staging_dir or Path(tempfile.gettempdir())

@@ -216,6 +216,7 @@ class MemoryJobRepository(MemoryOutbox):
         *,
         acquisition_id: str,
         begun: timedelta | None = None,
+        total: float | None = None,
         deliveries: Sequence[NewDelivery] = (),
     ) -> None:
         """Note the job's progress and ``deliveries`` if leased by ``acquisition_id``."""
@@ -231,7 +232,9 @@ class MemoryJobRepository(MemoryOutbox):
                 started = now - begun
             else:
                 started = now if before is None else before.started
-            progress = Progress(seconds_done=seconds_done, started=started, updated=now)
+            progress = Progress(
+                seconds_done=seconds_done, total=total, started=started, updated=now
+            )
             self._jobs[job_id] = attrs.evolve(stored, progress=progress)
             self._write_deliveries(job_id, deliveries)
 

@@ -8,6 +8,7 @@ import attrs
 
 from transcriber_core.entities import Job, Origin, OriginKind
 from transcriber_core.ports import Event, Standing
+from transcriber_core.summaries import Summary, SummaryState
 
 
 @attrs.frozen
@@ -80,8 +81,19 @@ class MemoryNotifier:
                 self._changed.notify_all()
             return None
         detail = job.text if event is Event.DONE else job.error
-        body = f"{event.value}: {detail}" if detail else event.value
+        await self._keep(job, event, f"{event.value}: {detail}" if detail else event.value)
+        return None
+
+    async def send_summary(self, job: Job, summary: Summary) -> None:
+        """Record the summary (``summary: <text>``, or ``summary: failed: <reason>``) for a chat."""
+        if self._failures:
+            raise self._failures.pop(0)
+        if job.origin.kind is not OriginKind.TELEGRAM:
+            return
+        detail = summary.text if summary.state is SummaryState.DONE else f"failed: {summary.error}"
+        await self._keep(job, Event.SUMMARY, f"{Event.SUMMARY.value}: {detail}")
+
+    async def _keep(self, job: Job, event: Event, body: str) -> None:
         async with self._changed:
             self.notices.append(Notice(job_id=job.id, origin=job.origin, event=event, body=body))
             self._changed.notify_all()
-        return None

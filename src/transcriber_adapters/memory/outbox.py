@@ -37,27 +37,7 @@ class MemoryOutbox:
 
     def _write_deliveries(self, job_id: str, deliveries: Sequence[NewDelivery]) -> None:
         """Add ``deliveries`` for the job; call with the lock held."""
-        now = self._clock.now()
-        for new in deliveries:
-            if new.event is Event.PROGRESS and any(
-                waiting.job_id == job_id
-                and waiting.kind is new.kind
-                and waiting.event is Event.PROGRESS
-                and waiting.acquisition_id is None
-                for waiting in self._deliveries.values()
-            ):
-                # One waiting progress notice shows the job as it is when sent (ADR 51).
-                continue
-            delivery = Delivery(
-                id=self._db.next_delivery,
-                job_id=job_id,
-                kind=new.kind,
-                event=new.event,
-                due=now,
-                created=now,
-            )
-            self._deliveries[delivery.id] = delivery
-            self._db.next_delivery += 1
+        write_deliveries(self._db, job_id, deliveries)
 
     async def acquire_delivery(
         self,
@@ -161,3 +141,23 @@ def _live(delivery: Delivery, cutoff: datetime) -> bool:
         and delivery.acquire_time is not None
         and delivery.acquire_time > cutoff
     )
+
+
+def write_deliveries(db: MemoryDatabase, job_id: str, deliveries: Sequence[NewDelivery]) -> None:
+    """Add ``deliveries`` for the job to ``db``'s outbox; call with its lock held."""
+    now = db.clock.now()
+    for new in deliveries:
+        if new.event is Event.PROGRESS and any(
+            waiting.job_id == job_id
+            and waiting.kind is new.kind
+            and waiting.event is Event.PROGRESS
+            and waiting.acquisition_id is None
+            for waiting in db.deliveries.values()
+        ):
+            # One waiting progress notice shows the job as it is when sent (ADR 51).
+            continue
+        delivery = Delivery(
+            id=db.next_delivery, job_id=job_id, kind=new.kind, event=new.event, due=now, created=now
+        )
+        db.deliveries[delivery.id] = delivery
+        db.next_delivery += 1

@@ -164,6 +164,16 @@ class MemoryPeopleStore:
                 del codes[key]
             return True
 
+    async def set_person_language(self, person_id: str, language: str | None) -> bool:
+        """Keep the person's language for the pages; False when unknown."""
+        with self._lock:
+            self.calls.append("set_person_language")
+            person = self._db.people.get(person_id)
+            if person is None:
+                return False
+            self._db.people[person_id] = attrs.evolve(person, language=language)
+            return True
+
     async def enable_person(self, person_id: str) -> bool:
         """Let the person sign in again, their tokens deleted."""
         with self._lock:

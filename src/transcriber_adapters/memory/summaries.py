@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
 
 import attrs
 
 from transcriber_adapters.memory.database import MemoryDatabase, database_for
-from transcriber_core.entities import State
+from transcriber_adapters.memory.outbox import write_deliveries
+from transcriber_core.entities import NewDelivery, State
 from transcriber_core.errors import JobNotFound, LeaseLost
 from transcriber_core.ports import Clock
 from transcriber_core.summaries import Summary, SummaryState
@@ -89,9 +91,14 @@ class MemorySummaryStore:
             self._db.summaries[job_id] = attrs.evolve(summary, acquire_time=self._db.clock.now())
 
     async def save_summary_if_held(
-        self, summary: Summary, *, acquisition_id: str, delay: timedelta | None = None
+        self,
+        summary: Summary,
+        *,
+        acquisition_id: str,
+        delay: timedelta | None = None,
+        deliveries: Sequence[NewDelivery] = (),
     ) -> None:
-        """Write the held summary's work and lease fields; ``LeaseLost`` if not held."""
+        """Write the held summary's work and lease fields and ``deliveries``; else ``LeaseLost``."""
         with self._db.lock:
             self.calls.append("save_summary_if_held")
             stored = self._db.summaries.get(summary.job_id)
@@ -105,3 +112,4 @@ class MemorySummaryStore:
                 acquire_time=stored.acquire_time if kept else None,
                 delay_time=now + delay if delay is not None else summary.delay_time,
             )
+            write_deliveries(self._db, summary.job_id, deliveries)

@@ -7,8 +7,9 @@ the holder's lease ran out (ADR 53).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
-from typing import LiteralString
+from typing import Any, LiteralString
 
 from transcriber_adapters.postgres.clock import NOW_SQL, now_param
 from transcriber_adapters.postgres.connection import Database
@@ -34,19 +35,25 @@ _RELEASE = (
     f"UPDATE telegram_poll_lease SET expires = {NOW_SQL}"
     " WHERE name = 'poller' AND holder = %(holder)s AND fence = %(fence)s"
 )
-_GET = "SELECT language, mode FROM telegram_chats WHERE chat_id = %(chat_id)s"
+_GET = "SELECT language, mode, summary FROM telegram_chats WHERE chat_id = %(chat_id)s"
 #: Set one setting, inserting the chat with the defaults for the other; the row after.
 _SET_LANGUAGE = (
     "INSERT INTO telegram_chats (chat_id, language, mode, updated)"
     f" VALUES (%(chat_id)s, %(value)s, 'auto', {NOW_SQL})"
     " ON CONFLICT (chat_id) DO UPDATE SET language = excluded.language,"
-    " updated = excluded.updated RETURNING language, mode"
+    " updated = excluded.updated RETURNING language, mode, summary"
 )
 _SET_MODE = (
     "INSERT INTO telegram_chats (chat_id, language, mode, updated)"
     f" VALUES (%(chat_id)s, NULL, %(value)s, {NOW_SQL})"
     " ON CONFLICT (chat_id) DO UPDATE SET mode = excluded.mode,"
-    " updated = excluded.updated RETURNING language, mode"
+    " updated = excluded.updated RETURNING language, mode, summary"
+)
+_SET_SUMMARY = (
+    "INSERT INTO telegram_chats (chat_id, language, mode, summary, updated)"
+    f" VALUES (%(chat_id)s, NULL, 'auto', %(value)s, {NOW_SQL})"
+    " ON CONFLICT (chat_id) DO UPDATE SET summary = excluded.summary,"
+    " updated = excluded.updated RETURNING language, mode, summary"
 )
 
 
@@ -82,10 +89,7 @@ class PostgresChatStore:
     async def chat_settings(self, chat_id: int) -> ChatSettings:
         """The chat's settings, or the defaults."""
         row = await self._db.fetchone(_GET, {"chat_id": chat_id})
-        if row is None:
-            return ChatSettings(chat_id=chat_id)
-        language, mode = row
-        return ChatSettings(chat_id=chat_id, language=language, mode=ChatMode(mode))
+        return ChatSettings(chat_id=chat_id) if row is None else _settings(chat_id, row)
 
     async def set_chat_language(self, chat_id: int, language: str | None) -> ChatSettings:
         """Keep the chat's language, its mode untouched; the settings now."""
@@ -95,10 +99,22 @@ class PostgresChatStore:
         """Keep the chat's mode, its language untouched; the settings now."""
         return await self._set(_SET_MODE, chat_id, mode.value)
 
-    async def _set(self, sql: LiteralString, chat_id: int, value: str | None) -> ChatSettings:
+    async def set_chat_summary(self, chat_id: int, summary: bool) -> ChatSettings:
+        """Keep whether the chat's recordings ask for a summary, the rest untouched."""
+        return await self._set(_SET_SUMMARY, chat_id, summary)
+
+    async def _set(
+        self, sql: LiteralString, chat_id: int, value: str | bool | None
+    ) -> ChatSettings:
         params = {"chat_id": chat_id, "value": value, "now": now_param(self._clock)}
         row = await self._db.fetchone(sql, params)
         if row is None:  # an upsert always returns its row
             raise AssertionError("the settings upsert returned no row")
-        language, mode = row
-        return ChatSettings(chat_id=chat_id, language=language, mode=ChatMode(mode))
+        return _settings(chat_id, row)
+
+
+def _settings(chat_id: int, row: Sequence[Any]) -> ChatSettings:
+    language, mode, summary = row
+    return ChatSettings(
+        chat_id=chat_id, language=language, mode=ChatMode(mode), summary=bool(summary)
+    )

@@ -42,7 +42,8 @@ _SESSIONS_SESSION = ", ".join(f"person_sessions.{column}" for column in PERSON_S
 
 _INSERT_PERSON = (
     f"INSERT INTO people ({_PERSON})"
-    " VALUES (%(id)s, %(name)s, %(password_hash)s, %(created)s, %(disabled)s, %(role)s)"
+    " VALUES (%(id)s, %(name)s, %(password_hash)s, %(created)s, %(disabled)s, %(role)s,"
+    " %(language)s)"
 )
 #: One owner at most, however many processes race through setup: the partial unique
 #: index of 0019 turns a second into "not created"; a name already stored still raises.
@@ -64,6 +65,7 @@ _ACCEPT = (
 _GET_PERSON = f"SELECT {_PERSON} FROM people WHERE id = %(id)s"
 _FIND_PERSON = f"SELECT {_PERSON} FROM people WHERE name = %(name)s"
 _LIST_PEOPLE = f"SELECT {_PERSON} FROM people ORDER BY created, id"
+_SET_LANGUAGE = "UPDATE people SET language = %(language)s WHERE id = %(id)s"
 #: The owner is never disabled: the statement does not touch the owner's row.
 _DISABLE = (
     "UPDATE people SET disabled = coalesce(disabled, %(now)s) WHERE id = %(id)s AND role = 'person'"
@@ -238,6 +240,10 @@ class PostgresPeopleStore:
             await conn.execute(_VOID_INVITES_OF, {"id": person_id})
             await conn.execute(_VOID_CODES_OF, {"id": person_id})
         return cursor.rowcount == 1
+
+    async def set_person_language(self, person_id: str, language: str | None) -> bool:
+        """Keep the person's language for the pages; False when unknown."""
+        return await self._db.execute(_SET_LANGUAGE, {"id": person_id, "language": language}) == 1
 
     async def enable_person(self, person_id: str) -> bool:
         """Let the person sign in again and delete their tokens, in one transaction."""

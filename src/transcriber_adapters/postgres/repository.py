@@ -221,6 +221,7 @@ class PostgresJobRepository(PostgresOutbox):
         *,
         acquisition_id: str,
         begun: timedelta | None = None,
+        total: float | None = None,
         deliveries: Sequence[NewDelivery] = (),
     ) -> None:
         """Note the job's progress with ``SAVE_PROGRESS_SQL``; ``LeaseLost`` if not held."""
@@ -229,6 +230,7 @@ class PostgresJobRepository(PostgresOutbox):
             "id": job_id,
             "held_by": acquisition_id,
             "seconds": seconds_done,
+            "total": total,
             "begun": begun,
             "now": now_param(self._clock),
         }

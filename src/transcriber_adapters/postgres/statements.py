@@ -149,11 +149,12 @@ SAVE_IF_HELD_DELAYED_SQL = readying(
 SAVE_SQL = readying(f"UPDATE jobs SET {_JOB_ASSIGN} WHERE id = %(id)s")
 
 #: Note a job's progress if ``held_by`` leases it; parameters: ``id``, ``held_by``,
-#: ``seconds``, ``begun`` (an interval when the recognition starts over, else NULL), ``now``.
-#: Nothing else of
-#: the job changes, so nothing becomes ready: no wake-up (ADR 51).
+#: ``seconds``, ``total`` (a fetch's bytes, ADR 85), ``begun`` (an interval when the
+#: recognition starts over, else NULL), ``now``. Nothing else of the job changes, so
+#: nothing becomes ready: no wake-up (ADR 51).
 SAVE_PROGRESS_SQL = (
-    f"UPDATE jobs SET progress_seconds = %(seconds)s, progress_updated = {NOW_SQL},"
+    "UPDATE jobs SET progress_seconds = %(seconds)s, progress_total = %(total)s,"
+    f" progress_updated = {NOW_SQL},"
     f" progress_started = coalesce({NOW_SQL} - %(begun)s::interval, progress_started, {NOW_SQL})"
     " WHERE id = %(id)s AND acquisition_id = %(held_by)s"
 )

@@ -10,11 +10,15 @@ database's clock unless a test injects one (ADR 39).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from transcriber_adapters.postgres.clock import NOW_SQL, now_param
 from transcriber_adapters.postgres.connection import Database
+from transcriber_adapters.postgres.outbox import insert_deliveries
+from transcriber_adapters.sql.rows import delivery_params
 from transcriber_adapters.sql.summaries import SUMMARY_COLUMNS, summary_from_row, summary_params
+from transcriber_core.entities import NewDelivery
 from transcriber_core.errors import JobNotFound, LeaseLost
 from transcriber_core.ports import Clock
 from transcriber_core.summaries import PROMPT_VERSION, Summary
@@ -103,10 +107,27 @@ class PostgresSummaryStore:
             raise LeaseLost()
 
     async def save_summary_if_held(
-        self, summary: Summary, *, acquisition_id: str, delay: timedelta | None = None
+        self,
+        summary: Summary,
+        *,
+        acquisition_id: str,
+        delay: timedelta | None = None,
+        deliveries: Sequence[NewDelivery] = (),
     ) -> None:
-        """Write the held summary's work and lease fields; ``LeaseLost`` if not held."""
+        """Write the held summary's work and lease fields, and ``deliveries``; else ``LeaseLost``.
+
+        The save and its deliveries commit together or not at all (the transactional outbox).
+        """
         params = summary_params(summary, _same)
         params.update(held_by=acquisition_id, delay=delay, now=now_param(self._clock))
-        if await self._db.execute(_SAVE, params) == 0:
-            raise LeaseLost()
+        if not deliveries:
+            if await self._db.execute(_SAVE, params) == 0:
+                raise LeaseLost()
+            return
+        async with self._db.transaction() as conn:
+            cursor = await conn.execute(_SAVE, params)
+            if cursor.rowcount == 0:
+                raise LeaseLost()
+            await insert_deliveries(
+                conn, delivery_params(summary.job_id, deliveries, params["now"])
+            )

@@ -24,6 +24,8 @@ PERSON_COLUMNS: tuple[LiteralString, ...] = (
     "created",
     "disabled",
     "role",
+    # SQLite's 0032, PostgreSQL's 0023.
+    "language",
 )
 #: Columns of ``person_tokens`` in the order reads return them.
 TOKEN_COLUMNS: tuple[LiteralString, ...] = ("id", "token_hash", "person_id", "label", "created")
@@ -61,11 +63,12 @@ class PeopleRows:
             "created": self._to_db(person.created),
             "disabled": None if person.disabled is None else self._to_db(person.disabled),
             "role": person.role.value,
+            "language": person.language,
         }
 
     def person_from_row(self, row: Sequence[Any]) -> Person:
         """The person of a row selected in ``PERSON_COLUMNS`` order."""
-        person_id, name, password_hash, created, disabled, role = row
+        person_id, name, password_hash, created, disabled, role, language = row
         return Person(
             id=person_id,
             name=name,
@@ -73,6 +76,7 @@ class PeopleRows:
             created=self._from_db(created),
             disabled=None if disabled is None else self._from_db(disabled),
             role=Role(role),
+            language=language,
         )
 
     def token_params(self, token: PersonToken) -> dict[str, Any]:

@@ -82,6 +82,7 @@ JOB_COLUMNS: tuple[LiteralString, ...] = (
     "speakers",
     "prints",
     "heard",
+    "source_url",
 )
 #: The columns of a job's ``progress`` (ADR 51), selected after ``JOB_COLUMNS`` by every read
 #: (``JOB_READ_COLUMNS``); only ``save_progress_if_held`` writes them, and a save clears them
@@ -90,6 +91,7 @@ PROGRESS_COLUMNS: tuple[LiteralString, ...] = (
     "progress_seconds",
     "progress_started",
     "progress_updated",
+    "progress_total",
 )
 #: The chat message that shows the job's status (SPEC §21): only ``save_status_message``
 #: writes it; no save touches it.
@@ -128,6 +130,7 @@ SUMMARY_COLUMNS: tuple[LiteralString, ...] = (
     "me.progress_seconds",
     "me.progress_started",
     "me.progress_updated",
+    "me.progress_total",
     "me.title",
 )
 #: Parts in all and parts done of the job ``me``, as two columns (ADR 26).
@@ -395,6 +398,7 @@ class RowMapping:
             "speakers": speakers_to_db(job.speakers),
             "prints": prints_to_db(job.prints),
             "heard": heard_to_db(job.heard),
+            "source_url": job.source_url,
             "title": job.title,
         }
 
@@ -434,9 +438,11 @@ class RowMapping:
             speakers,
             prints,
             heard,
+            source_url,
             progress_seconds,
             progress_started,
             progress_updated,
+            progress_total,
             status_message_id,
             edit_version,
             original_text,
@@ -450,7 +456,10 @@ class RowMapping:
                 progress_started = from_db(progress_started)
                 progress_updated = from_db(progress_updated)
             progress = Progress(
-                seconds_done=progress_seconds, started=progress_started, updated=progress_updated
+                seconds_done=progress_seconds,
+                total=progress_total,
+                started=progress_started,
+                updated=progress_updated,
             )
         if from_db is not None:
             acquire_time = None if acquire_time is None else from_db(acquire_time)
@@ -496,6 +505,7 @@ class RowMapping:
             speakers=speakers_from_db(speakers),
             prints=prints_from_db(prints),
             heard=heard_from_db(heard),
+            source_url=source_url,
             progress=progress,
             status_message_id=status_message_id,
             edit_version=edit_version,
@@ -564,14 +574,15 @@ class RowMapping:
     def summary_from_row(self, row: Sequence[Any]) -> JobSummary:
         """The live view of a row selected as ``SUMMARY_COLUMNS`` (``list_owned_summaries``)."""
         id_, state_value, created, updated, duration, preview, error = row[:7]
-        progress_seconds, progress_started, progress_updated, title = row[7:11]
-        queue_position, parts_total, parts_done = row[11:]
+        progress_seconds, progress_started, progress_updated, progress_total, title = row[7:12]
+        queue_position, parts_total, parts_done = row[12:]
         state = _STATES[state_value]
         from_db = self._from_db
         progress = None
         if progress_seconds is not None and state in PROGRESS_STATES:
             progress = Progress(
                 seconds_done=progress_seconds,
+                total=progress_total,
                 started=from_db(progress_started),
                 updated=from_db(progress_updated),
             )

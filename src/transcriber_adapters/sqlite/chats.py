@@ -32,17 +32,23 @@ _RELEASE_SQL = (
     "UPDATE telegram_poll_lease SET expires = :now"
     " WHERE name = 'poller' AND holder = :holder AND fence = :fence"
 )
-_GET_SQL = "SELECT language, mode FROM telegram_chats WHERE chat_id = ?"
+_GET_SQL = "SELECT language, mode, summary FROM telegram_chats WHERE chat_id = ?"
 #: Set one setting, inserting the chat with the defaults for the other; the row after.
 _SET_LANGUAGE_SQL = (
     "INSERT INTO telegram_chats (chat_id, language, mode, updated) VALUES (?, ?, 'auto', ?)"
     " ON CONFLICT (chat_id) DO UPDATE SET language = excluded.language,"
-    " updated = excluded.updated RETURNING language, mode"
+    " updated = excluded.updated RETURNING language, mode, summary"
 )
 _SET_MODE_SQL = (
     "INSERT INTO telegram_chats (chat_id, language, mode, updated) VALUES (?, NULL, ?, ?)"
     " ON CONFLICT (chat_id) DO UPDATE SET mode = excluded.mode,"
-    " updated = excluded.updated RETURNING language, mode"
+    " updated = excluded.updated RETURNING language, mode, summary"
+)
+_SET_SUMMARY_SQL = (
+    "INSERT INTO telegram_chats (chat_id, language, mode, summary, updated)"
+    " VALUES (?, NULL, 'auto', ?, ?)"
+    " ON CONFLICT (chat_id) DO UPDATE SET summary = excluded.summary,"
+    " updated = excluded.updated RETURNING language, mode, summary"
 )
 
 
@@ -75,6 +81,10 @@ class SqliteChatStore(SqliteStore):
         """Keep the chat's mode, its language untouched; the settings now."""
         return await self._call(_set, _SET_MODE_SQL, chat_id, mode.value, self._clock)
 
+    async def set_chat_summary(self, chat_id: int, summary: bool) -> ChatSettings:
+        """Keep whether the chat's recordings ask for a summary, the rest untouched."""
+        return await self._call(_set, _SET_SUMMARY_SQL, chat_id, int(summary), self._clock)
+
 
 def _take(
     conn: sqlite3.Connection, holder: str, lease: timedelta, clock: Clock
@@ -97,14 +107,17 @@ def _release(conn: sqlite3.Connection, held: PollLease, clock: Clock) -> None:
 
 def _get(conn: sqlite3.Connection, chat_id: int) -> ChatSettings:
     row = conn.execute(_GET_SQL, (chat_id,)).fetchone()
-    if row is None:
-        return ChatSettings(chat_id=chat_id)
-    language, mode = row
-    return ChatSettings(chat_id=chat_id, language=language, mode=ChatMode(mode))
+    return ChatSettings(chat_id=chat_id) if row is None else _settings(chat_id, row)
 
 
 def _set(
-    conn: sqlite3.Connection, sql: str, chat_id: int, value: str | None, clock: Clock
+    conn: sqlite3.Connection, sql: str, chat_id: int, value: str | int | None, clock: Clock
 ) -> ChatSettings:
-    language, mode = conn.execute(sql, (chat_id, value, to_db(clock.now()))).fetchone()
-    return ChatSettings(chat_id=chat_id, language=language, mode=ChatMode(mode))
+    return _settings(chat_id, conn.execute(sql, (chat_id, value, to_db(clock.now()))).fetchone())
+
+
+def _settings(chat_id: int, row: tuple[str | None, str, int]) -> ChatSettings:
+    language, mode, summary = row
+    return ChatSettings(
+        chat_id=chat_id, language=language, mode=ChatMode(mode), summary=bool(summary)
+    )

@@ -43,7 +43,7 @@ _SESSION = ", ".join(PERSON_SESSION_COLUMNS)
 
 _INSERT_PERSON = (
     f"INSERT INTO people ({_PERSON})"
-    " VALUES (:id, :name, :password_hash, :created, :disabled, :role)"
+    " VALUES (:id, :name, :password_hash, :created, :disabled, :role, :language)"
 )
 #: One owner at most: the partial unique index of 0028 turns a second into "not created",
 #: while a name already stored still raises.
@@ -66,6 +66,7 @@ _SET_PASSWORD = (
 _GET_PERSON = f"SELECT {_PERSON} FROM people WHERE id = :id"
 _FIND_PERSON = f"SELECT {_PERSON} FROM people WHERE name = :name"
 _LIST_PEOPLE = f"SELECT {_PERSON} FROM people ORDER BY created, id"
+_SET_LANGUAGE = "UPDATE people SET language = :language WHERE id = :id"
 #: The owner is never disabled: the statement does not touch the owner's row.
 _DISABLE = (
     "UPDATE people SET disabled = coalesce(disabled, :now) WHERE id = :id AND role = 'person'"
@@ -190,6 +191,11 @@ class SqlitePeopleStore(SqliteStore):
     async def disable_person(self, person_id: str, *, now: datetime) -> bool:
         """Disable the person, delete their sessions and unused invites and codes, at once."""
         return await self._call(_disable, person_id, now)
+
+    async def set_person_language(self, person_id: str, language: str | None) -> bool:
+        """Keep the person's language for the pages; False when unknown."""
+        params = {"id": person_id, "language": language}
+        return await self._call(_execute, _SET_LANGUAGE, params) == 1
 
     async def enable_person(self, person_id: str) -> bool:
         """Let the person sign in again and delete their tokens, in one transaction."""

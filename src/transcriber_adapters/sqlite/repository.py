@@ -193,11 +193,12 @@ class SqliteJobRepository(SqliteOutbox):
         *,
         acquisition_id: str,
         begun: timedelta | None = None,
+        total: float | None = None,
         deliveries: Sequence[NewDelivery] = (),
     ) -> None:
         """Note the job's progress with ``SAVE_PROGRESS_SQL``; ``LeaseLost`` if not held."""
         check_progress(seconds_done)
-        save = functools.partial(_save_progress_if_held, deliveries=tuple(deliveries))
+        save = functools.partial(_save_progress_if_held, total=total, deliveries=tuple(deliveries))
         await self._call(save, job_id, seconds_done, acquisition_id, begun, self._clock)
 
     async def save_if_unchanged(self, job: Job, *, seen: Job) -> None:
@@ -402,6 +403,7 @@ def _save_progress_if_held(  # noqa: PLR0917 - one private call site
     begun: timedelta | None,
     clock: Clock,
     *,
+    total: float | None,
     deliveries: tuple[NewDelivery, ...],
 ) -> None:
     now = clock.now()
@@ -409,6 +411,7 @@ def _save_progress_if_held(  # noqa: PLR0917 - one private call site
         "id": job_id,
         "held_by": acquisition_id,
         "seconds": seconds,
+        "total": total,
         "now": to_db(now),
         "started": None if begun is None else to_db(now - begun),
     }

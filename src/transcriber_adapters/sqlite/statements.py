@@ -108,11 +108,12 @@ SAVE_IF_HELD_SQL = f"UPDATE jobs SET {_JOB_ASSIGN} WHERE id = :id AND acquisitio
 SAVE_SQL = f"UPDATE jobs SET {_JOB_ASSIGN} WHERE id = :id"
 
 #: Note a job's progress if ``:held_by`` leases it; parameters: ``id``, ``held_by``,
-#: ``seconds``, ``started`` (now less ``begun`` when the recognition starts over, else
-#: NULL), ``now``. Nothing else of the
-#: job changes (ADR 51).
+#: ``seconds``, ``total`` (a fetch's bytes, ADR 85), ``started`` (now less ``begun`` when
+#: the recognition starts over, else NULL), ``now``. Nothing else of the job changes
+#: (ADR 51).
 SAVE_PROGRESS_SQL = (
-    "UPDATE jobs SET progress_seconds = :seconds, progress_updated = :now,"
+    "UPDATE jobs SET progress_seconds = :seconds, progress_total = :total,"
+    " progress_updated = :now,"
     " progress_started = coalesce(:started, progress_started, :now)"
     " WHERE id = :id AND acquisition_id = :held_by"
 )

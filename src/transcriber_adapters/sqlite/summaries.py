@@ -8,12 +8,17 @@ Saves and renewals are fenced by the acquisition id in their ``WHERE``.
 
 from __future__ import annotations
 
-from datetime import timedelta
+import sqlite3
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
 
 from transcriber_adapters.sql.summaries import SUMMARY_COLUMNS, summary_from_row, summary_params
 from transcriber_adapters.sqlite.connection import SqliteStore
+from transcriber_adapters.sqlite.outbox import write_deliveries
 from transcriber_adapters.sqlite.schema import read, write, write_returning
 from transcriber_adapters.sqlite.times import from_db, to_db
+from transcriber_core.entities import NewDelivery
 from transcriber_core.errors import JobNotFound, LeaseLost
 from transcriber_core.summaries import PROMPT_VERSION, Summary
 
@@ -99,12 +104,34 @@ class SqliteSummaryStore(SqliteStore):
             raise LeaseLost()
 
     async def save_summary_if_held(
-        self, summary: Summary, *, acquisition_id: str, delay: timedelta | None = None
+        self,
+        summary: Summary,
+        *,
+        acquisition_id: str,
+        delay: timedelta | None = None,
+        deliveries: Sequence[NewDelivery] = (),
     ) -> None:
-        """Write the held summary's work and lease fields; ``LeaseLost`` if not held."""
+        """Write the held summary's work and lease fields, and ``deliveries``; else ``LeaseLost``.
+
+        The save and its deliveries commit together or not at all (the transactional outbox).
+        """
+        now = self._clock.now()
         params = summary_params(summary, to_db)
         own = params.pop("own_delay")
-        params["delay_time"] = own if delay is None else to_db(self._clock.now() + delay)
+        params["delay_time"] = own if delay is None else to_db(now + delay)
         params["held_by"] = acquisition_id
-        if await self._call(write, _SAVE, params) == 0:
+        if not await self._call(_save, params, summary.job_id, tuple(deliveries), now):
             raise LeaseLost()
+
+
+def _save(
+    conn: sqlite3.Connection,
+    params: dict[str, Any],
+    job_id: str,
+    deliveries: tuple[NewDelivery, ...],
+    now: datetime,
+) -> bool:
+    if conn.execute(_SAVE, params).rowcount == 0:
+        return False
+    write_deliveries(conn, job_id, deliveries, now)
+    return True

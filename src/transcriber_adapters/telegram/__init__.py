@@ -10,6 +10,7 @@ from transcriber_adapters.telegram.buttons import (
     answer_button,
     document_name,
     send_document,
+    summary_button,
     transcript_button,
     transcript_buttons,
 )
@@ -67,6 +68,7 @@ __all__ = [
     "send_reply",
     "set_webhook",
     "split_text",
+    "summary_button",
     "telegram_errors",
     "transcript_button",
     "transcript_buttons",

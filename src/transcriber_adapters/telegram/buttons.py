@@ -19,22 +19,34 @@ from transcriber_core.entities import Job
 
 #: What starts a transcript button's data: ``tx:<format>:<job id>`` (at most 64 bytes).
 _PREFIX = "tx"
+#: What a Summary button's data is: ``sm:<job id>``.
+_SUMMARY_PREFIX = "sm"
 #: A job id as the service makes them; anything else never reaches the database.
 _JOB_ID = re.compile(r"[A-Za-z0-9_-]{1,58}")
 #: The formats a button sends, by the label it shows.
 FORMATS = {"SRT": "srt", "VTT": "vtt"}
 
 
-def transcript_buttons(job_id: str) -> InlineKeyboardMarkup:
-    """One row of buttons: the transcript as SRT, as VTT."""
-    return InlineKeyboardMarkup(
-        inline_keyboard=[
-            [
-                InlineKeyboardButton(text=label, callback_data=f"{_PREFIX}:{fmt}:{job_id}")
-                for label, fmt in FORMATS.items()
-            ]
+def transcript_buttons(job_id: str, *, summary: str | None = None) -> InlineKeyboardMarkup:
+    """A row of buttons: the transcript as SRT, as VTT; with ``summary`` (its label), a second
+    row asking for the recording's summary (ADR 92)."""
+    rows = [
+        [
+            InlineKeyboardButton(text=label, callback_data=f"{_PREFIX}:{fmt}:{job_id}")
+            for label, fmt in FORMATS.items()
         ]
-    )
+    ]
+    if summary is not None:
+        rows.append(
+            [InlineKeyboardButton(text=summary, callback_data=f"{_SUMMARY_PREFIX}:{job_id}")]
+        )
+    return InlineKeyboardMarkup(inline_keyboard=rows)
+
+
+def summary_button(data: str | None) -> str | None:
+    """The job id a Summary button's data asks for; None for data of no such button."""
+    prefix, _, job_id = (data or "").partition(":")
+    return job_id if prefix == _SUMMARY_PREFIX and _JOB_ID.fullmatch(job_id) else None
 
 
 def transcript_button(data: str | None) -> tuple[str, str] | None:

@@ -19,6 +19,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 
+import attrs
 from aiogram import Bot
 from aiogram.types import InlineKeyboardMarkup, LinkPreviewOptions, Message
 
@@ -30,6 +31,7 @@ from transcriber_core.errors import NotifierUnavailable
 from transcriber_core.policy import CHAT_EDIT_INTERVAL, chat_pace
 from transcriber_core.ports import BudgetStore, Event, Standing
 from transcriber_core.rendering import TranscriptFormat, render
+from transcriber_core.summaries import Summary, SummaryState
 
 log = logging.getLogger("transcriber.telegram")
 
@@ -51,6 +53,7 @@ DEAD_TEXT = (
 #: The status message's texts, by where the job stands (SPEC §21).
 QUEUED_TEXT = "Got it. Queued: {ahead} ahead of it."
 CONVERTING_TEXT = "Converting the recording…"
+FETCHING_TEXT = "Downloading the recording from the link…"
 RECOGNISING_TEXT = "Recognising…"
 RECOGNISING_PERCENT_TEXT = "Recognising… {percent} %"
 LEFT_TEXT = ", about {left} left"
@@ -80,6 +83,7 @@ class TelegramNotifier:
         *,
         max_messages: int = MAX_MESSAGES,
         budgets: BudgetStore | None = None,
+        summaries: bool = False,
     ) -> None:
         if max_messages < 1:
             raise ValueError("max_messages must be at least 1")
@@ -87,6 +91,8 @@ class TelegramNotifier:
         self.max_messages = max_messages
         #: Where each chat's edit pace is kept; None: edits are not paced (tests).
         self.budgets = budgets
+        #: ``[llm]`` is configured: a Summary button goes under each transcript (ADR 92).
+        self.summaries = summaries
         self._locks: dict[int, asyncio.Lock] = {}
         self._waiting: dict[int, int] = {}
 
@@ -114,6 +120,21 @@ class TelegramNotifier:
         log.debug("telegram.notified", extra={"job_id": job.id, "event": event.value})
         return shown
 
+    async def send_summary(self, job: Job, summary: Summary) -> None:
+        """The summary as a reply to the recording (its labels in the recording's language)."""
+        origin = job.origin
+        if origin.kind is not OriginKind.TELEGRAM or origin.chat_id is None:
+            return
+        async with self._turn(origin.chat_id):
+            for part in split_text(summary_text(summary, job.language)):
+                await self._send(origin.chat_id, origin.message_id, part)
+        log.debug("telegram.summary_sent", extra={"job_id": job.id})
+
+    def _buttons(self, job: Job) -> InlineKeyboardMarkup:
+        """SRT and VTT under a transcript; Summary too when summaries are offered."""
+        label = summary_labels(job.language).button if self.summaries else None
+        return transcript_buttons(job.id, summary=label)
+
     async def _keep_status(self, job: Job, chat_id: int, event: Event, standing: Standing) -> int:
         """Show ``event`` in the job's status message (sent or edited); its id."""
         reply = job.origin.message_id
@@ -130,7 +151,7 @@ class TelegramNotifier:
             return shown
         if not parts:
             return await self._show(chat_id, reply, status, EMPTY_TEXT)
-        buttons = transcript_buttons(job.id)
+        buttons = self._buttons(job)
         last = len(parts) - 1
         shown = await self._show(chat_id, reply, status, parts[0], buttons if not last else None)
         for number, part in enumerate(parts[1:], 1):
@@ -198,7 +219,7 @@ class TelegramNotifier:
         if not parts:
             await self._send(chat_id, message_id, EMPTY_TEXT)
             return
-        buttons = transcript_buttons(job.id)
+        buttons = self._buttons(job)
         if len(parts) <= self.max_messages:
             for number, part in enumerate(parts, 1):
                 last = number == len(parts)
@@ -217,7 +238,7 @@ class TelegramNotifier:
             filename=document_name(job, "txt"),
             body=text.encode("utf-8"),
             caption=caption_of(text),
-            buttons=transcript_buttons(job.id),
+            buttons=self._buttons(job),
         )
 
     async def _send(
@@ -262,6 +283,9 @@ def status_text(job: Job, standing: Standing, event: Event = Event.PROGRESS) -> 
     waiting = job.state is not State.CHECK and standing.queue_position is not None
     if waiting and standing.queue_position:
         return QUEUED_TEXT.format(ahead=standing.queue_position)
+    if job.state is State.FETCH:
+        # A link (SPEC §28): taken, then downloading.
+        return ACCEPTED_TEXT if event is Event.ACCEPTED else FETCHING_TEXT
     if job.state is State.CONVERT:
         # Next in line: the acknowledgement says it is taken, a later edit that it converts.
         return ACCEPTED_TEXT if event is Event.ACCEPTED else CONVERTING_TEXT
@@ -291,6 +315,57 @@ def _notice(job: Job, event: Event) -> str:
     if event is Event.FAILED:
         return FAILED_TEXT.format(reason=job.error) if job.error else FAILED_NO_REASON
     return DEAD_TEXT.format(reason=job.error or "no reason recorded")
+
+
+@attrs.frozen
+class SummaryLabels:
+    """The headings of a summary sent to a chat, in one language."""
+
+    title: str
+    #: The button under a transcript that asks for its summary.
+    button: str
+    points: str
+    actions: str
+    failed: str
+
+
+#: By the recording's language (the summary's own is the transcript's); English otherwise.
+SUMMARY_LABELS = {
+    "en": SummaryLabels(
+        title="Summary",
+        button="Summary",
+        points="Key points",
+        actions="Action items",
+        failed="Could not summarise this recording: {reason}",
+    ),
+    "ru": SummaryLabels(
+        title="Краткое содержание",
+        button="Кратко",
+        points="Главное",
+        actions="Задачи",
+        failed="Не удалось составить краткое содержание записи: {reason}",  # noqa: RUF001
+    ),
+}
+
+
+def summary_labels(language: str | None) -> SummaryLabels:
+    """The headings for a recording in ``language``; English for any other."""
+    return SUMMARY_LABELS.get(language or "", SUMMARY_LABELS["en"])
+
+
+def summary_text(summary: Summary, language: str | None) -> str:
+    """A done summary as a chat reads it (paragraph, key points, action items and who); a
+    failed one's reason."""
+    labels = summary_labels(language)
+    if summary.state is not SummaryState.DONE:
+        return labels.failed.format(reason=summary.error or "-")
+    blocks = [f"{labels.title}\n{summary.text or ''}".rstrip()]
+    if summary.points:
+        blocks.append("\n".join([labels.points, *(f"• {point}" for point in summary.points)]))
+    if summary.actions:
+        items = [f"• {a.who}: {a.text}" if a.who else f"• {a.text}" for a in summary.actions]
+        blocks.append("\n".join([labels.actions, *items]))
+    return "\n\n".join(blocks)
 
 
 def caption_of(text: str, limit: int = CAPTION_CHARS) -> str:

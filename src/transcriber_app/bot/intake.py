@@ -42,28 +42,35 @@ from transcriber_adapters.telegram import (
     recording_of,
     send_document,
     send_reply,
+    summary_button,
     transcript_button,
 )
 from transcriber_app.bot.texts import (
     Texts,
     accepted_languages,
     duplicate_text,
+    link_refused_text,
     quota_text,
     settings_text,
     texts_for,
     too_large_text,
     voice_note_title,
 )
+from transcriber_core import summary_steps
 from transcriber_core.entities import ChatMode, ChatSettings, Job, Origin, State
 from transcriber_core.errors import (
+    FetchRefused,
+    FetchUnavailable,
     JobNotFound,
     OptionRefused,
     QuotaExceeded,
     ServiceCondition,
     TranscriberError,
 )
+from transcriber_core.fetching import well_formed_link
 from transcriber_core.intake import Taken, take_in
 from transcriber_core.languages import check_language
+from transcriber_core.naming import link_digest
 from transcriber_core.people import Person, link_code_hash, link_code_of
 from transcriber_core.ports import ChatLinks, ChatStore, Proof, Sender, Staged, Wishes
 from transcriber_core.rendering import TranscriptFormat, render
@@ -169,35 +176,43 @@ class BotIntake:
         target = message.reply_to_message
         recording = None if target is None else recording_of(target)
         settings = await self.settings_of(message.chat.id)
+        url = None if target is None else link_of(target)
+        if target is not None and recording is None and url is not None:
+            await self.receive(bot, target, url=url, settings=settings, asked_by=message)
+            return
         if target is None or recording is None:
             await self._reply(bot, message, (await self.texts(message, settings)).transcribe_usage)
             return
         await self.receive(bot, target, recording, settings=settings, asked_by=message)
 
-    async def receive(
+    async def receive(  # noqa: PLR0911 - one answer per refusal reads best
         self,
         bot: Bot,
         message: Message,
-        recording: Recording,
+        recording: Recording | None = None,
         *,
+        url: str | None = None,
         settings: ChatSettings | None = None,
         asked_by: Message | None = None,
     ) -> None:
-        """Turn the recording in ``message`` into a job, or tell the sender why not.
+        """Turn the recording (or the link, SPEC §28) in ``message`` into a job, or say why not.
 
         ``asked_by`` is the ``/transcribe`` that asked for it: its sender pays
-        for the recording, and refusals answer it (ADR 67).
+        for the recording, and refusals answer it (ADR 67). A refused link is
+        told why in the chat's language, never repeating the link.
         """
         settings = settings or await self.settings_of(message.chat.id)
         answer = asked_by or message
         texts = await self.texts(answer, settings)
-        extra = {
-            "kind": recording.kind,
-            "extension": recording.extension,
-            "size": recording.declared_size,
-        }
+        extra: dict[str, object] = {"kind": "link"}
+        if recording is not None:
+            extra = {
+                "kind": recording.kind,
+                "extension": recording.extension,
+                "size": recording.declared_size,
+            }
         log.info("bot.recording", extra=extra)
-        size = recording.declared_size
+        size = None if recording is None else recording.declared_size
         if size is not None and size > self.max_file_bytes:
             await self._too_large(bot, answer, texts, extra)
             return
@@ -205,10 +220,9 @@ class BotIntake:
             log.warning("bot.no_room", extra=extra)
             await self._reply(bot, answer, texts.no_room)
             return
+        door = ChatDoor(self, bot, message, settings, recording=recording, url=url, asker=answer)
         try:
-            taken = await self._accept_patiently(
-                bot, message, recording, settings, extra, asker=answer
-            )
+            taken = await self._accept_patiently(door, extra)
         except asyncio.CancelledError:
             # Shutdown cut the download off. The update is not confirmed to
             # Telegram (ADR 53): the next poller reads it again and takes it.
@@ -216,6 +230,14 @@ class BotIntake:
             raise
         except FileTooLarge:
             await self._too_large(bot, answer, texts, extra)
+            return
+        except FetchRefused as exc:
+            log.info("bot.link_refused", extra={**extra, "code": exc.code})
+            await self._reply(bot, answer, link_refused_text(exc.code, texts))
+            return
+        except FetchUnavailable:
+            log.info("bot.link_unreachable", extra=extra)
+            await self._reply(bot, answer, texts.link_unreachable)
             return
         except QuotaExceeded as exc:
             log.info("bot.quota_exceeded", extra=extra)
@@ -241,16 +263,13 @@ class BotIntake:
             return
         await self._reply(bot, message, duplicate_text(job, texts))
 
-    async def _accept_patiently(
-        self,
-        bot: Bot,
-        message: Message,
-        recording: Recording,
-        settings: ChatSettings,
-        extra: Mapping[str, object],
-        *,
-        asker: Message,
-    ) -> Taken:
+    async def link_message(self, bot: Bot, message: Message, url: str) -> None:
+        """A message that is a link: taken in a private chat, in a group only when addressed."""
+        if is_group(message) and not await _mentions_bot(bot, message):
+            return
+        await self.receive(bot, message, url=url)
+
+    async def _accept_patiently(self, door: ChatDoor, extra: Mapping[str, object]) -> Taken:
         """``_accept``, again while a dependency is down, for up to ``_OUTAGE_SECONDS`` (ADR 43).
 
         A recording turned away here is answered, its update confirmed, and
@@ -262,7 +281,7 @@ class BotIntake:
         pause = _OUTAGE_PAUSE
         while True:
             try:
-                return await self._accept(bot, message, recording, settings, asker=asker)
+                return await self._accept(door)
             except ServiceCondition as exc:
                 if not exc.outage or loop.time() + pause > give_up:
                     raise
@@ -272,21 +291,13 @@ class BotIntake:
             await asyncio.sleep(pause)
             pause = min(pause * 2, _OUTAGE_PAUSE_CAP)
 
-    async def _accept(
-        self,
-        bot: Bot,
-        message: Message,
-        recording: Recording,
-        settings: ChatSettings,
-        *,
-        asker: Message,
-    ) -> Taken:
-        dedup_key = f"telegram:{message.chat.id}:{recording.file_unique_id}"
+    async def _accept(self, door: ChatDoor) -> Taken:
+        message = door.message
         return await take_in(
             self.services,
-            ChatDoor(self, bot, message, recording, settings, asker=asker),
+            door,
             origin=Origin.telegram(message.chat.id, message.message_id),
-            dedup_key=dedup_key,
+            dedup_key=door.dedup_key,
         )
 
     async def linked_person(self, message: Message) -> Person | None:
@@ -418,6 +429,29 @@ class BotIntake:
         if changed is not None:
             await self._reply(bot, message, texts.mode_set[mode])
 
+    async def set_summary(self, bot: Bot, message: Message, value: str | None) -> None:
+        """``/summary auto|off``: whether each recording of the chat gets a summary (SPEC §27)."""
+        async with self._change_lock(message.chat.id):
+            await self._set_summary(bot, message, value)
+
+    async def _set_summary(self, bot: Bot, message: Message, value: str | None) -> None:
+        settings = await self.settings_of(message.chat.id)
+        texts = await self.texts(message, settings)
+        if self.services.summaries is None or self.services.language_model is None:
+            await self._reply(bot, message, texts.summary_unavailable)
+            return
+        wanted = {"auto": True, "off": False}.get((value or "").strip().lower())
+        if wanted is None:
+            await self._reply(bot, message, texts.summary_usage)
+            return
+        if not await self._may_change(bot, message, texts):
+            return
+        changed = await self._save(
+            bot, message, texts, self.chats.set_chat_summary(settings.chat_id, wanted)
+        )
+        if changed is not None:
+            await self._reply(bot, message, texts.summary_set[wanted])
+
     async def _save(
         self, bot: Bot, message: Message, texts: Texts, change: Awaitable[ChatSettings]
     ) -> ChatSettings | None:
@@ -433,6 +467,7 @@ class BotIntake:
             extra={
                 "language": settings.language or "auto",
                 "mode": settings.mode.value,
+                "summary": settings.summary,
             },
         )
         return settings
@@ -481,16 +516,8 @@ class BotIntake:
         if not self.allows(chat_id):
             await self._answer(bot, query, texts.refused)
             return
-        try:
-            job = await self.services.jobs.get(job_id)
-        except JobNotFound:
-            job = None
-        except TranscriberError as exc:
-            log.warning("bot.button_failed", extra={"error_type": type(exc).__name__})
-            await self._answer(bot, query, texts.unavailable)
-            return
-        if job is None or job.state is not State.DONE or job.origin.chat_id != chat_id:
-            await self._answer(bot, query, texts.transcript_gone)
+        job = await self._buttons_job(bot, query, texts, job_id, chat_id)
+        if job is None:
             return
         body = await asyncio.to_thread(render, job, TranscriptFormat(fmt))
         log.info("bot.transcript_button", extra={"job_id": job.id, "format": fmt})
@@ -503,6 +530,57 @@ class BotIntake:
             await self._answer(bot, query, texts.unavailable)
             return
         await self._answer(bot, query)
+
+    async def ask_summary(self, bot: Bot, query: CallbackQuery, job_id: str) -> None:
+        """The Summary button (ADR 92): queue the recording's summary; it comes when built.
+
+        Only for this chat's own recording, as the transcript buttons; asked
+        twice while pending, it is built once (``summary_steps.request``).
+        """
+        message = query.message
+        if message is None:
+            await self._answer(bot, query)
+            return
+        chat_id = message.chat.id
+        texts = texts_for(await self.settings_of(chat_id), query.from_user.language_code)
+        if not self.allows(chat_id):
+            await self._answer(bot, query, texts.refused)
+            return
+        if self.services.summaries is None or self.services.language_model is None:
+            await self._answer(bot, query, texts.summary_unavailable)
+            return
+        job = await self._buttons_job(bot, query, texts, job_id, chat_id)
+        if job is None:
+            return
+        try:
+            await summary_steps.request(self.services, job.id)
+        except JobNotFound:
+            await self._answer(bot, query, texts.transcript_gone)
+            return
+        except TranscriberError as exc:
+            log.warning("bot.button_failed", extra={"error_type": type(exc).__name__})
+            await self._answer(bot, query, texts.unavailable)
+            return
+        log.info("bot.summary_button", extra={"job_id": job.id})
+        await self._answer(bot, query, texts.summary_asked)
+
+    async def _buttons_job(
+        self, bot: Bot, query: CallbackQuery, texts: Texts, job_id: str, chat_id: int
+    ) -> Job | None:
+        """The done job a button under its transcript names, if it is this chat's; else None,
+        the presser told why."""
+        try:
+            job = await self.services.jobs.get(job_id)
+        except JobNotFound:
+            job = None
+        except TranscriberError as exc:
+            log.warning("bot.button_failed", extra={"error_type": type(exc).__name__})
+            await self._answer(bot, query, texts.unavailable)
+            return None
+        if job is None or job.state is not State.DONE or job.origin.chat_id != chat_id:
+            await self._answer(bot, query, texts.transcript_gone)
+            return None
+        return job
 
     async def _answer(self, bot: Bot, query: CallbackQuery, text: str | None = None) -> None:
         try:
@@ -518,22 +596,27 @@ class BotIntake:
 
 
 class ChatDoor:
-    """A recording in a chat as a door of the one way in: downloaded only once it is taken."""
+    """A recording in a chat as a door of the one way in: downloaded only once it is taken.
+
+    Or a link sent to the chat (``url``, SPEC §28): the job fetches it.
+    """
 
     def __init__(
         self,
         intake: BotIntake,
         bot: Bot,
         message: Message,
-        recording: Recording,
         settings: ChatSettings,
         *,
         asker: Message,
+        recording: Recording | None = None,
+        url: str | None = None,
     ) -> None:
         self.intake = intake
         self.bot = bot
         self.message = message
         self.recording = recording
+        self.url = url
         self.settings = settings
         #: The message that asked for it: the recording's own, or a ``/transcribe`` answering it.
         self.asker = asker
@@ -553,18 +636,35 @@ class ChatDoor:
         """``sender`` once the file is in: one disabled or unlinked meanwhile is not it (§29)."""
         return await self.sender()
 
+    @property
+    def dedup_key(self) -> str:
+        """A file once per chat (its unique id), and a link once per chat (its digest)."""
+        chat_id = self.message.chat.id
+        if self.url is not None:
+            return f"telegram:{chat_id}:link:{link_digest(self.url)}"
+        if self.recording is None:  # pragma: no cover - made with one or the other
+            raise ValueError("a chat's door needs a recording or a link")
+        return f"telegram:{chat_id}:{self.recording.file_unique_id}"
+
     async def proof(self, first: Job) -> Proof:
-        """Nothing to read: the key holds the file's unique id; it is not downloaded again."""
+        """Nothing to read: the key holds the file's unique id (the link's digest)."""
         return Proof()
 
     @contextlib.asynccontextmanager
     async def staged(self) -> AsyncIterator[Staged]:
-        """The file downloaded into a staging file, in the chat's language (``/language``).
+        """The file downloaded into a staging file (or the link), in the chat's language.
 
-        Its title is the bot's own "Voice note of …" in the chat's language, dated when it
-        was sent: never the sender's file name (SPEC §26).
+        A file's title is the bot's own "Voice note of …" in the chat's language, dated when
+        it was sent: never the sender's file name (SPEC §26). A link's is the page's own,
+        set by its fetch (SPEC §28).
         """
         services = self.intake.services
+        if self.url is not None:
+            wishes = Wishes(language=self.settings.language, standing_language=True)
+            yield Staged(path=None, extension="", url=self.url, wishes=wishes)
+            return
+        if self.recording is None:  # pragma: no cover - made with one or the other
+            raise ValueError("a chat's door needs a recording or a link")
         extension = self.recording.extension
         async with services.files.staging(extension) as path:
             await download_file(
@@ -579,6 +679,8 @@ class ChatDoor:
                 language=self.settings.language,
                 standing_language=True,
                 title=voice_note_title(texts, self.message.date),
+                # ``/summary auto`` asks; otherwise ``[llm] auto_summary`` decides.
+                summary=True if self.settings.summary else None,
             )
             yield Staged(path=path, extension=extension, wishes=wishes)
 
@@ -593,6 +695,17 @@ def _addressed(answer: Message, text: str) -> str:
     if not is_group(answer) or sender is None:
         return text
     return f"{sender.first_name}: {text}"
+
+
+def link_of(message: Message) -> str | None:
+    """The link a message is (SPEC §28): its text one http(s) link, beside @mentions only."""
+    text = message.text
+    if not text or text.startswith("/"):
+        return None
+    words = [word for word in text.split() if not word.startswith("@")]
+    if len(words) != 1 or not well_formed_link(words[0]):
+        return None
+    return words[0]
 
 
 def is_group(message: Message) -> bool:
@@ -621,14 +734,17 @@ def make_router() -> Router:
     router.message.register(_help, Command("start", "help"))
     router.message.register(_language, Command("language"))
     router.message.register(_mode, Command("mode"))
+    router.message.register(_summary, Command("summary"))
     router.message.register(_settings, Command("settings"))
     router.message.register(_transcribe, Command("transcribe"))
     router.message.register(_link, Command("link"))
     router.message.register(_unlink, Command("unlink"))
     router.message.register(_receive, _carries_recording)
     router.message.register(_mentioned, _answers_recording_in_group)
+    router.message.register(_receive_link, _carries_link)
     router.message.register(_help, _is_private)
     router.callback_query.register(_button, _is_transcript_button)
+    router.callback_query.register(_summary_button, _is_summary_button)
     return router
 
 
@@ -683,6 +799,15 @@ def _carries_recording(message: Message) -> dict[str, Recording] | bool:
     return False if recording is None else {"recording": recording}
 
 
+def _carries_link(message: Message) -> dict[str, str] | bool:
+    url = link_of(message)
+    return False if url is None else {"url": url}
+
+
+async def _receive_link(message: Message, bot: Bot, intake: BotIntake, url: str) -> None:
+    await intake.link_message(bot, message, url)
+
+
 async def _refuse(message: Message, bot: Bot, intake: BotIntake) -> None:
     await intake.refuse(bot, message)
 
@@ -717,6 +842,10 @@ async def _mode(message: Message, bot: Bot, intake: BotIntake, command: CommandO
     await intake.set_mode(bot, message, command.args)
 
 
+async def _summary(message: Message, bot: Bot, intake: BotIntake, command: CommandObject) -> None:
+    await intake.set_summary(bot, message, command.args)
+
+
 async def _link(message: Message, bot: Bot, intake: BotIntake, command: CommandObject) -> None:
     await intake.link(bot, message, command.args)
 
@@ -732,6 +861,15 @@ async def _settings(message: Message, bot: Bot, intake: BotIntake) -> None:
 def _is_transcript_button(query: CallbackQuery) -> dict[str, str] | bool:
     asked = transcript_button(query.data)
     return False if asked is None else {"fmt": asked[0], "job_id": asked[1]}
+
+
+def _is_summary_button(query: CallbackQuery) -> dict[str, str] | bool:
+    job_id = summary_button(query.data)
+    return False if job_id is None else {"job_id": job_id}
+
+
+async def _summary_button(query: CallbackQuery, bot: Bot, intake: BotIntake, job_id: str) -> None:
+    await intake.ask_summary(bot, query, job_id)
 
 
 async def _button(query: CallbackQuery, bot: Bot, intake: BotIntake, fmt: str, job_id: str) -> None:

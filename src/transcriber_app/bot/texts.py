@@ -41,6 +41,14 @@ class Texts:
     mode_usage: str
     mode_set: dict[ChatMode, str]
     mode_private: str
+    #: ``/summary`` without ``auto`` or ``off``.
+    summary_usage: str
+    #: ``/summary auto`` (True) and ``off`` (False) done.
+    summary_set: dict[bool, str]
+    #: ``/summary`` with no ``[llm]``: summaries are not offered (SPEC §27).
+    summary_unavailable: str
+    #: The Summary button pressed: the summary is on its way.
+    summary_asked: str
     #: A group's settings changed by someone who is not one of its administrators.
     not_admin: str
     #: ``/transcribe`` that does not answer a recording.
@@ -70,15 +78,22 @@ class Texts:
     quota_too_long: str
     #: The recording was not counted to its end and may not fit: ``{left}``, ``{resets}``.
     quota_maybe_too_long: str
+    #: A link refused at once (SPEC §28), by its code; ``link_refused_other`` for any other.
+    link_refusals: dict[str, str]
+    link_refused_other: str
+    #: A link whose host cannot be reached now.
+    link_unreachable: str
 
 
 ENGLISH = Texts(
     help=(
         "Send me a voice message, an audio or video file, or a video note, "
-        "and I will reply with its text.\n\n"
+        "and I will reply with its text. A link to a recording (a video or podcast page, "
+        "a media file) works too.\n\n"
         "/language <code|auto> sets the language of this chat's recordings\n"
         "/mode auto|command (groups) transcribes every recording, or only those "
         "answered with /transcribe or mentioning me\n"
+        "/summary auto|off gives each recording a summary, when the service offers them\n"
         "/settings shows this chat's settings\n"
         "/link <code> shows this chat's recordings in your workspace; /unlink stops it"
     ),
@@ -117,6 +132,13 @@ ENGLISH = Texts(
         ),
     },
     mode_private="In a private chat I transcribe every recording; /mode is for groups.",
+    summary_usage="Use /summary auto (a summary of every recording) or /summary off.",
+    summary_set={
+        True: "Done: each recording in this chat gets a summary once transcribed.",
+        False: "Done: recordings in this chat get no summary.",
+    },
+    summary_unavailable="Summaries are not available on this service.",
+    summary_asked="Summarising: the summary will come here.",
     not_admin="Only this group's administrators can change its settings.",
     transcribe_usage="Answer a voice message or a recording with /transcribe.",
     voice_note_title="Voice note of {day} {mon} {year}, {hm}",
@@ -153,15 +175,25 @@ ENGLISH = Texts(
         " (I did not count it to its end). Your time starts again at {resets}."
     ),
     modes={ChatMode.AUTO: "auto (every recording)", ChatMode.COMMAND: "command (when asked)"},
+    link_refusals={
+        "url_not_allowed": "This link leads to an address I do not download from.",
+        "playlist_not_supported": "This is a link to a playlist. Send a link to one recording.",
+        "bad_url": "This does not look like an http(s) link I can open.",
+        "links_disabled": "I do not download links. Please send the recording itself as a file.",
+    },
+    link_refused_other="I cannot download a recording from this link.",
+    link_unreachable="The site of this link cannot be reached now. Check it, or send it later.",
 )
 
 RUSSIAN = Texts(
     help=(
         "Пришлите голосовое сообщение, аудио- или видеофайл или видеосообщение, "
-        "и я отвечу его текстом.\n\n"
+        "и я отвечу его текстом. Можно и ссылку на запись (страницу видео или подкаста, "
+        "медиафайл).\n\n"
         "/language <код|auto> задаёт язык записей в этом чате\n"
         "/mode auto|command (в группах): расшифровывать все записи или только те, "
         "на которые ответили /transcribe или где меня упомянули\n"
+        "/summary auto|off: краткое содержание каждой записи, если сервис его предлагает\n"
         "/settings показывает настройки этого чата\n"
         "/link <код> показывает записи этого чата в вашем рабочем пространстве; /unlink отменяет"
     ),
@@ -196,6 +228,13 @@ RUSSIAN = Texts(
         ),
     },
     mode_private="В личном чате я расшифровываю все записи; /mode — для групп.",
+    summary_usage="Используйте /summary auto (краткое содержание каждой записи) или /summary off.",
+    summary_set={
+        True: "Готово: у каждой записи в этом чате будет краткое содержание после расшифровки.",
+        False: "Готово: записи в этом чате остаются без краткого содержания.",
+    },
+    summary_unavailable="Краткое содержание на этом сервисе недоступно.",
+    summary_asked="Составляю краткое содержание: оно придёт сюда.",
     not_admin="Менять настройки группы могут только её администраторы.",
     transcribe_usage="Ответьте командой /transcribe на голосовое сообщение или запись.",
     voice_note_title="Голосовое сообщение от {day} {mon} {year}, {hm}",
@@ -247,6 +286,16 @@ RUSSIAN = Texts(
         " я не досчитал её до конца. Время начнётся заново в {resets}."
     ),
     modes={ChatMode.AUTO: "auto (все записи)", ChatMode.COMMAND: "command (по просьбе)"},
+    link_refusals={
+        "url_not_allowed": "Эта ссылка ведёт на адрес, с которого я не скачиваю.",
+        "playlist_not_supported": "Это ссылка на плейлист. Пришлите ссылку на одну запись.",
+        "bad_url": "Это не похоже на ссылку http(s), которую я могу открыть.",
+        "links_disabled": "Я не скачиваю по ссылкам. Пришлите саму запись файлом.",
+    },
+    link_refused_other="Я не могу скачать запись по этой ссылке.",
+    link_unreachable=(
+        "Сайт по этой ссылке сейчас недоступен. Проверьте ссылку или пришлите её позже."
+    ),
 )
 
 #: The bot's languages by ISO 639-1 code.
@@ -292,6 +341,11 @@ def quota_text(exc: QuotaExceeded, texts: Texts = ENGLISH) -> str:
     return texts.quota_too_long.format(
         seconds=math.ceil(exc.incoming), left=math.floor(exc.left), resets=resets
     )
+
+
+def link_refused_text(code: str, texts: Texts = ENGLISH) -> str:
+    """The reply to a link refused at once (SPEC §28), by its code; never the link itself."""
+    return texts.link_refusals.get(code, texts.link_refused_other)
 
 
 def settings_text(settings: ChatSettings, texts: Texts) -> str:

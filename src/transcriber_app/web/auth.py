@@ -34,6 +34,7 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from starlette.requests import Request
 
 from transcriber_app.bootstrap import Runtime
+from transcriber_app.web.language import _
 from transcriber_core.policy import (
     DEFAULT_ACCESS,
     AccessSettings,
@@ -76,13 +77,13 @@ async def verify_password(password_hash: str, password: str) -> bool:
 def password_problem(password: str, confirm: str) -> str | None:
     """Why a new password is refused, in words for the owner; None when it is fine."""
     if len(password) < MIN_PASSWORD_LENGTH:
-        return f"The password must have at least {MIN_PASSWORD_LENGTH} characters."
+        return _("The password must have at least %(count)s characters.", count=MIN_PASSWORD_LENGTH)
     if len(password) > MAX_PASSWORD_LENGTH:
-        return f"The password must have at most {MAX_PASSWORD_LENGTH} characters."
+        return _("The password must have at most %(count)s characters.", count=MAX_PASSWORD_LENGTH)
     if "\x00" in password:
-        return "The password must not contain a NUL character."
+        return _("The password must not contain a NUL character.")
     if not hmac.compare_digest(password.encode(), confirm.encode()):
-        return "The two passwords differ."
+        return _("The two passwords differ.")
     return None
 
 

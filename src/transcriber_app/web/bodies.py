@@ -14,7 +14,7 @@ import attrs
 from transcriber_app.web.schemas import doc
 from transcriber_core.entities import Condition, Job, JobPart, Speaker, State
 from transcriber_core.languages import AUTO
-from transcriber_core.progress import ProgressReport, report_of
+from transcriber_core.progress import FetchReport, ProgressReport, fetch_report_of, report_of
 from transcriber_core.titles import shown_title
 
 
@@ -51,6 +51,24 @@ class RecognitionProgress:
             eta_seconds=report.eta_seconds,
             updated=report.updated,
         )
+
+
+@attrs.frozen(kw_only=True)
+class FetchProgress:
+    """How far a link's download has come, while the job is in fetch (SPEC §28, ADR 85)."""
+
+    bytes: int = attrs.field(metadata=doc("bytes downloaded so far"))
+    total_bytes: int | None = attrs.field(
+        metadata=doc("bytes in all, when the site declares them; null when unknown")
+    )
+    percent: int | None = attrs.field(
+        metadata=doc("whole percent of total_bytes downloaded, 0 to 100; null when unknown")
+    )
+
+    @classmethod
+    def of(cls, report: FetchReport) -> FetchProgress:
+        """The answer's view of ``report``."""
+        return cls(bytes=report.bytes, total_bytes=report.total_bytes, percent=report.percent)
 
 
 @attrs.frozen(kw_only=True)
@@ -102,6 +120,10 @@ class JobStatus:
             " recognizer reports it (Whisper, or a recording split into parts)"
         ),
     )
+    fetch: FetchProgress | None = attrs.field(
+        default=None,
+        metadata=doc("how far a link's download has come, while the job is in fetch"),
+    )
 
     @classmethod
     def of(
@@ -127,6 +149,9 @@ class JobStatus:
             queue_position=queue_position,
             speakers=job.speakers,
             progress=None if (report := report_of(job)) is None else RecognitionProgress.of(report),
+            fetch=None
+            if (fetching := fetch_report_of(job)) is None
+            else FetchProgress.of(fetching),
         )
 
 

@@ -44,6 +44,9 @@ class FormField:
     description: str
     schema: Schema
     required: bool = False
+    #: The one other field that may be sent instead of this one: exactly one of the two is
+    #: required (``file`` or ``url``, SPEC §28).
+    either: str | None = None
     #: The part's own content type, when the field is a file.
     content_type: str | None = None
 

@@ -33,11 +33,14 @@ from transcriber_core.errors import (
     CallbackRefused,
     DedupKeyReused,
     DiskFull,
+    FetchRefused,
+    FetchUnavailable,
     OptionRefused,
     QuotaExceeded,
     TranscriberError,
 )
 from transcriber_core.intake import take_in
+from transcriber_core.naming import link_digest
 from transcriber_core.ports import Proof, Sender, Staged, Wishes
 from transcriber_core.speakers import BadSpeakers
 
@@ -80,6 +83,8 @@ class FormDoor:
         self.digest = digest
         self.read = False
         self.size: int | None = None
+        #: The form sent a link (``url``) instead of a file.
+        self.linked = False
 
     async def sender(self) -> Sender:
         """Who sends it: decided by the gate before the body."""
@@ -108,10 +113,21 @@ class FormDoor:
 
     @contextlib.asynccontextmanager
     async def staged(self) -> AsyncIterator[Staged]:
-        """The recording in a staging file, with the form's fields as ``Wishes``."""
+        """The recording in a staging file, or the form's link, with its fields as ``Wishes``."""
         self.read = True
         async with self.receiving() as received:
+            url = received.url
             self.size = received.size
+            if url is not None:
+                self.linked = True
+                yield Staged(
+                    path=None,
+                    extension="",
+                    url=url,
+                    digest=link_digest(url) if self.digest else None,
+                    wishes=self.wishes(received),
+                )
+                return
             yield Staged(
                 path=received.path,
                 extension=received.extension,
@@ -233,11 +249,15 @@ def refused(
     return error
 
 
-def refusal(exc: ApiError | TranscriberError | BadSpeakers, *, now: datetime) -> ApiError | None:
+def refusal(  # noqa: PLR0911 - one answer per kind of refusal reads best
+    exc: ApiError | TranscriberError | BadSpeakers, *, now: datetime
+) -> ApiError | None:
     """The HTTP answer to a refusal of the one way in; None for an outage (503 ``unavailable``).
 
     400 with the option's code (``bad_language``, ``bad_speakers``,
-    ``webhooks_disabled``, ``callback_address_refused``…), 422
+    ``webhooks_disabled``, ``callback_address_refused``…; a link's
+    ``bad_url``, ``url_not_allowed``, ``playlist_not_supported``,
+    ``url_unreachable``…), 422
     ``idempotency_key_reused``, 429 ``quota_exceeded``, 507
     ``insufficient_storage``; a door's own ``ApiError`` as it is.
     """
@@ -247,6 +267,12 @@ def refusal(exc: ApiError | TranscriberError | BadSpeakers, *, now: datetime) ->
         return ApiError(400, "bad_speakers", str(exc))
     if isinstance(exc, (OptionRefused, CallbackRefused)):
         return ApiError(400, exc.code, exc.message)
+    if isinstance(exc, FetchRefused):
+        return ApiError(400, exc.code, link_refused(exc.code))
+    if isinstance(exc, FetchUnavailable):
+        return ApiError(
+            400, "url_unreachable", "the link's host cannot be reached now; check the link"
+        )
     if isinstance(exc, QuotaExceeded):
         return quota_refused(exc, now=now)
     if isinstance(exc, DedupKeyReused):
@@ -257,6 +283,21 @@ def refusal(exc: ApiError | TranscriberError | BadSpeakers, *, now: datetime) ->
             " send a new file with a new key",
         )
     return insufficient_storage() if isinstance(exc, DiskFull) else None
+
+
+#: What each refusal of a link at intake says (SPEC §28); never the link itself.
+LINK_REFUSALS = {
+    "bad_url": "url must be an http or https link of at most 2048 characters",
+    "url_not_allowed": "the link leads to an address this service does not fetch from",
+    "playlist_not_supported": "the link names a playlist; send a link to one recording",
+    "unsupported_url": "no recording was found behind the link",
+    "links_disabled": "this service fetches no links; send the recording as a file",
+}
+
+
+def link_refused(code: str) -> str:
+    """The text of a link refused with ``code``, in our own words."""
+    return LINK_REFUSALS.get(code, "the link cannot be fetched")
 
 
 def insufficient_storage() -> ApiError:

@@ -83,7 +83,7 @@ GRANULARITIES = ("word", "segment")
 #: comes, speakers never labelled, a translation never made, a title never kept, a summary
 #: never made). Other fields OpenAI does not document are still ignored, as new ones of
 #: OpenAI's would be.
-API_ONLY_FIELDS = ("callback_url", "speakers", "task", "title", "summary")
+API_ONLY_FIELDS = ("callback_url", "speakers", "task", "title", "summary", "url")
 #: Media type of each plain answer.
 _PLAIN_TYPES = {
     ResponseFormat.TEXT: "text/plain; charset=utf-8",

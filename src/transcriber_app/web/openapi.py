@@ -128,6 +128,9 @@ def _form(fields: tuple[FormField, ...]) -> dict[str, Any]:
     required = [field.name for field in fields if field.required]
     if required:
         schema["required"] = required
+    eithers = [(field.name, field.either) for field in fields if field.either]
+    if eithers:
+        schema["oneOf"] = [{"required": [name]} for pair in eithers for name in pair]
     media: dict[str, Any] = {"schema": schema}
     encoding = {f.name: {"contentType": f.content_type} for f in fields if f.content_type}
     if encoding:

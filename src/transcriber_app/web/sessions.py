@@ -18,6 +18,8 @@ cookie, ``transcriber_form``, whose random value the form must repeat
 ``Sessions`` wraps the panel, the workspace and the front door: it loads the
 session before the route runs, and when the answer starts it writes what
 the route changed (last seen, flash) and adds the ``Set-Cookie`` headers.
+It runs inside ``Languages``: a signed-in person's language, kept in their row,
+is the request's from then on.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from starlette.datastructures import MutableHeaders
 from starlette.requests import Request
 from starlette.types import Scope
 
+from transcriber_app.web import language
 from transcriber_app.web.middleware import AnswerHeaders
 from transcriber_core.entities import SessionLogin
 from transcriber_core.people import Person, PersonSession
@@ -227,9 +230,14 @@ class Sessions(AnswerHeaders):
         request = Request(scope)
         runtime = request.app.state.runtime
         settings: AccessSettings = request.app.state.admin.access
-        scope[_SCOPE_KEY] = await Session.load(
+        session = await Session.load(
             request, runtime.people, settings, runtime.services.clock.now()
         )
+        scope[_SCOPE_KEY] = session
+        if session.person is not None:
+            # Their own choice, kept in their row, outranks this browser's cookie and header
+            # (ADR 77): on the panel and in the workspace alike.
+            language.use(session.person.language)
 
     async def edit(self, scope: Scope, headers: MutableHeaders) -> None:
         """Save the session and send its cookies with the answer."""

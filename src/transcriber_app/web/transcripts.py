@@ -15,6 +15,7 @@ from urllib.parse import quote
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
+from transcriber_app.web.language import _
 from transcriber_core.entities import Job, State
 from transcriber_core.rendering import TranscriptFormat, render
 from transcriber_core.titles import shown_title
@@ -78,6 +79,18 @@ async def transcript_response(job: Job, wanted: TranscriptFormat) -> Response:
         media_type=MEDIA_TYPES[wanted],
         headers={"Content-Disposition": content_disposition(job, wanted)},
     )
+
+
+def why_no_transcript(job: Job) -> str:
+    """``no_transcript``'s reason as a page says it, in the request's language: a sentence."""
+    reason = job.error or _("no reason given")
+    if job.state is State.FAILED:
+        return _("The job failed and has no transcript: %(reason)s.", reason=reason)
+    if job.state is State.DEAD:
+        return _(
+            "The job gave up after its retries and has no transcript: %(reason)s.", reason=reason
+        )
+    return _("The job is not done yet; its transcript comes when it is.")
 
 
 def no_transcript(job: Job) -> tuple[str, str]:

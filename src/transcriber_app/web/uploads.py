@@ -45,7 +45,7 @@ from starlette.requests import ClientDisconnect, Request
 
 from transcriber_adapters.localdisk import storage_errors
 from transcriber_app.web.errors import ApiError
-from transcriber_core.naming import extension_of
+from transcriber_core.naming import extension_of, link_digest
 from transcriber_core.ports import FileStore
 from transcriber_core.tasks import wait_out
 
@@ -56,6 +56,8 @@ if TYPE_CHECKING:
 FILE_FIELD = b"file"
 #: Name of the optional form field with the URL to call when the job ends (ADR 35).
 CALLBACK_FIELD = "callback_url"
+#: Name of the form field that carries a link to the recording instead of ``file`` (SPEC §28).
+URL_FIELD = "url"
 #: Bytes of a body that are not the recording: part headers, boundaries, other fields.
 ENVELOPE_BYTES = 64 * 1024
 #: Gathered file bytes written in one ``writev``: few thread hops, bounded memory.
@@ -94,6 +96,11 @@ class Received:
     def callback_url(self) -> str | None:
         """The form's ``callback_url`` as sent, unchecked; None without one."""
         return self.field(CALLBACK_FIELD)
+
+    @property
+    def url(self) -> str | None:
+        """The form's ``url`` (a link instead of a file), unchecked; None without one."""
+        return self.field(URL_FIELD)
 
 
 def form_too_large(*, close: bool) -> ApiError:
@@ -471,13 +478,22 @@ async def _receive(
         await writer.abandon()
     if not sink.ended:
         raise ApiError(400, "bad_multipart", "the multipart body ended early")
-    if not sink.found:
-        raise ApiError(
-            400, "missing_file", 'the form has no field "file"; send the recording in it'
-        )
     if sink.overflowed:
         raise form_too_large(close=False)
-    if sink.size == 0:
+    linked = URL_FIELD in sink.texts
+    if sink.found and linked:
+        raise ApiError(
+            400,
+            "file_and_url",
+            'the form has both "file" and "url"; send the recording or a link to it, not both',
+        )
+    if not sink.found and not linked:
+        raise ApiError(
+            400,
+            "missing_file",
+            'the form has no field "file"; send the recording in it (or a link in "url")',
+        )
+    if sink.found and sink.size == 0:
         raise ApiError(400, "empty_file", "the uploaded file is empty")
 
 
@@ -493,8 +509,10 @@ async def received_file(
 ) -> AsyncIterator[Received]:
     """Stream the request's multipart body into a staging file; the recording inside the block.
 
-    With ``digest`` the recording's SHA-256 is computed on the way. Raises
-    ``ApiError`` (400 bad form, missing or empty file; 408 stalled or past
+    A form with a ``url`` instead of a ``file`` (SPEC §28) leaves the file
+    empty: the caller takes ``Received.url``. With ``digest`` the
+    recording's SHA-256 is computed on the way. Raises
+    ``ApiError`` (400 bad form, missing or empty file, both file and url; 408 stalled or past
     ``deadline``; 413 too
     large or too many other fields; 415 not multipart) and
     ``ClientDisconnect``; in every case, and after the block unless the
@@ -536,7 +554,8 @@ async def received_digest(
     """Read the request's multipart body like ``received_file``, keeping only the file's SHA-256.
 
     For a replay of a known Idempotency-Key: the answer needs the digest,
-    not the bytes, so nothing touches the disk. Same limits and errors.
+    not the bytes, so nothing touches the disk. Same limits and errors. A
+    form with a ``url`` answers the link's digest (``naming.link_digest``).
     """
     boundary = boundary_of(request.headers)
     sink = _FormSink(max_bytes)
@@ -548,4 +567,6 @@ async def received_digest(
         )
     finally:
         await chunks.aclose()
+    if not sink.found:
+        return link_digest(sink.fields()[URL_FIELD][0])
     return hasher.hexdigest()

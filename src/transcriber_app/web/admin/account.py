@@ -31,6 +31,7 @@ from transcriber_app.web.auth import (
     reset_accepts,
     verify_password,
 )
+from transcriber_app.web.language import _, ngettext
 from transcriber_app.web.sessions import session_of
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.workspace.credentials import new_person_id
@@ -90,7 +91,7 @@ async def setup_submit(request: Request, form: FormData) -> Response:
     try:
         created = await runtime.people.create_owner(owner)
     except Conflict:
-        problem = "Someone already has that name; choose another."
+        problem = _("Someone already has that name; choose another.")
         context = {"token": token, "problem": problem, "reset": False, "name": name}
         return render(request, "setup.html", context, status_code=409)
     if not created:
@@ -99,7 +100,7 @@ async def setup_submit(request: Request, form: FormData) -> Response:
     log.info("admin.owner_created")
     session = session_of(request)
     await session.sign_in(owner)
-    session.flash("The owner account is ready; you are signed in.")
+    session.flash(_("The owner account is ready; you are signed in."))
     return see_other(f"{PREFIX}/")
 
 
@@ -139,16 +140,18 @@ async def reset_submit(request: Request, form: FormData) -> Response:
     log.info("admin.password_reset")
     session = session_of(request)
     await session.sign_in(attrs.evolve(owner, password_hash=new_hash))
-    session.flash("The password is set; you are signed in.")
+    session.flash(_("The password is set; you are signed in."))
     return see_other(f"{PREFIX}/")
 
 
 def _bad_reset_link(request: Request) -> Response:
     return message(
         request,
-        "Reset link refused",
-        "This reset link is wrong, used or expired. Run `transcriber owner reset-password` "
-        "for a new one.",
+        _("Reset link refused"),
+        _(
+            "This reset link is wrong, used or expired. Run `transcriber owner reset-password`"
+            " for a new one."
+        ),
         status_code=403,
     )
 
@@ -161,9 +164,11 @@ def _setup_accepts(request: Request, token: str) -> bool:
 def _owner_exists(request: Request) -> Response:
     return message(
         request,
-        "The owner exists",
-        "The owner account was already created; setup links no longer work. Sign in at the "
-        "service's address instead.",
+        _("The owner exists"),
+        _(
+            "The owner account was already created; setup links no longer work. Sign in at "
+            "the service's address instead."
+        ),
         status_code=403,
     )
 
@@ -171,8 +176,11 @@ def _owner_exists(request: Request) -> Response:
 def _bad_setup_link(request: Request) -> Response:
     return message(
         request,
-        "Setup link refused",
-        "This setup link is wrong or has expired. Restart the service to get a new one in its log.",
+        _("Setup link refused"),
+        _(
+            "This setup link is wrong or has expired. Restart the service to get a new one"
+            " in its log."
+        ),
         status_code=403,
     )
 
@@ -182,7 +190,11 @@ def _too_many(
 ) -> Response:
     """429 with ``Retry-After``: the client's back-off has not passed yet."""
     seconds = max(1, math.ceil(wait.total_seconds()))
-    problem = f"Too many wrong passwords; try again in {seconds} seconds."
+    problem = ngettext(
+        "Too many wrong passwords; try again in %(num)s second.",
+        "Too many wrong passwords; try again in %(num)s seconds.",
+        seconds,
+    )
     return render(
         request,
         template,
@@ -225,7 +237,7 @@ async def change_password(request: Request, form: FormData) -> Response:
         return refused()
     if not await verify_password(current, form_text(form, "current")):
         log.warning("admin.password_change_refused", extra={"client": client})
-        problem = "The current password is wrong."
+        problem = _("The current password is wrong.")
         return render(request, "account.html", {"problem": problem}, status_code=403)
     await runtime.logins.clear_login_failures(client)
     new_hash = await hash_password(password)
@@ -234,6 +246,6 @@ async def change_password(request: Request, form: FormData) -> Response:
     session = session_of(request)
     # The old record went with all the others; this browser starts a new session.
     await session.sign_in(attrs.evolve(owner, password_hash=new_hash))
-    session.flash("Password changed; every other session was logged out.")
+    session.flash(_("Password changed; every other session was logged out."))
     log.info("admin.password_changed", extra={"client": client})
     return see_other(f"{PREFIX}/")

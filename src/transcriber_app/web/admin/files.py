@@ -16,13 +16,14 @@ from starlette.responses import Response, StreamingResponse
 
 from transcriber_app.web.admin.rendering import plain
 from transcriber_app.web.admin.security import owner_only
+from transcriber_app.web.language import _
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.streams import replay_first
 from transcriber_app.web.transcripts import (
     ALLOWED,
-    no_transcript,
     transcript_format,
     transcript_response,
+    why_no_transcript,
 )
 from transcriber_core.deletion import store_for
 from transcriber_core.entities import FileRecord, State
@@ -38,16 +39,18 @@ async def download(request: Request) -> Response:
     services = runtime_of(request).services
     file_id = request.path_params["file_id"]
     if not well_formed_id(file_id):
-        return plain("No file has this id.", status_code=404)
+        return plain(_("No file has this id."), status_code=404)
     try:
         record = await services.file_records.get_file(file_id)
     except FileNotFound:
-        return plain("No file has this id.", status_code=404)
+        return plain(_("No file has this id."), status_code=404)
     store = store_for(services, record)
     if store is None:
         return plain(
-            f"This copy lives in {record.location.value} storage, which this service"
-            " does not read.",
+            _(
+                "This copy lives in %(location)s storage, which this service does not read.",
+                location=record.location.value,
+            ),
             status_code=409,
         )
     described = {
@@ -61,10 +64,10 @@ async def download(request: Request) -> Response:
         # not a 200 that breaks off.
         first = await anext(chunks, b"")
     except FileNotFound:
-        return plain("The file's bytes are gone from storage.", status_code=404)
+        return plain(_("The file's bytes are gone from storage."), status_code=404)
     except TranscriberError as exc:
         log.warning("admin.download_failed", extra={**described, "error_type": type(exc).__name__})
-        return plain("Storage did not answer; try again.", status_code=503)
+        return plain(_("Storage did not answer; try again."), status_code=503)
     log.info("admin.download", extra=described)
     return StreamingResponse(
         replay_first(first, chunks),
@@ -81,17 +84,16 @@ async def transcript(request: Request) -> Response:
     """``GET /admin/jobs/{id}/transcript?format=``: the API's transcript answer, for the owner."""
     wanted = transcript_format(request.query_params.get("format"))
     if wanted is None:
-        return plain(f"The format must be one of: {ALLOWED}.", status_code=400)
+        return plain(_("The format must be one of: %(formats)s.", formats=ALLOWED), status_code=400)
     job_id = request.path_params["job_id"]
     if not well_formed_id(job_id):
-        return plain("No job has this id.", status_code=404)
+        return plain(_("No job has this id."), status_code=404)
     try:
         job = await runtime_of(request).services.jobs.get(job_id)
     except JobNotFound:
-        return plain("No job has this id.", status_code=404)
+        return plain(_("No job has this id."), status_code=404)
     if job.state is not State.DONE:
-        _, sentence = no_transcript(job)
-        return plain(sentence[0].upper() + sentence[1:] + ".", status_code=409)
+        return plain(why_no_transcript(job), status_code=409)
     log.info("admin.transcript", extra={"job_id": job.id, "format": wanted.value})
     return await transcript_response(job, wanted)
 

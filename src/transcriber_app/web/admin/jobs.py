@@ -26,11 +26,13 @@ from transcriber_app.web.admin.rendering import (
     message,
     render,
     see_other,
+    state_name,
 )
 from transcriber_app.web.admin.security import action, form_text, page
+from transcriber_app.web.language import _
 from transcriber_app.web.sessions import session_of
 from transcriber_app.web.state import runtime_of
-from transcriber_app.web.transcripts import no_transcript
+from transcriber_app.web.transcripts import why_no_transcript
 from transcriber_core import deletion, edits, speakers
 from transcriber_core.deletion import store_for
 from transcriber_core.entities import FileRecord, Job, JobPart, OriginKind, State
@@ -71,7 +73,7 @@ def sent_by(job: Job, names: dict[str, str]) -> str:
     name = names.get(job.owner)
     if name is None:
         # A token of ``[http] api_tokens`` (its digest), or a person since deleted.
-        return "API token" if door == "HTTP" and not is_person_owner(job.owner) else door
+        return _("API token") if door == "HTTP" and not is_person_owner(job.owner) else door
     return f"{name} · {door}"
 
 
@@ -87,7 +89,7 @@ async def jobs_list(request: Request) -> Response:
         try:
             job = await _job_by_id(services, query)
         except JobNotFound:
-            problem = "No job has this id."
+            problem = _("No job has this id.")
             status_code = 404
         else:
             return see_other(job_url(job.id))
@@ -165,7 +167,7 @@ async def job_detail(request: Request) -> Response:
         "job_goes_at": job_goes_at(job, services.settings),
         "progress": report_of(job),
         "transcript_formats": list(TranscriptFormat),
-        "no_transcript": no_transcript(job)[1],
+        "no_transcript": why_no_transcript(job),
         "file_url": file_url,
         "job_url": job_url,
     }
@@ -264,7 +266,10 @@ async def change_state(request: Request, form: FormData) -> Response:
     session = session_of(request)
     if form_text(form, "from_state") != job.state.value:
         session.flash(
-            f"The job moved to {job.state.value} since you opened it; nothing was changed.",
+            _(
+                "The job moved to %(state)s since you opened it; nothing was changed.",
+                state=state_name(job.state.value),
+            ),
         )
         return see_other(job_url(job.id))
     try:
@@ -274,15 +279,23 @@ async def change_state(request: Request, form: FormData) -> Response:
     except JobChanged:
         log.info("admin.state_change_refused", extra={"job_id": job.id, "to_state": to.value})
         session.flash(
-            "The job changed while you were changing it; nothing was changed."
-            " Reload: this page shows it as it is now."
+            _(
+                "The job changed while you were changing it; nothing was changed."
+                " Reload: this page shows it as it is now."
+            )
         )
         return see_other(job_url(job.id))
     log.info(
         "admin.state_change",
         extra={"job_id": job.id, "from_state": job.state.value, "to_state": to.value},
     )
-    session.flash(f"State changed from {job.state.value} to {to.value}.")
+    session.flash(
+        _(
+            "State changed from %(old)s to %(new)s.",
+            old=state_name(job.state.value),
+            new=state_name(to.value),
+        )
+    )
     return see_other(job_url(job.id))
 
 
@@ -325,7 +338,7 @@ async def delete_job(request: Request, form: FormData) -> Response:
     except JobNotFound:
         return _no_such_job(request)
     log.info("admin.job_deleted", extra={"job_id": job_id, "files": files})
-    session_of(request).flash("The job, its transcript and its files were deleted.")
+    session_of(request).flash(_("The job, its transcript and its files were deleted."))
     return see_other(f"{PREFIX}/")
 
 
@@ -356,19 +369,19 @@ async def rename_speakers(request: Request, form: FormData) -> Response:
     except JobNotFound:
         return _no_such_job(request)
     except speakers.BadSpeakers as exc:
-        session.flash(f"Nothing was renamed: {exc}.")
+        session.flash(_("Nothing was renamed: %(reason)s.", reason=exc))
         return see_other(job_url(job.id))
     except JobChanged:
-        session.flash("The job changed while you were renaming; nothing was changed.")
+        session.flash(_("The job changed while you were renaming; nothing was changed."))
         return see_other(job_url(job.id))
     log.info("admin.speakers_renamed", extra={"job_id": job.id, "count": len(new)})
-    session.flash("Speakers renamed.")
+    session.flash(_("Speakers renamed."))
     return see_other(job_url(job.id))
 
 
 def _no_such_job(request: Request) -> Response:
-    return message(request, "No such job", "No job has this id.", status_code=404)
+    return message(request, _("No such job"), _("No job has this id."), status_code=404)
 
 
 def _unknown_state(request: Request) -> Response:
-    return message(request, "Unknown state", "There is no such state.", status_code=400)
+    return message(request, _("Unknown state"), _("There is no such state."), status_code=400)

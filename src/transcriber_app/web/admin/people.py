@@ -17,6 +17,7 @@ from starlette.responses import Response
 
 from transcriber_app.web.admin.rendering import PREFIX, message, render, see_other
 from transcriber_app.web.admin.security import action, form_text, page
+from transcriber_app.web.language import _
 from transcriber_app.web.sessions import new_token, session_of
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.workspace.credentials import digest, new_person_id
@@ -73,7 +74,7 @@ async def invite(request: Request, form: FormData) -> Response:
     try:
         await runtime.people.invite(person, token_hash=digest(secret), lifetime=INVITE_LIFETIME)
     except Conflict:
-        problem = "Someone already has that name; choose another."
+        problem = _("Someone already has that name; choose another.")
         return await _people_page(request, problem=problem, name=name, status_code=409)
     log.info("admin.person_invited")
     # The owner's own address for the service, as their browser reached it.
@@ -91,7 +92,7 @@ async def disable(request: Request, _form: FormData) -> Response:
     if done:
         log.info("admin.person_disabled")
     session_of(request).flash(
-        "Disabled; their sessions and tokens stopped." if done else "No such person."
+        _("Disabled; their sessions and tokens stopped.") if done else _("No such person.")
     )
     return see_other(f"{PREFIX}/people")
 
@@ -107,13 +108,20 @@ async def enable(request: Request, _form: FormData) -> Response:
     if done:
         log.info("admin.person_enabled")
     session_of(request).flash(
-        "Enabled; they sign in again and make new API tokens." if done else "No such person."
+        _("Enabled; they sign in again and make new API tokens.") if done else _("No such person.")
     )
     return see_other(f"{PREFIX}/people")
 
 
 def _no_such_person(request: Request) -> Response:
-    return message(request, "No such person", "Nobody has this id.", status_code=404)
+    return message(request, _("No such person"), _("Nobody has this id."), status_code=404)
+
+
+def _owner_stays(request: Request) -> Response:
+    """The owner is never deleted (nor disabled): the panel would lose its one account."""
+    return message(
+        request, _("The owner stays"), _("The owner cannot be deleted."), status_code=403
+    )
 
 
 @page
@@ -127,6 +135,8 @@ async def confirm_delete(request: Request) -> Response:
     person = await runtime.people.get_person(request.path_params["person_id"])
     if person is None:
         return _no_such_person(request)
+    if person.is_owner:
+        return _owner_stays(request)
     services = runtime.services
     owner = person_owner(person.id)
     recordings = await services.listings.list_owned_jobs(owner, limit=1001)
@@ -145,11 +155,14 @@ async def confirm_delete(request: Request) -> Response:
 async def delete(request: Request, _form: FormData) -> Response:
     """``POST /admin/people/{id}/delete``: the person, their recordings and voices go (ADR 90)."""
     runtime = runtime_of(request)
+    person = await runtime.people.get_person(request.path_params["person_id"])
+    if person is not None and person.is_owner:
+        return _owner_stays(request)
     deleted = await forget_person(
         runtime.services, runtime.people, request.path_params["person_id"]
     )
     if deleted is None:
         return _no_such_person(request)
     log.info("admin.person_deleted", extra={"recordings": deleted})
-    session_of(request).flash("Deleted, with their recordings and voices.")
+    session_of(request).flash(_("Deleted, with their recordings and voices."))
     return see_other(f"{PREFIX}/people")

@@ -17,8 +17,8 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.templating import Jinja2Templates
 
+from transcriber_app.web import language
 from transcriber_app.web.sessions import CSRF_FIELD, session_of
-from transcriber_core.titles import shown_title
 
 #: Where the panel lives on the service's port.
 PREFIX = "/admin"
@@ -26,18 +26,14 @@ PREFIX = "/admin"
 WORKSPACE_PREFIX = "/w"
 #: The panel's own files: templates and the stylesheet.
 HERE = Path(__file__).parent
+#: Templates both sides include: the header's language switch.
+SHARED_TEMPLATES = HERE.parent / "templates"
 
 
-def format_time(moment: datetime | None) -> str:
-    """A stored time for people: UTC to the millisecond, or a dash."""
-    if moment is None:
-        return "—"
-    return moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{moment.microsecond // 1000:03d} UTC"
-
-
-def format_short_time(moment: datetime | None) -> str:
-    """``12-01 22:44`` (UTC) for a list's narrow column; the full time goes in its title."""
-    return "—" if moment is None else moment.strftime("%m-%d %H:%M")
+#: A stored time in full (UTC, to the millisecond) in the request's language, or a dash.
+format_time = language.format_when
+#: A list's narrow column (UTC) in the request's language; the full time goes in its title.
+format_short_time = language.format_short_when
 
 
 def format_length(seconds: float | None) -> str:
@@ -51,29 +47,61 @@ def format_length(seconds: float | None) -> str:
 
 
 def format_size(size: int) -> str:
-    """Bytes with thousands separators and, from a KiB up, a rounded binary unit."""
-    text = f"{size:,} bytes"
+    """Bytes with the language's separators and, from a KiB up, a rounded binary unit."""
+    text = language.ngettext(
+        "%(num)s byte", "%(num)s bytes", size, num=language.format_number(size)
+    )
     value = float(size)
     for unit in ("KiB", "MiB", "GiB", "TiB"):
         value /= 1024
         if value < 1024 or unit == "TiB":
-            return text if size < 1024 else f"{text} ({value:.1f} {unit})"
+            if size < 1024:
+                return text
+            return f"{text} ({language.format_number(round(value, 1))} {unit})"
     return text
 
 
+def shown_title(title: str | None, created: datetime) -> str:
+    """A recording's title, or its dated default in the request's language (ADR 79)."""
+    if title is not None:
+        return title
+    return language._("Recording of %(when)s", when=language.format_day(created))
+
+
+def state_name(state: str) -> str:
+    """A job state as the pages call it, in the request's language."""
+    names = {
+        "convert": language._("convert"),
+        "recognize": language._("recognize"),
+        "check": language._("check"),
+        "done": language._("done"),
+        "failed": language._("failed"),
+        "dead": language._("dead"),
+    }
+    return names.get(state, state)
+
+
 def page_environment(templates_folder: Path) -> jinja2.Environment:
-    """Jinja2 for pages of this panel's look: autoescaped, strict, with the panel's filters."""
+    """Jinja2 for pages of this panel's look: autoescaped, strict, translated, with its filters."""
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(templates_folder),
+        loader=jinja2.ChoiceLoader(
+            [jinja2.FileSystemLoader(templates_folder), jinja2.FileSystemLoader(SHARED_TEMPLATES)]
+        ),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    language.install(env)
     env.filters["when"] = format_time
     env.filters["short_when"] = format_short_time
     env.filters["length_of"] = format_length
     env.filters["size"] = format_size
+    env.filters["span"] = language.format_span
+    env.filters["number"] = language.format_number
+    env.filters["tenths"] = language.format_tenths
+    env.filters["state_name"] = state_name
+    env.filters["quoted_list"] = language.quoted_list
     # A recording's title, or its dated default (ADR 79): ``shown_title(job.title, job.created)``.
     env.globals["shown_title"] = shown_title
     return env

@@ -10,6 +10,7 @@ from starlette.staticfiles import StaticFiles
 from transcriber_app.web.admin import account, files, jobs, people
 from transcriber_app.web.admin.rendering import HERE, PREFIX
 from transcriber_app.web.admin.security import MAX_FORM_BYTES, SecurityHeaders
+from transcriber_app.web.language import Languages
 from transcriber_app.web.sessions import Sessions
 from transcriber_app.web.workspace import views
 
@@ -30,6 +31,7 @@ def mount() -> Mount:
         Route("/login", views.login_page, methods=["GET"]),
         Route("/login", views.login_submit, methods=["POST"]),
         Route("/logout", views.logout, methods=["POST"]),
+        Route("/language", views.choose_language, methods=["POST"]),
         Route("/account", account.account_page, methods=["GET"]),
         Route("/account/password", account.change_password, methods=["POST"]),
         Route("/jobs/{job_id}", jobs.job_detail, methods=["GET"]),
@@ -49,6 +51,7 @@ def mount() -> Mount:
     ]
     middleware = [
         Middleware(SecurityHeaders),
+        Middleware(Languages),
         Middleware(ExceptionMiddleware),
         Middleware(Sessions),
     ]

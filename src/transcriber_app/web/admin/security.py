@@ -24,6 +24,7 @@ from starlette.types import Scope
 
 from transcriber_app.web.admin.rendering import PREFIX, plain, see_other
 from transcriber_app.web.inputs import read_form
+from transcriber_app.web.language import _
 from transcriber_app.web.middleware import AnswerHeaders
 from transcriber_app.web.sessions import CSRF_FIELD, session_of
 
@@ -48,9 +49,9 @@ Handler = Callable[[Request], Awaitable[Response]]
 FormHandler = Callable[[Request, FormData], Awaitable[Response]]
 
 
-def refused(text: str = "Sign in as the owner first.") -> Response:
+def refused(text: str | None = None) -> Response:
     """The answer to an anonymous download or form post: no page, no hint of what exists."""
-    return plain(text, status_code=403)
+    return plain(text or _("Sign in as the owner first."), status_code=403)
 
 
 def page(handler: Handler) -> Handler:
@@ -85,7 +86,7 @@ def form_post(handler: FormHandler) -> Handler:
     async def checked(request: Request) -> Response:
         form = await read_form(request, max_fields=MAX_FORM_FIELDS)
         if not session_of(request).csrf_ok(form.get(CSRF_FIELD)):
-            return refused("The form is stale or forged; reload the page and try again.")
+            return refused(_("The form is stale or forged; reload the page and try again."))
         return await handler(request, form)
 
     return checked

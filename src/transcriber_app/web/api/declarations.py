@@ -52,6 +52,7 @@ from transcriber_app.web.endpoints import routes as endpoint_routes
 from transcriber_app.web.errors import Error
 from transcriber_app.web.intake import (
     INSUFFICIENT_STORAGE,
+    LINK_REFUSALS,
     SPEAKERS_FIELD,
     SUMMARY_FIELD,
     SUMMARY_VALUES,
@@ -59,6 +60,8 @@ from transcriber_app.web.intake import (
 )
 from transcriber_app.web.openapi import document as openapi_document
 from transcriber_app.web.state import runtime_of
+from transcriber_app.web.uploads import URL_FIELD
+from transcriber_core.fetching import MAX_LINK_CHARS
 from transcriber_core.languages import MAX_PROMPT_CHARS, Task
 from transcriber_core.rendering import TranscriptFormat
 from transcriber_core.speakers import MAX_NAME_CHARS
@@ -240,6 +243,8 @@ RECOGNITION_FIELDS = (
         schema={"type": "string", "enum": [str(task) for task in Task]},
     ),
 )
+#: The codes of a link refused at intake (SPEC §28).
+LINK_CODES = (*LINK_REFUSALS, "url_unreachable")
 #: What a recording's title may be (SPEC §26, ADR 79).
 TITLE_TEXT = (
     "the recording's name, up to 200 characters, without control characters, trimmed;"
@@ -268,10 +273,22 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         form=(
             FormField(
                 name="file",
-                description="the recording (audio or video); only its name's extension is kept",
+                description=(
+                    "the recording (audio or video); only its name's extension is kept."
+                    " Send this or url, not both"
+                ),
                 schema={"type": "string", "format": "binary", "minLength": 1},
-                required=True,
+                either=URL_FIELD,
                 content_type="application/octet-stream",
+            ),
+            FormField(
+                name=URL_FIELD,
+                description=(
+                    "instead of file: an http(s) link to the recording, a direct media file or a"
+                    " page with one (SPEC §28); fetched by the job's fetch step, at most"
+                    " [import] max_bytes, public addresses only; never logged"
+                ),
+                schema={"type": "string", "format": "uri", "maxLength": MAX_LINK_CHARS},
             ),
             FormField(
                 name="callback_url",
@@ -321,6 +338,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
                 "bad_multipart",
                 "missing_file",
                 "empty_file",
+                "file_and_url",
+                *LINK_CODES,
                 "bad_idempotency_key",
                 "webhooks_disabled",
                 "bad_callback_url",
@@ -330,8 +349,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
                 *REQUEST_CODES,
                 BAD_TITLE,
                 description=(
-                    "the form, the Idempotency-Key, the callback_url, the language, the prompt,"
-                    " the task, the speakers, the title or the summary cannot be used"
+                    "the form, the link, the Idempotency-Key, the callback_url, the language,"
+                    " the prompt, the task, the speakers, the title or the summary cannot be used"
                 ),
             ),
             error(

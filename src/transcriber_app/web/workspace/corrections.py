@@ -36,10 +36,16 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from transcriber_app.web.errors import ApiError, error_response
+from transcriber_app.web.language import N_, _
 from transcriber_app.web.sessions import session_of
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.streams import read_json_object
-from transcriber_app.web.transcripts import MEDIA_TYPES, content_disposition, no_transcript
+from transcriber_app.web.transcripts import (
+    MEDIA_TYPES,
+    content_disposition,
+    no_transcript,
+    why_no_transcript,
+)
 from transcriber_app.web.workspace import transcript, views
 from transcriber_core.corrections import (
     MAX_TEXT_CHARS,
@@ -61,7 +67,7 @@ CSRF_HEADER = "X-CSRF-Token"
 #: The largest JSON body of a correction: the longest text, four bytes a character, and room.
 MAX_BODY_BYTES = MAX_TEXT_CHARS * 4 + 1024
 #: What a conflict says to the person.
-CONFLICT = (
+CONFLICT = N_(
     "Someone saved a change to this transcript after you opened it; nothing was saved. "
     "Reload the page to see the transcript as it is now."
 )
@@ -224,7 +230,7 @@ async def restore(request: Request, form: FormData, person: Person) -> Response:
     session = session_of(request)
     back = views.recording_url(job.id)
     if str(job.edit_version) != form.get("version"):
-        session.flash(CONFLICT)
+        session.flash(_(CONFLICT))
         return views.see_other(back)
     try:
         restored = restoration_of(job)
@@ -232,15 +238,15 @@ async def restore(request: Request, form: FormData, person: Person) -> Response:
             job.id, restored, version=job.edit_version
         )
     except BadCorrection as exc:
-        session.flash(f"Nothing to restore: {exc.message}.")
+        session.flash(_("Nothing to restore: %(reason)s.", reason=exc.message))
         return views.see_other(back)
     except JobChanged:
-        session.flash(CONFLICT)
+        session.flash(_(CONFLICT))
         return views.see_other(back)
     except JobNotFound:
         return views.not_found(request, person)
     log.info("workspace.restored", extra={"job_id": job.id})
-    session.flash("The recognizer's transcript is back; your corrections are gone.")
+    session.flash(_("The recognizer's transcript is back; your corrections are gone."))
     return views.see_other(back)
 
 
@@ -255,8 +261,7 @@ async def download(request: Request, person: Person) -> Response:
     if job is None:
         return views.not_found(request, person)
     if job.state is not State.DONE:
-        _, sentence = no_transcript(job)
-        context = {"title": "No transcript yet", "text": sentence[:1].upper() + sentence[1:] + "."}
+        context = {"title": _("No transcript yet"), "text": why_no_transcript(job)}
         return views.render(request, "message.html", context, person=person, status_code=409)
     body = await run_in_threadpool(functools.partial(render, job, wanted, corrected=job.corrected))
     return Response(

@@ -18,13 +18,20 @@ import attrs
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from transcriber_app.web.admin.rendering import format_length, format_short_time, format_time
+from transcriber_app.web.admin.rendering import (
+    format_length,
+    format_short_time,
+    format_time,
+    shown_title,
+    state_name,
+)
+from transcriber_app.web.language import _
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.workspace import views
+from transcriber_app.web.workspace.upload import size_limit_text as size_text
 from transcriber_core.entities import JobSummary, State
 from transcriber_core.people import Person
 from transcriber_core.policy import QUEUE_POSITION_LIMIT, percent_done
-from transcriber_core.titles import shown_title
 
 #: Recordings one page of the list shows.
 PAGE_SIZE = 50
@@ -33,12 +40,13 @@ MAX_PAGE = 10_000
 #: How often the page asks while something moves, and while nothing does (milliseconds).
 POLL_BUSY_MS = 2_000
 POLL_IDLE_MS = 10_000
-#: What each state is called in a row's "now" column while a worker holds the job.
-_WORKING = {
-    State.CONVERT: "converting",
-    State.RECOGNIZE: "recognising",
-    State.CHECK: "recognising",
-}
+
+
+def _working(state: State) -> str:
+    """What a state is called in a row's "now" column while a worker holds the job."""
+    if state is State.FETCH:
+        return _("fetching the link")
+    return _("converting") if state is State.CONVERT else _("recognising")
 
 
 @attrs.frozen(kw_only=True)
@@ -50,6 +58,8 @@ class Row:
     #: The person's title, or its dated default (ADR 79).
     title: str
     state: str
+    #: The state as the page calls it, in the person's language.
+    state_name: str
     #: True once nothing more happens to the job: the page stops asking about it.
     terminal: bool
     #: When it was sent, short (``12-03 11:20``) and full (the cell's title), UTC.
@@ -75,7 +85,12 @@ class Row:
 
 
 def percent_of(summary: JobSummary) -> int | None:
-    """Whole percent of the audio recognised, while it runs and the recognizer says."""
+    """Whole percent of the audio recognised (of a link fetched), while it runs and is told."""
+    progress = summary.progress
+    if progress is not None and summary.state is State.FETCH:
+        if not progress.total:
+            return None
+        return percent_done(min(progress.seconds_done, progress.total), progress.total)
     if summary.progress is None or not summary.duration:
         return None
     done = min(summary.progress.seconds_done, summary.duration)
@@ -91,14 +106,22 @@ def now_of(summary: JobSummary, percent: int | None) -> str:
     if summary.queue_position is not None and not summary.parts_total:
         ahead = summary.queue_position
         if ahead == 0:
-            return "waiting: next in line"
-        more = "+" if ahead >= QUEUE_POSITION_LIMIT else ""
-        return f"waiting: {ahead}{more} ahead"
-    said = [_WORKING[summary.state]]
+            return _("waiting: next in line")
+        if ahead >= QUEUE_POSITION_LIMIT:
+            return _("waiting: %(count)s+ ahead", count=ahead)
+        return _("waiting: %(count)s ahead", count=ahead)
+    said = [_working(summary.state)]
     if summary.parts_total:
         # The parts say how far it is; the noted percent of a split recording lags them
         # (it is noted when the job is next looked at), so the two could disagree.
-        said.append(f"{summary.parts_done} of {summary.parts_total} parts")
+        said.append(
+            _("%(done)s of %(total)s parts", done=summary.parts_done, total=summary.parts_total)
+        )
+    elif summary.state is State.FETCH and summary.progress is not None:
+        # The bytes so far, and the percent when the site declared its size (ADR 85).
+        said.append(size_text(int(summary.progress.seconds_done)))
+        if percent is not None:
+            said.append(f"{percent} %")
     elif percent is not None:
         said.append(f"{percent} %")
     return " · ".join(said)
@@ -112,6 +135,7 @@ def row_of(summary: JobSummary) -> Row:
         url=views.recording_url(summary.id),
         title=shown_title(summary.title, summary.created),
         state=summary.state.value,
+        state_name=state_name(summary.state.value),
         terminal=summary.state.is_terminal,
         when=format_short_time(summary.created),
         when_full=format_time(summary.created),

@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from transcriber_app.web.admin.security import form_text
+from transcriber_app.web.language import _
 from transcriber_app.web.sessions import session_of
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.workspace import views
@@ -41,12 +42,12 @@ async def rename(request: Request, form: FormData, person: Person) -> Response:
         title = clean_title(form_text(form, "title"))
         await runtime_of(request).services.jobs.save_title(job.id, title)
     except OptionRefused as exc:
-        session.flash(f"The title was not changed: {exc.message}.")
+        session.flash(_("The title was not changed: %(reason)s.", reason=exc.message))
         return views.see_other(views.recording_url(job.id))
     except JobNotFound:
         return views.not_found(request, person)
     log.info("workspace.titled", extra={"job_id": job.id})
-    session.flash("Title saved.")
+    session.flash(_("Title saved."))
     return views.see_other(views.recording_url(job.id))
 
 
@@ -69,5 +70,5 @@ async def delete(request: Request, _form: FormData, person: Person) -> Response:
     with contextlib.suppress(JobNotFound):
         await deletion.delete_job(runtime_of(request).services, job.id)
     log.info("workspace.deleted", extra={"job_id": job.id})
-    session_of(request).flash("Recording deleted.")
+    session_of(request).flash(_("Recording deleted."))
     return views.see_other(f"{PREFIX}/")

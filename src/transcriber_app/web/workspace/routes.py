@@ -13,6 +13,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 
 from transcriber_app.web.admin.security import MAX_FORM_BYTES, WorkspaceHeaders
+from transcriber_app.web.language import Languages
 from transcriber_app.web.sessions import Sessions
 from transcriber_app.web.workspace import (
     corrections,
@@ -38,11 +39,11 @@ def _route(path: str, endpoint: Callable[[Request], Awaitable[Response]], method
 def front_door() -> Route:
     """``GET /``: the one sign-in form, or one's home when signed in (ADR 76).
 
-    The same page as ``/w/login``, with the workspace's sessions and headers
-    around it; its form posts to ``/w/login``.
+    The same page as ``/w/login``, with the workspace's sessions, language and
+    headers around it; its form posts to ``/w/login``.
     """
     app: ASGIApp = request_response(views.login_page)
-    for layer in (Sessions, ExceptionMiddleware, WorkspaceHeaders):
+    for layer in (Sessions, ExceptionMiddleware, Languages, WorkspaceHeaders):
         app = layer(app)
     return Route("/", app, methods=["GET"])
 
@@ -56,6 +57,7 @@ def mount() -> Mount:
         _route("/login", views.login_page, "GET"),
         _route("/login", views.login_submit, "POST"),
         _route("/logout", views.logout, "POST"),
+        _route("/language", views.choose_language, "POST"),
         _route("/invite", views.invite_page, "GET"),
         _route("/invite", views.invite_submit, "POST"),
         _route("/upload", upload.upload_page, "GET"),
@@ -95,6 +97,7 @@ def mount() -> Mount:
     ]
     middleware = [
         Middleware(WorkspaceHeaders),
+        Middleware(Languages),
         Middleware(ExceptionMiddleware),
         Middleware(Sessions),
     ]

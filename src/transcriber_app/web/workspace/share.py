@@ -23,6 +23,7 @@ from starlette.responses import RedirectResponse, Response
 from transcriber_app.web.api.handlers import refuse_unfit_body
 from transcriber_app.web.errors import ApiError
 from transcriber_app.web.intake import intake
+from transcriber_app.web.language import _
 from transcriber_app.web.uploads import CLOSE
 from transcriber_app.web.workspace import views
 from transcriber_app.web.workspace.views import PREFIX
@@ -37,11 +38,14 @@ def _from_here(request: Request) -> bool:
     return request.headers.get("sec-fetch-site", "").lower() in TRUSTED_SITES
 
 
-async def _person(request: Request) -> Person:
-    """The signed-in person the share is for, the post coming from no other site; else 403."""
+async def _person(request: Request, *, again: bool = False) -> Person:
+    """The signed-in person the share is for, the post coming from no other site; else 403.
+
+    ``again``: read the person from the store once more (they may have been disabled).
+    """
     if not _from_here(request):
         raise ApiError(403, "cross_site", "a share from another site is refused")
-    person = await views.signed_in(request)
+    person = await (views.signed_in_again if again else views.signed_in)(request)
     if person is None:
         raise ApiError(403, "not_signed_in", "sign in first")
     return person
@@ -56,17 +60,18 @@ async def _admit(request: Request) -> tuple[str | None, str | None]:
 
 async def _still_signed_in(request: Request) -> str | None:
     """The gate asked again once the body is in (ADR 67)."""
-    return (await _person(request)).owner_key
+    return (await _person(request, again=True)).owner_key
 
 
 def _refused(request: Request, error: ApiError) -> Response:
     """The refusal as a page: the share is a navigation, the person reads what happened."""
     if error.code == "not_signed_in":
         target = f"{PREFIX}/login?{urlencode({'next': PREFIX + '/upload'})}"
-        title, text = "Sign in first", "Sign in, then share the recording again."
-        context = {"title": title, "text": text, "link": target, "link_text": "Sign in"}
+        title, text = _("Sign in first"), _("Sign in, then share the recording again.")
+        context = {"title": title, "text": text, "link": target, "link_text": _("Sign in")}
     else:
-        context = {"title": "Not sent", "text": f"The recording was refused: {error.message}."}
+        text = _("The recording was refused: %(reason)s.", reason=error.message)
+        context = {"title": _("Not sent"), "text": text}
     return views.render(request, "message.html", context, status_code=error.status, headers=CLOSE)
 
 

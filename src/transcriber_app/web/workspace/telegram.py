@@ -23,6 +23,7 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
 
+from transcriber_app.web.language import _
 from transcriber_app.web.sessions import session_of
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.workspace import views
@@ -121,7 +122,7 @@ async def make_code(request: Request, _form: FormData, person: Person) -> Respon
             person.id, code_hash=link_code_hash(normal), lifetime=LINK_CODE_LIFETIME
         )
     except Conflict:  # pragma: no cover - 40 random bits met a live code
-        session_of(request).flash("Try again.")
+        session_of(request).flash(_("Try again."))
         return views.see_other(f"{PREFIX}/telegram")
     log.info("workspace.link_code_made")
     return await _page(request, person, code=code, bot=bot, status_code=201)
@@ -135,5 +136,5 @@ async def unlink(request: Request, _form: FormData, person: Person) -> Response:
     done = chat_id is not None and await runtime_of(request).people.unlink_chat(
         chat_id, person_id=person.id
     )
-    session_of(request).flash("Chat unlinked." if done else "No such chat of yours.")
+    session_of(request).flash(_("Chat unlinked.") if done else _("No such chat of yours."))
     return views.see_other(f"{PREFIX}/telegram")

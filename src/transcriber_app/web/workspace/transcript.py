@@ -24,6 +24,7 @@ from starlette.responses import PlainTextResponse, Response, StreamingResponse
 
 from transcriber_app.web.admin.rendering import format_length
 from transcriber_app.web.admin.security import form_text
+from transcriber_app.web.language import _
 from transcriber_app.web.sessions import session_of
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.streams import replay_first
@@ -214,7 +215,7 @@ async def rename_speaker(request: Request, form: FormData, person: Person) -> Re
     try:
         await speakers.rename_speakers(runtime_of(request).services, job, new)
     except speakers.BadSpeakers as exc:
-        problem = f"Nothing was renamed: {exc}."
+        problem = _("Nothing was renamed: %(reason)s.", reason=exc)
         return await _page(request, person, job, problem=problem, status_code=400)
     except (JobChanged, JobNotFound):
         fresh = await own_job(request, person)
@@ -222,12 +223,12 @@ async def rename_speaker(request: Request, form: FormData, person: Person) -> Re
             return not_found(request, person)
         return await _changed(request, person, fresh)
     log.info("workspace.speaker_renamed", extra={"job_id": job.id, "count": len(new)})
-    session_of(request).flash("Speaker renamed." if len(new) == 1 else "Speakers renamed.")
+    session_of(request).flash(_("Speaker renamed.") if len(new) == 1 else _("Speakers renamed."))
     return Response(status_code=303, headers={"Location": recording_url(job.id) + "#speakers"})
 
 
 async def _changed(request: Request, person: Person, job: Job) -> Response:
-    problem = (
+    problem = _(
         "This recording changed since you opened the page (a rename or a correction"
         " elsewhere); nothing was renamed. The names below are the current ones."
     )
@@ -280,7 +281,7 @@ def _gone(request: Request, person: Person) -> Response:
     return render(
         request,
         "message.html",
-        {"title": "No audio", "text": "This recording's audio is no longer stored."},
+        {"title": _("No audio"), "text": _("This recording's audio is no longer stored.")},
         person=person,
         status_code=404,
     )

@@ -32,6 +32,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.templating import Jinja2Templates
 
+from transcriber_app.web import language
 from transcriber_app.web.admin.rendering import PREFIX as ADMIN_PREFIX
 from transcriber_app.web.admin.rendering import WORKSPACE_PREFIX, page_environment
 from transcriber_app.web.admin.security import MAX_FORM_FIELDS, form_text
@@ -47,9 +48,11 @@ from transcriber_app.web.auth import (
 )
 from transcriber_app.web.errors import ApiError, error_response
 from transcriber_app.web.inputs import read_form
+from transcriber_app.web.language import N_, _, ngettext
 from transcriber_app.web.sessions import CSRF_FIELD, Session, session_of
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.workspace.credentials import digest, new_api_token, new_token_id
+from transcriber_app.web.workspace.strings import page_strings
 from transcriber_core import naming
 from transcriber_core.entities import Job
 from transcriber_core.errors import Conflict, JobNotFound
@@ -73,6 +76,7 @@ FormHandler = Callable[[Request, FormData], Awaitable[Response]]
 
 
 templates = Jinja2Templates(env=page_environment(HERE / "templates"))
+templates.env.globals["page_strings"] = page_strings
 
 
 # -- answering ----------------------------------------------------------------------------
@@ -108,8 +112,8 @@ def _see_other(url: str) -> RedirectResponse:
     return RedirectResponse(url, status_code=303)
 
 
-def _refused(text: str = "Sign in first.") -> Response:
-    return PlainTextResponse(f"{text}\n", status_code=403)
+def _refused(text: str | None = None) -> Response:
+    return PlainTextResponse(f"{text or _('Sign in first.')}\n", status_code=403)
 
 
 async def _signed_in(request: Request) -> Person | None:
@@ -155,7 +159,7 @@ def form_post(handler: FormHandler) -> Handler:
     async def checked(request: Request) -> Response:
         form = await read_form(request, max_fields=MAX_FORM_FIELDS)
         if not session_of(request).csrf_ok(form.get(CSRF_FIELD)):
-            return _refused("The form is stale or forged; reload the page and try again.")
+            return _refused(_("The form is stale or forged; reload the page and try again."))
         return await handler(request, form)
 
     return checked
@@ -211,7 +215,11 @@ async def _throttled(request: Request) -> int | None:
 def _too_many(
     request: Request, template: str, context: Mapping[str, Any], seconds: int
 ) -> Response:
-    problem = f"Too many wrong passwords; try again in {seconds} seconds."
+    problem = ngettext(
+        "Too many wrong passwords; try again in %(num)s second.",
+        "Too many wrong passwords; try again in %(num)s seconds.",
+        seconds,
+    )
     return render(
         request,
         template,
@@ -252,15 +260,17 @@ async def invite_submit(request: Request, form: FormData) -> Response:
             request,
             "message.html",
             {
-                "title": "Invite link refused",
-                "text": "This invite link is wrong, used or expired. Ask the owner for a new one.",
+                "title": _("Invite link refused"),
+                "text": _(
+                    "This invite link is wrong, used or expired. Ask the owner for a new one."
+                ),
             },
             status_code=403,
         )
     await runtime.logins.clear_login_failures(_client(request))
     session = session_of(request)
     await session.sign_in(person)
-    session.flash("Your password is set; you are signed in.")
+    session.flash(_("Your password is set; you are signed in."))
     log.info("workspace.invite_used")
     return _see_other(f"{PREFIX}/")
 
@@ -278,7 +288,7 @@ async def _nobodys_hash() -> str:
 
 
 #: What the sign-in page says while no owner exists: where the setup link is.
-NO_OWNER_YET = (
+NO_OWNER_YET = N_(
     "No owner account exists yet. Create it with the one-time setup link the service "
     "printed when it started: the line with event=admin.setup_link in its log on stderr "
     "(journalctl, docker logs or the terminal that runs it). The link works for 30 minutes; "
@@ -292,7 +302,7 @@ async def login_page(request: Request) -> Response:
     target = request.query_params.get("next")
     if person is not None:
         return _see_other(_landing(person, target))
-    problem = None if await runtime_of(request).people.find_owner() else NO_OWNER_YET
+    problem = None if await runtime_of(request).people.find_owner() else _(NO_OWNER_YET)
     context = {"next": target if isinstance(target, str) else "", "problem": problem, "name": ""}
     return render(request, "login.html", context)
 
@@ -322,7 +332,7 @@ async def login_submit(request: Request, form: FormData) -> Response:
         ok = await verify_password(person.password_hash, typed)
     if person is None or not ok:
         log.warning("workspace.login_failed", extra={"client": _client(request)})
-        problem = "Wrong name or password."
+        problem = _("Wrong name or password.")
         return render(request, "login.html", {**context, "problem": problem}, status_code=403)
     await runtime.logins.clear_login_failures(_client(request))
     await session_of(request).sign_in(person)
@@ -335,6 +345,23 @@ async def logout(request: Request, _form: FormData) -> Response:
     """``POST /w/logout`` (and ``/admin/logout``): end the session; CSRF-checked."""
     await session_of(request).sign_out()
     return _see_other("/")
+
+
+@form_post
+async def choose_language(request: Request, form: FormData) -> Response:
+    """``POST /w/language`` (and ``/admin/language``): the header's switch, on either side.
+
+    Kept in the signed-in person's row (the owner's too, ADR 76) and in a
+    cookie; back to the page it was pressed on, any of the service's own.
+    """
+    target = safe_next(form.get("next"), ("",)) or "/"
+    chosen = language.matching(form_text(form, "language"))
+    if chosen is None:
+        return _see_other(target)
+    person = await _signed_in(request)
+    if person is not None:
+        await runtime_of(request).people.set_person_language(person.id, chosen)
+    return language.switched(chosen, target)
 
 
 # -- one's recordings (the list is in ``live``) ------------------------------------------
@@ -387,9 +414,13 @@ async def make_token(request: Request, form: FormData, person: Person) -> Respon
         # The store counts and inserts in one write: racing posts never pass the limit.
         added = await runtime.people.add_token(token, limit=MAX_TOKENS_PER_PERSON)
     except Conflict:  # pragma: no cover - 48 random bits of id met another token's
-        return await _tokens_page(request, person, problem="Try again.", status_code=409)
+        return await _tokens_page(request, person, problem=_("Try again."), status_code=409)
     if not added:
-        problem = f"You hold {MAX_TOKENS_PER_PERSON} tokens already; revoke one first."
+        problem = ngettext(
+            "You hold %(num)s token already; revoke one first.",
+            "You hold %(num)s tokens already; revoke one first.",
+            MAX_TOKENS_PER_PERSON,
+        )
         return await _tokens_page(request, person, problem=problem, status_code=400)
     log.info("workspace.token_made")
     return await _tokens_page(request, person, made=secret, status_code=201)
@@ -402,7 +433,7 @@ async def revoke_token(request: Request, _form: FormData, person: Person) -> Res
         person.id, request.path_params["token_id"]
     )
     session: Session = session_of(request)
-    session.flash("Token revoked." if revoked else "No such token of yours.")
+    session.flash(_("Token revoked.") if revoked else _("No such token of yours."))
     return _see_other(f"{PREFIX}/tokens")
 
 
@@ -425,7 +456,7 @@ def not_found(request: Request, person: Person) -> Response:
     return render(
         request,
         "message.html",
-        {"title": "Not found", "text": "There is no such recording among yours."},
+        {"title": _("Not found"), "text": _("There is no such recording among yours.")},
         person=person,
         status_code=404,
     )
@@ -433,5 +464,20 @@ def not_found(request: Request, person: Person) -> Response:
 
 #: The active person of the request's session, or None.
 signed_in = _signed_in
+
+
+async def signed_in_again(request: Request) -> Person | None:
+    """The session's person read again from the store; None once disabled or deleted meanwhile.
+
+    A long request's second look once its body is in (ADR 67): the session
+    read its person when the request began.
+    """
+    person = session_of(request).person
+    if person is None:
+        return None
+    fresh = await runtime_of(request).people.get_person(person.id)
+    return fresh if fresh is not None and fresh.is_active else None
+
+
 #: A 303 to ``url``.
 see_other = _see_other

@@ -16,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from transcriber_app.web.admin.security import form_text
+from transcriber_app.web.language import _
 from transcriber_app.web.sessions import session_of
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.workspace import views
@@ -67,10 +68,11 @@ async def rename(request: Request, form: FormData, person: Person) -> Response:
             store, owner=owner, voice_id=_voice_id(request), name=form_text(form, "name")
         )
     except VoiceNotFound:
-        return await _page(request, person, problem="No such voice of yours.", status_code=404)
+        return await _page(request, person, problem=_("No such voice of yours."), status_code=404)
     except VoiceRefused as exc:
-        return await _page(request, person, problem=f"Not renamed: {exc}.", status_code=400)
-    session_of(request).flash(f"Voice renamed to {voice.name}.")
+        problem = _("Not renamed: %(reason)s.", reason=exc)
+        return await _page(request, person, problem=problem, status_code=400)
+    session_of(request).flash(_("Voice renamed to %(name)s.", name=voice.name))
     return Response(status_code=303, headers={"Location": VOICES_URL})
 
 
@@ -82,8 +84,8 @@ async def delete(request: Request, _form: FormData, person: Person) -> Response:
             _store(request), owner=person.owner_key, voice_id=_voice_id(request)
         )
     except VoiceNotFound:
-        return await _page(request, person, problem="No such voice of yours.", status_code=404)
-    session_of(request).flash("Voice deleted.")
+        return await _page(request, person, problem=_("No such voice of yours."), status_code=404)
+    session_of(request).flash(_("Voice deleted."))
     return Response(status_code=303, headers={"Location": VOICES_URL})
 
 
@@ -114,7 +116,7 @@ async def remember(request: Request, form: FormData, person: Person) -> Response
                 job_id=job.id,
                 speaker=speaker,
             )
-            said = f"Added to the voice {voice.name}."
+            said = _("Added to the voice %(name)s.", name=voice.name)
         else:
             voice = await voices.remember_voice(
                 services,
@@ -124,11 +126,13 @@ async def remember(request: Request, form: FormData, person: Person) -> Response
                 speaker=speaker,
                 name=form_text(form, "name"),
             )
-            said = f"Voice remembered as {voice.name}: your new recordings will name it."
+            said = _(
+                "Voice remembered as %(name)s: your new recordings will name it.", name=voice.name
+            )
     except (JobNotFound, VoiceNotFound):
         return views.not_found(request, person)
     except VoiceRefused as exc:
-        session_of(request).flash(f"Not remembered: {exc}.")
+        session_of(request).flash(_("Not remembered: %(reason)s.", reason=exc))
         return _back_to(job.id)
     session_of(request).flash(said)
     return _back_to(job.id)

@@ -127,7 +127,7 @@
       text: state.box.value,
     };
     state.save.disabled = true;
-    say("Saving…", false);
+    say(pageText("saving", "Saving…"), false);
     fetch(article.dataset.wordsUrl, {
       method: "POST",
       credentials: "same-origin",
@@ -155,18 +155,18 @@
           if (emptied) {
             turn.remove();
           }
-          say("Saved.", false);
+          say(pageText("saved", "Saved."), false);
           return;
         }
         if (result.response.status === 409 && answer && answer.error === "edit_conflict") {
           say(answer.message, true);
           return;
         }
-        say(answer && answer.message ? answer.message : "The correction was not saved.", true);
+        say(answer && answer.message ? answer.message : pageText("not_saved", "The correction was not saved."), true);
       })
       .catch(function () {
         state.save.disabled = false;
-        say("The correction was not saved: the service could not be reached.", true);
+        say(pageText("unreachable", "The correction was not saved: the service could not be reached."), true);
       });
   }
 
@@ -182,7 +182,7 @@
     var words = wordsOf(turn);
     var box = document.createElement("textarea");
     box.className = "turn-editor";
-    box.setAttribute("aria-label", "Corrected text of this turn");
+    box.setAttribute("aria-label", pageText("turn_text", "Corrected text of this turn"));
     box.value = words
       .map(function (span) {
         return span.textContent;
@@ -191,8 +191,8 @@
     box.rows = Math.min(12, Math.max(2, Math.ceil(box.value.length / 70)));
     var controls = document.createElement("span");
     controls.className = "edit-controls";
-    var saveButton = button("Save", "save");
-    var cancelButton = button("Cancel", "secondary cancel");
+    var saveButton = button(pageText("save", "Save"), "save");
+    var cancelButton = button(pageText("cancel", "Cancel"), "secondary cancel");
     controls.appendChild(saveButton);
     controls.appendChild(document.createTextNode(" "));
     controls.appendChild(cancelButton);
@@ -234,8 +234,8 @@
   }
 
   Array.prototype.forEach.call(article.querySelectorAll("p.turn"), function (turn) {
-    var edit = button("Edit", "secondary edit-turn");
-    edit.setAttribute("aria-label", "Edit this turn");
+    var edit = button(pageText("edit", "Edit"), "secondary edit-turn");
+    edit.setAttribute("aria-label", pageText("edit_turn", "Edit this turn"));
     edit.addEventListener("click", function () {
       open(turn, edit);
     });

@@ -40,7 +40,7 @@
     element.setAttribute("data-terminal", job.terminal ? "yes" : "no");
     var badge = field(element, "state");
     if (badge) {
-      badge.textContent = job.state;
+      badge.textContent = job.state_name || job.state;
       badge.className = "badge state-" + job.state;
     }
     put(element, "title", job.title);
@@ -77,7 +77,7 @@
     var remove = row.querySelector("a.delete");
     if (remove) {
       remove.href = job.url + "/delete";
-      remove.setAttribute("aria-label", "Delete " + job.title);
+      remove.setAttribute("aria-label", pageText("delete_named", "Delete %(name)s", { name: job.title }));
     }
     fill(row, job);
     var body = table.tBodies[0];

@@ -296,7 +296,7 @@
   audio.addEventListener("error", function () {
     var note = document.getElementById("player-note");
     if (note) {
-      note.textContent = "The audio cannot be played: it may no longer be stored.";
+      note.textContent = pageText("audio_gone", "The audio cannot be played: it may no longer be stored.");
       note.className = "problem small";
     }
   });

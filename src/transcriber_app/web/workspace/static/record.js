@@ -107,7 +107,7 @@
     recorder = null;
     box.classList.remove("recording");
     button.setAttribute("aria-pressed", "false");
-    label("Record");
+    label(pageText("record", "Record"));
   }
 
   function finished(type) {
@@ -116,18 +116,18 @@
     chunks = [];
     release();
     if (!blob.size) {
-      said.textContent = "Nothing was recorded.";
+      said.textContent = pageText("nothing_recorded", "Nothing was recorded.");
       return;
     }
     var name = "Recording " + stamp(when) + "." + format.extension;
     var file = new File([blob], name, { type: blob.type });
-    said.textContent = "Recorded " + clock.textContent + "; sending it.";
+    said.textContent = pageText("recorded", "Recorded %(time)s; sending it.", { time: clock.textContent });
     form.dispatchEvent(new CustomEvent("upload:files", { detail: { files: [file] } }));
   }
 
   function start() {
     button.disabled = true;
-    said.textContent = "Asking for the microphone…";
+    said.textContent = pageText("asking_microphone", "Asking for the microphone…");
     media
       .getUserMedia({ audio: { echoCancellation: true, noiseSuppression: true } })
       .then(function (granted) {
@@ -151,15 +151,15 @@
         listen(stream);
         box.classList.add("recording");
         button.setAttribute("aria-pressed", "true");
-        label("Stop");
-        said.textContent = "Recording. Stop sends it.";
+        label(pageText("stop", "Stop"));
+        said.textContent = pageText("recording_now", "Recording. Stop sends it.");
       })
       .catch(function (error) {
         release();
         said.textContent =
           error && error.name === "NotAllowedError"
-            ? "The browser was not allowed to use the microphone."
-            : "No microphone could be opened.";
+            ? pageText("microphone_refused", "The browser was not allowed to use the microphone.")
+            : pageText("no_microphone", "No microphone could be opened.");
       })
       .then(function () {
         button.disabled = false;

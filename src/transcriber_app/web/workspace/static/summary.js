@@ -105,17 +105,23 @@
       say(
         status,
         summary.stale
-          ? "The transcript changed after this summary was made; regenerate it to catch up."
-          : "Made by " + (summary.model || "the language model") + "."
+          ? pageText("summary_stale", "The transcript changed after this summary was made; regenerate it to catch up.")
+          : pageText("summary_by", "Made by %(model)s.", { model: summary.model || pageText("the_model", "the language model") })
       );
       if (summary.stale) {
-        offer("Regenerate");
+        offer(pageText("regenerate", "Regenerate"));
       }
     } else if (summary.state === "failed") {
-      say(status, "The summary could not be made: " + (summary.error || "unknown reason") + ".", true);
-      offer("Regenerate");
+      say(
+        status,
+        pageText("summary_failed", "The summary could not be made: %(reason)s.", {
+          reason: summary.error || pageText("unknown_reason", "unknown reason"),
+        }),
+        true
+      );
+      offer(pageText("regenerate", "Regenerate"));
     } else {
-      say(status, "Summarising… it shows here when it is ready.");
+      say(status, pageText("summarising", "Summarising… it shows here when it is ready."));
       schedule();
     }
   }
@@ -135,10 +141,10 @@
         if (result.response.ok) {
           show(result.json);
         } else if (result.json && result.json.error === "summary_not_found") {
-          say(status, "No summary yet.");
-          offer("Generate");
+          say(status, pageText("no_summary", "No summary yet."));
+          offer(pageText("generate", "Generate"));
         } else {
-          say(status, result.json ? result.json.message : "The summary cannot be read now.", true);
+          say(status, result.json ? result.json.message : pageText("summary_unreadable", "The summary cannot be read now."), true);
         }
       })
       .catch(function () {
@@ -155,12 +161,12 @@
           wait = FIRST_MS;
           show(result.json);
         } else {
-          say(status, result.json ? result.json.message : "The summary was not asked for.", true);
+          say(status, result.json ? result.json.message : pageText("summary_not_asked", "The summary was not asked for."), true);
           generate.disabled = false;
         }
       })
       .catch(function () {
-        say(status, "The service did not answer; try again.", true);
+        say(status, pageText("no_answer_service", "The service did not answer; try again."), true);
         generate.disabled = false;
       });
   });
@@ -180,11 +186,11 @@
     var button = form.querySelector("button");
     button.disabled = true;
     answer.hidden = true;
-    say(askStatus, "Thinking…");
+    say(askStatus, pageText("thinking", "Thinking…"));
     posted(askUrl, { question: asked })
       .then(function (result) {
         if (!result.response.ok) {
-          say(askStatus, result.json ? result.json.message : "No answer now.", true);
+          say(askStatus, result.json ? result.json.message : pageText("no_answer_now", "No answer now."), true);
           return;
         }
         say(askStatus, "");
@@ -204,7 +210,7 @@
         answer.hidden = false;
       })
       .catch(function () {
-        say(askStatus, "The service did not answer; try again.", true);
+        say(askStatus, pageText("no_answer_service", "The service did not answer; try again."), true);
       })
       .then(function () {
         button.disabled = false;

@@ -11,6 +11,9 @@
 // state current; a refused one shows the service's message and its error code. A
 // CustomEvent "upload:files" on the form ({detail: {files}}) sends files at once, each
 // titled by its name, without waiting for Send (a recording made on the page, record.js).
+// "Paste a link" (#link, #link-send) sends the form with url instead of file at once
+// (SPEC §28), without a title (the page's own becomes it); its row then shows the fetch's
+// progress from the live list.
 (function () {
   "use strict";
 
@@ -26,6 +29,7 @@
   var sendButton = document.getElementById("send");
   var ready = [];
   var maxBytes = Number(form.getAttribute("data-max-bytes"));
+  var limitText = form.getAttribute("data-limit") || maxBytes + " bytes";
   var PARALLEL = 2;
   var waiting = [];
   var sending = 0;
@@ -55,7 +59,7 @@
     item.row.classList.remove("sending");
     item.row.classList.add("refused");
     item.row.setAttribute("data-terminal", "yes");
-    badge(item, "refused", "failed");
+    badge(item, pageText("refused", "refused"), "failed");
     status(item, message + " (" + code + ")");
     item.row.querySelector('[data-field="now"]').setAttribute("role", "alert");
   }
@@ -63,8 +67,8 @@
   function accepted(item, jobId) {
     item.row.classList.remove("sending");
     setPercent(item, 100);
-    badge(item, "sent", "convert");
-    status(item, "sent; waiting for its turn");
+    badge(item, pageText("sent", "sent"), "convert");
+    status(item, pageText("sent_waiting", "sent; waiting for its turn"));
     var open = item.row.querySelector("a.open");
     open.href = form.getAttribute("data-recordings") + encodeURIComponent(jobId);
     open.hidden = false;
@@ -88,15 +92,19 @@
   function send(item) {
     sending += 1;
     item.row.classList.add("sending");
-    item.row.querySelector('[data-field="state"]').textContent = "sending";
-    status(item, "sending");
+    item.row.querySelector('[data-field="state"]').textContent = pageText("sending", "sending");
+    status(item, pageText("sending", "sending"));
     var data = new FormData();
     data.append("language", item.language);
     if (item.speakers !== null) {
       data.append("speakers", item.speakers);
     }
-    data.append("title", item.titleBox.value);
-    data.append("file", item.file, item.file.name);
+    if (item.url) {
+      data.append("url", item.url);
+    } else {
+      data.append("title", item.titleBox.value);
+      data.append("file", item.file, item.file.name);
+    }
     var xhr = new XMLHttpRequest();
     xhr.open("POST", form.action);
     xhr.setRequestHeader("X-CSRF-Token", form.getAttribute("data-csrf"));
@@ -108,7 +116,7 @@
     };
     xhr.upload.onload = function () {
       setPercent(item, 100);
-      status(item, "sent; being stored");
+      status(item, item.url ? pageText("checking_link", "sent; checking the link") : pageText("stored", "sent; being stored"));
     };
     xhr.onload = function () {
       var answer = answerOf(xhr);
@@ -117,12 +125,16 @@
       } else if (answer && answer.error) {
         refused(item, answer.error, answer.message);
       } else {
-        refused(item, "http_" + xhr.status, "The service refused the file");
+        refused(item, "http_" + xhr.status, pageText("service_refused", "The service refused the file"));
       }
       finish();
     };
     xhr.onerror = function () {
-      refused(item, "network", "The connection broke before the file was taken; try again");
+      refused(
+        item,
+        "network",
+        pageText("connection_broke", "The connection broke before the file was taken; try again")
+      );
       finish();
     };
     xhr.send(data);
@@ -143,10 +155,10 @@
   function add(file) {
     var row = template.content.firstElementChild.cloneNode(true);
     row.querySelector(".name").textContent = file.name;
-    row.querySelector("progress").setAttribute("aria-label", "Sending " + file.name);
+    row.querySelector("progress").setAttribute("aria-label", pageText("sending_file", "Sending %(name)s", { name: file.name }));
     var titleBox = row.querySelector("input.title-input");
     titleBox.value = titleOf(file.name);
-    titleBox.setAttribute("aria-label", "Title of " + file.name);
+    titleBox.setAttribute("aria-label", pageText("title_of", "Title of %(name)s", { name: file.name }));
     list.appendChild(row);
     if (section) {
       section.hidden = false;
@@ -160,7 +172,11 @@
     };
     if (maxBytes && file.size > maxBytes) {
       // The service would refuse it by its declared length; no need to send it first.
-      refused(item, "too_large", "The file is larger than the limit of " + maxBytes + " bytes");
+      refused(
+        item,
+        "too_large",
+        pageText("too_large", "The file is larger than the limit of %(limit)s", { limit: limitText })
+      );
       return null;
     }
     return item;
@@ -171,7 +187,7 @@
     if (!item) {
       return;
     }
-    status(item, "ready: check its title, then Send");
+    status(item, pageText("ready_check", "ready: check its title, then Send"));
     ready.push(item);
     if (sendButton) {
       sendButton.hidden = false;
@@ -179,9 +195,49 @@
     }
   }
 
+  function addLink(url) {
+    var row = template.content.firstElementChild.cloneNode(true);
+    row.querySelector(".name").textContent = url;
+    row.querySelector("progress").setAttribute("aria-label", pageText("sending_link", "Sending the link"));
+    // A link's title is its page's, set once it is fetched.
+    row.querySelector("input.title-input").remove();
+    list.appendChild(row);
+    if (section) {
+      section.hidden = false;
+    }
+    var item = {
+      url: url,
+      row: row,
+      language: choice("language") || "auto",
+      speakers: choice("speakers"),
+    };
+    status(item, pageText("waiting", "waiting to be sent"));
+    waiting.push(item);
+    next();
+  }
+
+  var link = document.getElementById("link");
+  var linkSend = document.getElementById("link-send");
+  function sendLink() {
+    var url = link.value.trim();
+    if (url) {
+      addLink(url);
+      link.value = "";
+    }
+  }
+  if (link && linkSend) {
+    linkSend.addEventListener("click", sendLink);
+    link.addEventListener("keydown", function (event) {
+      if (event.key === "Enter") {
+        event.preventDefault();
+        sendLink();
+      }
+    });
+  }
+
   function queue(item) {
     item.titleBox.readOnly = true;
-    status(item, "waiting to be sent");
+    status(item, pageText("waiting", "waiting to be sent"));
     waiting.push(item);
   }
 
