@@ -11,10 +11,11 @@ to the code (docs/translating.md).
 One request, one language, held in a context variable:
 ``Languages`` (the middleware of both sides) sets it from the
 ``transcriber_language`` cookie, else ``Accept-Language``, else English;
-a signed-in person's own choice, kept in their row, overrides it
-(``use``). ``_`` and ``ngettext`` translate Python strings that reach a
-page; templates use Jinja2's i18n extension with the same catalogs
-(``install``). JSON API errors stay English: their ``code`` is the contract.
+a signed-in person's own choice (the owner's too), kept in their row,
+overrides it (``use``, called by ``web/sessions.Sessions``). ``_`` and
+``ngettext`` translate Python strings that reach a page; templates use
+Jinja2's i18n extension with the same catalogs (``install``). JSON API
+errors stay English: their ``code`` is the contract.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ from transcriber_app.web.middleware import AnswerHeaders
 LOCALE_DIR = Path(__file__).resolve().parent.parent / "locale"
 #: The language of the source strings, and of anyone whose wish no catalog meets.
 DEFAULT = "en"
-#: The cookie that keeps the choice of someone signed out, and of the owner's panel.
+#: The cookie that keeps the choice of someone signed out (a signed-in person's is in their row).
 COOKIE = "transcriber_language"
 #: How long the cookie is kept: a year, renewed at each change.
 COOKIE_SECONDS = 365 * 24 * 3600
