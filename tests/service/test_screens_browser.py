@@ -13,6 +13,7 @@ the site makes a job, one posted from another site is refused.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import struct
@@ -194,8 +195,10 @@ async def _shoot(page: Page, name: str) -> None:
         await page.screenshot(path=str(Path(SCREENSHOT_DIR) / f"{name}.png"), full_page=True)
 
 
-async def _check(page: Page, url: str, name: str, screen: dict[str, int]) -> list[str]:
-    """Open ``url`` on ``screen``; what is wrong with it (empty when it fits)."""
+async def _check(
+    page: Page, url: str, name: str, screen: dict[str, int], language: str = "en"
+) -> list[str]:
+    """Open ``url`` on ``screen`` in ``language``; what is wrong with it (empty when it fits)."""
     missing: list[str] = []
 
     def note(answer: Response) -> None:
@@ -213,7 +216,11 @@ async def _check(page: Page, url: str, name: str, screen: dict[str, int]) -> lis
     )
     if sorted(set(links)) != ["icon", "manifest"]:
         problems.append(f"links: {links}")
-    await _shoot(page, f"{name}-{screen['width']}x{screen['height']}")
+    lang = await page.evaluate("document.documentElement.lang")
+    if lang != language:
+        problems.append(f"<html lang={lang!r}>, not {language!r}")
+    suffix = "" if language == "en" else f"-{language}"
+    await _shoot(page, f"{name}-{screen['width']}x{screen['height']}{suffix}")
     page.remove_listener("response", note)
     return [f"{name} at {screen['width']}: {problem}" for problem in problems]
 
@@ -221,10 +228,12 @@ async def _check(page: Page, url: str, name: str, screen: dict[str, int]) -> lis
 async def test_every_page_fits_a_laptop_and_a_phone(
     chromium: Browser, service: Service, people: People
 ) -> None:
-    """Each page of both sides, at 1280x900 and 390x844: no sideways scroll, no broken words."""
+    """Each page of both sides, at 1280x900 and 390x844, in English and Russian: no sideways
+    scroll, no broken words."""
     base = service.base_url
     job = people.job_id
     pages: list[tuple[str, str, str]] = [
+        ("anyone", f"{base}/", "screens-door"),
         ("anyone", f"{base}/w/login", "screens-workspace-login"),
         ("anyone", people.invite, "screens-workspace-invite"),
         ("anyone", f"{base}/admin/login", "screens-admin-login"),
@@ -242,7 +251,9 @@ async def test_every_page_fits_a_laptop_and_a_phone(
         ("owner", f"{base}/admin/account", "screens-admin-account"),
     ]
     problems = list(people.setup)
-    for screen in SCREENS:
+    # Russian words are longer: each page is seen in both languages the pages speak,
+    # chosen by Accept-Language (neither alice nor the owner has picked one here).
+    for language, screen in itertools.product(("en", "ru"), SCREENS):
         anyone = await chromium.new_context(viewport=screen)
         tabs = {
             "anyone": await anyone.new_page(),
@@ -251,8 +262,9 @@ async def test_every_page_fits_a_laptop_and_a_phone(
         }
         for tab in tabs.values():
             await tab.set_viewport_size(screen)
+            await tab.set_extra_http_headers({"Accept-Language": language})
         for who, url, name in pages:
-            problems += await _check(tabs[who], url, name, screen)
+            problems += await _check(tabs[who], url, name, screen, language)
         search = tabs["alice"].locator(".nav-search input")
         await tabs["alice"].goto(f"{base}/w/")
         width = await search.evaluate("input => input.getBoundingClientRect().width")
