@@ -621,7 +621,7 @@ async def test_job_page_shows_every_field(service: Service, owner: httpx.AsyncCl
         "3 words",
         "one two three",
         "<dt>Attempts</dt><dd>2</dd>",
-        now.strftime("%Y-%m-%d %H:%M:%S"),
+        f"{now.day} {now:%b %Y}, {now:%H:%M:%S}",  # the lease's time, in English (ADR 77)
     ):
         assert fragment in page, fragment
     assert 'id="revive"' not in page  # only dead and failed jobs are revived

@@ -82,6 +82,7 @@ def test_upload_is_accepted_and_reaches_done(
     assert set(status) == {
         "job_id",
         "state",
+        "title",
         "text",
         "duration",
         "created",

@@ -478,20 +478,22 @@ async def _receive(
         await writer.abandon()
     if not sink.ended:
         raise ApiError(400, "bad_multipart", "the multipart body ended early")
-    if sink.overflowed:
-        raise form_too_large(close=False)
     linked = URL_FIELD in sink.texts
-    if sink.found and linked:
-        raise ApiError(
-            400,
-            "file_and_url",
-            'the form has both "file" and "url"; send the recording or a link to it, not both',
-        )
+    # No recording at all is told first, whatever else overflowed: the sender's mistake is
+    # the field's name (``-F audio=@...``), not the form's size.
     if not sink.found and not linked:
         raise ApiError(
             400,
             "missing_file",
             'the form has no field "file"; send the recording in it (or a link in "url")',
+        )
+    if sink.overflowed:
+        raise form_too_large(close=False)
+    if sink.found and linked:
+        raise ApiError(
+            400,
+            "file_and_url",
+            'the form has both "file" and "url"; send the recording or a link to it, not both',
         )
     if sink.found and sink.size == 0:
         raise ApiError(400, "empty_file", "the uploaded file is empty")
