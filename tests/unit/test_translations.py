@@ -141,6 +141,17 @@ def test_a_catalog_translates_in_its_language_only() -> None:
     assert words == ["1 слово", "3 слова", "5 слов", "21 слово"]
 
 
+def test_every_state_has_a_russian_name() -> None:
+    """Each job state the pages show is named in Russian, none left as its code."""
+    from transcriber_app.web.admin.rendering import state_name  # noqa: PLC0415
+    from transcriber_core.entities import State  # noqa: PLC0415
+
+    untranslated = [
+        s.value for s in State if in_language("ru", lambda s=s: state_name(s.value)) == s.value
+    ]
+    assert untranslated == []
+
+
 @pytest.mark.parametrize(
     ("header", "expected"),
     [

@@ -71,6 +71,7 @@ def shown_title(title: str | None, created: datetime) -> str:
 def state_name(state: str) -> str:
     """A job state as the pages call it, in the request's language."""
     names = {
+        "fetch": language._("fetch"),
         "convert": language._("convert"),
         "recognize": language._("recognize"),
         "check": language._("check"),
