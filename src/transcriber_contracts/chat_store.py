@@ -120,7 +120,7 @@ class ChatStoreContract:
     async def test_the_summary_setting_is_kept_apart_from_the_others(
         self, chats: ChatStore
     ) -> None:
-        """``/summary auto`` then ``off`` read back, language and mode kept, that chat alone."""
+        """``/summary auto`` then ``off`` read back (off kept as off), the rest untouched."""
         await chats.set_chat_language(CHAT, "ru")
         on = await chats.set_chat_summary(CHAT, True)
         assert on == ChatSettings(chat_id=CHAT, language="ru", summary=True)
@@ -130,9 +130,19 @@ class ChatStoreContract:
         )
         assert await chats.chat_settings(CHAT + 1) == ChatSettings(chat_id=CHAT + 1)
         off = await chats.set_chat_summary(CHAT, False)
-        assert off == ChatSettings(chat_id=CHAT, language="ru", mode=ChatMode.COMMAND)
+        assert off == ChatSettings(
+            chat_id=CHAT, language="ru", mode=ChatMode.COMMAND, summary=False
+        )
+        assert await chats.chat_settings(CHAT) == off
         new = await chats.set_chat_summary(CHAT + 2, True)
         assert new == ChatSettings(chat_id=CHAT + 2, summary=True)
+        assert await chats.set_chat_summary(CHAT + 2, None) == ChatSettings(chat_id=CHAT + 2)
+
+    async def test_a_chat_that_never_chose_has_no_summary_choice(self, chats: ChatStore) -> None:
+        """A chat whose language alone was set leaves its summary to the service (None)."""
+        settings = await chats.set_chat_language(CHAT, "en")
+        assert settings.summary is None
+        assert (await chats.chat_settings(CHAT)).summary is None
 
     async def test_two_settings_changed_at_once_are_both_kept(self, chats: ChatStore) -> None:
         """Two processes changing the language and the mode at once: neither change is lost."""

@@ -562,8 +562,9 @@ class ChatSettings:
     #: An ISO 639-1 code the recognizer takes; None: the recognizer detects it ("auto").
     language: str | None = None
     mode: ChatMode = ChatMode.AUTO
-    #: ``/summary auto``: each recording of the chat asks for its summary (SPEC §27).
-    summary: bool = False
+    #: ``/summary auto`` (True): each recording of the chat asks for its summary;
+    #: ``/summary off`` (False): none does; None: ``[llm] auto_summary`` decides (SPEC §27).
+    summary: bool | None = None
 
 
 @attrs.frozen(kw_only=True)

@@ -563,6 +563,26 @@ def chat_pace(chat_id: int) -> str:
     return f"{CHAT_PACE_PREFIX}{chat_id}"
 
 
+#: Budgets named after one owner of recordings: the questions they ask (ADR 94).
+ASK_PACE_PREFIX = "questions:"
+#: Questions one owner may ask (``POST /api/jobs/{id}/ask``) in any ``ASK_PER``: each
+#: is answered inside its request by the model's server, a request per piece of a long
+#: transcript. As every budget (``budgets.burst_of``): 10 at once, then one every 30 s
+#: (ADR 94).
+ASK_CAPACITY = 100
+ASK_PER = timedelta(minutes=45)
+#: Budgets that name a chat or a person: kept out of ``/metrics`` labels.
+PRIVATE_BUDGET_PREFIXES = (CHAT_PACE_PREFIX, ASK_PACE_PREFIX)
+
+
+def ask_pace(owner: str | None) -> str:
+    """The name of the budget that paces the questions about ``owner``'s recordings.
+
+    Recordings of nobody (a service without people, API tokens) share one.
+    """
+    return f"{ASK_PACE_PREFIX}{owner or '-'}"
+
+
 @attrs.frozen(kw_only=True)
 class QuotaDecision:
     """What the daily quota says about one more recording (ADR 59)."""

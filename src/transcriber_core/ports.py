@@ -922,8 +922,8 @@ class ChatStore(Protocol):
         """Keep the chat's mode, its language untouched; the settings now."""
         ...
 
-    async def set_chat_summary(self, chat_id: int, summary: bool) -> ChatSettings:
-        """Keep whether the chat's recordings ask for a summary, the rest untouched."""
+    async def set_chat_summary(self, chat_id: int, summary: bool | None) -> ChatSettings:
+        """Keep the chat's summary choice (None: the service's), the rest untouched."""
         ...
 
 

@@ -1,4 +1,4 @@
-"""/metrics counts the outbox: deliveries by outcome from log events, pending ones from the DB."""
+"""/metrics counts the outbox and summaries from log events, and deliveries pending from the DB."""
 
 from __future__ import annotations
 
@@ -45,3 +45,16 @@ def test_a_chats_edit_pace_is_no_metric() -> None:
     text = metrics.exposition().decode()
     assert 'budget="speechkit.sync"' in text
     assert "123456789" not in text
+
+
+def test_summary_outcomes_are_counted() -> None:
+    """Each summary event counts under its outcome; the others start at 0."""
+    metrics = Metrics()
+    metrics.observe(_record("summary.retry", job_id="j"))
+    metrics.observe(_record("summary.retry", job_id="j"))
+    metrics.observe(_record("summary.done", job_id="j"))
+    metrics.observe(_record("summary.start", job_id="j"))
+    text = metrics.exposition().decode()
+    assert 'transcriber_summaries_total{outcome="retry"} 2.0' in text
+    assert 'transcriber_summaries_total{outcome="done"} 1.0' in text
+    assert 'transcriber_summaries_total{outcome="dead"} 0.0' in text

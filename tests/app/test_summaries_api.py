@@ -8,6 +8,7 @@ on 127.0.0.1; the test runs the job's steps and the summary's work itself
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,9 @@ from tests.support.media import tone
 from transcriber_adapters.memory import ManualClock
 from transcriber_app.bootstrap import Runtime, build
 from transcriber_app.config import Config, HttpConfig, LlmConfig, MemoryConfig, StorageConfig
+from transcriber_core.budgets import burst_of
 from transcriber_core.entities import State
+from transcriber_core.policy import ASK_CAPACITY, ASK_PER
 from transcriber_core.summary_steps import acquire_next_summary, process_summary
 from transcriber_core.worker import acquire_next, process
 
@@ -249,6 +252,34 @@ async def test_a_question_is_answered_with_real_transcript_times(
     assert "When do we ship?" in fake.requests[-1].text
     bad = await client.post(f"/api/jobs/{job_id}/ask", headers=HEADERS, json={"q": 1})
     assert (bad.status_code, bad.json()["error"]) == (400, "bad_question")
+
+
+async def test_questions_past_the_owners_pace_are_429_until_it_fills_again(
+    runtime: Runtime,
+    client: httpx.AsyncClient,
+    wav: bytes,
+    fake: FakeChatServer,
+    clock: ManualClock,
+) -> None:
+    """A burst of questions is answered; the next is 429 with Retry-After, unsent; later, one."""
+    job_id = await _upload_and_transcribe(runtime, client, wav)
+    path = f"/api/jobs/{job_id}/ask"
+    burst = burst_of(ASK_CAPACITY)
+    assert burst >= 10
+    for _ in range(burst):
+        answered = await client.post(path, headers=HEADERS, json={"question": "Who?"})
+        assert answered.status_code == 200, answered.text
+    sent = len(fake.requests)
+    over = await client.post(path, headers=HEADERS, json={"question": "Who?"})
+    assert (over.status_code, over.json()["error"]) == (429, "too_many_questions")
+    refill = ASK_PER / (ASK_CAPACITY - burst)
+    assert int(over.headers["Retry-After"]) == math.ceil(refill.total_seconds())
+    assert len(fake.requests) == sent
+    clock.advance(refill)
+    again = await client.post(path, headers=HEADERS, json={"question": "Who?"})
+    assert again.status_code == 200, again.text
+    still = await client.post(path, headers=HEADERS, json={"question": "Who?"})
+    assert still.status_code == 429
 
 
 async def test_a_question_the_server_cannot_answer_now_is_503(

@@ -17,6 +17,7 @@ from transcriber_adapters.memory import MemoryChatStore, MemorySummaryStore
 from transcriber_adapters.telegram import TelegramNotifier, make_bot
 from transcriber_app.bot import BotPolling, make_dispatcher
 from transcriber_app.bot.texts import ENGLISH, RUSSIAN
+from transcriber_core.entities import ChatMode
 from transcriber_core.services import Services
 from transcriber_core.summaries import SummaryState
 from transcriber_core.worker import Workers
@@ -52,7 +53,7 @@ class Bot:
 
 
 @contextlib.asynccontextmanager
-async def running(tmp_path: Path, *, llm: bool) -> AsyncIterator[Bot]:
+async def running(tmp_path: Path, *, llm: bool, auto_summary: bool = False) -> AsyncIterator[Bot]:
     """The bot, its workers (summary loop included) and a chat store; with ``llm`` a model."""
     async with contextlib.AsyncExitStack() as stack:
         api = await stack.enter_async_context(FakeBotApi())
@@ -69,7 +70,12 @@ async def running(tmp_path: Path, *, llm: bool) -> AsyncIterator[Bot]:
             repo = world.repo
             assert hasattr(repo, "database")
             summaries = MemorySummaryStore(database=repo.database)
-            services = attrs.evolve(services, language_model=model, summaries=summaries)
+            services = attrs.evolve(
+                services,
+                language_model=model,
+                summaries=summaries,
+                settings=attrs.evolve(services.settings, auto_summary=auto_summary),
+            )
         workers = Workers(services)
         workers.start()
         stack.push_async_callback(workers.drain, 1)
@@ -163,3 +169,39 @@ async def test_without_llm_no_button_and_the_command_says_so(without_llm: Bot) -
     said = await without_llm.api.wait_sent(PRIVATE, 2)
     assert said[1].text == RUSSIAN.summary_unavailable
     assert not (await without_llm.chats.chat_settings(PRIVATE)).summary
+
+
+async def test_summary_off_declines_the_services_auto_summary(tmp_path: Path) -> None:
+    """With ``auto_summary`` on a chat that never chose gets summaries; after /summary off none."""
+    other = PRIVATE + 1
+    async with running(tmp_path, llm=True, auto_summary=True) as bot:
+        await bot.api.push_text(PRIVATE, "/settings")
+        [shown] = await bot.api.wait_sent(PRIVATE, 1)
+        assert (shown.text or "").endswith(
+            "\nsummary: auto (every recording), this service's default"
+        )
+        await bot.voice()
+        await bot.summary()
+        await bot.api.push_text(other, "/summary off")
+        [done] = await bot.api.wait_sent(other, 1)
+        assert done.text == ENGLISH.summary_set[False]
+        await bot.api.push_text(other, "/settings")
+        _, shown = await bot.api.wait_sent(other, 2)
+        assert (shown.text or "").endswith("\nsummary: off")
+        await bot.voice(other)
+        await bot.transcript(other)
+        assert bot.services.summaries is not None
+        asked = {
+            job.origin.chat_id: await bot.services.summaries.get_summary(job.id) is not None
+            for job in await bot.world.repo.list_jobs()
+        }
+        assert asked == {PRIVATE: True, other: False}
+
+
+async def test_settings_name_no_summary_without_llm(without_llm: Bot) -> None:
+    """Without ``[llm]`` /settings shows language and mode alone, no summary line."""
+    await without_llm.api.push_text(PRIVATE, "/settings")
+    [shown] = await without_llm.api.wait_sent(PRIVATE, 1)
+    assert shown.text == ENGLISH.settings.format(
+        language=ENGLISH.auto, mode=ENGLISH.modes[ChatMode.AUTO]
+    )

@@ -74,8 +74,8 @@ class MemoryChatStore:
             known = self._chats.get(chat_id, ChatSettings(chat_id=chat_id))
             return self._keep(attrs.evolve(known, mode=mode))
 
-    async def set_chat_summary(self, chat_id: int, summary: bool) -> ChatSettings:
-        """Keep whether the chat's recordings ask for a summary, the rest untouched."""
+    async def set_chat_summary(self, chat_id: int, summary: bool | None) -> ChatSettings:
+        """Keep the chat's summary choice (None: the service's), the rest untouched."""
         with self._lock:
             known = self._chats.get(chat_id, ChatSettings(chat_id=chat_id))
             return self._keep(attrs.evolve(known, summary=summary))

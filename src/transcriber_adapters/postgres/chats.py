@@ -99,8 +99,8 @@ class PostgresChatStore:
         """Keep the chat's mode, its language untouched; the settings now."""
         return await self._set(_SET_MODE, chat_id, mode.value)
 
-    async def set_chat_summary(self, chat_id: int, summary: bool) -> ChatSettings:
-        """Keep whether the chat's recordings ask for a summary, the rest untouched."""
+    async def set_chat_summary(self, chat_id: int, summary: bool | None) -> ChatSettings:
+        """Keep the chat's summary choice (None: the service's), the rest untouched."""
         return await self._set(_SET_SUMMARY, chat_id, summary)
 
     async def _set(
@@ -116,5 +116,8 @@ class PostgresChatStore:
 def _settings(chat_id: int, row: Sequence[Any]) -> ChatSettings:
     language, mode, summary = row
     return ChatSettings(
-        chat_id=chat_id, language=language, mode=ChatMode(mode), summary=bool(summary)
+        chat_id=chat_id,
+        language=language,
+        mode=ChatMode(mode),
+        summary=None if summary is None else bool(summary),
     )

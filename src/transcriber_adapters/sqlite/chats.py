@@ -81,9 +81,10 @@ class SqliteChatStore(SqliteStore):
         """Keep the chat's mode, its language untouched; the settings now."""
         return await self._call(_set, _SET_MODE_SQL, chat_id, mode.value, self._clock)
 
-    async def set_chat_summary(self, chat_id: int, summary: bool) -> ChatSettings:
-        """Keep whether the chat's recordings ask for a summary, the rest untouched."""
-        return await self._call(_set, _SET_SUMMARY_SQL, chat_id, int(summary), self._clock)
+    async def set_chat_summary(self, chat_id: int, summary: bool | None) -> ChatSettings:
+        """Keep the chat's summary choice (None: the service's), the rest untouched."""
+        value = None if summary is None else int(summary)
+        return await self._call(_set, _SET_SUMMARY_SQL, chat_id, value, self._clock)
 
 
 def _take(
@@ -116,8 +117,11 @@ def _set(
     return _settings(chat_id, conn.execute(sql, (chat_id, value, to_db(clock.now()))).fetchone())
 
 
-def _settings(chat_id: int, row: tuple[str | None, str, int]) -> ChatSettings:
+def _settings(chat_id: int, row: tuple[str | None, str, int | None]) -> ChatSettings:
     language, mode, summary = row
     return ChatSettings(
-        chat_id=chat_id, language=language, mode=ChatMode(mode), summary=bool(summary)
+        chat_id=chat_id,
+        language=language,
+        mode=ChatMode(mode),
+        summary=None if summary is None else bool(summary),
     )

@@ -360,11 +360,18 @@ class BotIntake:
         """``/start``, ``/help``, and anything in a private chat that is not a recording."""
         await self._reply(bot, message, (await self.texts(message)).help)
 
+    @property
+    def _summaries_offered(self) -> bool:
+        """Whether this service summarises (``[llm]`` set, SPEC §27)."""
+        return self.services.summaries is not None and self.services.language_model is not None
+
     async def show_settings(self, bot: Bot, message: Message) -> None:
-        """``/settings``: the chat's language and mode."""
+        """``/settings``: the chat's language and mode, and its summaries when offered."""
         settings = await self.settings_of(message.chat.id)
         texts = await self.texts(message, settings)
-        await self._reply(bot, message, settings_text(settings, texts))
+        offered = self._summaries_offered
+        auto_summary = self.services.settings.auto_summary if offered else None
+        await self._reply(bot, message, settings_text(settings, texts, auto_summary=auto_summary))
 
     def _change_lock(self, chat_id: int) -> asyncio.Lock:
         lock = self._changing.get(chat_id)
@@ -437,7 +444,7 @@ class BotIntake:
     async def _set_summary(self, bot: Bot, message: Message, value: str | None) -> None:
         settings = await self.settings_of(message.chat.id)
         texts = await self.texts(message, settings)
-        if self.services.summaries is None or self.services.language_model is None:
+        if not self._summaries_offered:
             await self._reply(bot, message, texts.summary_unavailable)
             return
         wanted = {"auto": True, "off": False}.get((value or "").strip().lower())
@@ -546,7 +553,7 @@ class BotIntake:
         if not self.allows(chat_id):
             await self._answer(bot, query, texts.refused)
             return
-        if self.services.summaries is None or self.services.language_model is None:
+        if not self._summaries_offered:
             await self._answer(bot, query, texts.summary_unavailable)
             return
         job = await self._buttons_job(bot, query, texts, job_id, chat_id)
@@ -679,8 +686,8 @@ class ChatDoor:
                 language=self.settings.language,
                 standing_language=True,
                 title=voice_note_title(texts, self.message.date),
-                # ``/summary auto`` asks; otherwise ``[llm] auto_summary`` decides.
-                summary=True if self.settings.summary else None,
+                # ``/summary auto`` asks, ``off`` declines; otherwise ``[llm] auto_summary``.
+                summary=self.settings.summary,
             )
             yield Staged(path=path, extension=extension, wishes=wishes)
 

@@ -62,6 +62,12 @@ class Texts:
     transcript_gone: str
     auto: str
     modes: dict[ChatMode, str]
+    #: ``/settings``' summary line, when the service offers summaries: ``{summary}``.
+    settings_summary: str
+    #: The chat's summary choice: ``/summary auto`` (True) or ``off`` (False).
+    summary_choices: dict[bool, str]
+    #: A chat that never chose: ``{choice}`` is the service's (``[llm] auto_summary``).
+    summary_default: str
     #: The sender's daily quota is spent (ADR 59); ``{resets}``, the next UTC midnight.
     quota_spent: str
     #: ``/link`` without a code, or with something that is not one.
@@ -175,6 +181,9 @@ ENGLISH = Texts(
         " (I did not count it to its end). Your time starts again at {resets}."
     ),
     modes={ChatMode.AUTO: "auto (every recording)", ChatMode.COMMAND: "command (when asked)"},
+    settings_summary="\nsummary: {summary}",
+    summary_choices={True: "auto (every recording)", False: "off"},
+    summary_default="{choice}, this service's default",
     link_refusals={
         "url_not_allowed": "This link leads to an address I do not download from.",
         "playlist_not_supported": "This is a link to a playlist. Send a link to one recording.",
@@ -286,6 +295,9 @@ RUSSIAN = Texts(
         " я не досчитал её до конца. Время начнётся заново в {resets}."
     ),
     modes={ChatMode.AUTO: "auto (все записи)", ChatMode.COMMAND: "command (по просьбе)"},
+    settings_summary="\nкраткое содержание: {summary}",
+    summary_choices={True: "auto (у каждой записи)", False: "off"},
+    summary_default="{choice}, как принято на этом сервисе",
     link_refusals={
         "url_not_allowed": "Эта ссылка ведёт на адрес, с которого я не скачиваю.",
         "playlist_not_supported": "Это ссылка на плейлист. Пришлите ссылку на одну запись.",
@@ -348,11 +360,22 @@ def link_refused_text(code: str, texts: Texts = ENGLISH) -> str:
     return texts.link_refusals.get(code, texts.link_refused_other)
 
 
-def settings_text(settings: ChatSettings, texts: Texts) -> str:
-    """``/settings``: the chat's language and mode."""
-    return texts.settings.format(
+def settings_text(settings: ChatSettings, texts: Texts, *, auto_summary: bool | None) -> str:
+    """``/settings``: the chat's language and mode, and its summary choice when offered.
+
+    ``auto_summary`` is the service's ``[llm] auto_summary``, None when it
+    offers no summaries (no ``[llm]``): then no summary line is shown.
+    """
+    shown = texts.settings.format(
         language=settings.language or texts.auto, mode=texts.modes[settings.mode]
     )
+    if auto_summary is None:
+        return shown
+    if settings.summary is None:
+        summary = texts.summary_default.format(choice=texts.summary_choices[auto_summary])
+    else:
+        summary = texts.summary_choices[settings.summary]
+    return shown + texts.settings_summary.format(summary=summary)
 
 
 def accepted_languages(languages: frozenset[str]) -> str:

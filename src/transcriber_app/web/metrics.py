@@ -8,7 +8,7 @@ Two kinds of series (ADR 14, 38):
   so ``serve`` and every ``worker`` on the same database report the same
   numbers.
 * **Events of this process**: acquires, step durations and failures, HTTP
-  uploads, SpeechKit requests. The core has no metrics hooks: these are
+  uploads, SpeechKit requests, deliveries and summaries. The core has no metrics hooks: these are
   derived from the structured log events the process emits (``step.start``,
   ``step.end``, ``step.retry``, ``step.failed``, ``job.dead``,
   ``speechkit.request``) by a logging handler on the ``transcriber`` logger.
@@ -28,7 +28,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from transcriber_core.entities import STEP_STATES, Condition, DeliveryKind, State
-from transcriber_core.policy import CHAT_PACE_PREFIX
+from transcriber_core.policy import PRIVATE_BUDGET_PREFIXES
 
 #: The logger whose records carry the worker's events (every ``transcriber.*`` logger).
 EVENTS_LOGGER = "transcriber"
@@ -53,6 +53,13 @@ _DELIVERY_EVENTS = {
     "delivery.given_up": "given_up",
 }
 _DELIVERY_KINDS = frozenset(kind.value for kind in DeliveryKind)
+#: Outcomes of a summary's attempt by its event (ADR 83).
+_SUMMARY_EVENTS = {
+    "summary.done": "done",
+    "summary.retry": "retry",
+    "summary.failed": "failed",
+    "summary.dead": "dead",
+}
 
 
 class Metrics:
@@ -142,6 +149,15 @@ class Metrics:
             ["kind"],
             registry=self.registry,
         )
+        self.summaries = Counter(
+            "transcriber_summaries",
+            "Summary attempts of this process by outcome: done, retry (the model server failed"
+            " for now), failed (refused for good), dead (given up after the attempt limit).",
+            ["outcome"],
+            registry=self.registry,
+        )
+        for outcome in _SUMMARY_EVENTS.values():
+            self.summaries.labels(outcome)
         for kind in _DELIVERY_KINDS:
             self.deliveries_pending.labels(kind)
             for outcome in _DELIVERY_EVENTS.values():
@@ -154,10 +170,13 @@ class Metrics:
         self.handler = _EventHandler(self)
 
     def observe(self, record: logging.LogRecord) -> None:
-        """Count one worker or SpeechKit event; records of any other event are ignored."""
+        """Count one worker, summary or SpeechKit event; records of any other event are ignored."""
         event = record.msg
         if event == "speechkit.request":
             self._observe_speechkit(record)
+            return
+        if event in _SUMMARY_EVENTS:
+            self.summaries.labels(_SUMMARY_EVENTS[event]).inc()
             return
         if event in _DELIVERY_EVENTS:
             kind = getattr(record, "kind", None)
@@ -191,11 +210,11 @@ class Metrics:
     def set_budgets(self, levels: Mapping[str, float]) -> None:
         """Record the budget levels read from the database for this scrape.
 
-        A chat's edit pace (``policy.CHAT_PACE_PREFIX``) is left out: it would
-        name the chat, and there is one per chat.
+        A chat's edit pace and a person's questions (``PRIVATE_BUDGET_PREFIXES``)
+        are left out: they would name the chat or the person, one series each.
         """
         for name, tokens in levels.items():
-            if not name.startswith(CHAT_PACE_PREFIX):
+            if not name.startswith(PRIVATE_BUDGET_PREFIXES):
                 self.budget_tokens.labels(name).set(tokens)
 
     def set_deliveries(self, counts: Mapping[DeliveryKind, int]) -> None:

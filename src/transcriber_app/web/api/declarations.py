@@ -207,6 +207,15 @@ SUMMARY_ENDPOINTS = (
             NOT_DONE,
             error(413, "too_large", description="the body is over 8 KiB"),
             error(
+                429,
+                "too_many_questions",
+                description=(
+                    "the recording's owner asked 10 questions at once, or more than one every"
+                    " 30 s since (ADR 94); ask again after Retry-After"
+                ),
+                headers={"Retry-After": "seconds until a question may be asked"},
+            ),
+            error(
                 502,
                 "model_refused",
                 description="the model's server refused the request (its key, model or URL)",

@@ -11,6 +11,7 @@ transcript only; its quotes are transcript lines with their real times.
 from __future__ import annotations
 
 import logging
+import math
 from datetime import datetime
 
 import attrs
@@ -23,6 +24,7 @@ from transcriber_app.web.schemas import doc, to_json
 from transcriber_app.web.state import runtime_of
 from transcriber_app.web.streams import read_json_object
 from transcriber_core import summary_steps
+from transcriber_core.budgets import burst_of
 from transcriber_core.entities import Job, State
 from transcriber_core.errors import (
     JobNotFound,
@@ -30,6 +32,7 @@ from transcriber_core.errors import (
     ModelUnavailable,
     TranscriberError,
 )
+from transcriber_core.policy import ASK_CAPACITY, ASK_PER, ask_pace
 from transcriber_core.ports import LanguageModel, SummaryStore
 from transcriber_core.services import Services
 from transcriber_core.summaries import MAX_QUESTION_CHARS, Summary, SummaryState
@@ -40,6 +43,8 @@ log = logging.getLogger("transcriber.http")
 MAX_ASK_BODY_BYTES = 8 * 1024
 #: Seconds a caller is told to wait after the model's server did not answer.
 RETRY_AFTER_SECONDS = 30
+#: The code of a question over the owner's pace (ADR 94).
+TOO_MANY_QUESTIONS = "too_many_questions"
 
 
 @attrs.frozen(kw_only=True)
@@ -154,6 +159,33 @@ async def read_summary(request: Request, job: Job) -> Response:
     return JSONResponse(to_json(SummaryBody.of(summary, job)))
 
 
+async def _paced(request: Request, job: Job) -> None:
+    """Take one of the owner's questions (ADR 94); 429 ``too_many_questions`` when none is left.
+
+    The budget is in the database, so every API process of the service
+    counts against the same one.
+    """
+    budgets = runtime_of(request).budgets
+    if budgets is None:
+        return
+    try:
+        wait = await budgets.take(ask_pace(job.owner), capacity=ASK_CAPACITY, per=ASK_PER)
+    except TranscriberError as exc:
+        log.warning("ask.budget_error", extra={"error_type": type(exc).__name__})
+        raise unavailable() from None
+    if wait is None:
+        return
+    seconds = max(math.ceil(wait.total_seconds()), 1)
+    burst = burst_of(ASK_CAPACITY)
+    every = round(ASK_PER.total_seconds() / (ASK_CAPACITY - burst))
+    raise ApiError(
+        429,
+        TOO_MANY_QUESTIONS,
+        f"at most {burst} questions at once, then one every {every} s; ask again in {seconds} s",
+        headers={"Retry-After": str(seconds)},
+    )
+
+
 async def ask(request: Request) -> Response:
     """``POST /api/jobs/{id}/ask``: ``{"question"}`` answered from the transcript only."""
     return await answer(request, await reachable_job(request))
@@ -176,6 +208,7 @@ async def answer(request: Request, job: Job) -> Response:
             400, "bad_question", f"a question is at most {MAX_QUESTION_CHARS} characters"
         )
     _done(job)
+    await _paced(request, job)
     try:
         answer = await summary_steps.ask(model, job, question.strip())
     except ModelRefused as exc:
