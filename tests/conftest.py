@@ -6,6 +6,9 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
+# Before anything loads NumPy: OpenBLAS without a thread pool, as in the service, so a
+# test that forks ffmpeg beside a Whisper thread cannot hang (ADR 95).
+import transcriber_app  # noqa: F401
 from tests.support.postgres import PostgresServer, PrivateServer, empty
 from tests.support.s3 import MotoS3
 from transcriber_adapters.postgres import Database
