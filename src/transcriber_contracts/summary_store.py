@@ -109,6 +109,23 @@ class SummaryStoreContract:
         assert other.job_id == first.id
         assert await summaries.acquire_summary(acquisition_id="a3", lease=LEASE) is None
 
+    async def test_pending_ones_are_counted_until_built(
+        self, stores: Stores, clock: ManualClock
+    ) -> None:
+        """Pending summaries count, leased or waiting for their job; a built one no longer does."""
+        summaries, _ = stores
+        assert await summaries.count_pending_summaries() == 0
+        waiting = await self._job(stores, clock, make_job(created=T0))
+        done = await self._job(stores, clock, done_job(minutes=1))
+        await summaries.request_summary(waiting.id)
+        await summaries.request_summary(done.id)
+        taken = await summaries.acquire_summary(acquisition_id="a1", lease=LEASE)
+        assert taken is not None
+        assert await summaries.count_pending_summaries() == 2
+        built = attrs.evolve(taken, state=SummaryState.DONE, text="t", acquisition_id=None)
+        await summaries.save_summary_if_held(built, acquisition_id="a1")
+        assert await summaries.count_pending_summaries() == 1
+
     async def test_a_live_lease_is_kept_and_an_expired_one_handed_out(
         self, stores: Stores, clock: ManualClock
     ) -> None:

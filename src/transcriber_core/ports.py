@@ -259,6 +259,10 @@ class SummaryStore(Protocol):
         """The job's summary, or None when it was never asked for."""
         ...
 
+    async def count_pending_summaries(self) -> int:
+        """Summaries asked for and neither built nor given up on, their recording done or not."""
+        ...
+
     async def acquire_summary(self, *, acquisition_id: str, lease: timedelta) -> Summary | None:
         """Atomically lease the next pending summary of a done job; None when there is none.
 

@@ -282,6 +282,16 @@ async def test_questions_past_the_owners_pace_are_429_until_it_fills_again(
     assert still.status_code == 429
 
 
+async def test_a_pending_summary_shows_in_metrics(
+    runtime: Runtime, client: httpx.AsyncClient, wav: bytes
+) -> None:
+    """A summary asked for and not yet built is ``transcriber_summaries_pending`` 1."""
+    await _upload_and_transcribe(runtime, client, wav, summary="true")
+    scraped = await client.get("/metrics")
+    assert scraped.status_code == 200
+    assert "\ntranscriber_summaries_pending 1.0\n" in scraped.text
+
+
 async def test_a_question_the_server_cannot_answer_now_is_503(
     runtime: Runtime, client: httpx.AsyncClient, wav: bytes, fake: FakeChatServer
 ) -> None:

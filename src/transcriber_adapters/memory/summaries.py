@@ -51,6 +51,13 @@ class MemorySummaryStore:
         with self._db.lock:
             return self._db.summaries.get(job_id)
 
+    async def count_pending_summaries(self) -> int:
+        """Summaries asked for and neither built nor given up on."""
+        with self._db.lock:
+            return sum(
+                summary.state is SummaryState.PENDING for summary in self._db.summaries.values()
+            )
+
     async def acquire_summary(self, *, acquisition_id: str, lease: timedelta) -> Summary | None:
         """Lease the next pending summary of a done job, oldest asked first."""
         with self._db.lock:

@@ -90,6 +90,11 @@ class PostgresSummaryStore:
         row = await self._db.fetchone(_GET, {"job_id": job_id})
         return None if row is None else summary_from_row(row, _same)
 
+    async def count_pending_summaries(self) -> int:
+        """Summaries asked for and neither built nor given up on."""
+        row = await self._db.fetchone("SELECT count(*) FROM summaries WHERE state = 'pending'")
+        return 0 if row is None else int(row[0])
+
     async def acquire_summary(self, *, acquisition_id: str, lease: timedelta) -> Summary | None:
         """Lease the next pending summary of a done job, oldest asked first."""
         params = {"acquisition_id": acquisition_id, "lease": lease, "now": now_param(self._clock)}

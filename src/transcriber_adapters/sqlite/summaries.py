@@ -33,6 +33,7 @@ _REQUEST = (
     f" RETURNING {SUMMARY_COLUMNS}"
 )
 _GET = f"SELECT {SUMMARY_COLUMNS} FROM summaries WHERE job_id = :job_id"
+_COUNT_PENDING = "SELECT count(*) FROM summaries WHERE state = 'pending'"
 #: The write lock is held before the subselect reads: its choice is still eligible at the write.
 _ACQUIRE = (
     "UPDATE summaries SET acquisition_id = :acquisition_id, acquire_time = :now,"
@@ -81,6 +82,11 @@ class SqliteSummaryStore(SqliteStore):
         """The job's summary, or None."""
         rows = await self._call(read, _GET, {"job_id": job_id})
         return summary_from_row(rows[0], from_db) if rows else None
+
+    async def count_pending_summaries(self) -> int:
+        """Summaries asked for and neither built nor given up on."""
+        rows = await self._call(read, _COUNT_PENDING, {})
+        return int(rows[0][0])
 
     async def acquire_summary(self, *, acquisition_id: str, lease: timedelta) -> Summary | None:
         """Lease the next pending summary of a done job, oldest asked first."""

@@ -158,6 +158,12 @@ class Metrics:
         )
         for outcome in _SUMMARY_EVENTS.values():
             self.summaries.labels(outcome)
+        self.summaries_pending = Gauge(
+            "transcriber_summaries_pending",
+            "Summaries asked for and neither built nor given up on, from the database (at most"
+            " 5 s old; with [llm] only).",
+            registry=self.registry,
+        )
         for kind in _DELIVERY_KINDS:
             self.deliveries_pending.labels(kind)
             for outcome in _DELIVERY_EVENTS.values():

@@ -82,6 +82,8 @@ class Gauges:
     deliveries: Mapping[DeliveryKind, int]
     budgets: Mapping[str, float] | None
     conditions: list[Condition]
+    #: Summaries pending; None without ``[llm]``.
+    summaries: int | None = None
 
 
 @attrs.frozen
@@ -121,6 +123,9 @@ async def _gauges(runtime: Runtime) -> Gauges:
         deliveries=await services.outbox.pending_deliveries(),
         budgets=None if runtime.budgets is None else await runtime.budgets.levels(),
         conditions=await current_conditions(services, runtime.space),
+        summaries=None
+        if services.summaries is None or services.language_model is None
+        else await services.summaries.count_pending_summaries(),
     )
 
 
@@ -161,6 +166,8 @@ async def scrape(request: Request) -> Response:
         if gauges.budgets is not None:
             collected.set_budgets(gauges.budgets)
         collected.set_conditions(gauges.conditions)
+        if gauges.summaries is not None:
+            collected.summaries_pending.set(gauges.summaries)
     except Exception as exc:  # noqa: BLE001 - the event counters are still worth a scrape
         log.warning("metrics.error", extra={"error_type": type(exc).__name__})
     return Response(collected.exposition(), media_type=CONTENT_TYPE)
