@@ -5,13 +5,15 @@ browser tests, against a service whose ``[llm]`` is the fake chat server
 (``tests/support/fake_chat.py``) on 127.0.0.1. A done recording offers
 Generate; the summary is queued, built by the service's worker and shown
 once done, without a reload; a question is answered with its quotes, and a
-quote's link seeks the page's player to the quote's start; at 390 px wide
-nothing sticks out sideways.
+quote's link seeks the page's player to the quote's start; questions past
+the owner's pace are told when to ask again; at 390 px wide nothing sticks
+out sideways.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,6 +25,8 @@ from tests.service.test_workspace_browser import chromium as chromium  # noqa: P
 from tests.support.fake_chat import API_KEY, MODEL, FakeChatServer
 from tests.support.media import tone
 from tests.support.service import running_service
+from transcriber_core.budgets import burst_of
+from transcriber_core.policy import ASK_CAPACITY
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, Page
@@ -85,6 +89,16 @@ async def test_generate_a_summary_and_ask_with_a_quote_that_seeks_the_player(
                 "s => Math.abs(document.getElementById('player').currentTime - s) < 0.05", arg=start
             )
             await alice.evaluate("document.getElementById('player').pause()")
+
+            # Questions are paced per owner (ADR 94): past the burst the box says when to ask.
+            ask = panel.get_by_role("button", name="Ask")
+            for _ in range(burst_of(ASK_CAPACITY) - 1):
+                await ask.click()
+                await expect(ask).to_be_enabled()
+            await ask.click()
+            await expect(alice.locator("#ask-status")).to_have_text(
+                re.compile(r"^Too many questions at once: ask again in \d+ s\.$")
+            )
 
             # At phone width the panel fits: nothing wider than the screen.
             await alice.set_viewport_size({"width": 390, "height": 844})

@@ -57,6 +57,7 @@ def page_strings() -> dict[str, str]:
         "no_answer_service": _("The service did not answer; try again."),
         "thinking": _("Thinking…"),
         "no_answer_now": _("No answer now."),
+        "too_many_questions": _("Too many questions at once: ask again in %(seconds)s s."),
         # editor.js
         "saving": _("Saving…"),
         "saved": _("Saved."),

@@ -190,6 +190,12 @@
     posted(askUrl, { question: asked })
       .then(function (result) {
         if (!result.response.ok) {
+          if (result.json && result.json.error === "too_many_questions") {
+            // The pace of questions (ADR 94), in the page's language.
+            var seconds = result.response.headers.get("Retry-After") || "30";
+            say(askStatus, pageText("too_many_questions", "Too many questions at once: ask again in %(seconds)s s.", { seconds: seconds }), true);
+            return;
+          }
           say(askStatus, result.json ? result.json.message : pageText("no_answer_now", "No answer now."), true);
           return;
         }
