@@ -337,9 +337,14 @@ async def summary_loop(services: Services, stopping: asyncio.Event) -> None:
             )
 
 
+def offered(services: Services) -> bool:
+    """Whether this service summarises: a language model and a summary store (``[llm]``)."""
+    return services.summaries is not None and services.language_model is not None
+
+
 def wants_summary(services: Services, asked: bool | None) -> bool:
     """Whether a recording taken in gets a summary: as asked, else ``[llm] auto_summary``."""
-    if services.summaries is None or services.language_model is None:
+    if not offered(services):
         return False
     return services.settings.auto_summary if asked is None else asked
 
@@ -349,6 +354,7 @@ __all__ = [
     "acquire_next_summary",
     "ask",
     "is_stale",
+    "offered",
     "process_summary",
     "request",
     "summarise",

@@ -45,7 +45,7 @@ from transcriber_core.ports import Ready
 from transcriber_core.retention import sweep
 from transcriber_core.services import Services
 from transcriber_core.steps import STEPS
-from transcriber_core.summary_steps import summary_loop
+from transcriber_core.summary_steps import offered, summary_loop
 from transcriber_core.transitions import delay_of, transition
 from transcriber_core.wakeup import OUTBOX, SUMMARIES
 
@@ -573,7 +573,7 @@ class Workers:
                         self._deliver(kind), name=f"transcriber-deliver-{kind.value}-{index}"
                     )
                 )
-        if self.services.summaries is not None and self.services.language_model is not None:
+        if offered(self.services):
             # One loop: the model's server is the bottleneck, and every process runs one (ADR 83).
             self._tasks.append(
                 asyncio.create_task(

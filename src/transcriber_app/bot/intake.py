@@ -363,7 +363,7 @@ class BotIntake:
     @property
     def _summaries_offered(self) -> bool:
         """Whether this service summarises (``[llm]`` set, SPEC §27)."""
-        return self.services.summaries is not None and self.services.language_model is not None
+        return summary_steps.offered(self.services)
 
     async def show_settings(self, bot: Bot, message: Message) -> None:
         """``/settings``: the chat's language and mode, and its summaries when offered."""

@@ -34,6 +34,7 @@ from transcriber_app.web.endpoints import routes as endpoint_routes
 from transcriber_app.web.metrics import CONTENT_TYPE, Metrics
 from transcriber_app.web.schemas import to_json
 from transcriber_app.web.state import runtime_of
+from transcriber_core import summary_steps
 from transcriber_core.entities import Condition, DeliveryKind, State
 
 log = logging.getLogger("transcriber.http")
@@ -123,9 +124,9 @@ async def _gauges(runtime: Runtime) -> Gauges:
         deliveries=await services.outbox.pending_deliveries(),
         budgets=None if runtime.budgets is None else await runtime.budgets.levels(),
         conditions=await current_conditions(services, runtime.space),
-        summaries=None
-        if services.summaries is None or services.language_model is None
-        else await services.summaries.count_pending_summaries(),
+        summaries=await services.summaries.count_pending_summaries()
+        if services.summaries is not None and summary_steps.offered(services)
+        else None,
     )
 
 
